@@ -1,0 +1,362 @@
+//! JSON-RPC 2.0 as MCP uses it: the protocol constants of both eras, request ids, error
+//! objects, responses, compact single-line encoding, and the framing rules that turn one
+//! decoded JSON value into a request, a notification, a stray response or an error.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use std::fmt;
+use std::sync::Arc;
+
+/// Where messages the server sends unprompted go (a stdout writer, an SSE stream, an outbox).
+/// Called from any thread; must not block.
+pub type Sink = Arc<dyn Fn(Value) + Send + Sync>;
+
+/// Revisions negotiated with `initialize` (the handshake era), oldest first.
+pub const HANDSHAKE_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+/// Revisions carried per request in the `_meta` envelope (the stateless era).
+pub const MODERN_VERSIONS: [&str; 1] = ["2026-07-28"];
+/// Every revision duet speaks, oldest first.
+pub const SUPPORTED_VERSIONS: [&str; 5] =
+    ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"];
+/// Handshake revisions that allow JSON-RPC batches.
+pub const BATCH_VERSIONS: [&str; 2] = ["2024-11-05", "2025-03-26"];
+/// The version assumed for an HTTP request without `MCP-Protocol-Version`.
+pub const DEFAULT_HTTP_VERSION: &str = "2025-03-26";
+/// The version `initialize` answers when the client asks for one duet does not speak.
+pub const LATEST_HANDSHAKE_VERSION: &str = "2025-11-25";
+/// Methods whose 2026 results carry `ttlMs` and `cacheScope`.
+pub const CACHEABLE_METHODS: [&str; 6] = [
+    "tools/list",
+    "prompts/list",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "server/discover",
+];
+
+/// Keys of the 2026 `_meta` envelope.
+pub mod envelope_key {
+    pub const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+    pub const CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+    pub const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+    pub const LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
+    pub const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+    pub const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+}
+
+/// JSON-RPC and MCP error codes.
+pub mod code {
+    pub const PARSE_ERROR: i64 = -32700;
+    pub const INVALID_REQUEST: i64 = -32600;
+    pub const METHOD_NOT_FOUND: i64 = -32601;
+    pub const INVALID_PARAMS: i64 = -32602;
+    pub const INTERNAL_ERROR: i64 = -32603;
+    /// Resource not found, handshake era only.
+    pub const RESOURCE_NOT_FOUND: i64 = -32002;
+    /// An HTTP header does not match the body (2026).
+    pub const HEADER_MISMATCH: i64 = -32020;
+    /// The request needs a client capability it did not declare (2026).
+    pub const MISSING_CLIENT_CAPABILITY: i64 = -32021;
+    /// The requested protocol version is not supported (2026).
+    pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+}
+
+/// The RFC 5424 levels of `notifications/message`, least severe first.
+pub const LOG_LEVELS: [&str; 8] = [
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+];
+
+/// A request id: a string or an integer, never null, a boolean or a float.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum RequestId {
+    Int(i64),
+    Str(String),
+}
+
+impl RequestId {
+    /// Reads a valid id out of a JSON value; `None` for anything else.
+    pub fn from_value(value: &Value) -> Option<RequestId> {
+        match value {
+            Value::String(s) => Some(RequestId::Str(s.clone())),
+            Value::Number(n) => n.as_i64().map(RequestId::Int),
+            _ => None,
+        }
+    }
+
+    pub fn to_value(&self) -> Value {
+        match self {
+            RequestId::Int(i) => Value::from(*i),
+            RequestId::Str(s) => Value::from(s.as_str()),
+        }
+    }
+}
+
+impl fmt::Display for RequestId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RequestId::Int(i) => write!(f, "{i}"),
+            RequestId::Str(s) => write!(f, "{s:?}"),
+        }
+    }
+}
+
+/// A JSON-RPC error object.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, thiserror::Error)]
+#[error("{message} ({code})")]
+pub struct RpcError {
+    pub code: i64,
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+}
+
+impl RpcError {
+    pub fn new(code: i64, message: impl Into<String>) -> Self {
+        RpcError { code, message: message.into(), data: None }
+    }
+
+    pub fn with_data(mut self, data: Value) -> Self {
+        self.data = Some(data);
+        self
+    }
+
+    pub fn parse_error() -> Self {
+        Self::new(code::PARSE_ERROR, "Parse error")
+    }
+
+    pub fn invalid_request(message: impl Into<String>) -> Self {
+        Self::new(code::INVALID_REQUEST, message)
+    }
+
+    pub fn method_not_found(method: &str) -> Self {
+        Self::new(code::METHOD_NOT_FOUND, "Method not found").with_data(Value::from(method))
+    }
+
+    pub fn invalid_params(message: impl Into<String>) -> Self {
+        Self::new(code::INVALID_PARAMS, message)
+    }
+
+    pub fn internal() -> Self {
+        Self::new(code::INTERNAL_ERROR, "Internal error")
+    }
+}
+
+/// One response: the id it answers (null when the request could not be read) and its outcome.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Response {
+    pub id: Option<RequestId>,
+    pub outcome: Result<Value, RpcError>,
+}
+
+impl Response {
+    pub fn result(id: RequestId, result: Value) -> Self {
+        Response { id: Some(id), outcome: Ok(result) }
+    }
+
+    pub fn error(id: Option<RequestId>, error: RpcError) -> Self {
+        Response { id, outcome: Err(error) }
+    }
+
+    pub fn error_code(&self) -> Option<i64> {
+        self.outcome.as_ref().err().map(|e| e.code)
+    }
+
+    pub fn to_value(&self) -> Value {
+        let mut m = Map::with_capacity(3);
+        m.insert("jsonrpc".into(), Value::from("2.0"));
+        m.insert("id".into(), self.id.as_ref().map_or(Value::Null, RequestId::to_value));
+        match &self.outcome {
+            Ok(result) => m.insert("result".into(), result.clone()),
+            Err(error) => m.insert("error".into(), error_value(error)),
+        };
+        Value::Object(m)
+    }
+
+    /// Compact single-line JSON.
+    pub fn to_line(&self) -> String {
+        let mut out = String::with_capacity(128);
+        out.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
+        match &self.id {
+            Some(id) => out.push_str(&encode(&id.to_value())),
+            None => out.push_str("null"),
+        }
+        match &self.outcome {
+            Ok(result) => {
+                out.push_str(",\"result\":");
+                out.push_str(&encode(result));
+            }
+            Err(error) => {
+                out.push_str(",\"error\":");
+                out.push_str(&encode(&error_value(error)));
+            }
+        }
+        out.push('}');
+        out
+    }
+}
+
+fn error_value(error: &RpcError) -> Value {
+    serde_json::to_value(error).unwrap_or(Value::Null)
+}
+
+/// A notification the server sends.
+pub fn notification(method: &str, params: Option<Value>) -> Value {
+    let mut m = Map::with_capacity(3);
+    m.insert("jsonrpc".into(), Value::from("2.0"));
+    m.insert("method".into(), Value::from(method));
+    if let Some(params) = params {
+        m.insert("params".into(), params);
+    }
+    Value::Object(m)
+}
+
+/// Compact single-line JSON; non-ASCII characters are kept as they are.
+pub fn encode(value: &Value) -> String {
+    // Serializing a `Value` cannot fail: its keys are strings and its numbers finite.
+    serde_json::to_string(value).unwrap_or_default()
+}
+
+/// What one decoded message turned out to be.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Incoming {
+    Request { id: RequestId, method: String, params: Map<String, Value> },
+    Notification { method: String, params: Map<String, Value> },
+    /// A response from the client: ignored unless something waits for it.
+    Response { id: Option<RequestId>, outcome: Result<Value, RpcError> },
+    /// A notification whose params are not an object: dropped silently.
+    Dropped,
+    /// A message that breaks the framing rules; the error answers it.
+    Invalid(Response),
+}
+
+/// Applies the framing rules of one (non-batch) message.
+pub fn classify(message: Value) -> Incoming {
+    let Value::Object(mut obj) = message else {
+        return Incoming::Invalid(Response::error(None, RpcError::invalid_request("Invalid Request")));
+    };
+    let has_id = obj.contains_key("id");
+    let id = obj.get("id").and_then(RequestId::from_value);
+    if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return Incoming::Invalid(Response::error(id, RpcError::invalid_request("Invalid Request")));
+    }
+    let Some(method) = obj.remove("method") else {
+        if obj.contains_key("result") || obj.contains_key("error") {
+            let outcome = match obj.remove("error") {
+                Some(e) => Err(serde_json::from_value(e)
+                    .unwrap_or_else(|_| RpcError::invalid_request("malformed error"))),
+                None => Ok(obj.remove("result").unwrap_or(Value::Null)),
+            };
+            return Incoming::Response { id, outcome };
+        }
+        return Incoming::Invalid(Response::error(id, RpcError::invalid_request("Invalid Request")));
+    };
+    let Value::String(method) = method else {
+        return Incoming::Invalid(Response::error(
+            id,
+            RpcError::invalid_request("Invalid Request: method must be a string"),
+        ));
+    };
+    if has_id && id.is_none() {
+        return Incoming::Invalid(Response::error(None, RpcError::invalid_request("Invalid Request: bad id")));
+    }
+    let params = match obj.remove("params") {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(p)) => p,
+        Some(_) => {
+            return match id {
+                Some(id) => Incoming::Invalid(Response::error(
+                    Some(id),
+                    RpcError::invalid_params("params must be an object"),
+                )),
+                None => Incoming::Dropped,
+            };
+        }
+    };
+    match id {
+        Some(id) => Incoming::Request { id, method, params },
+        None => Incoming::Notification { method, params },
+    }
+}
+
+/// The rank of a log level (0 = debug), or `None` when it is not one of [`LOG_LEVELS`].
+pub fn log_level_rank(level: &str) -> Option<usize> {
+    LOG_LEVELS.iter().position(|l| *l == level)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn invalid(v: Value) -> Response {
+        match classify(v) {
+            Incoming::Invalid(r) => r,
+            other => panic!("expected invalid, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn ids_are_strings_or_integers_only() {
+        assert_eq!(RequestId::from_value(&json!(1)), Some(RequestId::Int(1)));
+        assert_eq!(RequestId::from_value(&json!("a")), Some(RequestId::Str("a".into())));
+        for bad in [json!(null), json!(true), json!(1.5), json!({}), json!([])] {
+            assert_eq!(RequestId::from_value(&bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn envelope_errors() {
+        let r = invalid(json!({"id": 1, "method": "ping"}));
+        assert_eq!((r.id.clone(), r.error_code()), (Some(RequestId::Int(1)), Some(-32600)));
+        let r = invalid(json!({"jsonrpc": "1.0", "id": 2, "method": "ping"}));
+        assert_eq!(r.error_code(), Some(-32600));
+        let r = invalid(json!({"jsonrpc": "2.0", "id": 3, "method": 5}));
+        assert_eq!(r.outcome.unwrap_err().message, "Invalid Request: method must be a string");
+        for bad_id in [json!(null), json!(true), json!(1.5)] {
+            let r = invalid(json!({"jsonrpc": "2.0", "id": bad_id, "method": "ping"}));
+            assert_eq!(r.id, None);
+            assert_eq!(r.outcome.unwrap_err().message, "Invalid Request: bad id");
+        }
+        let r = invalid(json!("just a string"));
+        assert_eq!((r.id, r.error_code()), (None, Some(-32600)));
+        let r = invalid(json!({"jsonrpc": "2.0", "id": 4}));
+        assert_eq!(r.error_code(), Some(-32600));
+    }
+
+    #[test]
+    fn params_rules() {
+        let r = invalid(json!({"jsonrpc": "2.0", "id": 1, "method": "x", "params": [1, 2]}));
+        assert_eq!(r.outcome.unwrap_err(), RpcError::invalid_params("params must be an object"));
+        assert_eq!(classify(json!({"jsonrpc": "2.0", "method": "x", "params": 3})), Incoming::Dropped);
+        match classify(json!({"jsonrpc": "2.0", "id": 1, "method": "x", "params": null})) {
+            Incoming::Request { params, .. } => assert!(params.is_empty()),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn stray_responses_are_recognised() {
+        assert!(matches!(
+            classify(json!({"jsonrpc": "2.0", "id": 7, "result": {}})),
+            Incoming::Response { .. }
+        ));
+    }
+
+    #[test]
+    fn lines_are_compact_and_keep_non_ascii() {
+        let r = Response::result(RequestId::Int(1), json!({"text": "héllo\nworld"}));
+        let line = r.to_line();
+        assert_eq!(line, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"text\":\"héllo\\nworld\"}}");
+        assert_eq!(serde_json::from_str::<Value>(&line).unwrap(), r.to_value());
+        let e = Response::error(None, RpcError::parse_error());
+        assert_eq!(e.to_line(), "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700,\"message\":\"Parse error\"}}");
+    }
+}

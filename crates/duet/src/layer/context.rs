@@ -1,0 +1,248 @@
+//! Everything one request knows: who asks, what the client can do, how to report progress
+//! and log messages, when to stop, and the client's answers to earlier questions. Nothing
+//! here says which era or transport carried the request.
+
+use crate::jsonrpc::{LOG_LEVELS, RequestId, Sink, log_level_rank, notification};
+use crate::layer::Principal;
+use serde_json::{Map, Value, json};
+use std::sync::{Arc, Mutex};
+use tokio_util::sync::CancellationToken;
+
+/// The per-request context handed to every handler. Cheap to clone.
+#[derive(Clone)]
+pub struct RequestCx {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    principal: Principal,
+    client_capabilities: Value,
+    request_id: Option<RequestId>,
+    progress_token: Option<RequestId>,
+    last_progress: Mutex<Option<f64>>,
+    log_threshold: Option<usize>,
+    notify: Option<Sink>,
+    cancel: CancellationToken,
+    input_responses: Map<String, Value>,
+}
+
+/// Builds a [`RequestCx`]; the engine uses it, and so can tests and in-process callers.
+pub struct RequestCxBuilder {
+    inner: Inner,
+}
+
+impl RequestCx {
+    /// A context for an in-process call by `principal`: no client, no notifications.
+    pub fn builder(principal: Principal) -> RequestCxBuilder {
+        RequestCxBuilder {
+            inner: Inner {
+                principal,
+                client_capabilities: json!({}),
+                request_id: None,
+                progress_token: None,
+                last_progress: Mutex::new(None),
+                log_threshold: None,
+                notify: None,
+                cancel: CancellationToken::new(),
+                input_responses: Map::new(),
+            },
+        }
+    }
+
+    pub fn principal(&self) -> &Principal {
+        &self.inner.principal
+    }
+
+    pub fn request_id(&self) -> Option<&RequestId> {
+        self.inner.request_id.as_ref()
+    }
+
+    /// The capabilities the client declared (at `initialize`, or in this request's envelope).
+    pub fn client_capabilities(&self) -> &Value {
+        &self.inner.client_capabilities
+    }
+
+    /// Whether the client declared a capability, e.g. `"sampling"` or `"elicitation"`.
+    pub fn client_supports(&self, capability: &str) -> bool {
+        self.inner.client_capabilities.get(capability).is_some_and(|v| !v.is_null())
+    }
+
+    /// The client's answers to earlier input requests, by key (multi round-trip requests).
+    pub fn input_responses(&self) -> &Map<String, Value> {
+        &self.inner.input_responses
+    }
+
+    /// Reports progress. Sent only when the client asked for progress, and only when
+    /// `progress` is greater than the last value sent.
+    pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        let (Some(token), Some(notify)) = (&self.inner.progress_token, &self.inner.notify) else {
+            return;
+        };
+        {
+            let mut last = self.inner.last_progress.lock().unwrap_or_else(|p| p.into_inner());
+            if last.is_some_and(|l| progress <= l) {
+                return;
+            }
+            *last = Some(progress);
+        }
+        let mut params = Map::new();
+        params.insert("progressToken".into(), token.to_value());
+        params.insert("progress".into(), number(progress));
+        if let Some(total) = total {
+            params.insert("total".into(), number(total));
+        }
+        if let Some(message) = message.filter(|m| !m.is_empty()) {
+            params.insert("message".into(), Value::from(message));
+        }
+        notify(notification("notifications/progress", Some(Value::Object(params))));
+    }
+
+    /// Sends a log message to the client when `level` reaches the client's threshold.
+    /// `level` is one of [`LOG_LEVELS`] or an alias (`warn`, `fatal`, `trace`, `exception`);
+    /// anything else counts as `info`.
+    pub fn log(&self, level: &str, data: impl Into<Value>, logger: Option<&str>) {
+        let level = normalize_level(level);
+        tracing::debug!(target: "duet::handler", level, logger, "handler log");
+        let (Some(threshold), Some(notify)) = (self.inner.log_threshold, &self.inner.notify) else {
+            return;
+        };
+        if log_level_rank(level).unwrap_or(1) < threshold {
+            return;
+        }
+        let mut params = Map::new();
+        params.insert("level".into(), Value::from(level));
+        if let Some(logger) = logger {
+            params.insert("logger".into(), Value::from(logger));
+        }
+        params.insert("data".into(), data.into());
+        notify(notification("notifications/message", Some(Value::Object(params))));
+    }
+
+    /// Resolves when the client cancels the request (or goes away).
+    pub async fn cancelled(&self) {
+        self.inner.cancel.cancelled().await
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.inner.cancel.is_cancelled()
+    }
+
+    pub(crate) fn cancel_token(&self) -> &CancellationToken {
+        &self.inner.cancel
+    }
+}
+
+impl RequestCxBuilder {
+    pub fn request_id(mut self, id: RequestId) -> Self {
+        self.inner.request_id = Some(id);
+        self
+    }
+
+    pub fn client_capabilities(mut self, caps: Value) -> Self {
+        self.inner.client_capabilities = caps;
+        self
+    }
+
+    /// Where progress and log notifications of this request go.
+    pub fn notify(mut self, sink: Sink) -> Self {
+        self.inner.notify = Some(sink);
+        self
+    }
+
+    pub fn progress_token(mut self, token: Option<RequestId>) -> Self {
+        self.inner.progress_token = token;
+        self
+    }
+
+    /// The lowest level sent to the client; `None` sends no log messages.
+    pub fn log_threshold(mut self, level: Option<&str>) -> Self {
+        self.inner.log_threshold = level.and_then(log_level_rank);
+        self
+    }
+
+    pub fn cancel(mut self, token: CancellationToken) -> Self {
+        self.inner.cancel = token;
+        self
+    }
+
+    pub fn input_responses(mut self, responses: Map<String, Value>) -> Self {
+        self.inner.input_responses = responses;
+        self
+    }
+
+    pub fn build(self) -> RequestCx {
+        RequestCx { inner: Arc::new(self.inner) }
+    }
+}
+
+/// Maps aliases and unknown names onto the eight RFC 5424 level names.
+pub fn normalize_level(level: &str) -> &'static str {
+    let lower = level.to_ascii_lowercase();
+    let name = match lower.as_str() {
+        "warn" => "warning",
+        "fatal" => "critical",
+        "exception" => "error",
+        "trace" => "debug",
+        other => other,
+    };
+    LOG_LEVELS.iter().copied().find(|l| *l == name).unwrap_or("info")
+}
+
+/// Integral progress values go out as integers (`1`, not `1.0`).
+fn number(v: f64) -> Value {
+    if v.fract() == 0.0 && v.abs() < 9.0e15 {
+        Value::from(v as i64)
+    } else {
+        Value::from(v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn collecting() -> (Sink, Arc<Mutex<Vec<Value>>>) {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let s = seen.clone();
+        (Arc::new(move |v| s.lock().unwrap().push(v)), seen)
+    }
+
+    #[test]
+    fn progress_needs_a_token_and_increases() {
+        let (sink, seen) = collecting();
+        let cx = RequestCx::builder(Principal::local()).notify(sink.clone()).build();
+        cx.progress(1.0, None, None);
+        assert!(seen.lock().unwrap().is_empty());
+        let cx = RequestCx::builder(Principal::local())
+            .notify(sink)
+            .progress_token(Some(RequestId::Str("t".into())))
+            .build();
+        for p in [1.0, 1.0, 0.5, 2.0] {
+            cx.progress(p, Some(3.0), Some("step"));
+        }
+        let seen = seen.lock().unwrap();
+        let values: Vec<_> = seen.iter().map(|n| n["params"]["progress"].clone()).collect();
+        assert_eq!(values, vec![json!(1), json!(2)]);
+        assert_eq!(seen[0]["params"], json!({"progressToken": "t", "progress": 1, "total": 3, "message": "step"}));
+    }
+
+    #[test]
+    fn logs_respect_the_threshold() {
+        let (sink, seen) = collecting();
+        let cx = RequestCx::builder(Principal::local()).notify(sink).log_threshold(Some("warning")).build();
+        cx.log("info", "quiet", None);
+        cx.log("warn", "loud", Some("x"));
+        cx.log("EMERGENCY", "louder", None);
+        let seen = seen.lock().unwrap();
+        assert_eq!(seen.len(), 2);
+        assert_eq!(seen[0]["params"], json!({"level": "warning", "logger": "x", "data": "loud"}));
+        assert_eq!(seen[1]["params"]["level"], "emergency");
+    }
+
+    #[test]
+    fn level_aliases() {
+        assert_eq!(normalize_level("fatal"), "critical");
+        assert_eq!(normalize_level("bogus"), "info");
+        assert_eq!(normalize_level("Debug"), "debug");
+    }
+}

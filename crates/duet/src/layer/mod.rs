@@ -1,0 +1,73 @@
+//! What a program serves: the [`Layer`] trait the engine calls, the [`Registry`] that
+//! implements it from plain specs, and the types both speak (definitions, content, errors,
+//! the request context and change events).
+
+mod changes;
+mod content;
+mod context;
+mod definition;
+mod error;
+mod registry;
+mod reply;
+mod template;
+
+pub use changes::{Change, ChangeFeed};
+pub use content::*;
+pub use context::{RequestCx, RequestCxBuilder, normalize_level};
+pub use definition::*;
+pub use error::{ACCESS_DENIED, HandlerError, LayerError, RATE_LIMITED, as_layer_error};
+pub use registry::{PromptSpec, Registry, RegistryError, ResourceSpec, TemplateSpec, ToolSpec};
+pub use reply::{InputRequest, InputRequired, Reply};
+pub use template::UriTemplate;
+
+mod principal;
+pub use principal::Principal;
+
+use async_trait::async_trait;
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// A listing for one principal. Cheap to clone.
+pub type Listing<T> = Arc<Vec<T>>;
+
+/// Complete, input required, or a protocol-level failure.
+pub type Outcome<T> = Result<Reply<T>, LayerError>;
+
+/// What `completion/complete` completes: a prompt's argument or a template's variable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CompletionRef {
+    Prompt { name: String },
+    /// `uri` is the template string exactly as listed.
+    Resource { uri: String },
+}
+
+/// The argument being completed, its partial value, and the values of the others.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompletionArg {
+    pub name: String,
+    pub value: String,
+    pub context: BTreeMap<String, String>,
+}
+
+/// What a program serves, per principal. [`Registry`] implements it; a program may
+/// implement it directly. Listing methods are called on every list request: keep them cheap.
+#[async_trait]
+pub trait Layer: Send + Sync + 'static {
+    fn info(&self) -> &ServerInfo;
+    fn tools(&self, who: &Principal) -> Listing<Tool>;
+    fn resources(&self, who: &Principal) -> Listing<Resource>;
+    fn templates(&self, who: &Principal) -> Listing<ResourceTemplate>;
+    fn prompts(&self, who: &Principal) -> Listing<Prompt>;
+
+    /// Runs a tool. Only an unknown (or hidden) tool is an error; every other failure is a
+    /// result with `isError: true`.
+    async fn call_tool(&self, name: &str, args: Map<String, Value>, cx: &RequestCx) -> Outcome<ToolResult>;
+    async fn read_resource(&self, uri: &str, cx: &RequestCx) -> Outcome<Vec<ResourceContents>>;
+    async fn get_prompt(&self, name: &str, args: BTreeMap<String, String>, cx: &RequestCx) -> Outcome<PromptResult>;
+    /// Completion values; an unknown reference completes to nothing rather than failing.
+    async fn complete(&self, of: CompletionRef, arg: CompletionArg, cx: &RequestCx) -> Result<Completion, LayerError>;
+
+    /// The feed this layer raises its changes on.
+    fn changes(&self) -> &ChangeFeed;
+}

@@ -1,0 +1,140 @@
+//! URI templates as resource templates use them: `{var}` matches one path segment,
+//! `{+var}` (or `{var*}`) the rest of a path. Matched values are percent-decoded.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Part {
+    Literal(String),
+    Var { name: String, rest: bool },
+}
+
+/// A parsed template that matches URIs and yields their variables.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UriTemplate {
+    source: String,
+    parts: Vec<Part>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid URI template {template:?}: {reason}")]
+pub struct TemplateError {
+    pub template: String,
+    pub reason: &'static str,
+}
+
+impl UriTemplate {
+    pub fn parse(template: &str) -> Result<Self, TemplateError> {
+        let err = |reason| TemplateError { template: template.to_string(), reason };
+        let mut parts = Vec::new();
+        let mut rest = template;
+        while let Some(open) = rest.find('{') {
+            if open > 0 {
+                parts.push(Part::Literal(rest[..open].to_string()));
+            }
+            let close = rest[open..].find('}').ok_or_else(|| err("unclosed '{'"))? + open;
+            let mut name = &rest[open + 1..close];
+            let mut multi = false;
+            if let Some(n) = name.strip_prefix('+') {
+                (name, multi) = (n, true);
+            } else if let Some(n) = name.strip_suffix('*') {
+                (name, multi) = (n, true);
+            }
+            if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                return Err(err("variable names are letters, digits and '_'"));
+            }
+            if matches!(parts.last(), Some(Part::Var { .. })) {
+                return Err(err("two variables need a literal between them"));
+            }
+            parts.push(Part::Var { name: name.to_string(), rest: multi });
+            rest = &rest[close + 1..];
+        }
+        if rest.contains('}') {
+            return Err(err("unmatched '}'"));
+        }
+        if !rest.is_empty() {
+            parts.push(Part::Literal(rest.to_string()));
+        }
+        Ok(UriTemplate { source: template.to_string(), parts })
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.source
+    }
+
+    /// The variable names, in order.
+    pub fn variables(&self) -> impl Iterator<Item = &str> {
+        self.parts.iter().filter_map(|p| match p {
+            Part::Var { name, .. } => Some(name.as_str()),
+            Part::Literal(_) => None,
+        })
+    }
+
+    /// The decoded variables when `uri` matches, else `None`.
+    pub fn matches(&self, uri: &str) -> Option<BTreeMap<String, String>> {
+        let mut vars = BTreeMap::new();
+        match_parts(&self.parts, uri, &mut vars).then_some(vars)
+    }
+}
+
+impl fmt::Display for UriTemplate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.source)
+    }
+}
+
+fn match_parts(parts: &[Part], input: &str, vars: &mut BTreeMap<String, String>) -> bool {
+    let Some((first, tail)) = parts.split_first() else {
+        return input.is_empty();
+    };
+    match first {
+        Part::Literal(lit) => input.strip_prefix(lit.as_str()).is_some_and(|r| match_parts(tail, r, vars)),
+        Part::Var { name, rest } => {
+            // Longest match first, so a `{+path}` takes as much as the template allows.
+            let limit = if *rest { input.len() } else { input.find(['/', '?']).unwrap_or(input.len()) };
+            for end in (1..=limit).rev().filter(|e| input.is_char_boundary(*e)) {
+                if match_parts(tail, &input[end..], vars) {
+                    let decoded = percent_encoding::percent_decode_str(&input[..end]).decode_utf8_lossy();
+                    vars.insert(name.clone(), decoded.into_owned());
+                    return true;
+                }
+            }
+            false
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars(t: &str, uri: &str) -> Option<Vec<(String, String)>> {
+        UriTemplate::parse(t).unwrap().matches(uri).map(|m| m.into_iter().collect())
+    }
+
+    #[test]
+    fn one_segment_variables() {
+        assert_eq!(vars("test://items/{id}", "test://items/beta"), Some(vec![("id".into(), "beta".into())]));
+        assert_eq!(vars("test://items/{id}", "test://items/a/b"), None);
+        assert_eq!(vars("test://items/{id}", "test://items/"), None);
+        assert_eq!(
+            vars("test://template/{id}/data", "test://template/123/data"),
+            Some(vec![("id".into(), "123".into())])
+        );
+    }
+
+    #[test]
+    fn rest_of_path_and_decoding() {
+        assert_eq!(vars("file:///{+path}", "file:///a/b%20c.txt"), Some(vec![("path".into(), "a/b c.txt".into())]));
+        assert_eq!(vars("x://{p*}", "x://q/r"), Some(vec![("p".into(), "q/r".into())]));
+        assert_eq!(vars("x://{a}/{+b}", "x://1/2/3"), Some(vec![("a".into(), "1".into()), ("b".into(), "2/3".into())]));
+    }
+
+    #[test]
+    fn bad_templates() {
+        for t in ["x://{a", "x://{}", "x://{a}{b}", "x://a}"] {
+            assert!(UriTemplate::parse(t).is_err(), "{t}");
+        }
+    }
+}
