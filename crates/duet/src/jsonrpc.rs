@@ -326,7 +326,7 @@ mod tests {
             assert_eq!(r.outcome.unwrap_err().message, "Invalid Request: bad id");
         }
         let r = invalid(json!("just a string"));
-        assert_eq!((r.id, r.error_code()), (None, Some(-32600)));
+        assert_eq!((r.id.clone(), r.error_code()), (None, Some(-32600)));
         let r = invalid(json!({"jsonrpc": "2.0", "id": 4}));
         assert_eq!(r.error_code(), Some(-32600));
     }
