@@ -126,10 +126,6 @@ impl RequestCx {
     pub fn is_cancelled(&self) -> bool {
         self.inner.cancel.is_cancelled()
     }
-
-    pub(crate) fn cancel_token(&self) -> &CancellationToken {
-        &self.inner.cancel
-    }
 }
 
 impl RequestCxBuilder {

@@ -1,0 +1,68 @@
+//! Cursor pagination of the four list methods. A cursor is the URL-safe base64 (no
+//! padding) of `{"k": kind, "o": offset}`; it is opaque to clients.
+
+use crate::jsonrpc::RpcError;
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use serde_json::{Value, json};
+
+/// One page of `items` from the position `cursor` names, and the cursor of the next page.
+/// `page_size` 0 means one page with everything.
+pub fn paginate<'a, T>(
+    kind: &str,
+    items: &'a [T],
+    cursor: Option<&Value>,
+    page_size: usize,
+) -> Result<(&'a [T], Option<String>), RpcError> {
+    let offset = match cursor {
+        None | Some(Value::Null) => 0,
+        Some(c) => decode(kind, c).ok_or_else(|| RpcError::invalid_params("Invalid cursor"))?,
+    };
+    let start = offset.min(items.len());
+    let end = if page_size == 0 { items.len() } else { start.saturating_add(page_size).min(items.len()) };
+    let next = (end < items.len()).then(|| encode(kind, end));
+    Ok((&items[start..end], next))
+}
+
+pub fn encode(kind: &str, offset: usize) -> String {
+    URL_SAFE_NO_PAD.encode(json!({"k": kind, "o": offset}).to_string())
+}
+
+fn decode(kind: &str, cursor: &Value) -> Option<usize> {
+    let raw = URL_SAFE_NO_PAD.decode(cursor.as_str()?.trim_end_matches('=')).ok()?;
+    let v: Value = serde_json::from_slice(&raw).ok()?;
+    if v.get("k")?.as_str()? != kind {
+        return None;
+    }
+    usize::try_from(v.get("o")?.as_i64()?).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pages_concatenate() {
+        let items: Vec<u32> = (0..7).collect();
+        let (p1, c1) = paginate("tools", &items, None, 3).unwrap();
+        let (p2, c2) = paginate("tools", &items, Some(&json!(c1.unwrap())), 3).unwrap();
+        let (p3, c3) = paginate("tools", &items, Some(&json!(c2.unwrap())), 3).unwrap();
+        assert_eq!([p1, p2, p3].concat(), items);
+        assert_eq!(c3, None);
+        assert_eq!(paginate("tools", &items, None, 0).unwrap(), (&items[..], None));
+    }
+
+    #[test]
+    fn bad_cursors() {
+        let items = [1, 2, 3];
+        let python_style = URL_SAFE_NO_PAD.encode(r#"{"k": "tools", "o": 2}"#);
+        assert_eq!(paginate("tools", &items, Some(&json!(python_style)), 1).unwrap().0, &[3]);
+        let past_end = encode("tools", 10);
+        assert!(paginate("tools", &items, Some(&json!(past_end)), 1).unwrap().0.is_empty());
+        let negative = URL_SAFE_NO_PAD.encode(r#"{"k":"tools","o":-1}"#);
+        for bad in [json!("not-a-cursor"), json!(""), json!(5), json!(encode("prompts", 1)), json!(negative)] {
+            let err = paginate("tools", &items, Some(&bad), 1).unwrap_err();
+            assert_eq!((err.code, err.message.as_str()), (-32602, "Invalid cursor"), "{bad}");
+        }
+    }
+}

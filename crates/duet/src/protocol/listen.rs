@@ -1,0 +1,196 @@
+//! `subscriptions/listen` (2026): a long-lived request whose stream carries the change
+//! notifications its filter asked for, each tagged with the listen request's id. Streams
+//! are server-wide; each has a bounded queue that drops (with a warning) when a client
+//! does not keep up, and ends with a final result when the server closes it.
+
+use crate::jsonrpc::{RequestId, RpcError, Sink, envelope_key, notification};
+use crate::layer::Change;
+use serde_json::{Map, Value, json};
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+/// Events queued per stream before new ones are dropped.
+pub const LISTEN_QUEUE: usize = 1024;
+
+/// What one listen stream asked for (and duet honours).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Filter {
+    tools: bool,
+    prompts: bool,
+    resources: bool,
+    uris: Vec<String>,
+}
+
+impl Filter {
+    pub fn parse(params: &Map<String, Value>) -> Result<Filter, RpcError> {
+        let Some(Value::Object(n)) = params.get("notifications") else {
+            return Err(RpcError::invalid_params("subscriptions/listen requires a notifications filter"));
+        };
+        let flag = |k: &str| n.get(k) == Some(&Value::Bool(true));
+        let uris = match n.get("resourceSubscriptions") {
+            Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).map(str::to_string).collect(),
+            _ => Vec::new(),
+        };
+        Ok(Filter {
+            tools: flag("toolsListChanged"),
+            prompts: flag("promptsListChanged"),
+            resources: flag("resourcesListChanged"),
+            uris,
+        })
+    }
+
+    /// The filter as honoured, for the acknowledgement.
+    pub fn honoured(&self) -> Value {
+        let mut m = Map::new();
+        for (key, on) in [
+            ("toolsListChanged", self.tools),
+            ("promptsListChanged", self.prompts),
+            ("resourcesListChanged", self.resources),
+        ] {
+            if on {
+                m.insert(key.into(), Value::Bool(true));
+            }
+        }
+        if !self.uris.is_empty() {
+            m.insert("resourceSubscriptions".into(), json!(self.uris));
+        }
+        Value::Object(m)
+    }
+
+    pub fn wants(&self, change: &Change) -> bool {
+        match change {
+            Change::ToolsChanged => self.tools,
+            Change::PromptsChanged => self.prompts,
+            Change::ResourcesChanged => self.resources,
+            Change::ResourceUpdated(uri) => self.uris.iter().any(|s| uri_covers(s, uri)),
+        }
+    }
+}
+
+/// Whether a subscription to `subscribed` covers an update of `uri` (itself or a
+/// sub-resource below it).
+pub fn uri_covers(subscribed: &str, uri: &str) -> bool {
+    uri == subscribed
+        || uri.strip_prefix(subscribed).is_some_and(|rest| subscribed.ends_with('/') || rest.starts_with('/'))
+}
+
+/// The wire notification of a change, with extra params (such as a subscription id).
+pub fn change_notification(change: &Change, meta: Option<Value>) -> Value {
+    let (method, mut params) = match change {
+        Change::ToolsChanged => ("notifications/tools/list_changed", Map::new()),
+        Change::PromptsChanged => ("notifications/prompts/list_changed", Map::new()),
+        Change::ResourcesChanged => ("notifications/resources/list_changed", Map::new()),
+        Change::ResourceUpdated(uri) => {
+            let mut p = Map::new();
+            p.insert("uri".into(), Value::from(uri.as_str()));
+            ("notifications/resources/updated", p)
+        }
+    };
+    if let Some(meta) = meta {
+        params.insert("_meta".into(), meta);
+    }
+    notification(method, (!params.is_empty()).then_some(Value::Object(params)))
+}
+
+fn subscription_meta(id: &RequestId) -> Value {
+    json!({ envelope_key::SUBSCRIPTION_ID: id.to_value() })
+}
+
+struct Entry {
+    filter: Filter,
+    id: RequestId,
+    tx: mpsc::Sender<Value>,
+}
+
+/// The open listen streams of one server.
+#[derive(Default)]
+pub struct Listens {
+    streams: Mutex<HashMap<u64, Entry>>,
+    next: AtomicU64,
+    closing: CancellationToken,
+}
+
+/// Removes a stream from the set when its request ends, however it ends.
+struct Registration<'a> {
+    listens: &'a Listens,
+    key: u64,
+}
+
+impl Drop for Registration<'_> {
+    fn drop(&mut self) {
+        self.listens.lock().remove(&self.key);
+    }
+}
+
+impl Listens {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Entry>> {
+        self.streams.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    pub fn close_all(&self) {
+        self.closing.cancel();
+    }
+
+    pub fn dispatch(&self, change: &Change) {
+        for entry in self.lock().values().filter(|e| e.filter.wants(change)) {
+            let message = change_notification(change, Some(subscription_meta(&entry.id)));
+            if entry.tx.try_send(message).is_err() {
+                tracing::warn!(subscription = %entry.id, "listen stream is not keeping up; dropped a notification");
+            }
+        }
+    }
+
+    /// Runs one listen request: acknowledgement, then events until the server closes the
+    /// stream (the final result) or the request is cancelled (the caller drops this future).
+    pub async fn run(&self, id: &RequestId, params: &Map<String, Value>, notify: &Sink) -> Result<Value, RpcError> {
+        let filter = Filter::parse(params)?;
+        let (tx, mut rx) = mpsc::channel(LISTEN_QUEUE);
+        let key = self.next.fetch_add(1, Ordering::Relaxed);
+        let ack = json!({"notifications": filter.honoured(), "_meta": subscription_meta(id)});
+        self.lock().insert(key, Entry { filter, id: id.clone(), tx });
+        let _registration = Registration { listens: self, key };
+        notify(notification("notifications/subscriptions/acknowledged", Some(ack)));
+        loop {
+            tokio::select! {
+                biased;
+                _ = self.closing.cancelled() => break,
+                event = rx.recv() => match event {
+                    Some(event) => notify(event),
+                    None => break,
+                },
+            }
+        }
+        Ok(json!({"_meta": subscription_meta(id)}))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn filters() {
+        let params = json!({"notifications": {"toolsListChanged": true, "promptsListChanged": false,
+            "resourcesListChanged": "yes", "resourceSubscriptions": ["test://info", 5]}});
+        let f = Filter::parse(params.as_object().unwrap()).unwrap();
+        assert_eq!(f.honoured(), json!({"toolsListChanged": true, "resourceSubscriptions": ["test://info"]}));
+        assert!(f.wants(&Change::ToolsChanged) && !f.wants(&Change::PromptsChanged));
+        assert!(f.wants(&Change::ResourceUpdated("test://info".into())));
+        assert!(!f.wants(&Change::ResourceUpdated("test://information".into())));
+        assert!(Filter::parse(&Map::new()).is_err());
+    }
+
+    #[test]
+    fn sub_resources() {
+        assert!(uri_covers("file:///p", "file:///p/a.txt"));
+        assert!(uri_covers("file:///p/", "file:///p/a.txt"));
+        assert!(!uri_covers("file:///p", "file:///pa.txt"));
+    }
+}

@@ -1,0 +1,33 @@
+//! `prompts/get`: arguments are strings (numbers and booleans are accepted as their text).
+
+use super::{Call, render, required_str};
+use crate::jsonrpc::RpcError;
+use crate::protocol::shape;
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+pub(super) async fn get(call: &Call<'_>) -> Result<Value, RpcError> {
+    let name = required_str(call, "name")?;
+    let args = string_arguments(call.params.get("arguments"))?;
+    let cx = call.request_cx();
+    match call.server().layer().get_prompt(name, args, &cx).await {
+        Ok(reply) => render(call, reply, |r| shape::prompt_result(r, call.version)),
+        Err(e) => Err(e.to_rpc()),
+    }
+}
+
+/// Reads an `arguments` object whose values are strings (or scalars written as strings).
+pub(super) fn string_arguments(value: Option<&Value>) -> Result<BTreeMap<String, String>, RpcError> {
+    let map = match value {
+        None | Some(Value::Null) => return Ok(BTreeMap::new()),
+        Some(Value::Object(m)) => m,
+        Some(_) => return Err(RpcError::invalid_params("arguments must be an object")),
+    };
+    map.iter()
+        .map(|(k, v)| match v {
+            Value::String(s) => Ok((k.clone(), s.clone())),
+            Value::Number(_) | Value::Bool(_) => Ok((k.clone(), v.to_string())),
+            _ => Err(RpcError::invalid_params(format!("argument {k:?} must be a string"))),
+        })
+        .collect()
+}

@@ -1,0 +1,17 @@
+//! The transport-independent engine: era rules, the `_meta` envelope, method routing,
+//! pagination, per-version result shapes, listen streams and change fan-out.
+
+pub mod cursor;
+pub mod envelope;
+mod listen;
+mod methods;
+mod server;
+mod session;
+pub mod shape;
+mod version;
+
+pub use listen::{Filter as ListenFilter, LISTEN_QUEUE};
+pub use server::{Server, ServerOptions, SessionOptions};
+pub use session::{Answer, Session, runs_inline};
+pub use shape::CacheHints;
+pub use version::{Era, Version};

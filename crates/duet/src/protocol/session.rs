@@ -1,0 +1,368 @@
+//! The era state of one connection (handshake era) or one request (2026): framing, batch
+//! rules, the era rules, method routing, cancellation, and change delivery to a legacy
+//! session. A transport feeds it decoded messages and writes back what it answers.
+
+use super::envelope::{self, Envelope};
+use super::listen::{change_notification, uri_covers};
+use super::methods;
+use super::server::{Server, SessionOptions};
+use super::shape;
+use super::{Era, Version};
+use crate::jsonrpc::{
+    Incoming, LATEST_HANDSHAKE_VERSION, MODERN_VERSIONS, RequestId, Response, RpcError, Sink, classify, code,
+    log_level_rank,
+};
+use crate::layer::{Change, Principal, RequestCx};
+use serde_json::{Map, Value, json};
+use futures::FutureExt;
+use std::collections::{HashMap, HashSet};
+use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, Mutex, MutexGuard};
+use tokio_util::sync::CancellationToken;
+
+/// What the engine answers to one message: nothing, one response, or a batch of them.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Answer {
+    One(Response),
+    Batch(Vec<Response>),
+}
+
+impl Answer {
+    pub fn responses(&self) -> &[Response] {
+        match self {
+            Answer::One(r) => std::slice::from_ref(r),
+            Answer::Batch(rs) => rs,
+        }
+    }
+
+    /// Compact single-line JSON.
+    pub fn to_line(&self) -> String {
+        match self {
+            Answer::One(r) => r.to_line(),
+            Answer::Batch(rs) => format!("[{}]", rs.iter().map(Response::to_line).collect::<Vec<_>>().join(",")),
+        }
+    }
+}
+
+/// Whether a transport should handle `message` in arrival order rather than concurrently:
+/// `initialize`, notifications and responses are; other requests and batches are not.
+pub fn runs_inline(message: &Value) -> bool {
+    match message {
+        Value::Object(m) => !m.contains_key("id") || m.get("method").and_then(Value::as_str) == Some("initialize"),
+        _ => false,
+    }
+}
+
+/// One connection's session. Cheap to clone.
+#[derive(Clone)]
+pub struct Session {
+    pub(crate) inner: Arc<SessionShared>,
+}
+
+pub(crate) struct SessionShared {
+    pub server: Server,
+    principal: Principal,
+    send: Option<Sink>,
+    state: Mutex<SessionState>,
+    inflight: Mutex<HashMap<RequestId, CancellationToken>>,
+    closed: CancellationToken,
+}
+
+pub(crate) struct SessionState {
+    pub era: Option<Era>,
+    pub version: Option<Version>,
+    pub init_responded: bool,
+    pub initialized: bool,
+    pub client_info: Option<Value>,
+    pub client_capabilities: Value,
+    /// Rank of the lowest level sent (handshake era).
+    pub log_threshold: usize,
+    pub subscriptions: HashSet<String>,
+}
+
+/// One request on its way through the engine: who, at which version, with what the client
+/// declared, and where its notifications go.
+pub(crate) struct Call<'a> {
+    pub session: &'a SessionShared,
+    pub id: RequestId,
+    pub method: String,
+    pub params: Map<String, Value>,
+    pub version: Version,
+    pub principal: Principal,
+    pub client_capabilities: Value,
+    pub log_level: Option<String>,
+    pub notify: Option<Sink>,
+    pub cancel: CancellationToken,
+}
+
+impl Session {
+    pub(crate) fn new(server: Server, options: SessionOptions) -> Self {
+        let default_level = log_level_rank(&server.options().default_log_level).unwrap_or(1);
+        let pre_initialized = options.stateless_version.is_some();
+        let state = SessionState {
+            era: options.stateless_version.map(|_| Era::Handshake),
+            version: options.stateless_version,
+            init_responded: pre_initialized,
+            initialized: pre_initialized,
+            client_info: None,
+            client_capabilities: json!({}),
+            log_threshold: default_level,
+            subscriptions: HashSet::new(),
+        };
+        Session {
+            inner: Arc::new(SessionShared {
+                server,
+                principal: options.principal.unwrap_or_else(Principal::anonymous),
+                send: options.send,
+                state: Mutex::new(state),
+                inflight: Mutex::new(HashMap::new()),
+                closed: CancellationToken::new(),
+            }),
+        }
+    }
+
+    pub fn server(&self) -> &Server {
+        &self.inner.server
+    }
+
+    /// The era, once the first request decided it.
+    pub fn era(&self) -> Option<Era> {
+        self.inner.era()
+    }
+
+    /// The version negotiated by `initialize` (handshake era).
+    pub fn protocol_version(&self) -> Option<Version> {
+        self.inner.state().version
+    }
+
+    /// Handles one decoded message (an object or a batch array). `sink` receives this
+    /// request's notifications (an SSE stream); without one they go to the session's send.
+    /// `principal` overrides the session's principal for this message.
+    pub async fn handle(&self, message: Value, sink: Option<Sink>, principal: Option<Principal>) -> Option<Answer> {
+        match message {
+            Value::Array(items) => self.handle_batch(items, sink, principal).await,
+            single => self.inner.handle_one(single, sink.as_ref(), principal.as_ref()).await.map(Answer::One),
+        }
+    }
+
+    async fn handle_batch(&self, items: Vec<Value>, sink: Option<Sink>, principal: Option<Principal>) -> Option<Answer> {
+        if items.is_empty() {
+            return Some(Answer::One(Response::error(None, RpcError::invalid_request("Invalid Request: empty batch"))));
+        }
+        let allowed = {
+            let state = self.inner.state();
+            match (state.init_responded, state.version) {
+                (true, Some(v)) if v.allows_batches() => Ok(()),
+                (true, Some(v)) => Err(format!("JSON-RPC batches are not supported by protocol version {v}")),
+                _ if state.era == Some(Era::Modern) => {
+                    Err(format!("JSON-RPC batches are not supported by protocol version {}", MODERN_VERSIONS[0]))
+                }
+                _ => Err("JSON-RPC batches are not supported before initialization".to_string()),
+            }
+        };
+        if let Err(message) = allowed {
+            return Some(Answer::One(Response::error(None, RpcError::invalid_request(message))));
+        }
+        let runs = items.into_iter().map(|m| self.inner.handle_one(m, sink.as_ref(), principal.as_ref()));
+        let responses: Vec<Response> = futures::future::join_all(runs).await.into_iter().flatten().collect();
+        (!responses.is_empty()).then_some(Answer::Batch(responses))
+    }
+
+    /// Ends the session: in-flight requests are cancelled without responses.
+    pub fn close(&self) {
+        self.inner.closed.cancel();
+    }
+
+    /// The number of requests still running.
+    pub fn inflight(&self) -> usize {
+        self.inner.inflight.lock().unwrap_or_else(|p| p.into_inner()).len()
+    }
+}
+
+impl SessionShared {
+    pub(crate) fn state(&self) -> MutexGuard<'_, SessionState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(crate) fn era(&self) -> Option<Era> {
+        self.state().era
+    }
+
+    async fn handle_one(&self, message: Value, sink: Option<&Sink>, principal: Option<&Principal>) -> Option<Response> {
+        match classify(message) {
+            Incoming::Invalid(response) => Some(response),
+            Incoming::Response { .. } | Incoming::Dropped => None,
+            Incoming::Notification { method, params } => {
+                self.handle_notification(&method, &params);
+                None
+            }
+            Incoming::Request { id, method, params } => self.handle_request(id, method, params, sink, principal).await,
+        }
+    }
+
+    fn handle_notification(&self, method: &str, params: &Map<String, Value>) {
+        match method {
+            "notifications/initialized" => {
+                let mut state = self.state();
+                if state.init_responded {
+                    state.initialized = true;
+                }
+            }
+            "notifications/cancelled" => {
+                if let Some(id) = params.get("requestId").and_then(RequestId::from_value) {
+                    if let Some(token) = self.inflight.lock().unwrap_or_else(|p| p.into_inner()).get(&id) {
+                        token.cancel();
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    async fn handle_request(
+        &self,
+        id: RequestId,
+        method: String,
+        params: Map<String, Value>,
+        sink: Option<&Sink>,
+        principal: Option<&Principal>,
+    ) -> Option<Response> {
+        let cancel = self.closed.child_token();
+        self.inflight.lock().unwrap_or_else(|p| p.into_inner()).insert(id.clone(), cancel.clone());
+        let run = async {
+            let call = self.route(id.clone(), method, params, sink, principal, cancel.clone())?;
+            let method = call.method.clone();
+            AssertUnwindSafe(call.run()).catch_unwind().await.unwrap_or_else(|panic| {
+                let what = panic.downcast_ref::<&str>().copied().or_else(|| panic.downcast_ref::<String>().map(String::as_str));
+                tracing::error!(%method, panic = what.unwrap_or("?"), "a handler panicked");
+                Err(RpcError::internal())
+            })
+        };
+        let outcome = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => None,
+            outcome = run => Some(outcome),
+        };
+        self.inflight.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
+        outcome.map(|outcome| Response { id: Some(id), outcome })
+    }
+
+    /// The era rules: decides the session's era on its first request and checks that every
+    /// later request belongs to it.
+    fn route(
+        &self,
+        id: RequestId,
+        method: String,
+        params: Map<String, Value>,
+        sink: Option<&Sink>,
+        principal: Option<&Principal>,
+        cancel: CancellationToken,
+    ) -> Result<Call<'_>, RpcError> {
+        let mut state = self.state();
+        let (version, client_capabilities, log_level) = if method == "initialize" {
+            if state.era == Some(Era::Modern) {
+                let requested = params.get("protocolVersion").cloned().unwrap_or(Value::Null);
+                return Err(RpcError::new(
+                    code::UNSUPPORTED_PROTOCOL_VERSION,
+                    "connection is serving the 2026-07-28 protocol; initialize is not accepted",
+                )
+                .with_data(json!({"supported": MODERN_VERSIONS, "requested": requested})));
+            }
+            (Version::parse(LATEST_HANDSHAKE_VERSION).unwrap_or(Version::V2025_11_25), Value::Null, None)
+        } else if envelope::is_enveloped(&params) {
+            if state.era == Some(Era::Handshake) {
+                return Err(RpcError::invalid_request(
+                    "this session negotiated its protocol version with initialize; requests must not carry the 2026-07-28 _meta envelope",
+                ));
+            }
+            let Envelope { version, client_capabilities, client_info, log_level } = envelope::parse(&params)?;
+            state.era = Some(Era::Modern);
+            state.version = Some(version);
+            state.client_info = client_info;
+            (version, client_capabilities, log_level)
+        } else {
+            if state.era == Some(Era::Modern) {
+                return Err(envelope::missing_keys_error(&[
+                    crate::jsonrpc::envelope_key::PROTOCOL_VERSION,
+                    crate::jsonrpc::envelope_key::CLIENT_CAPABILITIES,
+                ]));
+            }
+            if !state.init_responded && method != "ping" {
+                return Err(RpcError::invalid_request("Server not initialized: send initialize first"));
+            }
+            let level = crate::jsonrpc::LOG_LEVELS[state.log_threshold.min(7)].to_string();
+            (state.version.unwrap_or(Version::V2025_11_25), state.client_capabilities.clone(), Some(level))
+        };
+        drop(state);
+        Ok(Call {
+            session: self,
+            id,
+            method,
+            params,
+            version,
+            principal: principal.cloned().unwrap_or_else(|| self.principal.clone()),
+            client_capabilities,
+            log_level,
+            notify: sink.cloned().or_else(|| self.send.clone()),
+            cancel,
+        })
+    }
+
+    /// Delivers a layer change to this handshake-era session: list changes once it is
+    /// initialized, resource updates for the URIs it subscribed to.
+    pub(crate) fn emit_change(&self, change: &Change) {
+        let Some(send) = &self.send else { return };
+        let deliver = {
+            let state = self.state();
+            match change {
+                Change::ResourceUpdated(uri) => state.subscriptions.iter().any(|s| uri_covers(s, uri)),
+                _ => state.initialized,
+            }
+        };
+        if deliver {
+            send(change_notification(change, None));
+        }
+    }
+}
+
+impl Call<'_> {
+    pub fn server(&self) -> &Server {
+        &self.session.server
+    }
+
+    pub fn modern(&self) -> bool {
+        self.version.is_modern()
+    }
+
+    /// The handler context of this request.
+    pub fn request_cx(&self) -> RequestCx {
+        let meta = envelope::meta(&self.params);
+        let progress_token = meta.and_then(|m| m.get("progressToken")).and_then(RequestId::from_value);
+        let input_responses = match self.params.get("inputResponses") {
+            Some(Value::Object(m)) => m.clone(),
+            _ => Map::new(),
+        };
+        let mut cx = RequestCx::builder(self.principal.clone())
+            .request_id(self.id.clone())
+            .client_capabilities(self.client_capabilities.clone())
+            .progress_token(progress_token)
+            .log_threshold(self.log_level.as_deref())
+            .cancel(self.cancel.clone())
+            .input_responses(input_responses);
+        if let Some(notify) = &self.notify {
+            cx = cx.notify(notify.clone());
+        }
+        cx.build()
+    }
+
+    async fn run(self) -> Result<Value, RpcError> {
+        let mut result = methods::dispatch(&self).await?;
+        if self.modern() {
+            let server = self.server();
+            let retry = self.params.contains_key("inputResponses") || self.params.contains_key("requestState");
+            let cache = (!retry).then_some(&server.options().cache);
+            shape::stamp_modern(&self.method, &mut result, server.info(), cache);
+        }
+        Ok(result)
+    }
+}

@@ -1,0 +1,4 @@
+//! Transports: they own connections, decode messages, feed them to a session and encode
+//! what comes back. They never look inside a tool.
+
+pub mod stdio;

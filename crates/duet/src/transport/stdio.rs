@@ -1,0 +1,188 @@
+//! The stdio transport: newline-delimited JSON-RPC on stdin and stdout, one session for the
+//! local user. stdout is protected at the file-descriptor level while serving, so a handler
+//! that prints (or writes to fd 1 directly) lands on stderr instead of corrupting the
+//! protocol stream. A reader thread feeds lines in; a single writer thread writes lines out,
+//! so messages never interleave.
+
+use crate::jsonrpc::{Response, RpcError, Sink, encode};
+use crate::layer::Principal;
+use crate::protocol::{Server, SessionOptions, runs_inline};
+use serde_json::Value;
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::sync::mpsc as std_mpsc;
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio::task::JoinSet;
+
+/// How long in-flight requests may finish after stdin closes before they are cancelled.
+pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// Serves one client over stdin and stdout until stdin closes.
+pub async fn serve_stdio(server: Server) -> io::Result<()> {
+    let guard = StdoutGuard::protect()?;
+    let protocol_out = guard.protocol_stream()?;
+    serve(server, io::stdin(), protocol_out, DEFAULT_SHUTDOWN_GRACE).await
+}
+
+/// Serves one client over any reader and writer (tests, pipes, sockets).
+pub async fn serve<R, W>(server: Server, input: R, output: W, grace: Duration) -> io::Result<()>
+where
+    R: Read + Send + 'static,
+    W: Write + Send + 'static,
+{
+    let (writer, writer_thread) = Writer::start(output);
+    let send: Sink = {
+        let writer = writer.clone();
+        std::sync::Arc::new(move |message: Value| writer.line(encode(&message)))
+    };
+    let session = server.session(SessionOptions {
+        send: Some(send),
+        principal: Some(Principal::local()),
+        stateless_version: None,
+        register: true,
+    });
+    let mut lines = spawn_reader(input);
+    let mut tasks = JoinSet::new();
+    while let Some(line) = lines.recv().await {
+        while tasks.try_join_next().is_some() {}
+        let text = line.trim_ascii();
+        if text.is_empty() {
+            continue;
+        }
+        let Some(message) = std::str::from_utf8(text).ok().and_then(|t| serde_json::from_str::<Value>(t).ok()) else {
+            writer.line(Response::error(None, RpcError::parse_error()).to_line());
+            continue;
+        };
+        if runs_inline(&message) {
+            if let Some(answer) = session.handle(message, None, None).await {
+                writer.line(answer.to_line());
+            }
+        } else {
+            let (session, writer) = (session.clone(), writer.clone());
+            tasks.spawn(async move {
+                if let Some(answer) = session.handle(message, None, None).await {
+                    writer.line(answer.to_line());
+                }
+            });
+        }
+    }
+    server.close_listens();
+    let drained = tokio::time::timeout(grace, async { while tasks.join_next().await.is_some() {} }).await;
+    if drained.is_err() {
+        tracing::info!(remaining = tasks.len(), "stdin closed; cancelling requests still running");
+    }
+    tasks.shutdown().await;
+    session.close();
+    writer.finish();
+    writer_thread.join().unwrap_or_else(|_| Err(io::Error::other("the stdout writer panicked")))
+}
+
+/// Reads lines on a dedicated thread (a blocking read works the same on every platform).
+fn spawn_reader<R: Read + Send + 'static>(input: R) -> mpsc::Receiver<Vec<u8>> {
+    let (tx, rx) = mpsc::channel(64);
+    std::thread::Builder::new()
+        .name("duet-stdin".into())
+        .spawn(move || {
+            let mut reader = BufReader::new(input);
+            loop {
+                let mut line = Vec::new();
+                match reader.read_until(b'\n', &mut line) {
+                    Ok(0) => break,
+                    Ok(_) if tx.blocking_send(line).is_ok() => {}
+                    Ok(_) => break,
+                    Err(e) => {
+                        tracing::warn!("reading stdin failed: {e}");
+                        break;
+                    }
+                }
+            }
+        })
+        .ok();
+    rx
+}
+
+/// The one writer of the protocol stream: a thread that writes whole lines in order.
+#[derive(Clone)]
+struct Writer {
+    tx: std_mpsc::Sender<Option<String>>,
+}
+
+impl Writer {
+    fn start<W: Write + Send + 'static>(output: W) -> (Writer, std::thread::JoinHandle<io::Result<()>>) {
+        let (tx, rx) = std_mpsc::channel::<Option<String>>();
+        let handle = std::thread::spawn(move || {
+            let mut out = io::BufWriter::new(output);
+            while let Ok(Some(line)) = rx.recv() {
+                out.write_all(line.as_bytes())?;
+                out.write_all(b"\n")?;
+                // Flush once the queue is empty, so bursts go out in one write.
+                loop {
+                    match rx.try_recv() {
+                        Ok(Some(line)) => {
+                            out.write_all(line.as_bytes())?;
+                            out.write_all(b"\n")?;
+                        }
+                        Ok(None) => return out.flush(),
+                        Err(_) => break,
+                    }
+                }
+                out.flush()?;
+            }
+            out.flush()
+        });
+        (Writer { tx }, handle)
+    }
+
+    fn line(&self, line: String) {
+        // After `finish` the thread is gone and late lines are dropped.
+        let _ = self.tx.send(Some(line));
+    }
+
+    /// Lets the thread write what is queued and stop.
+    fn finish(&self) {
+        let _ = self.tx.send(None);
+    }
+}
+
+/// Points fd 1 at stderr for as long as it lives, keeping a private copy of the real
+/// stdout for the protocol. Restores fd 1 when dropped.
+pub struct StdoutGuard {
+    saved: OwnedFd,
+}
+
+impl StdoutGuard {
+    pub fn protect() -> io::Result<StdoutGuard> {
+        io::stdout().flush()?;
+        let saved = dup(io::stdout().as_raw_fd())?;
+        // SAFETY: dup2 on two descriptors this process has open; it only rebinds fd 1.
+        if unsafe { libc::dup2(io::stderr().as_raw_fd(), io::stdout().as_raw_fd()) } < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(StdoutGuard { saved })
+    }
+
+    /// A stream on the real stdout, for protocol lines only.
+    pub fn protocol_stream(&self) -> io::Result<File> {
+        Ok(File::from(dup(self.saved.as_raw_fd())?))
+    }
+}
+
+impl Drop for StdoutGuard {
+    fn drop(&mut self) {
+        let _ = io::stdout().flush();
+        // SAFETY: restores fd 1 from the copy this guard owns.
+        unsafe { libc::dup2(self.saved.as_raw_fd(), io::stdout().as_raw_fd()) };
+    }
+}
+
+fn dup(fd: i32) -> io::Result<OwnedFd> {
+    // SAFETY: dup of an open descriptor; the new descriptor is owned by the returned value.
+    let new = unsafe { libc::dup(fd) };
+    if new < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `new` is a fresh descriptor nobody else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(new) })
+}
