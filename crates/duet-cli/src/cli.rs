@@ -4,7 +4,11 @@ use clap::{Parser, Subcommand, ValueEnum};
 use std::process::ExitCode;
 
 #[derive(Parser, Debug)]
-#[command(name = "duet", version, about = "One MCP server for both protocol eras")]
+#[command(
+    name = "duet",
+    version,
+    about = "One MCP server for both protocol eras"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,

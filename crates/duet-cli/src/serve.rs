@@ -16,7 +16,10 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(2));
         }
     };
-    let options = ServerOptions { page_size: args.page_size, ..ServerOptions::default() };
+    let options = ServerOptions {
+        page_size: args.page_size,
+        ..ServerOptions::default()
+    };
     let server = Server::new(layer, options);
     duet::transport::stdio::serve_stdio(server).await?;
     Ok(ExitCode::SUCCESS)

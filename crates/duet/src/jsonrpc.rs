@@ -16,8 +16,13 @@ pub const HANDSHAKE_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-
 /// Revisions carried per request in the `_meta` envelope (the stateless era).
 pub const MODERN_VERSIONS: [&str; 1] = ["2026-07-28"];
 /// Every revision duet speaks, oldest first.
-pub const SUPPORTED_VERSIONS: [&str; 5] =
-    ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"];
+pub const SUPPORTED_VERSIONS: [&str; 5] = [
+    "2024-11-05",
+    "2025-03-26",
+    "2025-06-18",
+    "2025-11-25",
+    "2026-07-28",
+];
 /// Handshake revisions that allow JSON-RPC batches.
 pub const BATCH_VERSIONS: [&str; 2] = ["2024-11-05", "2025-03-26"];
 /// The version assumed for an HTTP request without `MCP-Protocol-Version`.
@@ -120,7 +125,11 @@ pub struct RpcError {
 
 impl RpcError {
     pub fn new(code: i64, message: impl Into<String>) -> Self {
-        RpcError { code, message: message.into(), data: None }
+        RpcError {
+            code,
+            message: message.into(),
+            data: None,
+        }
     }
 
     pub fn with_data(mut self, data: Value) -> Self {
@@ -158,11 +167,17 @@ pub struct Response {
 
 impl Response {
     pub fn result(id: RequestId, result: Value) -> Self {
-        Response { id: Some(id), outcome: Ok(result) }
+        Response {
+            id: Some(id),
+            outcome: Ok(result),
+        }
     }
 
     pub fn error(id: Option<RequestId>, error: RpcError) -> Self {
-        Response { id, outcome: Err(error) }
+        Response {
+            id,
+            outcome: Err(error),
+        }
     }
 
     pub fn error_code(&self) -> Option<i64> {
@@ -172,7 +187,10 @@ impl Response {
     pub fn to_value(&self) -> Value {
         let mut m = Map::with_capacity(3);
         m.insert("jsonrpc".into(), Value::from("2.0"));
-        m.insert("id".into(), self.id.as_ref().map_or(Value::Null, RequestId::to_value));
+        m.insert(
+            "id".into(),
+            self.id.as_ref().map_or(Value::Null, RequestId::to_value),
+        );
         match &self.outcome {
             Ok(result) => m.insert("result".into(), result.clone()),
             Err(error) => m.insert("error".into(), error_value(error)),
@@ -227,10 +245,20 @@ pub fn encode(value: &Value) -> String {
 /// What one decoded message turned out to be.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Incoming {
-    Request { id: RequestId, method: String, params: Map<String, Value> },
-    Notification { method: String, params: Map<String, Value> },
+    Request {
+        id: RequestId,
+        method: String,
+        params: Map<String, Value>,
+    },
+    Notification {
+        method: String,
+        params: Map<String, Value>,
+    },
     /// A response from the client: ignored unless something waits for it.
-    Response { id: Option<RequestId>, outcome: Result<Value, RpcError> },
+    Response {
+        id: Option<RequestId>,
+        outcome: Result<Value, RpcError>,
+    },
     /// A notification whose params are not an object: dropped silently.
     Dropped,
     /// A message that breaks the framing rules; the error answers it.
@@ -240,12 +268,18 @@ pub enum Incoming {
 /// Applies the framing rules of one (non-batch) message.
 pub fn classify(message: Value) -> Incoming {
     let Value::Object(mut obj) = message else {
-        return Incoming::Invalid(Response::error(None, RpcError::invalid_request("Invalid Request")));
+        return Incoming::Invalid(Response::error(
+            None,
+            RpcError::invalid_request("Invalid Request"),
+        ));
     };
     let has_id = obj.contains_key("id");
     let id = obj.get("id").and_then(RequestId::from_value);
     if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-        return Incoming::Invalid(Response::error(id, RpcError::invalid_request("Invalid Request")));
+        return Incoming::Invalid(Response::error(
+            id,
+            RpcError::invalid_request("Invalid Request"),
+        ));
     }
     let Some(method) = obj.remove("method") else {
         if obj.contains_key("result") || obj.contains_key("error") {
@@ -256,7 +290,10 @@ pub fn classify(message: Value) -> Incoming {
             };
             return Incoming::Response { id, outcome };
         }
-        return Incoming::Invalid(Response::error(id, RpcError::invalid_request("Invalid Request")));
+        return Incoming::Invalid(Response::error(
+            id,
+            RpcError::invalid_request("Invalid Request"),
+        ));
     };
     let Value::String(method) = method else {
         return Incoming::Invalid(Response::error(
@@ -265,7 +302,10 @@ pub fn classify(message: Value) -> Incoming {
         ));
     };
     if has_id && id.is_none() {
-        return Incoming::Invalid(Response::error(None, RpcError::invalid_request("Invalid Request: bad id")));
+        return Incoming::Invalid(Response::error(
+            None,
+            RpcError::invalid_request("Invalid Request: bad id"),
+        ));
     }
     let params = match obj.remove("params") {
         None | Some(Value::Null) => Map::new(),
@@ -306,7 +346,10 @@ mod tests {
     #[test]
     fn ids_are_strings_or_integers_only() {
         assert_eq!(RequestId::from_value(&json!(1)), Some(RequestId::Int(1)));
-        assert_eq!(RequestId::from_value(&json!("a")), Some(RequestId::Str("a".into())));
+        assert_eq!(
+            RequestId::from_value(&json!("a")),
+            Some(RequestId::Str("a".into()))
+        );
         for bad in [json!(null), json!(true), json!(1.5), json!({}), json!([])] {
             assert_eq!(RequestId::from_value(&bad), None, "{bad}");
         }
@@ -315,11 +358,17 @@ mod tests {
     #[test]
     fn envelope_errors() {
         let r = invalid(json!({"id": 1, "method": "ping"}));
-        assert_eq!((r.id.clone(), r.error_code()), (Some(RequestId::Int(1)), Some(-32600)));
+        assert_eq!(
+            (r.id.clone(), r.error_code()),
+            (Some(RequestId::Int(1)), Some(-32600))
+        );
         let r = invalid(json!({"jsonrpc": "1.0", "id": 2, "method": "ping"}));
         assert_eq!(r.error_code(), Some(-32600));
         let r = invalid(json!({"jsonrpc": "2.0", "id": 3, "method": 5}));
-        assert_eq!(r.outcome.unwrap_err().message, "Invalid Request: method must be a string");
+        assert_eq!(
+            r.outcome.unwrap_err().message,
+            "Invalid Request: method must be a string"
+        );
         for bad_id in [json!(null), json!(true), json!(1.5)] {
             let r = invalid(json!({"jsonrpc": "2.0", "id": bad_id, "method": "ping"}));
             assert_eq!(r.id, None);
@@ -334,8 +383,14 @@ mod tests {
     #[test]
     fn params_rules() {
         let r = invalid(json!({"jsonrpc": "2.0", "id": 1, "method": "x", "params": [1, 2]}));
-        assert_eq!(r.outcome.unwrap_err(), RpcError::invalid_params("params must be an object"));
-        assert_eq!(classify(json!({"jsonrpc": "2.0", "method": "x", "params": 3})), Incoming::Dropped);
+        assert_eq!(
+            r.outcome.unwrap_err(),
+            RpcError::invalid_params("params must be an object")
+        );
+        assert_eq!(
+            classify(json!({"jsonrpc": "2.0", "method": "x", "params": 3})),
+            Incoming::Dropped
+        );
         match classify(json!({"jsonrpc": "2.0", "id": 1, "method": "x", "params": null})) {
             Incoming::Request { params, .. } => assert!(params.is_empty()),
             other => panic!("{other:?}"),
@@ -354,9 +409,15 @@ mod tests {
     fn lines_are_compact_and_keep_non_ascii() {
         let r = Response::result(RequestId::Int(1), json!({"text": "héllo\nworld"}));
         let line = r.to_line();
-        assert_eq!(line, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"text\":\"héllo\\nworld\"}}");
+        assert_eq!(
+            line,
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"text\":\"héllo\\nworld\"}}"
+        );
         assert_eq!(serde_json::from_str::<Value>(&line).unwrap(), r.to_value());
         let e = Response::error(None, RpcError::parse_error());
-        assert_eq!(e.to_line(), "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700,\"message\":\"Parse error\"}}");
+        assert_eq!(
+            e.to_line(),
+            "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700,\"message\":\"Parse error\"}}"
+        );
     }
 }

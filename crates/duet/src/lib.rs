@@ -1,7 +1,7 @@
 //! duet: one MCP server for both protocol eras.
+#[cfg(feature = "fixtures")]
+pub mod fixtures;
 pub mod jsonrpc;
 pub mod layer;
 pub mod protocol;
 pub mod transport;
-#[cfg(feature = "fixtures")]
-pub mod fixtures;

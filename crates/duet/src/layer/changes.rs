@@ -14,7 +14,8 @@ pub enum Change {
     ResourceUpdated(String),
 }
 
-type Listener = dyn Fn(&Change) + Send + Sync;
+/// A change listener.
+pub type Listener = dyn Fn(&Change) + Send + Sync;
 
 /// The change events of one layer. Listeners are held weakly: a dropped server stops
 /// listening without unregistering.

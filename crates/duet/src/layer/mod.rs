@@ -11,7 +11,7 @@ mod registry;
 mod reply;
 mod template;
 
-pub use changes::{Change, ChangeFeed};
+pub use changes::{Change, ChangeFeed, Listener};
 pub use content::*;
 pub use context::{RequestCx, RequestCxBuilder, normalize_level};
 pub use definition::*;
@@ -37,9 +37,13 @@ pub type Outcome<T> = Result<Reply<T>, LayerError>;
 /// What `completion/complete` completes: a prompt's argument or a template's variable.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CompletionRef {
-    Prompt { name: String },
+    Prompt {
+        name: String,
+    },
     /// `uri` is the template string exactly as listed.
-    Resource { uri: String },
+    Resource {
+        uri: String,
+    },
 }
 
 /// The argument being completed, its partial value, and the values of the others.
@@ -62,11 +66,26 @@ pub trait Layer: Send + Sync + 'static {
 
     /// Runs a tool. Only an unknown (or hidden) tool is an error; every other failure is a
     /// result with `isError: true`.
-    async fn call_tool(&self, name: &str, args: Map<String, Value>, cx: &RequestCx) -> Outcome<ToolResult>;
+    async fn call_tool(
+        &self,
+        name: &str,
+        args: Map<String, Value>,
+        cx: &RequestCx,
+    ) -> Outcome<ToolResult>;
     async fn read_resource(&self, uri: &str, cx: &RequestCx) -> Outcome<Vec<ResourceContents>>;
-    async fn get_prompt(&self, name: &str, args: BTreeMap<String, String>, cx: &RequestCx) -> Outcome<PromptResult>;
+    async fn get_prompt(
+        &self,
+        name: &str,
+        args: BTreeMap<String, String>,
+        cx: &RequestCx,
+    ) -> Outcome<PromptResult>;
     /// Completion values; an unknown reference completes to nothing rather than failing.
-    async fn complete(&self, of: CompletionRef, arg: CompletionArg, cx: &RequestCx) -> Result<Completion, LayerError>;
+    async fn complete(
+        &self,
+        of: CompletionRef,
+        arg: CompletionArg,
+        cx: &RequestCx,
+    ) -> Result<Completion, LayerError>;
 
     /// The feed this layer raises its changes on.
     fn changes(&self) -> &ChangeFeed;

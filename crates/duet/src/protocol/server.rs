@@ -6,7 +6,7 @@ use super::listen::Listens;
 use super::session::{Session, SessionShared};
 use super::shape::CacheHints;
 use super::{Era, Version};
-use crate::jsonrpc::{Sink, SUPPORTED_VERSIONS};
+use crate::jsonrpc::{SUPPORTED_VERSIONS, Sink};
 use crate::layer::{Change, Layer, Principal, ServerInfo};
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex, Weak};
@@ -107,7 +107,11 @@ impl Server {
         let register = options.register;
         let session = Session::new(self.clone(), options);
         if register {
-            let mut sessions = self.shared.sessions.lock().unwrap_or_else(|p| p.into_inner());
+            let mut sessions = self
+                .shared
+                .sessions
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
             sessions.retain(|s| s.strong_count() > 0);
             sessions.push(Arc::downgrade(&session.inner));
         }

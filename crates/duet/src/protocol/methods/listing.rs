@@ -6,7 +6,13 @@ use crate::protocol::{cursor, shape};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-fn page<T>(call: &Call<'_>, kind: &str, key: &str, items: &[T], render: impl Fn(&T) -> Value) -> Result<Value, RpcError> {
+fn page<T>(
+    call: &Call<'_>,
+    kind: &str,
+    key: &str,
+    items: &[T],
+    render: impl Fn(&T) -> Value,
+) -> Result<Value, RpcError> {
     let page_size = call.server().options().page_size;
     let (page, next) = cursor::paginate(kind, items, call.params.get("cursor"), page_size)?;
     let mut result = Map::with_capacity(2);
@@ -23,7 +29,9 @@ fn plain<T: Serialize>(item: &T) -> Value {
 
 pub(super) fn tools(call: &Call<'_>) -> Result<Value, RpcError> {
     let all = call.server().layer().tools(&call.principal);
-    page(call, "tools", "tools", &all, |t| shape::tool(t, call.version))
+    page(call, "tools", "tools", &all, |t| {
+        shape::tool(t, call.version)
+    })
 }
 
 pub(super) fn resources(call: &Call<'_>) -> Result<Value, RpcError> {
