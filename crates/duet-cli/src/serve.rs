@@ -1,26 +1,168 @@
-//! `duet serve`: builds the layer and the engine, then runs a transport until it ends.
+//! `duet serve`: checks the options, builds the layer and the engine, then runs a transport
+//! until it ends (stdin closes, or Ctrl+C / SIGTERM for HTTP).
 
-use crate::cli::{Fixtures, ServeArgs};
+use crate::cli::{Fixtures, HttpArgs, ServeArgs, Transport};
+use duet::auth::TokenAuth;
 use duet::fixtures;
 use duet::layer::Layer;
 use duet::protocol::{Server, ServerOptions};
+use duet::transport::http::{HttpConfig, HttpServer};
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
+
+/// A usage error: printed as `Error: …`, exit code 2.
+pub struct Usage(pub String);
 
 pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let layer: Arc<dyn Layer> = match args.fixtures {
         Some(Fixtures::Testkit) => Arc::new(fixtures::testkit::registry()),
         Some(Fixtures::Conformance) => Arc::new(fixtures::conformance::registry()),
-        None => {
-            eprintln!("Error: nothing to serve: pass --fixtures testkit or --fixtures conformance");
-            return Ok(ExitCode::from(2));
-        }
+        None => return Ok(usage(Usage("nothing to serve: pass --fixtures testkit or --fixtures conformance".into()))),
     };
-    let options = ServerOptions {
-        page_size: args.page_size,
-        ..ServerOptions::default()
+    let http = match args.transport {
+        Transport::Stdio => match stdio_only(&args.http) {
+            Ok(()) => None,
+            Err(e) => return Ok(usage(e)),
+        },
+        transport => match http_config(&args.http, transport) {
+            Ok(config) => Some(config),
+            Err(e) => return Ok(usage(e)),
+        },
     };
+    let options = ServerOptions { page_size: args.page_size, ..ServerOptions::default() };
     let server = Server::new(layer, options);
-    duet::transport::stdio::serve_stdio(server).await?;
+    match http {
+        None => duet::transport::stdio::serve_stdio(server).await?,
+        Some(config) => serve_http(server, config, args.transport).await?,
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+fn usage(Usage(message): Usage) -> ExitCode {
+    eprintln!("Error: {message}");
+    ExitCode::from(2)
+}
+
+/// HTTP-only options make no sense over stdio: refuse them rather than ignore them.
+fn stdio_only(http: &HttpArgs) -> Result<(), Usage> {
+    let given = [
+        ("--host", http.host.is_some()),
+        ("--port", http.port.is_some()),
+        ("--path", http.path.is_some()),
+        ("--auth-token", !http.auth_tokens.is_empty()),
+        ("--allowed-origin", !http.allowed_origins.is_empty()),
+        ("--allowed-host", !http.allowed_hosts.is_empty()),
+        ("--cors-origin", !http.cors_origins.is_empty()),
+        ("--json-response", http.json_response),
+        ("--stateless", http.stateless),
+    ];
+    match given.iter().find(|(_, set)| *set) {
+        Some((flag, _)) => Err(Usage(format!("{flag} applies to the HTTP transports; add --transport http"))),
+        None => Ok(()),
+    }
+}
+
+fn http_config(http: &HttpArgs, transport: Transport) -> Result<HttpConfig, Usage> {
+    if transport == Transport::Sse && http.stateless {
+        return Err(Usage("--stateless cannot serve --transport sse: the legacy HTTP+SSE transport needs sessions".into()));
+    }
+    let mut config = HttpConfig { enable_sse: transport == Transport::Sse, ..HttpConfig::default() };
+    if let Some(host) = &http.host {
+        config.host = host.clone();
+    }
+    if let Some(port) = http.port {
+        config.port = port;
+    }
+    if let Some(path) = &http.path {
+        if !path.starts_with('/') {
+            return Err(Usage(format!("--path must start with '/': {path:?}")));
+        }
+        config.path = path.clone();
+    }
+    config.auth = auth_tokens(&http.auth_tokens)?;
+    config.allowed_origins = (!http.allowed_origins.is_empty()).then(|| http.allowed_origins.clone());
+    config.allowed_hosts = (!http.allowed_hosts.is_empty()).then(|| http.allowed_hosts.clone());
+    config.cors_origins = http.cors_origins.clone();
+    config.json_response = http.json_response;
+    config.stateless = http.stateless;
+    let secs = Duration::from_secs;
+    let positive = |name: &str, v: Option<u64>| match v {
+        Some(0) => Err(Usage(format!("{name} must be at least 1"))),
+        other => Ok(other),
+    };
+    if let Some(n) = http.max_body_bytes {
+        config.max_body_bytes = n;
+    }
+    if let Some(n) = positive("--session-idle-timeout", http.session_idle_timeout)? {
+        config.session_idle_timeout = secs(n);
+    }
+    if let Some(n) = http.max_sessions {
+        config.max_sessions = n;
+    }
+    if let Some(n) = http.max_sessions_per_principal {
+        config.max_sessions_per_principal = n;
+    }
+    if let Some(n) = positive("--max-connections", http.max_connections.map(|n| n as u64))? {
+        config.max_connections = n as usize;
+    }
+    if let Some(n) = positive("--header-timeout", http.header_timeout)? {
+        config.header_timeout = secs(n);
+    }
+    if let Some(n) = positive("--body-timeout", http.body_timeout)? {
+        config.body_timeout = secs(n);
+    }
+    if let Some(n) = positive("--keepalive-interval", http.keepalive_interval)? {
+        config.keepalive_interval = secs(n);
+    }
+    Ok(config)
+}
+
+/// Tokens from `--auth-token` (each value may hold several, split on whitespace) and
+/// `DUET_AUTH_TOKENS`; `None` when there are none.
+fn auth_tokens(flags: &[String]) -> Result<Option<Arc<TokenAuth>>, Usage> {
+    let from_env = std::env::var("DUET_AUTH_TOKENS").ok();
+    let mut specs: Vec<&str> = Vec::new();
+    for value in flags.iter().map(String::as_str).chain(from_env.as_deref()) {
+        if value.trim().is_empty() {
+            return Err(Usage("Invalid value for --auth-token: Empty auth token".into()));
+        }
+        specs.extend(value.split_whitespace());
+    }
+    if specs.is_empty() {
+        return Ok(None);
+    }
+    TokenAuth::from_specs(specs)
+        .map(|auth| Some(Arc::new(auth)))
+        .map_err(|e| Usage(format!("Invalid value for --auth-token: {e}")))
+}
+
+async fn serve_http(server: Server, config: HttpConfig, transport: Transport) -> anyhow::Result<()> {
+    let bound = HttpServer::bind(server, config).await?;
+    let word = match transport {
+        Transport::Sse => "sse",
+        Transport::StreamableHttp => "streamable-http",
+        _ => "http",
+    };
+    eprintln!("duet MCP server ({word}) listening on {}", bound.url());
+    shutdown_signal().await;
+    bound.shutdown(Duration::from_secs(5)).await;
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(s) => s,
+            Err(_) => return ctrl_c.await.unwrap_or(()),
+        };
+        tokio::select! {
+            _ = ctrl_c => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    ctrl_c.await.unwrap_or(());
 }

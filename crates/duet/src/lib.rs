@@ -1,4 +1,5 @@
 //! duet: one MCP server for both protocol eras.
+pub mod auth;
 #[cfg(feature = "fixtures")]
 pub mod fixtures;
 pub mod jsonrpc;

@@ -1,4 +1,5 @@
 //! Transports: they own connections, decode messages, feed them to a session and encode
 //! what comes back. They never look inside a tool.
 
+pub mod http;
 pub mod stdio;

@@ -1,0 +1,56 @@
+//! Principal resolution: who a request runs as. An authenticator may vouch for a principal
+//! (a bearer token's); a program's own resolver may then confirm or replace it. Roles never
+//! come from anything the client says about itself (`clientInfo`).
+
+use crate::layer::Principal;
+use http::HeaderMap;
+use std::sync::Arc;
+
+/// What a resolver may look at.
+pub struct RequestInfo<'a> {
+    /// `"stdio"`, `"http"` or `"sse"`.
+    pub transport: &'static str,
+    pub headers: &'a HeaderMap,
+    pub session_id: Option<&'a str>,
+    /// The principal an authenticator vouched for, if any.
+    pub principal: Option<&'a Principal>,
+}
+
+/// A program's resolver: `Some` decides, `None` falls back to the default order.
+pub type PrincipalResolver = Arc<dyn Fn(&RequestInfo<'_>) -> Option<Principal> + Send + Sync>;
+
+/// The default order: the authenticated principal, then the local user for stdio, then
+/// anonymous.
+pub fn default_principal(info: &RequestInfo<'_>) -> Principal {
+    match (info.principal, info.transport) {
+        (Some(p), _) => p.clone(),
+        (None, "stdio") => Principal::local(),
+        (None, _) => Principal::anonymous(),
+    }
+}
+
+/// Runs `custom` (if any) and falls back to the default order, keeping the authenticated
+/// principal when the custom resolver declines.
+pub fn resolve(custom: Option<&PrincipalResolver>, info: &RequestInfo<'_>) -> Principal {
+    custom.and_then(|r| r(info)).unwrap_or_else(|| default_principal(info))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fallback_keeps_the_token_principal() {
+        let headers = HeaderMap::new();
+        let token = Principal::new("alice", ["analyst"]);
+        let info = RequestInfo { transport: "http", headers: &headers, session_id: None, principal: Some(&token) };
+        let declines: PrincipalResolver = Arc::new(|_| None);
+        assert_eq!(resolve(Some(&declines), &info), token);
+        let replaces: PrincipalResolver = Arc::new(|i| Some(Principal::new(format!("via-{}", i.transport), ["x"])));
+        assert_eq!(resolve(Some(&replaces), &info).id, "via-http");
+        let anon = RequestInfo { principal: None, ..info };
+        assert_eq!(resolve(None, &anon), Principal::anonymous());
+        let stdio = RequestInfo { transport: "stdio", ..anon };
+        assert_eq!(resolve(None, &stdio), Principal::local());
+    }
+}

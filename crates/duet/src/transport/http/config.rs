@@ -1,0 +1,73 @@
+//! Settings of the HTTP transport, with cloudg's defaults.
+
+use crate::auth::resolver::PrincipalResolver;
+use crate::auth::tokens::TokenAuth;
+use std::sync::Arc;
+use std::time::Duration;
+
+#[derive(Clone)]
+pub struct HttpConfig {
+    /// Bind address; port 0 picks a free port.
+    pub host: String,
+    pub port: u16,
+    /// The Streamable HTTP endpoint.
+    pub path: String,
+    /// Serve the deprecated 2024-11-05 HTTP+SSE transport too.
+    pub enable_sse: bool,
+    pub sse_path: String,
+    pub message_path: String,
+    /// Origin patterns (fnmatch); `None` allows the loopback origins.
+    pub allowed_origins: Option<Vec<String>>,
+    /// Host patterns; `None` checks Host only on a loopback bind.
+    pub allowed_hosts: Option<Vec<String>>,
+    /// Origins granted CORS (also allowed as origins).
+    pub cors_origins: Vec<String>,
+    /// Static bearer tokens; `None` serves without authentication.
+    pub auth: Option<Arc<TokenAuth>>,
+    pub principal_resolver: Option<PrincipalResolver>,
+    /// Never answer POSTs with SSE.
+    pub json_response: bool,
+    /// No sessions: every handshake-era request runs in a throwaway session.
+    pub stateless: bool,
+    pub max_body_bytes: usize,
+    pub max_header_bytes: usize,
+    pub session_idle_timeout: Duration,
+    pub max_sessions: usize,
+    pub max_sessions_per_principal: usize,
+    pub max_connections: usize,
+    pub header_timeout: Duration,
+    pub body_timeout: Duration,
+    pub keepalive_interval: Duration,
+    /// `None` disables the health endpoint.
+    pub health_path: Option<String>,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        HttpConfig {
+            host: "127.0.0.1".into(),
+            port: 8765,
+            path: "/mcp".into(),
+            enable_sse: false,
+            sse_path: "/sse".into(),
+            message_path: "/messages/".into(),
+            allowed_origins: None,
+            allowed_hosts: None,
+            cors_origins: Vec::new(),
+            auth: None,
+            principal_resolver: None,
+            json_response: false,
+            stateless: false,
+            max_body_bytes: 4 * 1024 * 1024,
+            max_header_bytes: 64 * 1024,
+            session_idle_timeout: Duration::from_secs(3600),
+            max_sessions: 1000,
+            max_sessions_per_principal: 100,
+            max_connections: 512,
+            header_timeout: Duration::from_secs(30),
+            body_timeout: Duration::from_secs(120),
+            keepalive_interval: Duration::from_secs(15),
+            health_path: Some("/healthz".into()),
+        }
+    }
+}

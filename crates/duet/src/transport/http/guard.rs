@@ -1,0 +1,528 @@
+//! The DNS-rebinding guard every HTTP flavor runs first. A web page can make a browser
+//! talk to a server on the user's machine by rebinding its own name to 127.0.0.1; the
+//! browser then sends the attacker's name in `Host` and the attacker's page in `Origin`.
+//! [`OriginHostGuard`] refuses both before anything else about the request is read:
+//! a `Host` outside the allow-list gets 421, a foreign `Origin` gets 403.
+//!
+//! Allow-lists are `fnmatch` patterns (`*`, `?`, `[...]`), compared case-insensitively.
+
+use glob::{MatchOptions, Pattern};
+use std::net::IpAddr;
+
+/// Why a request was refused: 421 "Invalid Host header" or 403 "Forbidden: invalid Origin".
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rejection {
+    pub status: u16,
+    pub message: &'static str,
+}
+
+impl Rejection {
+    /// `Host` missing or not allowed.
+    pub const INVALID_HOST: Rejection = Rejection {
+        status: 421,
+        message: "Invalid Host header",
+    };
+    /// `Origin` present, not allowed and not same-origin.
+    pub const INVALID_ORIGIN: Rejection = Rejection {
+        status: 403,
+        message: "Forbidden: invalid Origin",
+    };
+}
+
+/// The names a loopback server answers to, as they appear in `Host` and in origins.
+const LOOPBACK_NAMES: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];
+
+const MATCH_OPTIONS: MatchOptions = MatchOptions {
+    case_sensitive: false,
+    require_literal_separator: false,
+    require_literal_leading_dot: false,
+};
+
+/// One allow-list entry: an `fnmatch` pattern, or (when it does not compile) the literal
+/// text, compared case-insensitively.
+#[derive(Debug, Clone)]
+enum Matcher {
+    Glob(Pattern),
+    Literal(String),
+}
+
+impl Matcher {
+    fn new(pattern: &str) -> Self {
+        // fnmatch treats `**` like `*`; the glob crate gives it path meaning or refuses it.
+        let mut collapsed = String::with_capacity(pattern.len());
+        for c in pattern.chars() {
+            if c != '*' || !collapsed.ends_with('*') {
+                collapsed.push(c);
+            }
+        }
+        match Pattern::new(&collapsed) {
+            Ok(glob) => Matcher::Glob(glob),
+            Err(_) => Matcher::Literal(pattern.to_owned()),
+        }
+    }
+
+    fn matches(&self, value: &str) -> bool {
+        match self {
+            Matcher::Glob(glob) => glob.matches_with(value, MATCH_OPTIONS),
+            Matcher::Literal(text) => text.eq_ignore_ascii_case(value),
+        }
+    }
+}
+
+fn matchers(patterns: &[String]) -> impl Iterator<Item = Matcher> + '_ {
+    patterns.iter().map(|pattern| Matcher::new(pattern))
+}
+
+fn matches_any(list: &[Matcher], value: &str) -> bool {
+    list.iter().any(|matcher| matcher.matches(value))
+}
+
+/// `name` and `name:*` for every loopback name, each `prefix`ed. The names are escaped,
+/// so `[::1]` is the literal address rather than a character class.
+fn loopback_patterns(prefix: &str) -> impl Iterator<Item = Matcher> + '_ {
+    LOOPBACK_NAMES.into_iter().flat_map(move |name| {
+        let name = Pattern::escape(name);
+        [
+            Matcher::new(&format!("{prefix}{name}")),
+            Matcher::new(&format!("{prefix}{name}:*")),
+        ]
+    })
+}
+
+/// The Host/Origin check shared by Streamable HTTP and legacy HTTP+SSE.
+#[derive(Debug, Clone)]
+pub struct OriginHostGuard {
+    origins: Vec<Matcher>,
+    /// `None`: Host is not checked (non-loopback bind without `--allowed-host`).
+    hosts: Option<Vec<Matcher>>,
+}
+
+impl OriginHostGuard {
+    /// `allowed_origins` None = the loopback defaults; Some(list) replaces them.
+    /// `extra_origins` (the CORS origins) are appended.
+    /// `allowed_hosts` None = the loopback names when `bind_host` is loopback, else no
+    /// Host check. An empty list counts as not given.
+    pub fn new(
+        bind_host: &str,
+        allowed_origins: Option<&[String]>,
+        allowed_hosts: Option<&[String]>,
+        extra_origins: &[String],
+    ) -> Self {
+        let mut origins: Vec<Matcher> = match allowed_origins.filter(|list| !list.is_empty()) {
+            Some(list) => matchers(list).collect(),
+            None => loopback_patterns("http://")
+                .chain(loopback_patterns("https://"))
+                .collect(),
+        };
+        origins.extend(matchers(extra_origins));
+        let hosts = match allowed_hosts.filter(|list| !list.is_empty()) {
+            Some(list) => Some(matchers(list).collect()),
+            None if is_loopback(bind_host) => Some(loopback_patterns("").collect()),
+            None => None,
+        };
+        OriginHostGuard { origins, hosts }
+    }
+
+    /// `Ok` when the request may proceed; otherwise the status and message to answer with
+    /// (the connection is then closed).
+    pub fn check(&self, host: Option<&str>, origin: Option<&str>) -> Result<(), Rejection> {
+        if let Some(hosts) = &self.hosts
+            && !host.is_some_and(|host| matches_any(hosts, host))
+        {
+            return Err(Rejection::INVALID_HOST);
+        }
+        let Some(origin) = origin else {
+            return Ok(());
+        };
+        if matches_any(&self.origins, origin) {
+            return Ok(());
+        }
+        // Same-origin is only trusted when Host itself was validated: on an unpinned
+        // public bind a rebound name controls both headers.
+        let same_origin = self.checks_host()
+            && host.is_some_and(|host| {
+                origin_authority(origin)
+                    .is_some_and(|authority| authority.eq_ignore_ascii_case(host))
+            });
+        if same_origin {
+            Ok(())
+        } else {
+            Err(Rejection::INVALID_ORIGIN)
+        }
+    }
+
+    /// Whether Host is validated (loopback bind or explicit allowed hosts).
+    pub fn checks_host(&self) -> bool {
+        self.hosts.is_some()
+    }
+}
+
+/// The `AUTHORITY` of `scheme://AUTHORITY[/...]` (Python's `urlsplit(origin).netloc`);
+/// `None` when the origin has no authority (`null`, `file:`...).
+fn origin_authority(origin: &str) -> Option<&str> {
+    let (scheme, rest) = origin.split_once("://")?;
+    let valid_scheme = scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    if !valid_scheme {
+        return None;
+    }
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    Some(&rest[..end]).filter(|authority| !authority.is_empty())
+}
+
+/// Whether a bind address only accepts local connections: `localhost`, the empty host,
+/// or a loopback IP (IPv4 127/8, `::1`, bracketed or not, and IPv4-mapped loopback).
+pub fn is_loopback(host: &str) -> bool {
+    if host.is_empty() || host.eq_ignore_ascii_case("localhost") {
+        return true;
+    }
+    let bare = host
+        .strip_prefix('[')
+        .and_then(|inner| inner.strip_suffix(']'))
+        .unwrap_or(host);
+    match bare.parse::<IpAddr>() {
+        Ok(IpAddr::V4(ip)) => ip.is_loopback(),
+        Ok(IpAddr::V6(ip)) => {
+            ip.is_loopback() || ip.to_ipv4_mapped().is_some_and(|ip| ip.is_loopback())
+        }
+        Err(_) => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HOST: Result<(), Rejection> = Err(Rejection::INVALID_HOST);
+    const ORIGIN: Result<(), Rejection> = Err(Rejection::INVALID_ORIGIN);
+
+    fn strings(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn loopback() -> OriginHostGuard {
+        OriginHostGuard::new("127.0.0.1", None, None, &[])
+    }
+
+    fn public() -> OriginHostGuard {
+        OriginHostGuard::new("0.0.0.0", None, None, &[])
+    }
+
+    #[test]
+    fn rejection_texts() {
+        assert_eq!(
+            (
+                Rejection::INVALID_HOST.status,
+                Rejection::INVALID_HOST.message
+            ),
+            (421, "Invalid Host header")
+        );
+        assert_eq!(
+            (
+                Rejection::INVALID_ORIGIN.status,
+                Rejection::INVALID_ORIGIN.message
+            ),
+            (403, "Forbidden: invalid Origin")
+        );
+    }
+
+    #[test]
+    fn loopback_bind_accepts_loopback_hosts() {
+        let guard = loopback();
+        assert!(guard.checks_host());
+        for host in [
+            "127.0.0.1:8765",
+            "127.0.0.1",
+            "localhost",
+            "localhost:3000",
+            "[::1]",
+            "[::1]:8765",
+            "LocalHost:8765",
+        ] {
+            assert_eq!(guard.check(Some(host), None), Ok(()), "{host}");
+        }
+    }
+
+    #[test]
+    fn loopback_bind_rejects_foreign_hosts() {
+        let guard = loopback();
+        assert_eq!(guard.check(Some("evil.example"), None), HOST);
+        assert_eq!(guard.check(Some("evil.example:80"), None), HOST);
+        assert_eq!(guard.check(Some("localhost.evil.example"), None), HOST);
+        assert_eq!(guard.check(Some(":"), None), HOST);
+        // An fnmatch `[::1]` would be a character class matching one ':' or '1'.
+        assert_eq!(guard.check(Some("1"), None), HOST);
+    }
+
+    #[test]
+    fn loopback_bind_refuses_a_missing_host() {
+        assert_eq!(loopback().check(None, None), HOST);
+        assert_eq!(loopback().check(None, Some("http://localhost:8765")), HOST);
+    }
+
+    #[test]
+    fn host_is_checked_before_origin() {
+        assert_eq!(
+            loopback().check(Some("evil.example"), Some("https://evil.example")),
+            HOST
+        );
+    }
+
+    #[test]
+    fn loopback_bind_rejects_foreign_origin() {
+        let guard = loopback();
+        assert_eq!(
+            guard.check(Some("127.0.0.1:8765"), Some("https://evil.example")),
+            ORIGIN
+        );
+        assert_eq!(guard.check(Some("127.0.0.1:8765"), Some("null")), ORIGIN);
+    }
+
+    #[test]
+    fn loopback_bind_accepts_loopback_origins() {
+        let guard = loopback();
+        for origin in [
+            "http://localhost:3000",
+            "http://localhost",
+            "https://localhost:8443",
+            "http://127.0.0.1:8765",
+            "https://127.0.0.1",
+            "http://[::1]:8765",
+            "https://[::1]",
+        ] {
+            assert_eq!(
+                guard.check(Some("127.0.0.1:8765"), Some(origin)),
+                Ok(()),
+                "{origin}"
+            );
+        }
+    }
+
+    #[test]
+    fn patterns_are_case_insensitive() {
+        assert_eq!(
+            loopback().check(Some("LOCALHOST:8765"), Some("HTTP://LOCALHOST:8765")),
+            Ok(())
+        );
+        let guard = OriginHostGuard::new(
+            "0.0.0.0",
+            Some(&strings(&["https://*.Example.COM"])),
+            Some(&strings(&["MCP.example.com"])),
+            &[],
+        );
+        assert_eq!(
+            guard.check(Some("mcp.EXAMPLE.com"), Some("HTTPS://app.example.com")),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn absent_origin_passes() {
+        assert_eq!(loopback().check(Some("localhost:8765"), None), Ok(()));
+        assert_eq!(public().check(None, None), Ok(()));
+    }
+
+    #[test]
+    fn public_bind_accepts_any_host() {
+        let guard = public();
+        assert!(!guard.checks_host());
+        assert_eq!(guard.check(Some("evil.example"), None), Ok(()));
+        assert_eq!(guard.check(Some("mcp.example.com:443"), None), Ok(()));
+        assert_eq!(guard.check(None, None), Ok(()));
+    }
+
+    #[test]
+    fn public_bind_still_rejects_foreign_origin() {
+        assert_eq!(
+            public().check(Some("mcp.example.com"), Some("https://evil.example")),
+            ORIGIN
+        );
+    }
+
+    #[test]
+    fn public_bind_rejects_same_origin() {
+        assert_eq!(
+            public().check(
+                Some("attacker.example:8765"),
+                Some("http://attacker.example:8765")
+            ),
+            ORIGIN
+        );
+    }
+
+    #[test]
+    fn public_bind_accepts_loopback_origin() {
+        assert_eq!(
+            public().check(Some("attacker.example:8765"), Some("http://localhost:8765")),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn pinned_hosts_accept_same_origin() {
+        let hosts = strings(&["mcp.example.com"]);
+        let guard = OriginHostGuard::new("0.0.0.0", None, Some(&hosts), &[]);
+        assert!(guard.checks_host());
+        assert_eq!(
+            guard.check(Some("mcp.example.com"), Some("https://mcp.example.com")),
+            Ok(())
+        );
+        assert_eq!(
+            guard.check(Some("MCP.example.com"), Some("https://mcp.EXAMPLE.com/")),
+            Ok(())
+        );
+        assert_eq!(
+            guard.check(Some("mcp.example.com"), Some("https://evil.example")),
+            ORIGIN
+        );
+        assert_eq!(
+            guard.check(Some("evil.example"), Some("https://evil.example")),
+            HOST
+        );
+        assert_eq!(guard.check(None, None), HOST);
+    }
+
+    #[test]
+    fn loopback_bind_accepts_same_origin() {
+        assert_eq!(
+            loopback().check(
+                Some("localhost:8765"),
+                Some("chrome-extension://localhost:8765")
+            ),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn allowed_hosts_replace_the_loopback_names() {
+        let hosts = strings(&["*.example.com:*"]);
+        let guard = OriginHostGuard::new("127.0.0.1", None, Some(&hosts), &[]);
+        assert_eq!(guard.check(Some("mcp.example.com:8443"), None), Ok(()));
+        assert_eq!(guard.check(Some("localhost:8765"), None), HOST);
+    }
+
+    #[test]
+    fn allowed_origins_replace_the_defaults() {
+        let origins = strings(&["https://app.example.com"]);
+        let guard = OriginHostGuard::new("127.0.0.1", Some(&origins), None, &[]);
+        assert_eq!(
+            guard.check(Some("localhost:8765"), Some("https://app.example.com")),
+            Ok(())
+        );
+        assert_eq!(
+            guard.check(Some("localhost:8765"), Some("http://localhost:3000")),
+            ORIGIN
+        );
+        assert_eq!(
+            guard.check(Some("localhost:8765"), Some("https://evil.example")),
+            ORIGIN
+        );
+    }
+
+    #[test]
+    fn empty_lists_count_as_not_given() {
+        let guard = OriginHostGuard::new("127.0.0.1", Some(&[]), Some(&[]), &[]);
+        assert_eq!(
+            guard.check(Some("localhost:8765"), Some("http://localhost:3000")),
+            Ok(())
+        );
+        assert_eq!(guard.check(Some("evil.example"), None), HOST);
+    }
+
+    #[test]
+    fn cors_origins_are_appended() {
+        let cors = strings(&["https://app.example.com"]);
+        let guard = OriginHostGuard::new("127.0.0.1", None, None, &cors);
+        assert_eq!(
+            guard.check(Some("localhost:8765"), Some("https://app.example.com")),
+            Ok(())
+        );
+        assert_eq!(
+            guard.check(Some("localhost:8765"), Some("http://localhost:3000")),
+            Ok(())
+        );
+        let origins = strings(&["https://other.example"]);
+        let replaced = OriginHostGuard::new("127.0.0.1", Some(&origins), None, &cors);
+        assert_eq!(
+            replaced.check(Some("localhost:8765"), Some("https://app.example.com")),
+            Ok(())
+        );
+        assert_eq!(
+            replaced.check(Some("localhost:8765"), Some("https://other.example")),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn fnmatch_wildcards() {
+        let origins = strings(&["https://app?.example.com", "https://[ab]x.example.com", "*"]);
+        let guard = OriginHostGuard::new("0.0.0.0", Some(&origins[..2]), None, &[]);
+        assert_eq!(guard.check(None, Some("https://app1.example.com")), Ok(()));
+        assert_eq!(guard.check(None, Some("https://bx.example.com")), Ok(()));
+        assert_eq!(guard.check(None, Some("https://cx.example.com")), ORIGIN);
+        assert_eq!(guard.check(None, Some("https://app12.example.com")), ORIGIN);
+        let any = OriginHostGuard::new("0.0.0.0", Some(&origins[2..]), None, &[]);
+        assert_eq!(any.check(None, Some("https://anything.example/x")), Ok(()));
+        let double = OriginHostGuard::new(
+            "0.0.0.0",
+            Some(&strings(&["https://**.example"])),
+            None,
+            &[],
+        );
+        assert_eq!(double.check(None, Some("https://a.b.example")), Ok(()));
+    }
+
+    #[test]
+    fn invalid_patterns_match_only_themselves() {
+        let origins = strings(&["https://[broken.example"]);
+        let guard = OriginHostGuard::new("0.0.0.0", Some(&origins), None, &[]);
+        assert_eq!(guard.check(None, Some("https://[broken.example")), Ok(()));
+        assert_eq!(guard.check(None, Some("HTTPS://[BROKEN.example")), Ok(()));
+        assert_eq!(guard.check(None, Some("https://b")), ORIGIN);
+    }
+
+    #[test]
+    fn origin_authorities() {
+        assert_eq!(
+            origin_authority("https://a.example:8443"),
+            Some("a.example:8443")
+        );
+        assert_eq!(
+            origin_authority("http://a.example/path?q#f"),
+            Some("a.example")
+        );
+        assert_eq!(origin_authority("http://a.example?q"), Some("a.example"));
+        assert_eq!(origin_authority("null"), None);
+        assert_eq!(origin_authority("file://"), None);
+        assert_eq!(origin_authority("://host"), None);
+        assert_eq!(origin_authority("1http://host"), None);
+    }
+
+    #[test]
+    fn loopback_binds() {
+        for host in [
+            "localhost",
+            "LOCALHOST",
+            "",
+            "127.0.0.1",
+            "127.1.2.3",
+            "::1",
+            "[::1]",
+            "::ffff:127.0.0.1",
+        ] {
+            assert!(is_loopback(host), "{host:?}");
+        }
+        for host in [
+            "0.0.0.0",
+            "::",
+            "[::]",
+            "192.168.1.10",
+            "example.com",
+            "[127.0.0.1]x",
+        ] {
+            assert!(!is_loopback(host), "{host:?}");
+        }
+    }
+}

@@ -1,0 +1,76 @@
+//! The deprecated 2024-11-05 HTTP+SSE transport (opt-in): `GET /sse` opens a session whose
+//! stream starts with an `endpoint` event; POSTs to that endpoint answer 202 and their
+//! replies arrive on the stream. The session ends with its stream.
+
+use super::body::{self, Body};
+use super::post::{parse_message, read_body, sse_response};
+use super::service::{Gated, HttpShared, http_error};
+use super::sessions::{HttpSession, Kind};
+use super::stream::{StreamOpen, outbox_stream};
+use crate::protocol::runs_inline;
+use http::{Response, StatusCode};
+use std::sync::Arc;
+
+/// Removes the session from the table when its stream ends.
+struct EndsSession {
+    shared: Arc<super::service::HttpShared>,
+    id: String,
+}
+
+impl Drop for EndsSession {
+    fn drop(&mut self) {
+        self.shared.sessions.remove(&self.id);
+    }
+}
+
+pub(super) fn open<B>(shared: &Arc<HttpShared>, req: Gated<B>) -> Response<Body> {
+    let session = match shared.sessions.create(&shared.server, &req.principal, Kind::LegacySse) {
+        Ok(s) => s,
+        Err(full) => return http_error(StatusCode::SERVICE_UNAVAILABLE, full.0),
+    };
+    session.open_stream();
+    let endpoint = format!("{}?session_id={}", shared.config.message_path, session.id);
+    let guard = (StreamOpen(session.clone()), EndsSession { shared: shared.clone(), id: session.id.clone() });
+    sse_response(outbox_stream(shared, &session, Some(body::event("endpoint", &endpoint)), guard))
+}
+
+fn session_id(query: Option<&str>) -> Option<String> {
+    let query = query?;
+    query.split('&').find_map(|pair| {
+        let (k, v) = pair.split_once('=')?;
+        (k == "session_id" && !v.is_empty())
+            .then(|| percent_encoding::percent_decode_str(v).decode_utf8_lossy().into_owned())
+    })
+}
+
+pub(super) async fn post<B>(shared: &HttpShared, req: Gated<B>) -> Response<Body>
+where
+    B: http_body::Body + Send + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let Gated { parts, principal, body } = req;
+    let Some(id) = session_id(parts.uri.query()) else {
+        return http_error(StatusCode::BAD_REQUEST, "session_id query parameter is required");
+    };
+    let Some(session) = shared.sessions.get(&id, &principal).filter(|s| s.kind == Kind::LegacySse) else {
+        return http_error(StatusCode::NOT_FOUND, "Session not found");
+    };
+    let message = match read_body(shared, &parts.headers, body).await.and_then(|b| parse_message(&b)) {
+        Ok(m) => m,
+        Err(response) => return response,
+    };
+    if runs_inline(&message) {
+        deliver(&session, message, principal).await;
+    } else {
+        tokio::spawn(async move { deliver(&session, message, principal).await });
+    }
+    let mut response = Response::new(body::full("Accepted"));
+    *response.status_mut() = StatusCode::ACCEPTED;
+    response
+}
+
+async fn deliver(session: &HttpSession, message: serde_json::Value, principal: crate::layer::Principal) {
+    if let Some(answer) = session.session.handle(message, None, Some(principal)).await {
+        session.outbox.push(answer.to_line());
+    }
+}

@@ -1,0 +1,19 @@
+//! Streamable HTTP (both eras on one endpoint), the legacy HTTP+SSE transport, and their
+//! gates. [`McpService`] is a `tower::Service` a program can mount in its own app;
+//! [`HttpServer`] runs it standalone.
+
+mod body;
+mod config;
+pub mod guard;
+mod legacy;
+mod listener;
+pub mod modern;
+mod post;
+mod service;
+mod sessions;
+mod stream;
+
+pub use body::Body;
+pub use config::HttpConfig;
+pub use listener::HttpServer;
+pub use service::McpService;

@@ -1,0 +1,135 @@
+//! The 2026-07-28 checks an HTTP request passes before the engine sees it: which era a
+//! POST belongs to, and the ladder of envelope and header checks (first failure wins,
+//! answered with HTTP 400 and the request's id).
+
+use crate::jsonrpc::{RpcError, code, envelope_key as key};
+use crate::protocol::{Version, envelope};
+use base64::Engine as _;
+use http::HeaderMap;
+use serde_json::{Map, Value};
+
+pub const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
+pub const METHOD_HEADER: &str = "mcp-method";
+pub const NAME_HEADER: &str = "mcp-name";
+
+pub fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim)
+}
+
+/// A 2026 message: its `MCP-Protocol-Version` header names a modern revision, or its
+/// `_meta` carries an envelope key.
+pub fn is_modern(message: &Value, headers: &HeaderMap) -> bool {
+    if header(headers, PROTOCOL_VERSION_HEADER).and_then(Version::parse).is_some_and(Version::is_modern) {
+        return true;
+    }
+    let meta = message.get("params").and_then(|p| p.get("_meta")).and_then(Value::as_object);
+    meta.is_some_and(|m| m.contains_key(key::PROTOCOL_VERSION) || m.contains_key(key::CLIENT_CAPABILITIES))
+}
+
+/// Decodes a header value sent as `=?base64?…?=`; other values are literal.
+pub fn decode_header_value(raw: &str) -> Result<String, ()> {
+    match raw.strip_prefix("=?base64?").and_then(|r| r.strip_suffix("?=")) {
+        None => Ok(raw.to_string()),
+        Some(b64) => {
+            let bytes = base64::engine::general_purpose::STANDARD.decode(b64).map_err(|_| ())?;
+            String::from_utf8(bytes).map_err(|_| ())
+        }
+    }
+}
+
+fn mismatch(message: &str) -> RpcError {
+    RpcError::new(code::HEADER_MISMATCH, message)
+}
+
+/// The ladder for one 2026 request.
+pub fn check(headers: &HeaderMap, method: &str, params: &Map<String, Value>) -> Result<(), RpcError> {
+    let meta = envelope::meta(params);
+    let missing: Vec<&str> = [key::PROTOCOL_VERSION, key::CLIENT_CAPABILITIES]
+        .into_iter()
+        .filter(|k| !meta.is_some_and(|m| m.contains_key(*k)))
+        .collect();
+    if !missing.is_empty() {
+        return Err(envelope::missing_keys_error(&missing));
+    }
+    let version = meta.and_then(|m| m.get(key::PROTOCOL_VERSION));
+    let header_version = header(headers, PROTOCOL_VERSION_HEADER);
+    if header_version.is_none() || version.and_then(Value::as_str).is_some_and(|v| Some(v) != header_version) {
+        return Err(mismatch("MCP-Protocol-Version header does not match the request envelope's protocol version"));
+    }
+    if header(headers, METHOD_HEADER) != Some(method) {
+        return Err(mismatch("Mcp-Method header does not match the request body's method"));
+    }
+    let named = match method {
+        "tools/call" | "prompts/get" => Some("name"),
+        "resources/read" => Some("uri"),
+        _ => None,
+    };
+    if let Some(field) = named
+        && let Some(expected) = params.get(field).and_then(Value::as_str)
+    {
+        let sent = header(headers, NAME_HEADER).map(decode_header_value);
+        if sent != Some(Ok(expected.to_string())) {
+            return Err(mismatch(&format!("Mcp-Name header does not match the request body's '{field}' parameter")));
+        }
+    }
+    envelope::parse(params).map(|_| ())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn headers(pairs: &[(&str, &str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.insert(http::HeaderName::from_bytes(k.as_bytes()).unwrap(), v.parse().unwrap());
+        }
+        h
+    }
+
+    fn params(version: Value, extra: Value) -> Map<String, Value> {
+        let mut p = json!({"_meta": {key::PROTOCOL_VERSION: version, key::CLIENT_CAPABILITIES: {}}});
+        p.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        p.as_object().unwrap().clone()
+    }
+
+    fn code_of(h: &HeaderMap, method: &str, p: &Map<String, Value>) -> i64 {
+        check(h, method, p).unwrap_err().code
+    }
+
+    #[test]
+    fn the_ladder() {
+        let ok = headers(&[("mcp-protocol-version", "2026-07-28"), ("mcp-method", "tools/call"), ("mcp-name", "echo")]);
+        let p = params(json!("2026-07-28"), json!({"name": "echo"}));
+        assert!(check(&ok, "tools/call", &p).is_ok());
+        let no_caps = json!({"_meta": {key::PROTOCOL_VERSION: "2026-07-28"}}).as_object().unwrap().clone();
+        assert_eq!(code_of(&ok, "tools/call", &no_caps), -32602);
+        assert_eq!(code_of(&headers(&[("mcp-method", "tools/call"), ("mcp-name", "echo")]), "tools/call", &p), -32020);
+        let wrong_version = headers(&[("mcp-protocol-version", "2025-11-25"), ("mcp-method", "tools/call"), ("mcp-name", "echo")]);
+        assert_eq!(code_of(&wrong_version, "tools/call", &p), -32020);
+        let wrong_method = headers(&[("mcp-protocol-version", "2026-07-28"), ("mcp-method", "TOOLS/CALL"), ("mcp-name", "echo")]);
+        assert_eq!(code_of(&wrong_method, "tools/call", &p), -32020);
+        let no_name = headers(&[("mcp-protocol-version", "2026-07-28"), ("mcp-method", "tools/call")]);
+        assert_eq!(code_of(&no_name, "tools/call", &p), -32020);
+        let encoded = headers(&[("mcp-protocol-version", "2026-07-28"), ("mcp-method", "tools/call"), ("mcp-name", "=?base64?ZWNobw==?=")]);
+        assert!(check(&encoded, "tools/call", &p).is_ok());
+        let bad_b64 = headers(&[("mcp-protocol-version", "2026-07-28"), ("mcp-method", "tools/call"), ("mcp-name", "=?base64?***?=")]);
+        assert_eq!(code_of(&bad_b64, "tools/call", &p), -32020);
+        let future = headers(&[("mcp-protocol-version", "v999.0.0"), ("mcp-method", "tools/call"), ("mcp-name", "echo")]);
+        let err = check(&future, "tools/call", &params(json!("v999.0.0"), json!({"name": "echo"}))).unwrap_err();
+        assert_eq!((err.code, err.data.unwrap()["requested"].clone()), (-32022, json!("v999.0.0")));
+        let numeric = headers(&[("mcp-protocol-version", "5"), ("mcp-method", "tools/list")]);
+        assert_eq!(code_of(&numeric, "tools/list", &params(json!(5), json!({}))), -32602);
+    }
+
+    #[test]
+    fn era_detection() {
+        let modern = headers(&[("mcp-protocol-version", "2026-07-28")]);
+        assert!(is_modern(&json!({"method": "server/discover"}), &modern));
+        let legacy = headers(&[("mcp-protocol-version", "2025-11-25")]);
+        assert!(!is_modern(&json!({"method": "tools/list"}), &legacy));
+        let enveloped = json!({"params": {"_meta": {key::CLIENT_CAPABILITIES: {}}}});
+        assert!(is_modern(&enveloped, &HeaderMap::new()));
+    }
+}

@@ -1,0 +1,366 @@
+//! POST to the MCP endpoint: content checks, the 2026 ladder, the session (or a one-shot
+//! one), and the answer as one JSON document or as an SSE stream scoped to the request.
+
+use super::body::{self, Body};
+use super::modern::{self, PROTOCOL_VERSION_HEADER, header};
+use super::service::{Gated, HttpShared, SESSION_HEADER, http_error, json, rpc_error};
+use super::sessions::Kind;
+use crate::jsonrpc::{DEFAULT_HTTP_VERSION, RequestId, RpcError, Sink, code, encode};
+use crate::layer::Principal;
+use crate::protocol::{Answer, Session, SessionOptions, Version};
+use bytes::Bytes;
+use http::header::{self as h, HeaderValue};
+use http::{HeaderMap, Response, StatusCode};
+use http_body_util::BodyExt;
+use serde_json::Value;
+use std::sync::Arc;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+/// What the client accepts (an absent or empty `Accept` accepts both).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Accept {
+    pub json: bool,
+    pub sse: bool,
+}
+
+impl Accept {
+    pub fn parse(headers: &HeaderMap) -> Accept {
+        let values: Vec<String> = headers
+            .get_all(h::ACCEPT)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .map(|t| t.split(';').next().unwrap_or_default().trim().to_ascii_lowercase())
+            .filter(|t| !t.is_empty())
+            .collect();
+        if values.is_empty() {
+            return Accept { json: true, sse: true };
+        }
+        let any = |types: &[&str]| values.iter().any(|v| types.contains(&v.as_str()));
+        Accept {
+            json: any(&["application/json", "application/*", "*/*"]),
+            sse: any(&["text/event-stream", "text/*", "*/*"]),
+        }
+    }
+}
+
+/// Reads a whole body within the size and time limits.
+pub(super) async fn read_body<B>(shared: &HttpShared, headers: &HeaderMap, body: B) -> Result<Bytes, Response<Body>>
+where
+    B: http_body::Body + Send + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let limit = shared.config.max_body_bytes;
+    let too_large = || http_error(StatusCode::PAYLOAD_TOO_LARGE, "Payload Too Large");
+    let declared = headers.get(h::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit as u64) {
+        return Err(too_large());
+    }
+    let collect = http_body_util::Limited::new(body, limit).collect();
+    match tokio::time::timeout(shared.config.body_timeout, collect).await {
+        Ok(Ok(collected)) => Ok(collected.to_bytes()),
+        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => Err(too_large()),
+        Ok(Err(e)) => Err(http_error(StatusCode::BAD_REQUEST, &format!("Bad Request: {e}"))),
+        Err(_) => Err(http_error(StatusCode::REQUEST_TIMEOUT, "Request Timeout")),
+    }
+}
+
+/// Parses a JSON-RPC body: an object or an array, else a 400.
+pub(super) fn parse_message(bytes: &[u8]) -> Result<Value, Response<Body>> {
+    match serde_json::from_slice::<Value>(bytes) {
+        Ok(v @ (Value::Object(_) | Value::Array(_))) => Ok(v),
+        Ok(_) => Err(http_error(StatusCode::BAD_REQUEST, "Invalid Request")),
+        Err(_) => Err(rpc_error(StatusCode::BAD_REQUEST, None, RpcError::parse_error())),
+    }
+}
+
+fn is_request(v: &Value) -> bool {
+    v.get("method").is_some() && v.get("id").is_some()
+}
+
+fn requests(message: &Value) -> impl Iterator<Item = &Value> {
+    let items = match message {
+        Value::Array(items) => items.as_slice(),
+        single => std::slice::from_ref(single),
+    };
+    items.iter().filter(|v| is_request(v))
+}
+
+pub(super) async fn handle<B>(shared: &HttpShared, req: Gated<B>) -> Response<Body>
+where
+    B: http_body::Body + Send + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let Gated { parts, principal, body } = req;
+    let headers = &parts.headers;
+    let content_type = headers.get(h::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or_default();
+    if !content_type.split(';').next().unwrap_or_default().trim().eq_ignore_ascii_case("application/json") {
+        return http_error(StatusCode::UNSUPPORTED_MEDIA_TYPE, "Content-Type must be application/json");
+    }
+    let accept = Accept::parse(headers);
+    if !accept.json && !accept.sse {
+        return http_error(StatusCode::NOT_ACCEPTABLE, "Not Acceptable: accept application/json or text/event-stream");
+    }
+    let bytes = match read_body(shared, headers, body).await {
+        Ok(b) => b,
+        Err(response) => return response,
+    };
+    let message = match parse_message(&bytes) {
+        Ok(m) => m,
+        Err(response) => return response,
+    };
+    match &message {
+        Value::Array(items) if items.iter().any(|i| modern::is_modern(i, headers)) => {
+            return http_error(
+                StatusCode::BAD_REQUEST,
+                "JSON-RPC batches are not supported by protocol version 2026-07-28",
+            );
+        }
+        Value::Object(_) if modern::is_modern(&message, headers) => {
+            return handle_modern(shared, headers, message, principal, accept).await;
+        }
+        _ => {}
+    }
+    let header_version = header(headers, PROTOCOL_VERSION_HEADER);
+    let negotiated = match header_version.map(|v| (v, Version::parse(v))) {
+        Some((raw, None)) => {
+            return http_error(StatusCode::BAD_REQUEST, &format!("Unsupported MCP-Protocol-Version: {raw}"));
+        }
+        Some((_, Some(v))) => Some(v),
+        None => None,
+    };
+    let initialize = message.get("method").and_then(Value::as_str) == Some("initialize");
+    if shared.config.stateless {
+        let version = negotiated.or_else(|| Version::parse(DEFAULT_HTTP_VERSION)).filter(|_| !initialize);
+        let session = shared.server.session(SessionOptions {
+            send: None,
+            principal: Some(principal.clone()),
+            stateless_version: version,
+            register: false,
+        });
+        return respond(shared, session, message, principal, accept, false).await;
+    }
+    if initialize {
+        let http_session = match shared.sessions.create(&shared.server, &principal, Kind::Streamable) {
+            Ok(s) => s,
+            Err(full) => return http_error(StatusCode::SERVICE_UNAVAILABLE, full.0),
+        };
+        let mut response = respond(shared, http_session.session.clone(), message, principal, accept, false).await;
+        if http_session.session.protocol_version().is_some() {
+            if let Ok(id) = HeaderValue::from_str(&http_session.id) {
+                response.headers_mut().insert(SESSION_HEADER, id);
+            }
+        } else {
+            shared.sessions.remove(&http_session.id);
+        }
+        return response;
+    }
+    let Some(id) = header(headers, SESSION_HEADER) else {
+        return http_error(StatusCode::BAD_REQUEST, "Bad Request: Mcp-Session-Id header is required");
+    };
+    let Some(http_session) = shared.sessions.get(id, &principal).filter(|s| s.kind == Kind::Streamable) else {
+        return http_error(StatusCode::NOT_FOUND, "Session not found");
+    };
+    let session = http_session.session.clone();
+    if let (Some(asked), Some(agreed)) = (negotiated.filter(|v| !v.is_modern()), session.protocol_version())
+        && asked != agreed
+    {
+        return http_error(
+            StatusCode::BAD_REQUEST,
+            &format!("MCP-Protocol-Version {asked} does not match the negotiated version {agreed}"),
+        );
+    }
+    respond(shared, session, message, principal, accept, false).await
+}
+
+/// A 2026 message: the ladder, then a one-shot session that keeps nothing.
+async fn handle_modern(
+    shared: &HttpShared,
+    headers: &HeaderMap,
+    message: Value,
+    principal: Principal,
+    accept: Accept,
+) -> Response<Body> {
+    if !is_request(&message) {
+        // Client notifications carry nothing for a stateless server over HTTP.
+        return accepted();
+    }
+    if let (Some(method), Some(params)) = (message["method"].as_str(), params_of(&message)) {
+        let empty = serde_json::Map::new();
+        if let Err(error) = modern::check(headers, method, params.unwrap_or(&empty)) {
+            let id = RequestId::from_value(&message["id"]);
+            return rpc_error(StatusCode::BAD_REQUEST, id, error);
+        }
+    }
+    let session = shared.server.session(SessionOptions {
+        send: None,
+        principal: Some(principal.clone()),
+        stateless_version: None,
+        register: false,
+    });
+    respond(shared, session, message, principal, accept, true).await
+}
+
+/// `Some(params)` when params are an object or absent; `None` when malformed (the engine
+/// answers that).
+fn params_of(message: &Value) -> Option<Option<&serde_json::Map<String, Value>>> {
+    match message.get("params") {
+        None | Some(Value::Null) => Some(None),
+        Some(Value::Object(p)) => Some(Some(p)),
+        Some(_) => None,
+    }
+}
+
+fn accepted() -> Response<Body> {
+    let mut response = Response::new(body::empty());
+    *response.status_mut() = StatusCode::ACCEPTED;
+    response
+}
+
+/// The HTTP status of an answer: 2026 requests map "method not found" to 404 and a
+/// missing client capability to 400; everything else is 200.
+fn status_of(answer: &Answer, modern: bool) -> StatusCode {
+    match answer {
+        Answer::One(r) if modern => match r.error_code() {
+            Some(code::METHOD_NOT_FOUND) => StatusCode::NOT_FOUND,
+            Some(code::MISSING_CLIENT_CAPABILITY) => StatusCode::BAD_REQUEST,
+            _ => StatusCode::OK,
+        },
+        _ => StatusCode::OK,
+    }
+}
+
+/// Answers the requests in `message` as JSON or SSE (the table of cloudg §3.6).
+pub(super) async fn respond(
+    shared: &HttpShared,
+    session: Session,
+    message: Value,
+    principal: Principal,
+    accept: Accept,
+    modern: bool,
+) -> Response<Body> {
+    if requests(&message).next().is_none() {
+        return match session.handle(message, None, Some(principal)).await {
+            Some(answer) => json(StatusCode::BAD_REQUEST, answer.to_line()),
+            None => accepted(),
+        };
+    }
+    let method_is = |names: &[&str]| requests(&message).any(|r| names.contains(&r["method"].as_str().unwrap_or("")));
+    let listen = method_is(&["subscriptions/listen"]);
+    let streaming = listen || method_is(&["tools/call", "resources/read", "prompts/get"]);
+    if listen && !accept.sse {
+        return http_error(StatusCode::NOT_ACCEPTABLE, "subscriptions/listen requires Accept: text/event-stream");
+    }
+    let use_sse = accept.sse && (listen || (!shared.config.json_response && (streaming || !accept.json)));
+    if use_sse {
+        return respond_sse(shared, session, message, principal, modern).await;
+    }
+    let answer = if modern {
+        session.handle(message, None, Some(principal)).await
+    } else {
+        // Handshake-era work runs to completion even if the client goes away.
+        let run = async move { session.handle(message, None, Some(principal)).await };
+        tokio::spawn(run).await.unwrap_or(None)
+    };
+    match answer {
+        Some(answer) => json(status_of(&answer, modern), answer.to_line()),
+        None => accepted(),
+    }
+}
+
+enum Event {
+    Note(Bytes),
+    Done(Option<Answer>),
+}
+
+fn done_bytes(answer: Option<Answer>) -> Option<Bytes> {
+    answer.map(|a| body::message(&a.to_line()))
+}
+
+/// An SSE stream scoped to the request: its notifications, then its response. The head
+/// waits for the first message, so an error that has its own status (404, 400) is answered
+/// as plain JSON with that status. A 2026 request is cancelled when the client goes away.
+async fn respond_sse(
+    shared: &HttpShared,
+    session: Session,
+    message: Value,
+    principal: Principal,
+    modern: bool,
+) -> Response<Body> {
+    let (tx, mut rx) = mpsc::unbounded_channel::<Event>();
+    let sink: Sink = {
+        let tx = tx.clone();
+        Arc::new(move |note: Value| {
+            let _ = tx.send(Event::Note(body::message(&encode(&note))));
+        })
+    };
+    let cancel = CancellationToken::new();
+    let run = {
+        let cancel = cancel.clone();
+        async move {
+            let handled = session.handle(message, Some(sink), Some(principal));
+            let answer = if modern {
+                tokio::select! {
+                    biased;
+                    _ = cancel.cancelled() => None,
+                    answer = handled => answer,
+                }
+            } else {
+                handled.await
+            };
+            let _ = tx.send(Event::Done(answer));
+        }
+    };
+    tokio::spawn(run);
+    let keepalive = shared.config.keepalive_interval;
+    let (first, done) = match tokio::time::timeout(keepalive, rx.recv()).await {
+        Ok(Some(Event::Done(Some(answer)))) if status_of(&answer, modern) != StatusCode::OK => {
+            return json(status_of(&answer, modern), answer.to_line());
+        }
+        Ok(Some(Event::Done(answer))) => (done_bytes(answer), true),
+        Ok(Some(Event::Note(bytes))) => (Some(bytes), false),
+        Ok(None) => (None, true),
+        Err(_) => (Some(Bytes::from_static(body::KEEPALIVE)), false),
+    };
+    let rest = futures::stream::unfold((!done).then_some(rx), |rx| async move {
+        let mut rx = rx?;
+        match rx.recv().await? {
+            Event::Note(bytes) => Some((bytes, Some(rx))),
+            Event::Done(answer) => done_bytes(answer).map(|b| (b, None)),
+        }
+    });
+    let events = futures::StreamExt::chain(futures::stream::iter(first), rest);
+    let guard = modern.then(|| cancel.drop_guard());
+    sse_response(body::sse(events, keepalive, guard))
+}
+
+pub(super) fn sse_response(body: Body) -> Response<Body> {
+    let mut response = Response::new(body);
+    let h = response.headers_mut();
+    h.insert(h::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    h.insert(h::CACHE_CONTROL, HeaderValue::from_static("no-cache, no-transform"));
+    h.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn accept(v: &str) -> Accept {
+        let mut h = HeaderMap::new();
+        h.insert(h::ACCEPT, v.parse().unwrap());
+        Accept::parse(&h)
+    }
+
+    #[test]
+    fn accept_rules() {
+        assert_eq!(Accept::parse(&HeaderMap::new()), Accept { json: true, sse: true });
+        assert_eq!(accept("application/json"), Accept { json: true, sse: false });
+        assert_eq!(accept("text/event-stream; q=1"), Accept { json: false, sse: true });
+        assert_eq!(accept("*/*"), Accept { json: true, sse: true });
+        assert_eq!(accept("text/html"), Accept { json: false, sse: false });
+        assert_eq!(accept("application/*, text/*"), Accept { json: true, sse: true });
+    }
+}

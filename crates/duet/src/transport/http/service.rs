@@ -1,0 +1,236 @@
+//! The MCP endpoint as a `tower::Service`, so a program can mount it in its own axum or
+//! hyper app; `listener` runs it standalone. This file is the dispatch order every request
+//! passes: Host/Origin guard, OPTIONS, health, bearer token, principal, routing.
+
+use super::body::{self, Body};
+use super::config::HttpConfig;
+use super::guard::OriginHostGuard;
+use super::sessions::SessionTable;
+use super::{legacy, post, stream};
+use crate::auth::resolver::{RequestInfo, resolve};
+use crate::jsonrpc::{RequestId, Response as RpcResponse, RpcError};
+use crate::layer::Principal;
+use crate::protocol::Server;
+use futures::future::BoxFuture;
+use http::header::{self, HeaderValue};
+use http::{Method, Request, Response, StatusCode};
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+pub const SESSION_HEADER: &str = "mcp-session-id";
+const ALLOW_ENDPOINT: &str = "GET, POST, DELETE";
+const CORS_ALLOW_HEADERS: &str =
+    "Content-Type, Authorization, Accept, Mcp-Session-Id, MCP-Protocol-Version, Mcp-Method, Mcp-Name, Last-Event-ID";
+
+/// The Streamable HTTP endpoint (and, when enabled, the legacy HTTP+SSE endpoints).
+#[derive(Clone)]
+pub struct McpService {
+    pub(crate) shared: Arc<HttpShared>,
+}
+
+pub(crate) struct HttpShared {
+    pub server: Server,
+    pub config: HttpConfig,
+    pub guard: OriginHostGuard,
+    pub sessions: SessionTable,
+}
+
+/// A request after the gates: its head, who sends it, and its body.
+pub(crate) struct Gated<B> {
+    pub parts: http::request::Parts,
+    pub principal: Principal,
+    pub body: B,
+}
+
+impl McpService {
+    pub fn new(server: Server, config: HttpConfig) -> Self {
+        let guard = OriginHostGuard::new(
+            &config.host,
+            config.allowed_origins.as_deref(),
+            config.allowed_hosts.as_deref(),
+            &config.cors_origins,
+        );
+        let sessions = SessionTable::new(config.max_sessions, config.max_sessions_per_principal);
+        McpService { shared: Arc::new(HttpShared { server, config, guard, sessions }) }
+    }
+
+    pub fn config(&self) -> &HttpConfig {
+        &self.shared.config
+    }
+
+    /// The number of live handshake-era sessions.
+    pub fn session_count(&self) -> usize {
+        self.shared.sessions.len()
+    }
+
+    /// Ends sessions idle longer than the configured timeout (the listener runs this).
+    pub fn reap_idle_sessions(&self) -> usize {
+        self.shared.sessions.reap(self.shared.config.session_idle_timeout)
+    }
+
+    /// Closes listen streams and ends every session (at shutdown).
+    pub fn close(&self) {
+        self.shared.server.close_listens();
+        self.shared.sessions.close_all();
+    }
+
+    /// Handles one request.
+    pub async fn handle<B>(&self, request: Request<B>) -> Response<Body>
+    where
+        B: http_body::Body + Send + 'static,
+        B::Data: Send,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        let origin = request.headers().get(header::ORIGIN).cloned();
+        let mut response = self.shared.dispatch(request).await;
+        if let Some(origin) = origin.filter(|o| self.shared.is_cors_origin(o)) {
+            cors_headers(&mut response, origin);
+        }
+        response.headers_mut().insert(header::SERVER, HeaderValue::from_static("duet"));
+        response
+    }
+}
+
+impl<B> tower_service::Service<Request<B>> for McpService
+where
+    B: http_body::Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    type Response = Response<Body>;
+    type Error = Infallible;
+    type Future = BoxFuture<'static, Result<Response<Body>, Infallible>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<B>) -> Self::Future {
+        let service = self.clone();
+        Box::pin(async move { Ok(service.handle(request).await) })
+    }
+}
+
+impl HttpShared {
+    async fn dispatch<B>(self: &Arc<Self>, request: Request<B>) -> Response<Body>
+    where
+        B: http_body::Body + Send + 'static,
+        B::Data: Send,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        let (parts, body) = request.into_parts();
+        let host = parts.headers.get(header::HOST).and_then(|h| h.to_str().ok());
+        let origin = parts.headers.get(header::ORIGIN).and_then(|h| h.to_str().ok());
+        if let Err(rejection) = self.guard.check(host, origin) {
+            let status = StatusCode::from_u16(rejection.status).unwrap_or(StatusCode::FORBIDDEN);
+            let mut response = http_error(status, rejection.message);
+            response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
+            return response;
+        }
+        if parts.method == Method::OPTIONS {
+            return self.preflight(&parts);
+        }
+        let path = parts.uri.path();
+        if parts.method == Method::GET && self.config.health_path.as_deref() == Some(path) {
+            return json(StatusCode::OK, r#"{"status":"ok"}"#.to_string());
+        }
+        let token_principal = match &self.config.auth {
+            None => None,
+            Some(auth) => {
+                let authorization = parts.headers.get(header::AUTHORIZATION).and_then(|h| h.to_str().ok());
+                match auth.authenticate(authorization) {
+                    Some(p) => Some(p),
+                    None => {
+                        let mut response = http_error(StatusCode::UNAUTHORIZED, "Unauthorized");
+                        let challenge = HeaderValue::from_static("Bearer realm=\"duet\"");
+                        response.headers_mut().insert(header::WWW_AUTHENTICATE, challenge);
+                        return response;
+                    }
+                }
+            }
+        };
+        let legacy_path = self.config.enable_sse && path == self.config.sse_path;
+        let message_path = self.config.enable_sse && is_message_path(path, &self.config.message_path);
+        let info = RequestInfo {
+            transport: if legacy_path || message_path { "sse" } else { "http" },
+            headers: &parts.headers,
+            session_id: parts.headers.get(SESSION_HEADER).and_then(|h| h.to_str().ok()),
+            principal: token_principal.as_ref(),
+        };
+        let principal = resolve(self.config.principal_resolver.as_ref(), &info);
+        let method = parts.method.clone();
+        let gated = Gated { parts, principal, body };
+        if gated.parts.uri.path() == self.config.path {
+            match method {
+                Method::POST => post::handle(self, gated).await,
+                Method::GET => stream::get(self, gated),
+                Method::DELETE => stream::delete(self, gated),
+                _ => method_not_allowed(ALLOW_ENDPOINT),
+            }
+        } else if legacy_path && method == Method::GET {
+            legacy::open(self, gated)
+        } else if message_path && method == Method::POST {
+            legacy::post(self, gated).await
+        } else if legacy_path || message_path {
+            method_not_allowed(if legacy_path { "GET" } else { "POST" })
+        } else {
+            http_error(StatusCode::NOT_FOUND, "Not Found")
+        }
+    }
+
+    fn is_cors_origin(&self, origin: &HeaderValue) -> bool {
+        let origin = origin.to_str().unwrap_or_default();
+        self.config.cors_origins.iter().any(|o| o.eq_ignore_ascii_case(origin))
+    }
+
+    fn preflight(&self, parts: &http::request::Parts) -> Response<Body> {
+        match parts.headers.get(header::ORIGIN).filter(|o| self.is_cors_origin(o)) {
+            Some(_) => {
+                let mut response = Response::new(body::empty());
+                *response.status_mut() = StatusCode::NO_CONTENT;
+                let h = response.headers_mut();
+                h.insert(header::ACCESS_CONTROL_ALLOW_METHODS, HeaderValue::from_static("GET, POST, DELETE, OPTIONS"));
+                h.insert(header::ACCESS_CONTROL_ALLOW_HEADERS, HeaderValue::from_static(CORS_ALLOW_HEADERS));
+                h.insert(header::ACCESS_CONTROL_MAX_AGE, HeaderValue::from_static("600"));
+                response
+            }
+            None => method_not_allowed(ALLOW_ENDPOINT),
+        }
+    }
+}
+
+fn is_message_path(path: &str, message_path: &str) -> bool {
+    path == message_path || path == message_path.trim_end_matches('/')
+}
+
+fn cors_headers(response: &mut Response<Body>, origin: HeaderValue) {
+    let h = response.headers_mut();
+    h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
+    h.insert(header::VARY, HeaderValue::from_static("Origin"));
+    h.insert(header::ACCESS_CONTROL_EXPOSE_HEADERS, HeaderValue::from_static("Mcp-Session-Id, MCP-Protocol-Version"));
+}
+
+/// A JSON body with a status.
+pub(crate) fn json(status: StatusCode, text: String) -> Response<Body> {
+    let mut response = Response::new(body::full(text));
+    *response.status_mut() = status;
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
+}
+
+/// An HTTP-level failure: a JSON-RPC error with id null and code -32600.
+pub(crate) fn http_error(status: StatusCode, message: &str) -> Response<Body> {
+    rpc_error(status, None, RpcError::invalid_request(message))
+}
+
+/// A JSON-RPC error answered with an HTTP status.
+pub(crate) fn rpc_error(status: StatusCode, id: Option<RequestId>, error: RpcError) -> Response<Body> {
+    json(status, RpcResponse::error(id, error).to_line())
+}
+
+pub(crate) fn method_not_allowed(allow: &'static str) -> Response<Body> {
+    let mut response = http_error(StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed");
+    response.headers_mut().insert(header::ALLOW, HeaderValue::from_static(allow));
+    response
+}

@@ -1,0 +1,70 @@
+//! GET and DELETE on the MCP endpoint (handshake era): the session's standalone SSE stream,
+//! which drains its outbox of list changes, resource updates and stray notifications, and
+//! the end of a session.
+
+use super::body::{self, Body};
+use super::modern::header;
+use super::post::{Accept, sse_response};
+use super::service::{Gated, HttpShared, SESSION_HEADER, http_error, method_not_allowed};
+use super::sessions::{HttpSession, Kind};
+use http::{Response, StatusCode};
+use std::sync::Arc;
+
+/// Marks the session's stream closed when the stream's body is dropped.
+pub(super) struct StreamOpen(pub Arc<HttpSession>);
+
+impl Drop for StreamOpen {
+    fn drop(&mut self) {
+        self.0.close_stream();
+    }
+}
+
+/// The outbox of `session` as an SSE body, after an optional first event.
+pub(super) fn outbox_stream<G: Send + 'static>(
+    shared: &HttpShared,
+    session: &Arc<HttpSession>,
+    first: Option<bytes::Bytes>,
+    guard: G,
+) -> Body {
+    let outbox = session.outbox.clone();
+    let messages = futures::stream::unfold(outbox, |outbox| async move {
+        let line = outbox.next().await?;
+        Some((body::message(&line), outbox))
+    });
+    let events = futures::StreamExt::chain(futures::stream::iter(first), messages);
+    body::sse(events, shared.config.keepalive_interval, guard)
+}
+
+pub(super) fn get<B>(shared: &HttpShared, req: Gated<B>) -> Response<Body> {
+    if shared.config.stateless {
+        return method_not_allowed("POST");
+    }
+    if !Accept::parse(&req.parts.headers).sse {
+        return http_error(StatusCode::NOT_ACCEPTABLE, "Not Acceptable: GET requires Accept: text/event-stream");
+    }
+    let Some(id) = header(&req.parts.headers, SESSION_HEADER) else {
+        return method_not_allowed("POST, DELETE");
+    };
+    let Some(session) = shared.sessions.get(id, &req.principal).filter(|s| s.kind == Kind::Streamable) else {
+        return http_error(StatusCode::NOT_FOUND, "Session not found");
+    };
+    if !session.open_stream() {
+        return http_error(StatusCode::CONFLICT, "Conflict: a GET stream is already open for this session");
+    }
+    let guard = StreamOpen(session.clone());
+    sse_response(outbox_stream(shared, &session, None, guard))
+}
+
+pub(super) fn delete<B>(shared: &HttpShared, req: Gated<B>) -> Response<Body> {
+    if shared.config.stateless {
+        return method_not_allowed("POST");
+    }
+    let Some(id) = header(&req.parts.headers, SESSION_HEADER) else {
+        return http_error(StatusCode::BAD_REQUEST, "Bad Request: Mcp-Session-Id header is required");
+    };
+    if shared.sessions.get(id, &req.principal).is_none() {
+        return http_error(StatusCode::NOT_FOUND, "Session not found");
+    }
+    shared.sessions.remove(id);
+    Response::new(body::empty())
+}
