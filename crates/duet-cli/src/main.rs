@@ -10,10 +10,7 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     init_logging(cli.log_level());
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("Error: cannot start the async runtime: {e}");
@@ -30,12 +27,7 @@ fn main() -> ExitCode {
 }
 
 fn init_logging(level: &str) {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("DUET_LOG").unwrap_or_else(|_| {
-        tracing_subscriber::EnvFilter::new(format!("duet={level},duet_cli={level}"))
-    });
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_target(false)
-        .init();
+    let filter = tracing_subscriber::EnvFilter::try_from_env("DUET_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("duet={level},duet_cli={level}")));
+    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).init();
 }

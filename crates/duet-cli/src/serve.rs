@@ -65,7 +65,9 @@ fn stdio_only(http: &HttpArgs) -> Result<(), Usage> {
 
 fn http_config(http: &HttpArgs, transport: Transport) -> Result<HttpConfig, Usage> {
     if transport == Transport::Sse && http.stateless {
-        return Err(Usage("--stateless cannot serve --transport sse: the legacy HTTP+SSE transport needs sessions".into()));
+        return Err(Usage(
+            "--stateless cannot serve --transport sse: the legacy HTTP+SSE transport needs sessions".into(),
+        ));
     }
     let mut config = HttpConfig { enable_sse: transport == Transport::Sse, ..HttpConfig::default() };
     if let Some(host) = &http.host {

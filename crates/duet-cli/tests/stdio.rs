@@ -17,11 +17,7 @@ fn raw_session_keeps_stdout_pure() {
     duet.request(json!(1), "initialize", init_params("2025-06-18"));
     duet.notify("notifications/initialized", json!({}));
     duet.send_raw(b"this is not json\n");
-    duet.request(
-        json!(2),
-        "tools/call",
-        json!({"name": "noisy", "arguments": {}}),
-    );
+    duet.request(json!(2), "tools/call", json!({"name": "noisy", "arguments": {}}));
     duet.request(
         json!(3),
         "tools/call",
@@ -39,28 +35,17 @@ fn raw_session_keeps_stdout_pure() {
                "prompts": {"listChanged": true}, "logging": {}, "completions": {}})
     );
 
-    assert!(
-        done.stderr.contains("NOISE from print()"),
-        "{}",
-        done.stderr
-    );
+    assert!(done.stderr.contains("NOISE from print()"), "{}", done.stderr);
     assert!(done.stderr.contains("NOISE from fd 1"), "{}", done.stderr);
     assert!(!lines(&done.messages).contains("NOISE"));
     let noisy = &done.response(&json!(2))["result"];
     assert_eq!(noisy["content"][0]["text"], "noisy done");
     assert_ne!(noisy["isError"], true);
 
-    let parse_errors: Vec<_> = done
-        .messages
-        .iter()
-        .filter(|m| m["error"]["code"] == -32700)
-        .collect();
+    let parse_errors: Vec<_> = done.messages.iter().filter(|m| m["error"]["code"] == -32700).collect();
     assert_eq!(parse_errors.len(), 1, "{}", lines(&done.messages));
     assert_eq!(parse_errors[0]["id"], Value::Null);
-    assert!(
-        parse_errors[0].get("id").is_some(),
-        "the id member must be present (null)"
-    );
+    assert!(parse_errors[0].get("id").is_some(), "the id member must be present (null)");
     assert_eq!(parse_errors[0]["error"]["message"], "Parse error");
 
     let progress: Vec<_> = done
@@ -73,10 +58,7 @@ fn raw_session_keeps_stdout_pure() {
         })
         .collect();
     assert_eq!(progress, [json!(1), json!(2)]);
-    assert_eq!(
-        done.response(&json!(3))["result"]["structuredContent"],
-        json!({"done": 2})
-    );
+    assert_eq!(done.response(&json!(3))["result"]["structuredContent"], json!({"done": 2}));
     assert_eq!(done.response(&json!(4))["result"], json!({}));
 }
 
@@ -84,18 +66,11 @@ fn raw_session_keeps_stdout_pure() {
 fn cancelled_request_gets_no_response_and_eof_is_quick() {
     let mut duet = Duet::testkit("2025-06-18");
     duet.initialize("2025-06-18");
-    duet.request(
-        json!("long"),
-        "tools/call",
-        json!({"name": "sleepy", "arguments": {}}),
-    );
+    duet.request(json!("long"), "tools/call", json!({"name": "sleepy", "arguments": {}}));
     // Let the call start before cancelling it: a cancel for an id not yet in flight is
     // (rightly) ignored.
     std::thread::sleep(Duration::from_millis(300));
-    duet.notify(
-        "notifications/cancelled",
-        json!({"requestId": "long", "reason": "test"}),
-    );
+    duet.notify("notifications/cancelled", json!({"requestId": "long", "reason": "test"}));
     duet.request(json!(5), "ping", json!({}));
     assert_eq!(duet.response(&json!(5))["result"], json!({}));
     let done = duet.finish(EXIT);
@@ -107,44 +82,24 @@ fn cancelled_request_gets_no_response_and_eof_is_quick() {
     );
     assert!(done.elapsed < Duration::from_secs(10), "{:?}", done.elapsed);
     // Nothing is in flight at EOF, so the shutdown grace (5 s) must not be spent.
-    assert!(
-        done.after_eof < Duration::from_secs(4),
-        "{:?}",
-        done.after_eof
-    );
+    assert!(done.after_eof < Duration::from_secs(4), "{:?}", done.after_eof);
 }
 
 #[test]
 fn eof_waits_out_the_grace_then_cancels() {
     let mut duet = Duet::testkit("2025-06-18");
     duet.initialize("2025-06-18");
-    duet.request(
-        json!("forever"),
-        "tools/call",
-        json!({"name": "sleepy", "arguments": {"seconds": 60}}),
-    );
-    duet.request(
-        json!("short"),
-        "tools/call",
-        json!({"name": "sleepy", "arguments": {"seconds": 1}}),
-    );
+    duet.request(json!("forever"), "tools/call", json!({"name": "sleepy", "arguments": {"seconds": 60}}));
+    duet.request(json!("short"), "tools/call", json!({"name": "sleepy", "arguments": {"seconds": 1}}));
     let done = duet.finish(EXIT);
     done.assert_success();
-    assert!(
-        done.after_eof < Duration::from_secs(12),
-        "{:?}",
-        done.after_eof
-    );
+    assert!(done.after_eof < Duration::from_secs(12), "{:?}", done.after_eof);
     assert!(
         done.after_eof >= Duration::from_millis(4500),
         "exited {:?} after EOF, before the 5 s grace ran out with a call in flight",
         done.after_eof
     );
-    assert!(
-        done.responses_to(&json!("forever")).is_empty(),
-        "{}",
-        lines(&done.messages)
-    );
+    assert!(done.responses_to(&json!("forever")).is_empty(), "{}", lines(&done.messages));
     // A call that ends within the grace is still answered.
     let short = &done.response(&json!("short"))["result"];
     assert_eq!(short["content"][0]["text"], "slept");
@@ -156,11 +111,7 @@ fn concurrent_answers_never_interleave() {
     duet.initialize("2025-06-18");
     let text = |i: u64| format!("{i:03}:{}", "x".repeat(400));
     for i in 1..=50u64 {
-        duet.request(
-            json!(i),
-            "tools/call",
-            json!({"name": "echo", "arguments": {"text": text(i), "times": 3}}),
-        );
+        duet.request(json!(i), "tools/call", json!({"name": "echo", "arguments": {"text": text(i), "times": 3}}));
         duet.request(
             json!(1000 + i),
             "tools/call",
@@ -199,38 +150,20 @@ fn modern_era_discover_call_and_listen() {
     assert!(versions.contains(&json!("2026-07-28")) && versions.contains(&json!("2025-06-18")));
     assert!(discover["_meta"]["io.modelcontextprotocol/serverInfo"]["name"].is_string());
 
-    duet.request(
-        json!("e"),
-        "tools/call",
-        enveloped(json!({"name": "echo", "arguments": {"text": "hi", "times": 2}})),
-    );
+    duet.request(json!("e"), "tools/call", enveloped(json!({"name": "echo", "arguments": {"text": "hi", "times": 2}})));
     let echo = duet.response(&json!("e"))["result"].clone();
     assert_eq!(echo["structuredContent"], json!({"text": "hihi"}));
     assert_eq!(echo["resultType"], "complete");
 
-    duet.request(
-        json!("L1"),
-        "subscriptions/listen",
-        enveloped(json!({"notifications": {"toolsListChanged": true}})),
-    );
-    let ack = duet.wait_for("listen acknowledgement", |m| {
-        is_notification(m, "notifications/subscriptions/acknowledged")
-    });
-    assert_eq!(
-        ack["params"],
-        json!({"notifications": {"toolsListChanged": true}, "_meta": {SUBSCRIPTION_KEY: "L1"}})
-    );
+    duet.request(json!("L1"), "subscriptions/listen", enveloped(json!({"notifications": {"toolsListChanged": true}})));
+    let ack =
+        duet.wait_for("listen acknowledgement", |m| is_notification(m, "notifications/subscriptions/acknowledged"));
+    assert_eq!(ack["params"], json!({"notifications": {"toolsListChanged": true}, "_meta": {SUBSCRIPTION_KEY: "L1"}}));
 
-    duet.request(
-        json!("t"),
-        "tools/call",
-        enveloped(json!({"name": "touch", "arguments": {}})),
-    );
+    duet.request(json!("t"), "tools/call", enveloped(json!({"name": "touch", "arguments": {}})));
     let touched = duet.response(&json!("t"))["result"].clone();
     assert_eq!(touched["content"][0]["text"], "touched test://info");
-    let changed = duet.wait_for("tools list change", |m| {
-        is_notification(m, "notifications/tools/list_changed")
-    });
+    let changed = duet.wait_for("tools list change", |m| is_notification(m, "notifications/tools/list_changed"));
     assert_eq!(changed["params"]["_meta"][SUBSCRIPTION_KEY], "L1");
 
     let done = duet.finish(EXIT);
@@ -249,17 +182,9 @@ fn modern_era_discover_call_and_listen() {
     assert_eq!(end["result"]["_meta"][SUBSCRIPTION_KEY], "L1");
     assert_eq!(end["result"]["resultType"], "complete");
     // Only what the listen asked for, and only on the listen stream.
-    let notifications: Vec<_> = done
-        .messages
-        .iter()
-        .filter(|m| m.get("method").is_some())
-        .collect();
+    let notifications: Vec<_> = done.messages.iter().filter(|m| m.get("method").is_some()).collect();
     assert_eq!(notifications.len(), 2, "{}", lines(&done.messages));
-    assert!(
-        notifications
-            .iter()
-            .all(|n| n["params"]["_meta"][SUBSCRIPTION_KEY] == "L1")
-    );
+    assert!(notifications.iter().all(|n| n["params"]["_meta"][SUBSCRIPTION_KEY] == "L1"));
 }
 
 #[test]
@@ -267,35 +192,17 @@ fn handshake_era_change_notifications_reach_stdout() {
     let mut duet = Duet::testkit("2025-11-25");
     let init = duet.initialize("2025-11-25");
     assert_eq!(init["protocolVersion"], "2025-11-25");
-    duet.request(
-        json!("s"),
-        "resources/subscribe",
-        json!({"uri": "test://info"}),
-    );
+    duet.request(json!("s"), "resources/subscribe", json!({"uri": "test://info"}));
     assert_eq!(duet.response(&json!("s"))["result"], json!({}));
-    duet.request(
-        json!("t"),
-        "tools/call",
-        json!({"name": "touch", "arguments": {}}),
-    );
+    duet.request(json!("t"), "tools/call", json!({"name": "touch", "arguments": {}}));
     duet.response(&json!("t"));
-    let updated = duet.wait_for("resource update", |m| {
-        is_notification(m, "notifications/resources/updated")
-    });
+    let updated = duet.wait_for("resource update", |m| is_notification(m, "notifications/resources/updated"));
     assert_eq!(updated["params"], json!({"uri": "test://info"}));
-    duet.wait_for("tools list change", |m| {
-        is_notification(m, "notifications/tools/list_changed")
-    });
+    duet.wait_for("tools list change", |m| is_notification(m, "notifications/tools/list_changed"));
     let done = duet.finish(EXIT);
     done.assert_success();
-    assert_eq!(
-        done.notifications("notifications/resources/updated").len(),
-        1
-    );
-    assert_eq!(
-        done.notifications("notifications/tools/list_changed").len(),
-        1
-    );
+    assert_eq!(done.notifications("notifications/resources/updated").len(), 1);
+    assert_eq!(done.notifications("notifications/tools/list_changed").len(), 1);
 }
 
 /// An error response's code and id.
@@ -307,25 +214,13 @@ fn bad_input_keeps_the_session_alive() {
     duet.initialize("2025-06-18");
     // Each bad line, and the error it must draw (code, id), if any.
     let cases: [(&str, &[u8], Option<Expected>); 7] = [
-        (
-            "non-JSON",
-            b"this is not json\n",
-            Some((-32700, Value::Null)),
-        ),
+        ("non-JSON", b"this is not json\n", Some((-32700, Value::Null))),
         ("invalid UTF-8", b"\xff\xfe\n", Some((-32700, Value::Null))),
         ("blank line", b"\n", None),
         ("whitespace line", b"  \t\r\n", None),
-        (
-            "jsonrpc 1.0",
-            b"{\"jsonrpc\":\"1.0\",\"id\":1,\"method\":\"ping\"}\n",
-            Some((-32600, json!(1))),
-        ),
+        ("jsonrpc 1.0", b"{\"jsonrpc\":\"1.0\",\"id\":1,\"method\":\"ping\"}\n", Some((-32600, json!(1)))),
         ("empty batch", b"[]\n", Some((-32600, Value::Null))),
-        (
-            "stray response",
-            b"{\"jsonrpc\":\"2.0\",\"id\":77,\"result\":{}}\n",
-            None,
-        ),
+        ("stray response", b"{\"jsonrpc\":\"2.0\",\"id\":77,\"result\":{}}\n", None),
     ];
     for (i, (what, line, error)) in cases.iter().enumerate() {
         let before = duet.seen.len();
@@ -349,28 +244,13 @@ fn bad_input_keeps_the_session_alive() {
     done.assert_success();
     // initialize, one ping answer per case and the four errors: no answer to blank lines or
     // to the stray response.
-    assert_eq!(
-        done.messages.len(),
-        1 + cases.len() + 4,
-        "{}",
-        lines(&done.messages)
-    );
+    assert_eq!(done.messages.len(), 1 + cases.len() + 4, "{}", lines(&done.messages));
 }
 
 #[test]
 fn serve_without_fixtures_is_a_usage_error() {
     let done = Duet::spawn(&["serve"], "2025-06-18").finish(EXIT);
-    assert_eq!(
-        done.status.code(),
-        Some(2),
-        "{}; stderr:\n{}",
-        done.status,
-        done.stderr
-    );
-    assert!(
-        done.stderr.lines().any(|l| l.starts_with("Error:")),
-        "{}",
-        done.stderr
-    );
+    assert_eq!(done.status.code(), Some(2), "{}; stderr:\n{}", done.status, done.stderr);
+    assert!(done.stderr.lines().any(|l| l.starts_with("Error:")), "{}", done.stderr);
     assert!(done.messages.is_empty(), "{}", lines(&done.messages));
 }

@@ -16,13 +16,7 @@ pub const HANDSHAKE_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-
 /// Revisions carried per request in the `_meta` envelope (the stateless era).
 pub const MODERN_VERSIONS: [&str; 1] = ["2026-07-28"];
 /// Every revision duet speaks, oldest first.
-pub const SUPPORTED_VERSIONS: [&str; 5] = [
-    "2024-11-05",
-    "2025-03-26",
-    "2025-06-18",
-    "2025-11-25",
-    "2026-07-28",
-];
+pub const SUPPORTED_VERSIONS: [&str; 5] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"];
 /// Handshake revisions that allow JSON-RPC batches.
 pub const BATCH_VERSIONS: [&str; 2] = ["2024-11-05", "2025-03-26"];
 /// The version assumed for an HTTP request without `MCP-Protocol-Version`.
@@ -30,14 +24,8 @@ pub const DEFAULT_HTTP_VERSION: &str = "2025-03-26";
 /// The version `initialize` answers when the client asks for one duet does not speak.
 pub const LATEST_HANDSHAKE_VERSION: &str = "2025-11-25";
 /// Methods whose 2026 results carry `ttlMs` and `cacheScope`.
-pub const CACHEABLE_METHODS: [&str; 6] = [
-    "tools/list",
-    "prompts/list",
-    "resources/list",
-    "resources/templates/list",
-    "resources/read",
-    "server/discover",
-];
+pub const CACHEABLE_METHODS: [&str; 6] =
+    ["tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read", "server/discover"];
 
 /// Keys of the 2026 `_meta` envelope.
 pub mod envelope_key {
@@ -67,16 +55,7 @@ pub mod code {
 }
 
 /// The RFC 5424 levels of `notifications/message`, least severe first.
-pub const LOG_LEVELS: [&str; 8] = [
-    "debug",
-    "info",
-    "notice",
-    "warning",
-    "error",
-    "critical",
-    "alert",
-    "emergency",
-];
+pub const LOG_LEVELS: [&str; 8] = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
 
 /// A request id: a string or an integer, never null, a boolean or a float.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -125,11 +104,7 @@ pub struct RpcError {
 
 impl RpcError {
     pub fn new(code: i64, message: impl Into<String>) -> Self {
-        RpcError {
-            code,
-            message: message.into(),
-            data: None,
-        }
+        RpcError { code, message: message.into(), data: None }
     }
 
     pub fn with_data(mut self, data: Value) -> Self {
@@ -167,17 +142,11 @@ pub struct Response {
 
 impl Response {
     pub fn result(id: RequestId, result: Value) -> Self {
-        Response {
-            id: Some(id),
-            outcome: Ok(result),
-        }
+        Response { id: Some(id), outcome: Ok(result) }
     }
 
     pub fn error(id: Option<RequestId>, error: RpcError) -> Self {
-        Response {
-            id,
-            outcome: Err(error),
-        }
+        Response { id, outcome: Err(error) }
     }
 
     pub fn error_code(&self) -> Option<i64> {
@@ -187,10 +156,7 @@ impl Response {
     pub fn to_value(&self) -> Value {
         let mut m = Map::with_capacity(3);
         m.insert("jsonrpc".into(), Value::from("2.0"));
-        m.insert(
-            "id".into(),
-            self.id.as_ref().map_or(Value::Null, RequestId::to_value),
-        );
+        m.insert("id".into(), self.id.as_ref().map_or(Value::Null, RequestId::to_value));
         match &self.outcome {
             Ok(result) => m.insert("result".into(), result.clone()),
             Err(error) => m.insert("error".into(), error_value(error)),
@@ -268,32 +234,24 @@ pub enum Incoming {
 /// Applies the framing rules of one (non-batch) message.
 pub fn classify(message: Value) -> Incoming {
     let Value::Object(mut obj) = message else {
-        return Incoming::Invalid(Response::error(
-            None,
-            RpcError::invalid_request("Invalid Request"),
-        ));
+        return Incoming::Invalid(Response::error(None, RpcError::invalid_request("Invalid Request")));
     };
     let has_id = obj.contains_key("id");
     let id = obj.get("id").and_then(RequestId::from_value);
     if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-        return Incoming::Invalid(Response::error(
-            id,
-            RpcError::invalid_request("Invalid Request"),
-        ));
+        return Incoming::Invalid(Response::error(id, RpcError::invalid_request("Invalid Request")));
     }
     let Some(method) = obj.remove("method") else {
         if obj.contains_key("result") || obj.contains_key("error") {
             let outcome = match obj.remove("error") {
-                Some(e) => Err(serde_json::from_value(e)
-                    .unwrap_or_else(|_| RpcError::invalid_request("malformed error"))),
+                Some(e) => {
+                    Err(serde_json::from_value(e).unwrap_or_else(|_| RpcError::invalid_request("malformed error")))
+                }
                 None => Ok(obj.remove("result").unwrap_or(Value::Null)),
             };
             return Incoming::Response { id, outcome };
         }
-        return Incoming::Invalid(Response::error(
-            id,
-            RpcError::invalid_request("Invalid Request"),
-        ));
+        return Incoming::Invalid(Response::error(id, RpcError::invalid_request("Invalid Request")));
     };
     let Value::String(method) = method else {
         return Incoming::Invalid(Response::error(
@@ -302,20 +260,16 @@ pub fn classify(message: Value) -> Incoming {
         ));
     };
     if has_id && id.is_none() {
-        return Incoming::Invalid(Response::error(
-            None,
-            RpcError::invalid_request("Invalid Request: bad id"),
-        ));
+        return Incoming::Invalid(Response::error(None, RpcError::invalid_request("Invalid Request: bad id")));
     }
     let params = match obj.remove("params") {
         None | Some(Value::Null) => Map::new(),
         Some(Value::Object(p)) => p,
         Some(_) => {
             return match id {
-                Some(id) => Incoming::Invalid(Response::error(
-                    Some(id),
-                    RpcError::invalid_params("params must be an object"),
-                )),
+                Some(id) => {
+                    Incoming::Invalid(Response::error(Some(id), RpcError::invalid_params("params must be an object")))
+                }
                 None => Incoming::Dropped,
             };
         }
@@ -346,10 +300,7 @@ mod tests {
     #[test]
     fn ids_are_strings_or_integers_only() {
         assert_eq!(RequestId::from_value(&json!(1)), Some(RequestId::Int(1)));
-        assert_eq!(
-            RequestId::from_value(&json!("a")),
-            Some(RequestId::Str("a".into()))
-        );
+        assert_eq!(RequestId::from_value(&json!("a")), Some(RequestId::Str("a".into())));
         for bad in [json!(null), json!(true), json!(1.5), json!({}), json!([])] {
             assert_eq!(RequestId::from_value(&bad), None, "{bad}");
         }
@@ -358,17 +309,11 @@ mod tests {
     #[test]
     fn envelope_errors() {
         let r = invalid(json!({"id": 1, "method": "ping"}));
-        assert_eq!(
-            (r.id.clone(), r.error_code()),
-            (Some(RequestId::Int(1)), Some(-32600))
-        );
+        assert_eq!((r.id.clone(), r.error_code()), (Some(RequestId::Int(1)), Some(-32600)));
         let r = invalid(json!({"jsonrpc": "1.0", "id": 2, "method": "ping"}));
         assert_eq!(r.error_code(), Some(-32600));
         let r = invalid(json!({"jsonrpc": "2.0", "id": 3, "method": 5}));
-        assert_eq!(
-            r.outcome.unwrap_err().message,
-            "Invalid Request: method must be a string"
-        );
+        assert_eq!(r.outcome.unwrap_err().message, "Invalid Request: method must be a string");
         for bad_id in [json!(null), json!(true), json!(1.5)] {
             let r = invalid(json!({"jsonrpc": "2.0", "id": bad_id, "method": "ping"}));
             assert_eq!(r.id, None);
@@ -383,14 +328,8 @@ mod tests {
     #[test]
     fn params_rules() {
         let r = invalid(json!({"jsonrpc": "2.0", "id": 1, "method": "x", "params": [1, 2]}));
-        assert_eq!(
-            r.outcome.unwrap_err(),
-            RpcError::invalid_params("params must be an object")
-        );
-        assert_eq!(
-            classify(json!({"jsonrpc": "2.0", "method": "x", "params": 3})),
-            Incoming::Dropped
-        );
+        assert_eq!(r.outcome.unwrap_err(), RpcError::invalid_params("params must be an object"));
+        assert_eq!(classify(json!({"jsonrpc": "2.0", "method": "x", "params": 3})), Incoming::Dropped);
         match classify(json!({"jsonrpc": "2.0", "id": 1, "method": "x", "params": null})) {
             Incoming::Request { params, .. } => assert!(params.is_empty()),
             other => panic!("{other:?}"),
@@ -399,20 +338,14 @@ mod tests {
 
     #[test]
     fn stray_responses_are_recognised() {
-        assert!(matches!(
-            classify(json!({"jsonrpc": "2.0", "id": 7, "result": {}})),
-            Incoming::Response { .. }
-        ));
+        assert!(matches!(classify(json!({"jsonrpc": "2.0", "id": 7, "result": {}})), Incoming::Response { .. }));
     }
 
     #[test]
     fn lines_are_compact_and_keep_non_ascii() {
         let r = Response::result(RequestId::Int(1), json!({"text": "héllo\nworld"}));
         let line = r.to_line();
-        assert_eq!(
-            line,
-            "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"text\":\"héllo\\nworld\"}}"
-        );
+        assert_eq!(line, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"text\":\"héllo\\nworld\"}}");
         assert_eq!(serde_json::from_str::<Value>(&line).unwrap(), r.to_value());
         let e = Response::error(None, RpcError::parse_error());
         assert_eq!(

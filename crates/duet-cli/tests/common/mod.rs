@@ -165,10 +165,9 @@ impl Duet {
         }
         match self.stdout.recv_timeout(timeout) {
             Ok(Out::Line(bytes)) => Some(self.record(bytes)),
-            Ok(Out::Unterminated(bytes)) => panic!(
-                "duet ended stdout with an unterminated line: {:?}",
-                String::from_utf8_lossy(&bytes)
-            ),
+            Ok(Out::Unterminated(bytes)) => {
+                panic!("duet ended stdout with an unterminated line: {:?}", String::from_utf8_lossy(&bytes))
+            }
             Err(mpsc::RecvTimeoutError::Timeout) => None,
             Err(mpsc::RecvTimeoutError::Disconnected) => {
                 self.stdout_closed = true;
@@ -191,10 +190,7 @@ impl Duet {
                 None => {}
             }
         }
-        panic!(
-            "no {what} from duet within {ANSWER:?}; stdout so far:\n{}",
-            lines(&self.seen)
-        )
+        panic!("no {what} from duet within {ANSWER:?}; stdout so far:\n{}", lines(&self.seen))
     }
 
     /// The response to the request with `id`.
@@ -225,10 +221,7 @@ impl Duet {
         };
         let exited = Instant::now();
         while self.next_message(ANSWER).is_some() {}
-        assert!(
-            self.stdout_closed,
-            "duet's stdout stayed open after it exited"
-        );
+        assert!(self.stdout_closed, "duet's stdout stayed open after it exited");
         Finished {
             status,
             messages: std::mem::take(&mut self.seen),
@@ -239,25 +232,17 @@ impl Duet {
     }
 
     fn take_stderr(&mut self) -> String {
-        let bytes = self
-            .stderr
-            .take()
-            .map(|h| h.join().unwrap_or_default())
-            .unwrap_or_default();
+        let bytes = self.stderr.take().map(|h| h.join().unwrap_or_default()).unwrap_or_default();
         String::from_utf8_lossy(&bytes).into_owned()
     }
 
     /// Checks one stdout line: a complete JSON-RPC 2.0 message, valid under the schema.
     fn record(&mut self, bytes: Vec<u8>) -> Value {
-        let text = String::from_utf8(bytes)
-            .unwrap_or_else(|e| panic!("duet wrote a stdout line that is not UTF-8: {e}"));
-        let message: Value = serde_json::from_str(&text).unwrap_or_else(|e| {
-            panic!("duet wrote a stdout line that is not one JSON value ({e}): {text:?}")
-        });
-        assert!(
-            message.is_object(),
-            "stdout line is not a JSON-RPC message object: {text}"
-        );
+        let text =
+            String::from_utf8(bytes).unwrap_or_else(|e| panic!("duet wrote a stdout line that is not UTF-8: {e}"));
+        let message: Value = serde_json::from_str(&text)
+            .unwrap_or_else(|e| panic!("duet wrote a stdout line that is not one JSON value ({e}): {text:?}"));
+        assert!(message.is_object(), "stdout line is not a JSON-RPC message object: {text}");
         assert_eq!(message["jsonrpc"], "2.0", "stdout line: {text}");
         self.validate(&message);
         self.seen.push(message.clone());
@@ -268,10 +253,7 @@ impl Duet {
         let schemas = Schemas::get();
         if let Some(error) = message.get("error") {
             schemas.assert_error(error);
-            assert!(
-                message.get("result").is_none(),
-                "result and error: {message}"
-            );
+            assert!(message.get("result").is_none(), "result and error: {message}");
         } else if let Some(result) = message.get("result") {
             let id = message.get("id").expect("a result without an id");
             let method = self
@@ -280,10 +262,7 @@ impl Duet {
                 .unwrap_or_else(|| panic!("a response to an id never sent: {message}"));
             schemas.assert_result(&self.version, method, result);
         } else if message.get("method").is_some() {
-            assert!(
-                message.get("id").is_none(),
-                "duet never sends requests to the client: {message}"
-            );
+            assert!(message.get("id").is_none(), "duet never sends requests to the client: {message}");
             schemas.assert_notification(&self.version, message);
         } else {
             panic!("neither a response nor a notification: {message}");
@@ -335,23 +314,13 @@ pub fn responses_to<'a>(messages: &'a [Value], id: &Value) -> Vec<&'a Value> {
 
 /// Messages one per line, for failure output.
 pub fn lines(messages: &[Value]) -> String {
-    messages
-        .iter()
-        .map(Value::to_string)
-        .collect::<Vec<_>>()
-        .join("\n")
+    messages.iter().map(Value::to_string).collect::<Vec<_>>().join("\n")
 }
 
 impl Finished {
     /// Asserts a clean exit (code 0).
     pub fn assert_success(&self) {
-        assert_eq!(
-            self.status.code(),
-            Some(0),
-            "duet exited with {}; stderr:\n{}",
-            self.status,
-            self.stderr
-        );
+        assert_eq!(self.status.code(), Some(0), "duet exited with {}; stderr:\n{}", self.status, self.stderr);
     }
 
     pub fn responses_to(&self, id: &Value) -> Vec<&Value> {
@@ -361,19 +330,11 @@ impl Finished {
     /// The one response to `id`.
     pub fn response(&self, id: &Value) -> &Value {
         let found = self.responses_to(id);
-        assert_eq!(
-            found.len(),
-            1,
-            "expected one response to {id}; stdout:\n{}",
-            lines(&self.messages)
-        );
+        assert_eq!(found.len(), 1, "expected one response to {id}; stdout:\n{}", lines(&self.messages));
         found[0]
     }
 
     pub fn notifications(&self, method: &str) -> Vec<&Value> {
-        self.messages
-            .iter()
-            .filter(|m| is_notification(m, method))
-            .collect()
+        self.messages.iter().filter(|m| is_notification(m, method)).collect()
     }
 }

@@ -5,6 +5,4 @@
 pub mod resolver;
 pub mod tokens;
 
-pub use tokens::{
-    TokenAuth, TokenSpec, TokenSpecError, bearer_token, parse_token_spec, parse_token_spec_with,
-};
+pub use tokens::{TokenAuth, TokenSpec, TokenSpecError, bearer_token, parse_token_spec, parse_token_spec_with};

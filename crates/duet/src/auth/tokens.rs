@@ -20,10 +20,7 @@ pub struct TokenSpec {
 
 impl fmt::Debug for TokenSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("TokenSpec")
-            .field("token", &"<redacted>")
-            .field("principal", &self.principal)
-            .finish()
+        f.debug_struct("TokenSpec").field("token", &"<redacted>").field("principal", &self.principal).finish()
     }
 }
 
@@ -50,10 +47,7 @@ pub fn parse_token_spec(spec: &str) -> Result<TokenSpec, TokenSpecError> {
 /// empty (`abc:def::`), while `abc:def` means token `abc` with role `def`. ROLES is a comma
 /// list; `default` is always added. An empty ID becomes `token-` plus the first 8 hex
 /// digits of the token's SHA-256.
-pub fn parse_token_spec_with(
-    spec: &str,
-    env: impl Fn(&str) -> Option<String>,
-) -> Result<TokenSpec, TokenSpecError> {
+pub fn parse_token_spec_with(spec: &str, env: impl Fn(&str) -> Option<String>) -> Result<TokenSpec, TokenSpecError> {
     let (token, roles, id) = match spec.strip_prefix("env:") {
         Some(rest) => {
             let (variable, roles, id) = split_spec(rest);
@@ -70,15 +64,8 @@ pub fn parse_token_spec_with(
     if token.is_empty() {
         return Err(TokenSpecError::EmptyToken);
     }
-    let id = if id.is_empty() {
-        default_id(&token)
-    } else {
-        id.to_owned()
-    };
-    let roles = roles
-        .split(',')
-        .map(str::trim)
-        .filter(|role| !role.is_empty());
+    let id = if id.is_empty() { default_id(&token) } else { id.to_owned() };
+    let roles = roles.split(',').map(str::trim).filter(|role| !role.is_empty());
     let principal = Principal::new(id, roles).with_attribute("auth", "bearer");
     Ok(TokenSpec { token, principal })
 }
@@ -116,9 +103,7 @@ pub struct TokenAuth {
 
 impl fmt::Debug for TokenAuth {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("TokenAuth")
-            .field("tokens", &self.entries.len())
-            .finish()
+        f.debug_struct("TokenAuth").field("tokens", &self.entries.len()).finish()
     }
 }
 
@@ -133,9 +118,7 @@ impl TokenAuth {
     }
 
     /// Builds the table from `--auth-token` specs; the first bad spec is the error.
-    pub fn from_specs<I: IntoIterator<Item = S>, S: AsRef<str>>(
-        specs: I,
-    ) -> Result<Self, TokenSpecError> {
+    pub fn from_specs<I: IntoIterator<Item = S>, S: AsRef<str>>(specs: I) -> Result<Self, TokenSpecError> {
         let mut auth = Self::new();
         for spec in specs {
             let TokenSpec { token, principal } = parse_token_spec(spec.as_ref())?;
@@ -155,9 +138,7 @@ impl TokenAuth {
             found = u64::conditional_select(&found, &candidate, stored.ct_eq(&probe));
         }
         let index = usize::try_from(found).ok()?.checked_sub(1)?;
-        self.entries
-            .get(index)
-            .map(|(_, principal)| principal.clone())
+        self.entries.get(index).map(|(_, principal)| principal.clone())
     }
 
     /// From an `Authorization` header value: only `Bearer <token>` (scheme
@@ -178,9 +159,7 @@ impl TokenAuth {
 /// The token of a `Bearer <token>` header value; `None` for any other scheme or an empty
 /// token.
 pub fn bearer_token(authorization: &str) -> Option<&str> {
-    let (scheme, token) = authorization
-        .trim_start()
-        .split_once(|c: char| c.is_ascii_whitespace())?;
+    let (scheme, token) = authorization.trim_start().split_once(|c: char| c.is_ascii_whitespace())?;
     if !scheme.eq_ignore_ascii_case("bearer") {
         return None;
     }
@@ -194,10 +173,8 @@ mod tests {
     use std::collections::BTreeSet;
 
     fn parse(spec: &str) -> TokenSpec {
-        parse_token_spec_with(spec, |name| {
-            (name == "CLOUDG_MCP_TOKEN" || name == "VAR").then(|| "from-env".to_owned())
-        })
-        .unwrap_or_else(|error| panic!("{spec:?} should parse: {error}"))
+        parse_token_spec_with(spec, |name| (name == "CLOUDG_MCP_TOKEN" || name == "VAR").then(|| "from-env".to_owned()))
+            .unwrap_or_else(|error| panic!("{spec:?} should parse: {error}"))
     }
 
     fn roles(spec: &TokenSpec) -> Vec<&str> {
@@ -230,22 +207,12 @@ mod tests {
 
     #[test]
     fn table_token_with_role() {
-        assert_parses(
-            "s3cret:analyst",
-            "s3cret",
-            "token-1ec1c26b",
-            &["analyst", "default"],
-        );
+        assert_parses("s3cret:analyst", "s3cret", "token-1ec1c26b", &["analyst", "default"]);
     }
 
     #[test]
     fn table_token_with_roles_and_id() {
-        assert_parses(
-            "s3cret:analyst,admin:alice",
-            "s3cret",
-            "alice",
-            &["admin", "analyst", "default"],
-        );
+        assert_parses("s3cret:analyst,admin:alice", "s3cret", "alice", &["admin", "analyst", "default"]);
     }
 
     #[test]
@@ -255,12 +222,7 @@ mod tests {
 
     #[test]
     fn table_env_token_with_role_and_id() {
-        assert_parses(
-            "env:CLOUDG_MCP_TOKEN:analyst:ci-bot",
-            "from-env",
-            "ci-bot",
-            &["analyst", "default"],
-        );
+        assert_parses("env:CLOUDG_MCP_TOKEN:analyst:ci-bot", "from-env", "ci-bot", &["analyst", "default"]);
     }
 
     #[test]
@@ -270,12 +232,7 @@ mod tests {
 
     #[test]
     fn table_token_with_colon_and_role() {
-        assert_parses(
-            "abc:def:analyst:",
-            "abc:def",
-            "token-ec595285",
-            &["analyst", "default"],
-        );
+        assert_parses("abc:def:analyst:", "abc:def", "token-ec595285", &["analyst", "default"]);
     }
 
     #[test]
@@ -301,12 +258,7 @@ mod tests {
 
     #[test]
     fn roles_are_trimmed_and_empties_dropped() {
-        assert_parses(
-            "tok: analyst , ,admin,:id",
-            "tok",
-            "id",
-            &["admin", "analyst", "default"],
-        );
+        assert_parses("tok: analyst , ,admin,:id", "tok", "id", &["admin", "analyst", "default"]);
     }
 
     #[test]
@@ -321,16 +273,10 @@ mod tests {
     #[test]
     fn unset_or_empty_env_var_is_refused() {
         let unset = parse_token_spec_with("env:MISSING:analyst", |_| None).err();
-        assert_eq!(
-            unset,
-            Some(TokenSpecError::EmptyEnvironmentVariable("MISSING".into()))
-        );
+        assert_eq!(unset, Some(TokenSpecError::EmptyEnvironmentVariable("MISSING".into())));
         let empty = parse_token_spec_with("env:EMPTY", |_| Some(String::new())).err();
         let message = empty.map(|error| error.to_string());
-        assert_eq!(
-            message.as_deref(),
-            Some("Environment variable 'EMPTY' for an auth token is empty")
-        );
+        assert_eq!(message.as_deref(), Some("Environment variable 'EMPTY' for an auth token is empty"));
     }
 
     #[test]
@@ -338,10 +284,7 @@ mod tests {
         let parsed = parse_token_spec("plain:analyst").ok();
         assert_eq!(parsed.map(|spec| spec.token), Some("plain".to_owned()));
         let missing = parse_token_spec("env:DUET_TEST_SURELY_UNSET_VARIABLE_4711").err();
-        assert!(matches!(
-            missing,
-            Some(TokenSpecError::EmptyEnvironmentVariable(_))
-        ));
+        assert!(matches!(missing, Some(TokenSpecError::EmptyEnvironmentVariable(_))));
     }
 
     #[test]
@@ -374,11 +317,8 @@ mod tests {
     #[test]
     fn added_principals_are_kept_as_given() {
         let mut auth = TokenAuth::new();
-        let principal = Principal {
-            id: "bare".into(),
-            roles: BTreeSet::from(["only".to_owned()]),
-            attributes: Default::default(),
-        };
+        let principal =
+            Principal { id: "bare".into(), roles: BTreeSet::from(["only".to_owned()]), attributes: Default::default() };
         auth.add("tok", principal.clone());
         assert_eq!(auth.lookup("tok"), Some(principal));
     }

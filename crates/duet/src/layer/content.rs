@@ -76,11 +76,7 @@ pub struct ResourceLink {
 
 impl Content {
     fn of(kind: ContentKind) -> Self {
-        Content {
-            kind,
-            annotations: None,
-            meta: None,
-        }
+        Content { kind, annotations: None, meta: None }
     }
 
     pub fn text(text: impl Into<String>) -> Self {
@@ -89,18 +85,12 @@ impl Content {
 
     /// An image from raw bytes (base64-encoded here).
     pub fn image(bytes: &[u8], mime_type: impl Into<String>) -> Self {
-        Self::of(ContentKind::Image {
-            data: b64(bytes),
-            mime_type: mime_type.into(),
-        })
+        Self::of(ContentKind::Image { data: b64(bytes), mime_type: mime_type.into() })
     }
 
     /// Audio from raw bytes (base64-encoded here).
     pub fn audio(bytes: &[u8], mime_type: impl Into<String>) -> Self {
-        Self::of(ContentKind::Audio {
-            data: b64(bytes),
-            mime_type: mime_type.into(),
-        })
+        Self::of(ContentKind::Audio { data: b64(bytes), mime_type: mime_type.into() })
     }
 
     pub fn link(link: ResourceLink) -> Self {
@@ -139,11 +129,7 @@ pub enum ResourceBody {
 }
 
 impl ResourceContents {
-    pub fn text(
-        uri: impl Into<String>,
-        mime_type: impl Into<String>,
-        text: impl Into<String>,
-    ) -> Self {
+    pub fn text(uri: impl Into<String>, mime_type: impl Into<String>, text: impl Into<String>) -> Self {
         ResourceContents {
             uri: uri.into(),
             mime_type: Some(mime_type.into()),
@@ -177,10 +163,7 @@ pub struct ToolResult {
 
 impl ToolResult {
     pub fn new(content: Vec<Content>) -> Self {
-        ToolResult {
-            content,
-            ..Default::default()
-        }
+        ToolResult { content, ..Default::default() }
     }
 
     pub fn text(text: impl Into<String>) -> Self {
@@ -189,19 +172,13 @@ impl ToolResult {
 
     /// A tool execution error: one text block and `isError: true`.
     pub fn error(message: impl Into<String>) -> Self {
-        ToolResult {
-            is_error: true,
-            ..Self::text(message)
-        }
+        ToolResult { is_error: true, ..Self::text(message) }
     }
 
     /// Structured output, also serialized into a text block for clients that read text only.
     pub fn structured(value: Value) -> Self {
         let text = serde_json::to_string_pretty(&value).unwrap_or_default();
-        ToolResult {
-            structured_content: Some(value),
-            ..Self::text(text)
-        }
+        ToolResult { structured_content: Some(value), ..Self::text(text) }
     }
 
     pub fn with_content(mut self, content: Content) -> Self {
@@ -219,17 +196,11 @@ pub struct PromptMessage {
 
 impl PromptMessage {
     pub fn user(content: Content) -> Self {
-        PromptMessage {
-            role: Role::User,
-            content,
-        }
+        PromptMessage { role: Role::User, content }
     }
 
     pub fn assistant(content: Content) -> Self {
-        PromptMessage {
-            role: Role::Assistant,
-            content,
-        }
+        PromptMessage { role: Role::Assistant, content }
     }
 }
 
@@ -242,10 +213,7 @@ pub struct PromptResult {
 
 impl PromptResult {
     pub fn new(messages: Vec<PromptMessage>) -> Self {
-        PromptResult {
-            description: None,
-            messages,
-        }
+        PromptResult { description: None, messages }
     }
 }
 
@@ -268,11 +236,7 @@ impl Completion {
     pub fn from_values(mut values: Vec<String>) -> Self {
         let total = values.len();
         values.truncate(MAX_COMPLETION_VALUES);
-        Completion {
-            has_more: Some(total > values.len()),
-            total: Some(total as u64),
-            values,
-        }
+        Completion { has_more: Some(total > values.len()), total: Some(total as u64), values }
     }
 }
 
@@ -320,9 +284,6 @@ mod tests {
     #[test]
     fn completions_are_capped() {
         let c = Completion::from_values((0..150).map(|i| i.to_string()).collect());
-        assert_eq!(
-            (c.values.len(), c.total, c.has_more),
-            (100, Some(150), Some(true))
-        );
+        assert_eq!((c.values.len(), c.total, c.has_more), (100, Some(150), Some(true)));
     }
 }

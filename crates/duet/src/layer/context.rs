@@ -64,10 +64,7 @@ impl RequestCx {
 
     /// Whether the client declared a capability, e.g. `"sampling"` or `"elicitation"`.
     pub fn client_supports(&self, capability: &str) -> bool {
-        self.inner
-            .client_capabilities
-            .get(capability)
-            .is_some_and(|v| !v.is_null())
+        self.inner.client_capabilities.get(capability).is_some_and(|v| !v.is_null())
     }
 
     /// The client's answers to earlier input requests, by key (multi round-trip requests).
@@ -82,11 +79,7 @@ impl RequestCx {
             return;
         };
         {
-            let mut last = self
-                .inner
-                .last_progress
-                .lock()
-                .unwrap_or_else(|p| p.into_inner());
+            let mut last = self.inner.last_progress.lock().unwrap_or_else(|p| p.into_inner());
             if last.is_some_and(|l| progress <= l) {
                 return;
             }
@@ -101,10 +94,7 @@ impl RequestCx {
         if let Some(message) = message.filter(|m| !m.is_empty()) {
             params.insert("message".into(), Value::from(message));
         }
-        notify(notification(
-            "notifications/progress",
-            Some(Value::Object(params)),
-        ));
+        notify(notification("notifications/progress", Some(Value::Object(params))));
     }
 
     /// Sends a log message to the client when `level` reaches the client's threshold.
@@ -125,10 +115,7 @@ impl RequestCx {
             params.insert("logger".into(), Value::from(logger));
         }
         params.insert("data".into(), data.into());
-        notify(notification(
-            "notifications/message",
-            Some(Value::Object(params)),
-        ));
+        notify(notification("notifications/message", Some(Value::Object(params))));
     }
 
     /// Resolves when the client cancels the request (or goes away).
@@ -180,9 +167,7 @@ impl RequestCxBuilder {
     }
 
     pub fn build(self) -> RequestCx {
-        RequestCx {
-            inner: Arc::new(self.inner),
-        }
+        RequestCx { inner: Arc::new(self.inner) }
     }
 }
 
@@ -196,20 +181,12 @@ pub fn normalize_level(level: &str) -> &'static str {
         "trace" => "debug",
         other => other,
     };
-    LOG_LEVELS
-        .iter()
-        .copied()
-        .find(|l| *l == name)
-        .unwrap_or("info")
+    LOG_LEVELS.iter().copied().find(|l| *l == name).unwrap_or("info")
 }
 
 /// Integral progress values go out as integers (`1`, not `1.0`).
 fn number(v: f64) -> Value {
-    if v.fract() == 0.0 && v.abs() < 9.0e15 {
-        Value::from(v as i64)
-    } else {
-        Value::from(v)
-    }
+    if v.fract() == 0.0 && v.abs() < 9.0e15 { Value::from(v as i64) } else { Value::from(v) }
 }
 
 #[cfg(test)]
@@ -225,9 +202,7 @@ mod tests {
     #[test]
     fn progress_needs_a_token_and_increases() {
         let (sink, seen) = collecting();
-        let cx = RequestCx::builder(Principal::local())
-            .notify(sink.clone())
-            .build();
+        let cx = RequestCx::builder(Principal::local()).notify(sink.clone()).build();
         cx.progress(1.0, None, None);
         assert!(seen.lock().unwrap().is_empty());
         let cx = RequestCx::builder(Principal::local())
@@ -238,33 +213,21 @@ mod tests {
             cx.progress(p, Some(3.0), Some("step"));
         }
         let seen = seen.lock().unwrap();
-        let values: Vec<_> = seen
-            .iter()
-            .map(|n| n["params"]["progress"].clone())
-            .collect();
+        let values: Vec<_> = seen.iter().map(|n| n["params"]["progress"].clone()).collect();
         assert_eq!(values, vec![json!(1), json!(2)]);
-        assert_eq!(
-            seen[0]["params"],
-            json!({"progressToken": "t", "progress": 1, "total": 3, "message": "step"})
-        );
+        assert_eq!(seen[0]["params"], json!({"progressToken": "t", "progress": 1, "total": 3, "message": "step"}));
     }
 
     #[test]
     fn logs_respect_the_threshold() {
         let (sink, seen) = collecting();
-        let cx = RequestCx::builder(Principal::local())
-            .notify(sink)
-            .log_threshold(Some("warning"))
-            .build();
+        let cx = RequestCx::builder(Principal::local()).notify(sink).log_threshold(Some("warning")).build();
         cx.log("info", "quiet", None);
         cx.log("warn", "loud", Some("x"));
         cx.log("EMERGENCY", "louder", None);
         let seen = seen.lock().unwrap();
         assert_eq!(seen.len(), 2);
-        assert_eq!(
-            seen[0]["params"],
-            json!({"level": "warning", "logger": "x", "data": "loud"})
-        );
+        assert_eq!(seen[0]["params"], json!({"level": "warning", "logger": "x", "data": "loud"}));
         assert_eq!(seen[1]["params"]["level"], "emergency");
     }
 

@@ -19,12 +19,7 @@ pub struct ServerInfo {
 
 impl ServerInfo {
     pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
-        ServerInfo {
-            name: name.into(),
-            version: version.into(),
-            title: None,
-            instructions: None,
-        }
+        ServerInfo { name: name.into(), version: version.into(), title: None, instructions: None }
     }
 
     pub fn title(mut self, title: impl Into<String>) -> Self {

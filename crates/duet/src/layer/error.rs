@@ -18,10 +18,7 @@ pub enum LayerError {
     #[error("{0}")]
     NotFound(String),
     #[error("{message}")]
-    InvalidArguments {
-        message: String,
-        data: Option<Value>,
-    },
+    InvalidArguments { message: String, data: Option<Value> },
     #[error("{0}")]
     AccessDenied(String),
     #[error("{0}")]
@@ -35,10 +32,7 @@ pub enum LayerError {
 
 impl LayerError {
     pub fn invalid_arguments(message: impl Into<String>) -> Self {
-        LayerError::InvalidArguments {
-            message: message.into(),
-            data: None,
-        }
+        LayerError::InvalidArguments { message: message.into(), data: None }
     }
 
     /// The JSON-RPC error for this failure (the engine adjusts not-found per method and era).

@@ -66,26 +66,11 @@ pub trait Layer: Send + Sync + 'static {
 
     /// Runs a tool. Only an unknown (or hidden) tool is an error; every other failure is a
     /// result with `isError: true`.
-    async fn call_tool(
-        &self,
-        name: &str,
-        args: Map<String, Value>,
-        cx: &RequestCx,
-    ) -> Outcome<ToolResult>;
+    async fn call_tool(&self, name: &str, args: Map<String, Value>, cx: &RequestCx) -> Outcome<ToolResult>;
     async fn read_resource(&self, uri: &str, cx: &RequestCx) -> Outcome<Vec<ResourceContents>>;
-    async fn get_prompt(
-        &self,
-        name: &str,
-        args: BTreeMap<String, String>,
-        cx: &RequestCx,
-    ) -> Outcome<PromptResult>;
+    async fn get_prompt(&self, name: &str, args: BTreeMap<String, String>, cx: &RequestCx) -> Outcome<PromptResult>;
     /// Completion values; an unknown reference completes to nothing rather than failing.
-    async fn complete(
-        &self,
-        of: CompletionRef,
-        arg: CompletionArg,
-        cx: &RequestCx,
-    ) -> Result<Completion, LayerError>;
+    async fn complete(&self, of: CompletionRef, arg: CompletionArg, cx: &RequestCx) -> Result<Completion, LayerError>;
 
     /// The feed this layer raises its changes on.
     fn changes(&self) -> &ChangeFeed;

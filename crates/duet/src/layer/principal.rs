@@ -21,11 +21,7 @@ impl Principal {
     {
         let mut roles: BTreeSet<String> = roles.into_iter().map(Into::into).collect();
         roles.insert("default".into());
-        Principal {
-            id: id.into(),
-            roles,
-            attributes: Map::new(),
-        }
+        Principal { id: id.into(), roles, attributes: Map::new() }
     }
 
     /// The user who started the process (stdio and in-process calls).

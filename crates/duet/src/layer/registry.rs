@@ -9,8 +9,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::future::Future;
 use std::time::Duration;
 
-type Handler<A, T> =
-    Arc<dyn Fn(A, RequestCx) -> BoxFuture<'static, Result<Reply<T>, HandlerError>> + Send + Sync>;
+type Handler<A, T> = Arc<dyn Fn(A, RequestCx) -> BoxFuture<'static, Result<Reply<T>, HandlerError>> + Send + Sync>;
 /// Completes a partial value, given the other arguments' values.
 pub type Completer = Arc<dyn Fn(&str, &BTreeMap<String, String>) -> Vec<String> + Send + Sync>;
 
@@ -23,11 +22,7 @@ where
     A: 'static,
     T: 'static,
 {
-    Arc::new(move |args, cx| {
-        f(args, cx)
-            .map(|r| r.map(Into::into).map_err(Into::into))
-            .boxed()
-    })
+    Arc::new(move |args, cx| f(args, cx).map(|r| r.map(Into::into).map_err(Into::into)).boxed())
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -37,11 +32,7 @@ pub enum RegistryError {
     #[error("invalid tool name {0:?}: use 1 to 128 of A-Z a-z 0-9 _ . -")]
     InvalidName(String),
     #[error("the {which} of tool {tool:?} is not a valid JSON Schema: {reason}")]
-    InvalidSchema {
-        tool: String,
-        which: &'static str,
-        reason: String,
-    },
+    InvalidSchema { tool: String, which: &'static str, reason: String },
     #[error(transparent)]
     Template(#[from] super::template::TemplateError),
 }
@@ -183,22 +174,12 @@ impl ResourceSpec {
     }
 
     /// Fixed text contents.
-    pub fn text(
-        uri: impl Into<String>,
-        name: impl Into<String>,
-        mime_type: &str,
-        text: impl Into<String>,
-    ) -> Self {
+    pub fn text(uri: impl Into<String>, name: impl Into<String>, mime_type: &str, text: impl Into<String>) -> Self {
         Self::fixed(name, ResourceContents::text(uri, mime_type, text))
     }
 
     /// Fixed binary contents.
-    pub fn blob(
-        uri: impl Into<String>,
-        name: impl Into<String>,
-        mime_type: &str,
-        bytes: &[u8],
-    ) -> Self {
+    pub fn blob(uri: impl Into<String>, name: impl Into<String>, mime_type: &str, bytes: &[u8]) -> Self {
         Self::fixed(name, ResourceContents::blob(uri, mime_type, bytes)).size(bytes.len() as u64)
     }
 
@@ -237,11 +218,7 @@ pub struct TemplateSpec {
 }
 
 impl TemplateSpec {
-    pub fn new<F, Fut, R, E>(
-        uri_template: impl Into<String>,
-        name: impl Into<String>,
-        handler: F,
-    ) -> Self
+    pub fn new<F, Fut, R, E>(uri_template: impl Into<String>, name: impl Into<String>, handler: F) -> Self
     where
         F: Fn((String, BTreeMap<String, String>), RequestCx) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<R, E>> + Send + 'static,
@@ -337,12 +314,7 @@ impl PromptSpec {
         self
     }
 
-    pub fn argument(
-        mut self,
-        name: impl Into<String>,
-        description: impl Into<String>,
-        required: bool,
-    ) -> Self {
+    pub fn argument(mut self, name: impl Into<String>, description: impl Into<String>, required: bool) -> Self {
         self.def.arguments.push(PromptArgument {
             name: name.into(),
             title: None,
@@ -422,11 +394,7 @@ impl Registry {
 
     pub fn tool(&mut self, spec: ToolSpec) -> Result<&mut Self, RegistryError> {
         let name = spec.def.name.clone();
-        if name.is_empty()
-            || name.len() > 128
-            || !name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
+        if name.is_empty() || name.len() > 128 || !name.chars().all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
         {
             return Err(RegistryError::InvalidName(name));
         }
@@ -441,27 +409,15 @@ impl Registry {
             })
         };
         let input = compile("inputSchema", &spec.def.input_schema)?;
-        let output = spec
-            .def
-            .output_schema
-            .as_ref()
-            .map(|s| compile("outputSchema", s))
-            .transpose()?;
-        self.tools.push(CompiledTool {
-            spec,
-            input,
-            output,
-        });
+        let output = spec.def.output_schema.as_ref().map(|s| compile("outputSchema", s)).transpose()?;
+        self.tools.push(CompiledTool { spec, input, output });
         self.listings.tools = Arc::new(self.tools.iter().map(|t| t.spec.def.clone()).collect());
         Ok(self)
     }
 
     pub fn resource(&mut self, spec: ResourceSpec) -> Result<&mut Self, RegistryError> {
         if self.resources.iter().any(|r| r.def.uri == spec.def.uri) {
-            return Err(RegistryError::Duplicate {
-                kind: "resource",
-                name: spec.def.uri,
-            });
+            return Err(RegistryError::Duplicate { kind: "resource", name: spec.def.uri });
         }
         self.resources.push(spec);
         self.listings.resources = Arc::new(self.resources.iter().map(|r| r.def.clone()).collect());
@@ -470,19 +426,11 @@ impl Registry {
 
     pub fn template(&mut self, spec: TemplateSpec) -> Result<&mut Self, RegistryError> {
         let template = UriTemplate::parse(&spec.def.uri_template)?;
-        if self
-            .templates
-            .iter()
-            .any(|t| t.spec.def.uri_template == spec.def.uri_template)
-        {
-            return Err(RegistryError::Duplicate {
-                kind: "template",
-                name: spec.def.uri_template,
-            });
+        if self.templates.iter().any(|t| t.spec.def.uri_template == spec.def.uri_template) {
+            return Err(RegistryError::Duplicate { kind: "template", name: spec.def.uri_template });
         }
         self.templates.push(CompiledTemplate { spec, template });
-        self.listings.templates =
-            Arc::new(self.templates.iter().map(|t| t.spec.def.clone()).collect());
+        self.listings.templates = Arc::new(self.templates.iter().map(|t| t.spec.def.clone()).collect());
         let mut order: Vec<usize> = (0..self.templates.len()).collect();
         order.sort_by_key(|i| std::cmp::Reverse(self.templates[*i].spec.def.uri_template.len()));
         self.template_order = order;
@@ -491,10 +439,7 @@ impl Registry {
 
     pub fn prompt(&mut self, spec: PromptSpec) -> Result<&mut Self, RegistryError> {
         if self.prompts.iter().any(|p| p.def.name == spec.def.name) {
-            return Err(RegistryError::Duplicate {
-                kind: "prompt",
-                name: spec.def.name,
-            });
+            return Err(RegistryError::Duplicate { kind: "prompt", name: spec.def.name });
         }
         self.prompts.push(spec);
         self.listings.prompts = Arc::new(self.prompts.iter().map(|p| p.def.clone()).collect());
@@ -510,50 +455,27 @@ impl Registry {
         if specs.iter().all(|s| visibility(s).allows(who)) {
             return all.clone();
         }
-        let visible = specs
-            .iter()
-            .zip(all.iter())
-            .filter(|(s, _)| visibility(s).allows(who));
+        let visible = specs.iter().zip(all.iter()).filter(|(s, _)| visibility(s).allows(who));
         Arc::new(visible.map(|(_, t)| t.clone()).collect())
     }
 
     fn find_tool(&self, name: &str, who: &Principal) -> Option<&CompiledTool> {
-        self.tools
-            .iter()
-            .find(|t| t.spec.def.name == name && t.spec.visibility.allows(who))
+        self.tools.iter().find(|t| t.spec.def.name == name && t.spec.visibility.allows(who))
     }
 
-    async fn run_tool(
-        &self,
-        tool: &CompiledTool,
-        args: Map<String, Value>,
-        cx: &RequestCx,
-    ) -> Outcome<ToolResult> {
+    async fn run_tool(&self, tool: &CompiledTool, args: Map<String, Value>, cx: &RequestCx) -> Outcome<ToolResult> {
         let args = Value::Object(args);
-        let problems: Vec<String> = tool
-            .input
-            .iter_errors(&args)
-            .map(|e| describe(&e))
-            .collect();
+        let problems: Vec<String> = tool.input.iter_errors(&args).map(|e| describe(&e)).collect();
         if !problems.is_empty() {
-            return Ok(Reply::Complete(ToolResult::error(format!(
-                "Invalid arguments: {}",
-                problems.join("; ")
-            ))));
+            return Ok(Reply::Complete(ToolResult::error(format!("Invalid arguments: {}", problems.join("; ")))));
         }
-        let Value::Object(args) = args else {
-            unreachable!("validated as an object above")
-        };
+        let Value::Object(args) = args else { unreachable!("validated as an object above") };
         let run = (tool.spec.handler)(args, cx.clone());
         let outcome = match tool.spec.timeout {
             Some(limit) => match tokio::time::timeout(limit, run).await {
                 Ok(outcome) => outcome,
                 Err(_) => {
-                    let msg = format!(
-                        "Tool {} timed out after {:.1} s",
-                        tool.spec.def.name,
-                        limit.as_secs_f64()
-                    );
+                    let msg = format!("Tool {} timed out after {:.1} s", tool.spec.def.name, limit.as_secs_f64());
                     return Ok(Reply::Complete(ToolResult::error(msg)));
                 }
             },
@@ -596,11 +518,7 @@ fn check_output(tool: &CompiledTool, result: ToolResult) -> ToolResult {
 
 fn describe(error: &jsonschema::ValidationError<'_>) -> String {
     let path = error.instance_path().to_string();
-    if path.is_empty() {
-        error.to_string()
-    } else {
-        format!("{}: {error}", path.trim_start_matches('/'))
-    }
+    if path.is_empty() { error.to_string() } else { format!("{}: {error}", path.trim_start_matches('/')) }
 }
 
 /// Handler failures of resources and prompts: a [`LayerError`] keeps its meaning.
@@ -618,47 +536,22 @@ impl Layer for Registry {
     }
 
     fn tools(&self, who: &Principal) -> Listing<Tool> {
-        Self::listing(
-            &self.listings.tools,
-            &self.tools,
-            |t| &t.spec.visibility,
-            who,
-        )
+        Self::listing(&self.listings.tools, &self.tools, |t| &t.spec.visibility, who)
     }
 
     fn resources(&self, who: &Principal) -> Listing<Resource> {
-        Self::listing(
-            &self.listings.resources,
-            &self.resources,
-            |r| &r.visibility,
-            who,
-        )
+        Self::listing(&self.listings.resources, &self.resources, |r| &r.visibility, who)
     }
 
     fn templates(&self, who: &Principal) -> Listing<ResourceTemplate> {
-        Self::listing(
-            &self.listings.templates,
-            &self.templates,
-            |t| &t.spec.visibility,
-            who,
-        )
+        Self::listing(&self.listings.templates, &self.templates, |t| &t.spec.visibility, who)
     }
 
     fn prompts(&self, who: &Principal) -> Listing<Prompt> {
-        Self::listing(
-            &self.listings.prompts,
-            &self.prompts,
-            |p| &p.visibility,
-            who,
-        )
+        Self::listing(&self.listings.prompts, &self.prompts, |p| &p.visibility, who)
     }
 
-    async fn call_tool(
-        &self,
-        name: &str,
-        args: Map<String, Value>,
-        cx: &RequestCx,
-    ) -> Outcome<ToolResult> {
+    async fn call_tool(&self, name: &str, args: Map<String, Value>, cx: &RequestCx) -> Outcome<ToolResult> {
         match self.find_tool(name, cx.principal()) {
             Some(tool) => self.run_tool(tool, args, cx).await,
             None => Err(LayerError::NotFound(format!("Unknown tool: {name}"))),
@@ -667,39 +560,22 @@ impl Layer for Registry {
 
     async fn read_resource(&self, uri: &str, cx: &RequestCx) -> Outcome<Vec<ResourceContents>> {
         let who = cx.principal();
-        if let Some(r) = self
-            .resources
-            .iter()
-            .find(|r| r.def.uri == uri && r.visibility.allows(who))
-        {
-            return (r.handler)(uri.to_string(), cx.clone())
-                .await
-                .map_err(protocol_error);
+        if let Some(r) = self.resources.iter().find(|r| r.def.uri == uri && r.visibility.allows(who)) {
+            return (r.handler)(uri.to_string(), cx.clone()).await.map_err(protocol_error);
         }
         for t in self.template_order.iter().map(|i| &self.templates[*i]) {
             if !t.spec.visibility.allows(who) {
                 continue;
             }
             if let Some(vars) = t.template.matches(uri) {
-                return (t.spec.handler)((uri.to_string(), vars), cx.clone())
-                    .await
-                    .map_err(protocol_error);
+                return (t.spec.handler)((uri.to_string(), vars), cx.clone()).await.map_err(protocol_error);
             }
         }
         Err(LayerError::NotFound(format!("Unknown resource: {uri}")))
     }
 
-    async fn get_prompt(
-        &self,
-        name: &str,
-        args: BTreeMap<String, String>,
-        cx: &RequestCx,
-    ) -> Outcome<PromptResult> {
-        let Some(p) = self
-            .prompts
-            .iter()
-            .find(|p| p.def.name == name && p.visibility.allows(cx.principal()))
-        else {
+    async fn get_prompt(&self, name: &str, args: BTreeMap<String, String>, cx: &RequestCx) -> Outcome<PromptResult> {
+        let Some(p) = self.prompts.iter().find(|p| p.def.name == name && p.visibility.allows(cx.principal())) else {
             return Err(LayerError::NotFound(format!("Unknown prompt: {name}")));
         };
         let missing: Vec<&str> = p
@@ -718,12 +594,7 @@ impl Layer for Registry {
         (p.handler)(args, cx.clone()).await.map_err(protocol_error)
     }
 
-    async fn complete(
-        &self,
-        of: CompletionRef,
-        arg: CompletionArg,
-        cx: &RequestCx,
-    ) -> Result<Completion, LayerError> {
+    async fn complete(&self, of: CompletionRef, arg: CompletionArg, cx: &RequestCx) -> Result<Completion, LayerError> {
         let who = cx.principal();
         let completer = match &of {
             CompletionRef::Prompt { name } => self
@@ -737,9 +608,7 @@ impl Layer for Registry {
                 .find(|t| &t.spec.def.uri_template == uri && t.spec.visibility.allows(who))
                 .and_then(|t| t.spec.completions.get(&arg.name)),
         };
-        let values = completer
-            .map(|f| f(&arg.value, &arg.context))
-            .unwrap_or_default();
+        let values = completer.map(|f| f(&arg.value, &arg.context)).unwrap_or_default();
         Ok(Completion::from_values(values))
     }
 
@@ -763,18 +632,11 @@ mod tests {
             .output_schema(json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]})),
         )
         .unwrap();
+        r.tool(ToolSpec::new("admin", |_, _| async { Ok::<_, HandlerError>(ToolResult::text("ok")) }).roles(["admin"]))
+            .unwrap();
         r.tool(
-            ToolSpec::new("admin", |_, _| async {
-                Ok::<_, HandlerError>(ToolResult::text("ok"))
-            })
-            .roles(["admin"]),
-        )
-        .unwrap();
-        r.tool(
-            ToolSpec::new("liar", |_, _| async {
-                Ok::<_, HandlerError>(ToolResult::structured(json!({"n": 1})))
-            })
-            .output_schema(json!({"type": "object", "required": ["text"]})),
+            ToolSpec::new("liar", |_, _| async { Ok::<_, HandlerError>(ToolResult::structured(json!({"n": 1}))) })
+                .output_schema(json!({"type": "object", "required": ["text"]})),
         )
         .unwrap();
         r
@@ -787,19 +649,13 @@ mod tests {
     #[test]
     fn registration_errors() {
         let mut r = registry();
-        let dup = r.tool(ToolSpec::new("echo", |_, _| async {
-            Ok::<_, HandlerError>(ToolResult::text(""))
-        }));
+        let dup = r.tool(ToolSpec::new("echo", |_, _| async { Ok::<_, HandlerError>(ToolResult::text("")) }));
         assert!(matches!(dup, Err(RegistryError::Duplicate { .. })));
-        let bad = r.tool(ToolSpec::new("bad name", |_, _| async {
-            Ok::<_, HandlerError>(ToolResult::text(""))
-        }));
+        let bad = r.tool(ToolSpec::new("bad name", |_, _| async { Ok::<_, HandlerError>(ToolResult::text("")) }));
         assert!(matches!(bad, Err(RegistryError::InvalidName(_))));
         let schema = r.tool(
-            ToolSpec::new("s", |_, _| async {
-                Ok::<_, HandlerError>(ToolResult::text(""))
-            })
-            .input_schema(json!({"type": 12})),
+            ToolSpec::new("s", |_, _| async { Ok::<_, HandlerError>(ToolResult::text("")) })
+                .input_schema(json!({"type": 12})),
         );
         assert!(matches!(schema, Err(RegistryError::InvalidSchema { .. })));
     }
@@ -807,49 +663,24 @@ mod tests {
     #[tokio::test]
     async fn roles_hide_tools() {
         let r = registry();
-        let names = |p: &Principal| {
-            r.tools(p)
-                .iter()
-                .map(|t| t.name.clone())
-                .collect::<Vec<_>>()
-        };
+        let names = |p: &Principal| r.tools(p).iter().map(|t| t.name.clone()).collect::<Vec<_>>();
         assert_eq!(names(&Principal::local()), ["echo", "liar"]);
-        assert_eq!(
-            names(&Principal::new("root", ["admin"])),
-            ["echo", "admin", "liar"]
-        );
-        let hidden = r
-            .call_tool("admin", Map::new(), &cx(Principal::local()))
-            .await;
-        assert_eq!(
-            hidden.unwrap_err(),
-            LayerError::NotFound("Unknown tool: admin".into())
-        );
+        assert_eq!(names(&Principal::new("root", ["admin"])), ["echo", "admin", "liar"]);
+        let hidden = r.call_tool("admin", Map::new(), &cx(Principal::local())).await;
+        assert_eq!(hidden.unwrap_err(), LayerError::NotFound("Unknown tool: admin".into()));
     }
 
     #[tokio::test]
     async fn arguments_and_output_are_validated() {
         let r = registry();
-        let Reply::Complete(res) = r
-            .call_tool("echo", Map::new(), &cx(Principal::local()))
-            .await
-            .unwrap()
-        else {
+        let Reply::Complete(res) = r.call_tool("echo", Map::new(), &cx(Principal::local())).await.unwrap() else {
             panic!()
         };
         assert!(res.is_error);
-        let Reply::Complete(res) = r
-            .call_tool("liar", Map::new(), &cx(Principal::local()))
-            .await
-            .unwrap()
-        else {
+        let Reply::Complete(res) = r.call_tool("liar", Map::new(), &cx(Principal::local())).await.unwrap() else {
             panic!()
         };
         assert!(res.is_error);
-        assert!(
-            serde_json::to_string(&res)
-                .unwrap()
-                .contains("does not match its outputSchema")
-        );
+        assert!(serde_json::to_string(&res).unwrap().contains("does not match its outputSchema"));
     }
 }

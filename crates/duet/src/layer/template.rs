@@ -26,10 +26,7 @@ pub struct TemplateError {
 
 impl UriTemplate {
     pub fn parse(template: &str) -> Result<Self, TemplateError> {
-        let err = |reason| TemplateError {
-            template: template.to_string(),
-            reason,
-        };
+        let err = |reason| TemplateError { template: template.to_string(), reason };
         let mut parts = Vec::new();
         let mut rest = template;
         while let Some(open) = rest.find('{') {
@@ -50,10 +47,7 @@ impl UriTemplate {
             if matches!(parts.last(), Some(Part::Var { .. })) {
                 return Err(err("two variables need a literal between them"));
             }
-            parts.push(Part::Var {
-                name: name.to_string(),
-                rest: multi,
-            });
+            parts.push(Part::Var { name: name.to_string(), rest: multi });
             rest = &rest[close + 1..];
         }
         if rest.contains('}') {
@@ -62,10 +56,7 @@ impl UriTemplate {
         if !rest.is_empty() {
             parts.push(Part::Literal(rest.to_string()));
         }
-        Ok(UriTemplate {
-            source: template.to_string(),
-            parts,
-        })
+        Ok(UriTemplate { source: template.to_string(), parts })
     }
 
     pub fn as_str(&self) -> &str {
@@ -98,20 +89,13 @@ fn match_parts(parts: &[Part], input: &str, vars: &mut BTreeMap<String, String>)
         return input.is_empty();
     };
     match first {
-        Part::Literal(lit) => input
-            .strip_prefix(lit.as_str())
-            .is_some_and(|r| match_parts(tail, r, vars)),
+        Part::Literal(lit) => input.strip_prefix(lit.as_str()).is_some_and(|r| match_parts(tail, r, vars)),
         Part::Var { name, rest } => {
             // Longest match first, so a `{+path}` takes as much as the template allows.
-            let limit = if *rest {
-                input.len()
-            } else {
-                input.find(['/', '?']).unwrap_or(input.len())
-            };
+            let limit = if *rest { input.len() } else { input.find(['/', '?']).unwrap_or(input.len()) };
             for end in (1..=limit).rev().filter(|e| input.is_char_boundary(*e)) {
                 if match_parts(tail, &input[end..], vars) {
-                    let decoded =
-                        percent_encoding::percent_decode_str(&input[..end]).decode_utf8_lossy();
+                    let decoded = percent_encoding::percent_decode_str(&input[..end]).decode_utf8_lossy();
                     vars.insert(name.clone(), decoded.into_owned());
                     return true;
                 }
@@ -126,18 +110,12 @@ mod tests {
     use super::*;
 
     fn vars(t: &str, uri: &str) -> Option<Vec<(String, String)>> {
-        UriTemplate::parse(t)
-            .unwrap()
-            .matches(uri)
-            .map(|m| m.into_iter().collect())
+        UriTemplate::parse(t).unwrap().matches(uri).map(|m| m.into_iter().collect())
     }
 
     #[test]
     fn one_segment_variables() {
-        assert_eq!(
-            vars("test://items/{id}", "test://items/beta"),
-            Some(vec![("id".into(), "beta".into())])
-        );
+        assert_eq!(vars("test://items/{id}", "test://items/beta"), Some(vec![("id".into(), "beta".into())]));
         assert_eq!(vars("test://items/{id}", "test://items/a/b"), None);
         assert_eq!(vars("test://items/{id}", "test://items/"), None);
         assert_eq!(
@@ -148,18 +126,9 @@ mod tests {
 
     #[test]
     fn rest_of_path_and_decoding() {
-        assert_eq!(
-            vars("file:///{+path}", "file:///a/b%20c.txt"),
-            Some(vec![("path".into(), "a/b c.txt".into())])
-        );
-        assert_eq!(
-            vars("x://{p*}", "x://q/r"),
-            Some(vec![("p".into(), "q/r".into())])
-        );
-        assert_eq!(
-            vars("x://{a}/{+b}", "x://1/2/3"),
-            Some(vec![("a".into(), "1".into()), ("b".into(), "2/3".into())])
-        );
+        assert_eq!(vars("file:///{+path}", "file:///a/b%20c.txt"), Some(vec![("path".into(), "a/b c.txt".into())]));
+        assert_eq!(vars("x://{p*}", "x://q/r"), Some(vec![("p".into(), "q/r".into())]));
+        assert_eq!(vars("x://{a}/{+b}", "x://1/2/3"), Some(vec![("a".into(), "1".into()), ("b".into(), "2/3".into())]));
     }
 
     #[test]

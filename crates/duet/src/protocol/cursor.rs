@@ -19,11 +19,7 @@ pub fn paginate<'a, T>(
         Some(c) => decode(kind, c).ok_or_else(|| RpcError::invalid_params("Invalid cursor"))?,
     };
     let start = offset.min(items.len());
-    let end = if page_size == 0 {
-        items.len()
-    } else {
-        start.saturating_add(page_size).min(items.len())
-    };
+    let end = if page_size == 0 { items.len() } else { start.saturating_add(page_size).min(items.len()) };
     let next = (end < items.len()).then(|| encode(kind, end));
     Ok((&items[start..end], next))
 }
@@ -33,9 +29,7 @@ pub fn encode(kind: &str, offset: usize) -> String {
 }
 
 fn decode(kind: &str, cursor: &Value) -> Option<usize> {
-    let raw = URL_SAFE_NO_PAD
-        .decode(cursor.as_str()?.trim_end_matches('='))
-        .ok()?;
+    let raw = URL_SAFE_NO_PAD.decode(cursor.as_str()?.trim_end_matches('=')).ok()?;
     let v: Value = serde_json::from_slice(&raw).ok()?;
     if v.get("k")?.as_str()? != kind {
         return None;
@@ -55,43 +49,20 @@ mod tests {
         let (p3, c3) = paginate("tools", &items, Some(&json!(c2.unwrap())), 3).unwrap();
         assert_eq!([p1, p2, p3].concat(), items);
         assert_eq!(c3, None);
-        assert_eq!(
-            paginate("tools", &items, None, 0).unwrap(),
-            (&items[..], None)
-        );
+        assert_eq!(paginate("tools", &items, None, 0).unwrap(), (&items[..], None));
     }
 
     #[test]
     fn bad_cursors() {
         let items = [1, 2, 3];
         let python_style = URL_SAFE_NO_PAD.encode(r#"{"k": "tools", "o": 2}"#);
-        assert_eq!(
-            paginate("tools", &items, Some(&json!(python_style)), 1)
-                .unwrap()
-                .0,
-            &[3]
-        );
+        assert_eq!(paginate("tools", &items, Some(&json!(python_style)), 1).unwrap().0, &[3]);
         let past_end = encode("tools", 10);
-        assert!(
-            paginate("tools", &items, Some(&json!(past_end)), 1)
-                .unwrap()
-                .0
-                .is_empty()
-        );
+        assert!(paginate("tools", &items, Some(&json!(past_end)), 1).unwrap().0.is_empty());
         let negative = URL_SAFE_NO_PAD.encode(r#"{"k":"tools","o":-1}"#);
-        for bad in [
-            json!("not-a-cursor"),
-            json!(""),
-            json!(5),
-            json!(encode("prompts", 1)),
-            json!(negative),
-        ] {
+        for bad in [json!("not-a-cursor"), json!(""), json!(5), json!(encode("prompts", 1)), json!(negative)] {
             let err = paginate("tools", &items, Some(&bad), 1).unwrap_err();
-            assert_eq!(
-                (err.code, err.message.as_str()),
-                (-32602, "Invalid cursor"),
-                "{bad}"
-            );
+            assert_eq!((err.code, err.message.as_str()), (-32602, "Invalid cursor"), "{bad}");
         }
     }
 }

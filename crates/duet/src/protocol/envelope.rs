@@ -25,22 +25,14 @@ pub fn meta(params: &Map<String, Value>) -> Option<&Map<String, Value>> {
 
 /// The -32602 error of an envelope that lacks required keys.
 pub fn missing_keys_error(missing: &[&str]) -> RpcError {
-    RpcError::invalid_params(format!(
-        "params._meta is missing the required envelope key(s): {}",
-        missing.join(", ")
-    ))
+    RpcError::invalid_params(format!("params._meta is missing the required envelope key(s): {}", missing.join(", ")))
 }
 
 /// The -32022 error of a version duet does not serve on this path.
 pub fn unsupported_version(requested: &Value) -> RpcError {
-    let shown = requested
-        .as_str()
-        .map_or_else(|| requested.to_string(), str::to_string);
-    RpcError::new(
-        code::UNSUPPORTED_PROTOCOL_VERSION,
-        format!("Unsupported protocol version: {shown}"),
-    )
-    .with_data(json!({"supported": MODERN_VERSIONS, "requested": requested}))
+    let shown = requested.as_str().map_or_else(|| requested.to_string(), str::to_string);
+    RpcError::new(code::UNSUPPORTED_PROTOCOL_VERSION, format!("Unsupported protocol version: {shown}"))
+        .with_data(json!({"supported": MODERN_VERSIONS, "requested": requested}))
 }
 
 /// Reads and checks the envelope: both required keys, a string version that is a modern
@@ -48,45 +40,29 @@ pub fn unsupported_version(requested: &Value) -> RpcError {
 pub fn parse(params: &Map<String, Value>) -> Result<Envelope, RpcError> {
     let empty = Map::new();
     let meta = meta(params).unwrap_or(&empty);
-    let missing: Vec<&str> = [key::PROTOCOL_VERSION, key::CLIENT_CAPABILITIES]
-        .into_iter()
-        .filter(|k| !meta.contains_key(*k))
-        .collect();
+    let missing: Vec<&str> =
+        [key::PROTOCOL_VERSION, key::CLIENT_CAPABILITIES].into_iter().filter(|k| !meta.contains_key(*k)).collect();
     if !missing.is_empty() {
         return Err(missing_keys_error(&missing));
     }
     let requested = &meta[key::PROTOCOL_VERSION];
     let Some(version_str) = requested.as_str() else {
-        return Err(RpcError::invalid_params(format!(
-            "{} must be a string",
-            key::PROTOCOL_VERSION
-        )));
+        return Err(RpcError::invalid_params(format!("{} must be a string", key::PROTOCOL_VERSION)));
     };
-    let version = Version::parse(version_str)
-        .filter(|v| v.is_modern())
-        .ok_or_else(|| unsupported_version(requested))?;
+    let version =
+        Version::parse(version_str).filter(|v| v.is_modern()).ok_or_else(|| unsupported_version(requested))?;
     let client_capabilities = meta[key::CLIENT_CAPABILITIES].clone();
     if !client_capabilities.is_object() {
-        return Err(RpcError::invalid_params(format!(
-            "{} must be an object",
-            key::CLIENT_CAPABILITIES
-        )));
+        return Err(RpcError::invalid_params(format!("{} must be an object", key::CLIENT_CAPABILITIES)));
     }
     let log_level = match meta.get(key::LOG_LEVEL) {
         None | Some(Value::Null) => None,
         Some(Value::String(l)) if log_level_rank(l).is_some() => Some(l.clone()),
         Some(other) => {
-            return Err(RpcError::invalid_params(format!(
-                "Invalid log level: {other}"
-            )));
+            return Err(RpcError::invalid_params(format!("Invalid log level: {other}")));
         }
     };
-    Ok(Envelope {
-        version,
-        client_capabilities,
-        client_info: meta.get(key::CLIENT_INFO).cloned(),
-        log_level,
-    })
+    Ok(Envelope { version, client_capabilities, client_info: meta.get(key::CLIENT_INFO).cloned(), log_level })
 }
 
 #[cfg(test)]
@@ -104,35 +80,19 @@ mod tests {
             e.message,
             "params._meta is missing the required envelope key(s): io.modelcontextprotocol/clientCapabilities"
         );
-        let e = parse(&params(
-            json!({key::PROTOCOL_VERSION: 5, key::CLIENT_CAPABILITIES: {}}),
-        ))
-        .unwrap_err();
+        let e = parse(&params(json!({key::PROTOCOL_VERSION: 5, key::CLIENT_CAPABILITIES: {}}))).unwrap_err();
         assert_eq!(e.code, -32602);
-        let e = parse(&params(
-            json!({key::PROTOCOL_VERSION: "2099-01-01", key::CLIENT_CAPABILITIES: {}}),
-        ))
-        .unwrap_err();
-        assert_eq!(
-            (e.code, e.data),
-            (
-                -32022,
-                Some(json!({"supported": ["2026-07-28"], "requested": "2099-01-01"}))
-            )
-        );
-        let e = parse(&params(
-            json!({key::PROTOCOL_VERSION: "2025-11-25", key::CLIENT_CAPABILITIES: {}}),
-        ))
-        .unwrap_err();
+        let e = parse(&params(json!({key::PROTOCOL_VERSION: "2099-01-01", key::CLIENT_CAPABILITIES: {}}))).unwrap_err();
+        assert_eq!((e.code, e.data), (-32022, Some(json!({"supported": ["2026-07-28"], "requested": "2099-01-01"}))));
+        let e = parse(&params(json!({key::PROTOCOL_VERSION: "2025-11-25", key::CLIENT_CAPABILITIES: {}}))).unwrap_err();
         assert_eq!(e.code, -32022);
-        let e = parse(&params(json!({key::PROTOCOL_VERSION: "2026-07-28", key::CLIENT_CAPABILITIES: {}, key::LOG_LEVEL: "loud"})))
-            .unwrap_err();
+        let e = parse(&params(
+            json!({key::PROTOCOL_VERSION: "2026-07-28", key::CLIENT_CAPABILITIES: {}, key::LOG_LEVEL: "loud"}),
+        ))
+        .unwrap_err();
         assert_eq!(e.code, -32602);
         let ok = parse(&params(json!({key::PROTOCOL_VERSION: "2026-07-28", key::CLIENT_CAPABILITIES: {"sampling": {}}, key::LOG_LEVEL: "debug"})))
             .unwrap();
-        assert_eq!(
-            (ok.version, ok.log_level.as_deref()),
-            (Version::V2026_07_28, Some("debug"))
-        );
+        assert_eq!((ok.version, ok.log_level.as_deref()), (Version::V2026_07_28, Some("debug")));
     }
 }

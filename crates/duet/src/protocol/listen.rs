@@ -27,17 +27,11 @@ pub struct Filter {
 impl Filter {
     pub fn parse(params: &Map<String, Value>) -> Result<Filter, RpcError> {
         let Some(Value::Object(n)) = params.get("notifications") else {
-            return Err(RpcError::invalid_params(
-                "subscriptions/listen requires a notifications filter",
-            ));
+            return Err(RpcError::invalid_params("subscriptions/listen requires a notifications filter"));
         };
         let flag = |k: &str| n.get(k) == Some(&Value::Bool(true));
         let uris = match n.get("resourceSubscriptions") {
-            Some(Value::Array(a)) => a
-                .iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect(),
+            Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).map(str::to_string).collect(),
             _ => Vec::new(),
         };
         Ok(Filter {
@@ -80,9 +74,7 @@ impl Filter {
 /// sub-resource below it).
 pub fn uri_covers(subscribed: &str, uri: &str) -> bool {
     uri == subscribed
-        || uri
-            .strip_prefix(subscribed)
-            .is_some_and(|rest| subscribed.ends_with('/') || rest.starts_with('/'))
+        || uri.strip_prefix(subscribed).is_some_and(|rest| subscribed.ends_with('/') || rest.starts_with('/'))
 }
 
 /// The wire notification of a change, with extra params (such as a subscription id).
@@ -100,10 +92,7 @@ pub fn change_notification(change: &Change, meta: Option<Value>) -> Value {
     if let Some(meta) = meta {
         params.insert("_meta".into(), meta);
     }
-    notification(
-        method,
-        (!params.is_empty()).then_some(Value::Object(params)),
-    )
+    notification(method, (!params.is_empty()).then_some(Value::Object(params)))
 }
 
 fn subscription_meta(id: &RequestId) -> Value {
@@ -160,29 +149,14 @@ impl Listens {
 
     /// Runs one listen request: acknowledgement, then events until the server closes the
     /// stream (the final result) or the request is cancelled (the caller drops this future).
-    pub async fn run(
-        &self,
-        id: &RequestId,
-        params: &Map<String, Value>,
-        notify: &Sink,
-    ) -> Result<Value, RpcError> {
+    pub async fn run(&self, id: &RequestId, params: &Map<String, Value>, notify: &Sink) -> Result<Value, RpcError> {
         let filter = Filter::parse(params)?;
         let (tx, mut rx) = mpsc::channel(LISTEN_QUEUE);
         let key = self.next.fetch_add(1, Ordering::Relaxed);
         let ack = json!({"notifications": filter.honoured(), "_meta": subscription_meta(id)});
-        self.lock().insert(
-            key,
-            Entry {
-                filter,
-                id: id.clone(),
-                tx,
-            },
-        );
+        self.lock().insert(key, Entry { filter, id: id.clone(), tx });
         let _registration = Registration { listens: self, key };
-        notify(notification(
-            "notifications/subscriptions/acknowledged",
-            Some(ack),
-        ));
+        notify(notification("notifications/subscriptions/acknowledged", Some(ack)));
         loop {
             tokio::select! {
                 biased;
@@ -206,10 +180,7 @@ mod tests {
         let params = json!({"notifications": {"toolsListChanged": true, "promptsListChanged": false,
             "resourcesListChanged": "yes", "resourceSubscriptions": ["test://info", 5]}});
         let f = Filter::parse(params.as_object().unwrap()).unwrap();
-        assert_eq!(
-            f.honoured(),
-            json!({"toolsListChanged": true, "resourceSubscriptions": ["test://info"]})
-        );
+        assert_eq!(f.honoured(), json!({"toolsListChanged": true, "resourceSubscriptions": ["test://info"]}));
         assert!(f.wants(&Change::ToolsChanged) && !f.wants(&Change::PromptsChanged));
         assert!(f.wants(&Change::ResourceUpdated("test://info".into())));
         assert!(!f.wants(&Change::ResourceUpdated("test://information".into())));

@@ -107,11 +107,7 @@ impl Server {
         let register = options.register;
         let session = Session::new(self.clone(), options);
         if register {
-            let mut sessions = self
-                .shared
-                .sessions
-                .lock()
-                .unwrap_or_else(|p| p.into_inner());
+            let mut sessions = self.shared.sessions.lock().unwrap_or_else(|p| p.into_inner());
             sessions.retain(|s| s.strong_count() > 0);
             sessions.push(Arc::downgrade(&session.inner));
         }

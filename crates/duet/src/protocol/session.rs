@@ -9,8 +9,8 @@ use super::server::{Server, SessionOptions};
 use super::shape;
 use super::{Era, Version};
 use crate::jsonrpc::{
-    Incoming, LATEST_HANDSHAKE_VERSION, MODERN_VERSIONS, RequestId, Response, RpcError, Sink,
-    classify, code, log_level_rank,
+    Incoming, LATEST_HANDSHAKE_VERSION, MODERN_VERSIONS, RequestId, Response, RpcError, Sink, classify, code,
+    log_level_rank,
 };
 use crate::layer::{Change, Principal, RequestCx};
 use futures::FutureExt;
@@ -39,13 +39,7 @@ impl Answer {
     pub fn to_line(&self) -> String {
         match self {
             Answer::One(r) => r.to_line(),
-            Answer::Batch(rs) => format!(
-                "[{}]",
-                rs.iter()
-                    .map(Response::to_line)
-                    .collect::<Vec<_>>()
-                    .join(",")
-            ),
+            Answer::Batch(rs) => format!("[{}]", rs.iter().map(Response::to_line).collect::<Vec<_>>().join(",")),
         }
     }
 }
@@ -54,9 +48,7 @@ impl Answer {
 /// `initialize`, notifications and responses are; other requests and batches are not.
 pub fn runs_inline(message: &Value) -> bool {
     match message {
-        Value::Object(m) => {
-            !m.contains_key("id") || m.get("method").and_then(Value::as_str) == Some("initialize")
-        }
+        Value::Object(m) => !m.contains_key("id") || m.get("method").and_then(Value::as_str) == Some("initialize"),
         _ => false,
     }
 }
@@ -146,19 +138,10 @@ impl Session {
     /// Handles one decoded message (an object or a batch array). `sink` receives this
     /// request's notifications (an SSE stream); without one they go to the session's send.
     /// `principal` overrides the session's principal for this message.
-    pub async fn handle(
-        &self,
-        message: Value,
-        sink: Option<Sink>,
-        principal: Option<Principal>,
-    ) -> Option<Answer> {
+    pub async fn handle(&self, message: Value, sink: Option<Sink>, principal: Option<Principal>) -> Option<Answer> {
         match message {
             Value::Array(items) => self.handle_batch(items, sink, principal).await,
-            single => self
-                .inner
-                .handle_one(single, sink.as_ref(), principal.as_ref())
-                .await
-                .map(Answer::One),
+            single => self.inner.handle_one(single, sink.as_ref(), principal.as_ref()).await.map(Answer::One),
         }
     }
 
@@ -169,39 +152,24 @@ impl Session {
         principal: Option<Principal>,
     ) -> Option<Answer> {
         if items.is_empty() {
-            return Some(Answer::One(Response::error(
-                None,
-                RpcError::invalid_request("Invalid Request: empty batch"),
-            )));
+            return Some(Answer::One(Response::error(None, RpcError::invalid_request("Invalid Request: empty batch"))));
         }
         let allowed = {
             let state = self.inner.state();
             match (state.init_responded, state.version) {
                 (true, Some(v)) if v.allows_batches() => Ok(()),
-                (true, Some(v)) => Err(format!(
-                    "JSON-RPC batches are not supported by protocol version {v}"
-                )),
-                _ if state.era == Some(Era::Modern) => Err(format!(
-                    "JSON-RPC batches are not supported by protocol version {}",
-                    MODERN_VERSIONS[0]
-                )),
+                (true, Some(v)) => Err(format!("JSON-RPC batches are not supported by protocol version {v}")),
+                _ if state.era == Some(Era::Modern) => {
+                    Err(format!("JSON-RPC batches are not supported by protocol version {}", MODERN_VERSIONS[0]))
+                }
                 _ => Err("JSON-RPC batches are not supported before initialization".to_string()),
             }
         };
         if let Err(message) = allowed {
-            return Some(Answer::One(Response::error(
-                None,
-                RpcError::invalid_request(message),
-            )));
+            return Some(Answer::One(Response::error(None, RpcError::invalid_request(message))));
         }
-        let runs = items
-            .into_iter()
-            .map(|m| self.inner.handle_one(m, sink.as_ref(), principal.as_ref()));
-        let responses: Vec<Response> = futures::future::join_all(runs)
-            .await
-            .into_iter()
-            .flatten()
-            .collect();
+        let runs = items.into_iter().map(|m| self.inner.handle_one(m, sink.as_ref(), principal.as_ref()));
+        let responses: Vec<Response> = futures::future::join_all(runs).await.into_iter().flatten().collect();
         (!responses.is_empty()).then_some(Answer::Batch(responses))
     }
 
@@ -212,11 +180,7 @@ impl Session {
 
     /// The number of requests still running.
     pub fn inflight(&self) -> usize {
-        self.inner
-            .inflight
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .len()
+        self.inner.inflight.lock().unwrap_or_else(|p| p.into_inner()).len()
     }
 }
 
@@ -229,12 +193,7 @@ impl SessionShared {
         self.state().era
     }
 
-    async fn handle_one(
-        &self,
-        message: Value,
-        sink: Option<&Sink>,
-        principal: Option<&Principal>,
-    ) -> Option<Response> {
+    async fn handle_one(&self, message: Value, sink: Option<&Sink>, principal: Option<&Principal>) -> Option<Response> {
         match classify(message) {
             Incoming::Invalid(response) => Some(response),
             Incoming::Response { .. } | Incoming::Dropped => None,
@@ -242,10 +201,7 @@ impl SessionShared {
                 self.handle_notification(&method, &params);
                 None
             }
-            Incoming::Request { id, method, params } => {
-                self.handle_request(id, method, params, sink, principal)
-                    .await
-            }
+            Incoming::Request { id, method, params } => self.handle_request(id, method, params, sink, principal).await,
         }
     }
 
@@ -259,11 +215,7 @@ impl SessionShared {
             }
             "notifications/cancelled" => {
                 if let Some(id) = params.get("requestId").and_then(RequestId::from_value)
-                    && let Some(token) = self
-                        .inflight
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .get(&id)
+                    && let Some(token) = self.inflight.lock().unwrap_or_else(|p| p.into_inner()).get(&id)
                 {
                     token.cancel();
                 }
@@ -281,38 +233,26 @@ impl SessionShared {
         principal: Option<&Principal>,
     ) -> Option<Response> {
         let cancel = self.closed.child_token();
-        self.inflight
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(id.clone(), cancel.clone());
+        self.inflight.lock().unwrap_or_else(|p| p.into_inner()).insert(id.clone(), cancel.clone());
         let run = async {
             let call = self.route(id.clone(), method, params, sink, principal, cancel.clone())?;
             let method = call.method.clone();
-            AssertUnwindSafe(call.run())
-                .catch_unwind()
-                .await
-                .unwrap_or_else(|panic| {
-                    let what = panic
-                        .downcast_ref::<&str>()
-                        .copied()
-                        .or_else(|| panic.downcast_ref::<String>().map(String::as_str));
-                    tracing::error!(%method, panic = what.unwrap_or("?"), "a handler panicked");
-                    Err(RpcError::internal())
-                })
+            AssertUnwindSafe(call.run()).catch_unwind().await.unwrap_or_else(|panic| {
+                let what = panic
+                    .downcast_ref::<&str>()
+                    .copied()
+                    .or_else(|| panic.downcast_ref::<String>().map(String::as_str));
+                tracing::error!(%method, panic = what.unwrap_or("?"), "a handler panicked");
+                Err(RpcError::internal())
+            })
         };
         let outcome = tokio::select! {
             biased;
             _ = cancel.cancelled() => None,
             outcome = run => Some(outcome),
         };
-        self.inflight
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&id);
-        outcome.map(|outcome| Response {
-            id: Some(id),
-            outcome,
-        })
+        self.inflight.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
+        outcome.map(|outcome| Response { id: Some(id), outcome })
     }
 
     /// The era rules: decides the session's era on its first request and checks that every
@@ -327,39 +267,27 @@ impl SessionShared {
         cancel: CancellationToken,
     ) -> Result<Call<'_>, RpcError> {
         let mut state = self.state();
-        let (version, client_capabilities, log_level) = if method == "initialize" {
+        let (version, client_capabilities, log_level) = if envelope::is_enveloped(&params) {
+            if state.era == Some(Era::Handshake) {
+                return Err(RpcError::invalid_request(
+                    "this session negotiated its protocol version with initialize; requests must not carry the 2026-07-28 _meta envelope",
+                ));
+            }
+            let Envelope { version, client_capabilities, client_info, log_level } = envelope::parse(&params)?;
+            state.era = Some(Era::Modern);
+            state.version = Some(version);
+            state.client_info = client_info;
+            (version, client_capabilities, log_level)
+        } else if method == "initialize" {
             if state.era == Some(Era::Modern) {
-                let requested = params
-                    .get("protocolVersion")
-                    .cloned()
-                    .unwrap_or(Value::Null);
+                let requested = params.get("protocolVersion").cloned().unwrap_or(Value::Null);
                 return Err(RpcError::new(
                     code::UNSUPPORTED_PROTOCOL_VERSION,
                     "connection is serving the 2026-07-28 protocol; initialize is not accepted",
                 )
                 .with_data(json!({"supported": MODERN_VERSIONS, "requested": requested})));
             }
-            (
-                Version::parse(LATEST_HANDSHAKE_VERSION).unwrap_or(Version::V2025_11_25),
-                Value::Null,
-                None,
-            )
-        } else if envelope::is_enveloped(&params) {
-            if state.era == Some(Era::Handshake) {
-                return Err(RpcError::invalid_request(
-                    "this session negotiated its protocol version with initialize; requests must not carry the 2026-07-28 _meta envelope",
-                ));
-            }
-            let Envelope {
-                version,
-                client_capabilities,
-                client_info,
-                log_level,
-            } = envelope::parse(&params)?;
-            state.era = Some(Era::Modern);
-            state.version = Some(version);
-            state.client_info = client_info;
-            (version, client_capabilities, log_level)
+            (Version::parse(LATEST_HANDSHAKE_VERSION).unwrap_or(Version::V2025_11_25), Value::Null, None)
         } else {
             if state.era == Some(Era::Modern) {
                 return Err(envelope::missing_keys_error(&[
@@ -368,16 +296,10 @@ impl SessionShared {
                 ]));
             }
             if !state.init_responded && method != "ping" {
-                return Err(RpcError::invalid_request(
-                    "Server not initialized: send initialize first",
-                ));
+                return Err(RpcError::invalid_request("Server not initialized: send initialize first"));
             }
             let level = crate::jsonrpc::LOG_LEVELS[state.log_threshold.min(7)].to_string();
-            (
-                state.version.unwrap_or(Version::V2025_11_25),
-                state.client_capabilities.clone(),
-                Some(level),
-            )
+            (state.version.unwrap_or(Version::V2025_11_25), state.client_capabilities.clone(), Some(level))
         };
         drop(state);
         Ok(Call {
@@ -401,9 +323,7 @@ impl SessionShared {
         let deliver = {
             let state = self.state();
             match change {
-                Change::ResourceUpdated(uri) => {
-                    state.subscriptions.iter().any(|s| uri_covers(s, uri))
-                }
+                Change::ResourceUpdated(uri) => state.subscriptions.iter().any(|s| uri_covers(s, uri)),
                 _ => state.initialized,
             }
         };
@@ -425,9 +345,7 @@ impl Call<'_> {
     /// The handler context of this request.
     pub fn request_cx(&self) -> RequestCx {
         let meta = envelope::meta(&self.params);
-        let progress_token = meta
-            .and_then(|m| m.get("progressToken"))
-            .and_then(RequestId::from_value);
+        let progress_token = meta.and_then(|m| m.get("progressToken")).and_then(RequestId::from_value);
         let input_responses = match self.params.get("inputResponses") {
             Some(Value::Object(m)) => m.clone(),
             _ => Map::new(),
@@ -449,8 +367,7 @@ impl Call<'_> {
         let mut result = methods::dispatch(&self).await?;
         if self.modern() {
             let server = self.server();
-            let retry = self.params.contains_key("inputResponses")
-                || self.params.contains_key("requestState");
+            let retry = self.params.contains_key("inputResponses") || self.params.contains_key("requestState");
             let cache = (!retry).then_some(&server.options().cache);
             shape::stamp_modern(&self.method, &mut result, server.info(), cache);
         }

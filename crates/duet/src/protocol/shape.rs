@@ -19,10 +19,7 @@ pub struct CacheHints {
 
 impl Default for CacheHints {
     fn default() -> Self {
-        CacheHints {
-            ttl_ms: 0,
-            scope: "private",
-        }
+        CacheHints { ttl_ms: 0, scope: "private" }
     }
 }
 
@@ -35,10 +32,7 @@ fn to_map<T: Serialize>(value: &T) -> Map<String, Value> {
 
 pub fn tool(tool: &Tool, v: Version) -> Value {
     let mut m = to_map(tool);
-    let object_root = tool
-        .output_schema
-        .as_ref()
-        .is_some_and(|s| s.get("type") == Some(&json!("object")));
+    let object_root = tool.output_schema.as_ref().is_some_and(|s| s.get("type") == Some(&json!("object")));
     if !v.has_structured_output() || (!v.is_modern() && !object_root) {
         m.remove("outputSchema");
     }
@@ -47,9 +41,9 @@ pub fn tool(tool: &Tool, v: Version) -> Value {
 
 pub fn content(c: &Content, v: Version) -> Value {
     let replacement = match &c.kind {
-        ContentKind::Audio { mime_type, .. } if !v.has_audio() => Some(format!(
-            "[{mime_type} audio omitted: protocol version {v} has no audio content]"
-        )),
+        ContentKind::Audio { mime_type, .. } if !v.has_audio() => {
+            Some(format!("[{mime_type} audio omitted: protocol version {v} has no audio content]"))
+        }
         ContentKind::ResourceLink(link) if !v.has_structured_output() => {
             Some(format!("Resource: {} <{}>", link.name, link.uri))
         }
@@ -63,10 +57,7 @@ pub fn content(c: &Content, v: Version) -> Value {
 
 pub fn tool_result(r: &ToolResult, v: Version) -> Value {
     let mut m = Map::with_capacity(4);
-    m.insert(
-        "content".into(),
-        Value::Array(r.content.iter().map(|c| content(c, v)).collect()),
-    );
+    m.insert("content".into(), Value::Array(r.content.iter().map(|c| content(c, v)).collect()));
     if let Some(s) = &r.structured_content
         && v.has_structured_output()
         && (v.structured_content_any() || s.is_object())
@@ -85,10 +76,7 @@ pub fn prompt_result(r: &PromptResult, v: Version) -> Value {
     if let Some(d) = &r.description {
         m.insert("description".into(), Value::from(d.as_str()));
     }
-    let messages = r
-        .messages
-        .iter()
-        .map(|msg| json!({"role": msg.role, "content": content(&msg.content, v)}));
+    let messages = r.messages.iter().map(|msg| json!({"role": msg.role, "content": content(&msg.content, v)}));
     m.insert("messages".into(), Value::Array(messages.collect()));
     Value::Object(m)
 }
@@ -96,29 +84,16 @@ pub fn prompt_result(r: &PromptResult, v: Version) -> Value {
 /// Stamps a complete 2026 result: `resultType`, cache hints on cacheable methods, and
 /// `serverInfo` in `_meta`. Values already present are kept; an `input_required` result
 /// gets no cache hints.
-pub fn stamp_modern(
-    method: &str,
-    result: &mut Value,
-    info: &ServerInfo,
-    cache: Option<&CacheHints>,
-) {
+pub fn stamp_modern(method: &str, result: &mut Value, info: &ServerInfo, cache: Option<&CacheHints>) {
     let Value::Object(m) = result else { return };
-    let complete = m
-        .entry("resultType")
-        .or_insert_with(|| Value::from("complete"))
-        == "complete";
+    let complete = m.entry("resultType").or_insert_with(|| Value::from("complete")) == "complete";
     if let Some(cache) = cache.filter(|_| complete && CACHEABLE_METHODS.contains(&method)) {
-        m.entry("ttlMs")
-            .or_insert_with(|| Value::from(cache.ttl_ms));
-        m.entry("cacheScope")
-            .or_insert_with(|| Value::from(cache.scope));
+        m.entry("ttlMs").or_insert_with(|| Value::from(cache.ttl_ms));
+        m.entry("cacheScope").or_insert_with(|| Value::from(cache.scope));
     }
-    let meta = m
-        .entry("_meta")
-        .or_insert_with(|| Value::Object(Map::new()));
+    let meta = m.entry("_meta").or_insert_with(|| Value::Object(Map::new()));
     if let Value::Object(meta) = meta {
-        meta.entry(envelope_key::SERVER_INFO)
-            .or_insert_with(|| serde_json::to_value(info).unwrap_or(Value::Null));
+        meta.entry(envelope_key::SERVER_INFO).or_insert_with(|| serde_json::to_value(info).unwrap_or(Value::Null));
     }
 }
 
@@ -129,16 +104,16 @@ mod tests {
 
     #[test]
     fn old_versions_lose_new_fields() {
-        let r = ToolResult::structured(json!({"a": 1}))
-            .with_content(Content::audio(b"x", "audio/wav"))
-            .with_content(Content::link(ResourceLink {
+        let r = ToolResult::structured(json!({"a": 1})).with_content(Content::audio(b"x", "audio/wav")).with_content(
+            Content::link(ResourceLink {
                 uri: "test://a".into(),
                 name: "a".into(),
                 title: None,
                 description: None,
                 mime_type: None,
                 size: None,
-            }));
+            }),
+        );
         let old = tool_result(&r, Version::V2024_11_05);
         assert!(old.get("structuredContent").is_none());
         assert_eq!(old["content"][1]["type"], "text");
@@ -150,15 +125,8 @@ mod tests {
         assert_eq!(new["structuredContent"], json!({"a": 1}));
         assert_eq!(new["content"][2]["type"], "resource_link");
         let scalar = ToolResult::structured(json!([1, 2]));
-        assert!(
-            tool_result(&scalar, Version::V2025_11_25)
-                .get("structuredContent")
-                .is_none()
-        );
-        assert_eq!(
-            tool_result(&scalar, Version::V2026_07_28)["structuredContent"],
-            json!([1, 2])
-        );
+        assert!(tool_result(&scalar, Version::V2025_11_25).get("structuredContent").is_none());
+        assert_eq!(tool_result(&scalar, Version::V2026_07_28)["structuredContent"], json!([1, 2]));
     }
 
     #[test]
@@ -167,10 +135,7 @@ mod tests {
         let mut list = json!({"tools": []});
         stamp_modern("tools/list", &mut list, &info, Some(&CacheHints::default()));
         assert_eq!(list["resultType"], "complete");
-        assert_eq!(
-            (list["ttlMs"].clone(), list["cacheScope"].clone()),
-            (json!(0), json!("private"))
-        );
+        assert_eq!((list["ttlMs"].clone(), list["cacheScope"].clone()), (json!(0), json!("private")));
         assert_eq!(list["_meta"][envelope_key::SERVER_INFO]["name"], "duet");
         let mut call = json!({"content": [], "_meta": {"x": 1}});
         stamp_modern("tools/call", &mut call, &info, Some(&CacheHints::default()));

@@ -21,19 +21,11 @@ pub enum Era {
 }
 
 impl Version {
-    pub const ALL: [Version; 5] = [
-        Version::V2024_11_05,
-        Version::V2025_03_26,
-        Version::V2025_06_18,
-        Version::V2025_11_25,
-        Version::V2026_07_28,
-    ];
+    pub const ALL: [Version; 5] =
+        [Version::V2024_11_05, Version::V2025_03_26, Version::V2025_06_18, Version::V2025_11_25, Version::V2026_07_28];
 
     pub fn parse(s: &str) -> Option<Version> {
-        SUPPORTED_VERSIONS
-            .iter()
-            .position(|v| *v == s)
-            .map(|i| Self::ALL[i])
+        SUPPORTED_VERSIONS.iter().position(|v| *v == s).map(|i| Self::ALL[i])
     }
 
     pub fn as_str(self) -> &'static str {
@@ -41,11 +33,7 @@ impl Version {
     }
 
     pub fn era(self) -> Era {
-        if self == Version::V2026_07_28 {
-            Era::Modern
-        } else {
-            Era::Handshake
-        }
+        if self == Version::V2026_07_28 { Era::Modern } else { Era::Handshake }
     }
 
     pub fn is_modern(self) -> bool {

@@ -51,10 +51,7 @@ where
         if text.is_empty() {
             continue;
         }
-        let Some(message) = std::str::from_utf8(text)
-            .ok()
-            .and_then(|t| serde_json::from_str::<Value>(t).ok())
-        else {
+        let Some(message) = std::str::from_utf8(text).ok().and_then(|t| serde_json::from_str::<Value>(t).ok()) else {
             writer.line(Response::error(None, RpcError::parse_error()).to_line());
             continue;
         };
@@ -72,20 +69,14 @@ where
         }
     }
     server.close_listens();
-    let drained =
-        tokio::time::timeout(grace, async { while tasks.join_next().await.is_some() {} }).await;
+    let drained = tokio::time::timeout(grace, async { while tasks.join_next().await.is_some() {} }).await;
     if drained.is_err() {
-        tracing::info!(
-            remaining = tasks.len(),
-            "stdin closed; cancelling requests still running"
-        );
+        tracing::info!(remaining = tasks.len(), "stdin closed; cancelling requests still running");
     }
     tasks.shutdown().await;
     session.close();
     writer.finish();
-    writer_thread
-        .join()
-        .unwrap_or_else(|_| Err(io::Error::other("the stdout writer panicked")))
+    writer_thread.join().unwrap_or_else(|_| Err(io::Error::other("the stdout writer panicked")))
 }
 
 /// Reads lines on a dedicated thread (a blocking read works the same on every platform).
@@ -119,9 +110,7 @@ struct Writer {
 }
 
 impl Writer {
-    fn start<W: Write + Send + 'static>(
-        output: W,
-    ) -> (Writer, std::thread::JoinHandle<io::Result<()>>) {
+    fn start<W: Write + Send + 'static>(output: W) -> (Writer, std::thread::JoinHandle<io::Result<()>>) {
         let (tx, rx) = std_mpsc::channel::<Option<String>>();
         let handle = std::thread::spawn(move || {
             let mut out = io::BufWriter::new(output);

@@ -19,9 +19,7 @@ fn updated(uri: &str) -> Value {
 async fn subscribed_updates_and_list_changes_reach_the_session() {
     for version in [Version::V2024_11_05, Version::V2025_11_25] {
         let (client, feed) = Client::handshake(version).await;
-        let subscribed = client
-            .request("resources/subscribe", json!({"uri": "test://info"}))
-            .await;
+        let subscribed = client.request("resources/subscribe", json!({"uri": "test://info"})).await;
         assert_eq!(subscribed, json!({}));
         for change in [
             Change::ResourceUpdated("test://info".into()),
@@ -44,37 +42,24 @@ async fn subscribed_updates_and_list_changes_reach_the_session() {
             "{version}"
         );
 
-        let unsubscribed = client
-            .request("resources/unsubscribe", json!({"uri": "test://info"}))
-            .await;
+        let unsubscribed = client.request("resources/unsubscribe", json!({"uri": "test://info"})).await;
         assert_eq!(unsubscribed, json!({}));
         feed.notify(Change::ResourceUpdated("test://info".into()));
         feed.notify(Change::ToolsChanged);
         // The list change shows the update, delivered in order before it, was not sent.
-        assert_eq!(
-            client.sent.take_at_least(1).await,
-            [notification("notifications/tools/list_changed")],
-            "{version}"
-        );
+        assert_eq!(client.sent.take_at_least(1).await, [notification("notifications/tools/list_changed")], "{version}");
     }
 }
 
 #[tokio::test]
 async fn changes_raised_on_another_thread_arrive() {
     let (client, _) = Client::handshake(Version::V2025_06_18).await;
-    client
-        .request("resources/subscribe", json!({"uri": "test://info"}))
-        .await;
-    let touched = client
-        .request("tools/call", json!({"name": "touch", "arguments": {}}))
-        .await;
+    client.request("resources/subscribe", json!({"uri": "test://info"})).await;
+    let touched = client.request("tools/call", json!({"name": "touch", "arguments": {}})).await;
     assert_eq!(touched["content"][0]["text"], "touched test://info");
     assert_eq!(
         client.sent.take_at_least(2).await,
-        [
-            updated("test://info"),
-            notification("notifications/tools/list_changed")
-        ]
+        [updated("test://info"), notification("notifications/tools/list_changed")]
     );
 }
 
@@ -89,10 +74,7 @@ async fn no_list_changes_before_initialized() {
 
     client.notify("notifications/initialized", json!({})).await;
     feed.notify(Change::ToolsChanged);
-    assert_eq!(
-        client.sent.take_at_least(1).await,
-        [notification("notifications/tools/list_changed")]
-    );
+    assert_eq!(client.sent.take_at_least(1).await, [notification("notifications/tools/list_changed")]);
 }
 
 #[tokio::test]
@@ -100,18 +82,14 @@ async fn an_unregistered_session_gets_no_changes() {
     let (server, feed) = testkit_server();
     let lone = Client::open(&server, Version::V2025_06_18, false);
     lone.initialize("2025-06-18").await;
-    lone.request("resources/subscribe", json!({"uri": "test://info"}))
-        .await;
+    lone.request("resources/subscribe", json!({"uri": "test://info"})).await;
     // A registered session of the same server shows when the changes have been fanned out.
     let witness = Client::connect(&server, Version::V2025_06_18);
     witness.initialize("2025-06-18").await;
 
     feed.notify(Change::ResourceUpdated("test://info".into()));
     feed.notify(Change::ToolsChanged);
-    assert_eq!(
-        witness.sent.take_at_least(1).await,
-        [notification("notifications/tools/list_changed")]
-    );
+    assert_eq!(witness.sent.take_at_least(1).await, [notification("notifications/tools/list_changed")]);
     assert!(lone.sent.is_empty(), "{:?}", lone.sent.take());
     lone.assert_alive().await;
 }

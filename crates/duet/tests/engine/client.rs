@@ -16,12 +16,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// The revisions negotiated with `initialize`, oldest first.
-pub const HANDSHAKE: [Version; 4] = [
-    Version::V2024_11_05,
-    Version::V2025_03_26,
-    Version::V2025_06_18,
-    Version::V2025_11_25,
-];
+pub const HANDSHAKE: [Version; 4] =
+    [Version::V2024_11_05, Version::V2025_03_26, Version::V2025_06_18, Version::V2025_11_25];
 pub const MODERN: Version = Version::V2026_07_28;
 
 /// The longest one step may take before the test fails instead of hanging.
@@ -32,10 +28,7 @@ pub const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 
 /// A server over the test registry with pages of three, and the registry's change feed.
 pub fn testkit_server() -> (Server, Arc<ChangeFeed>) {
-    testkit_server_with(ServerOptions {
-        page_size: 3,
-        ..Default::default()
-    })
+    testkit_server_with(ServerOptions { page_size: 3, ..Default::default() })
 }
 
 pub fn testkit_server_with(options: ServerOptions) -> (Server, Arc<ChangeFeed>) {
@@ -46,9 +39,7 @@ pub fn testkit_server_with(options: ServerOptions) -> (Server, Arc<ChangeFeed>) 
 
 /// Runs `future`, failing the test when it takes longer than [`WAIT`].
 pub async fn bounded<F: Future>(what: &str, future: F) -> F::Output {
-    tokio::time::timeout(WAIT, future)
-        .await
-        .unwrap_or_else(|_| panic!("{what} took longer than {WAIT:?}"))
+    tokio::time::timeout(WAIT, future).await.unwrap_or_else(|_| panic!("{what} took longer than {WAIT:?}"))
 }
 
 /// Polls `done` every few milliseconds until it holds, failing the test after [`WAIT`].
@@ -68,40 +59,26 @@ pub fn enveloped(params: Value) -> Value {
         Value::Null => Map::new(),
         other => panic!("params must be an object, not {other}"),
     };
-    let meta = params
-        .entry("_meta")
-        .or_insert_with(|| Value::Object(Map::new()));
+    let meta = params.entry("_meta").or_insert_with(|| Value::Object(Map::new()));
     let meta = meta.as_object_mut().expect("_meta is an object");
-    meta.entry("io.modelcontextprotocol/protocolVersion")
-        .or_insert_with(|| json!(MODERN.as_str()));
-    meta.entry("io.modelcontextprotocol/clientCapabilities")
-        .or_insert_with(|| json!({}));
+    meta.entry("io.modelcontextprotocol/protocolVersion").or_insert_with(|| json!(MODERN.as_str()));
+    meta.entry("io.modelcontextprotocol/clientCapabilities").or_insert_with(|| json!({}));
     Value::Object(params)
 }
 
 /// The methods of some notifications, in order.
 pub fn methods(notifications: &[Value]) -> Vec<&str> {
-    notifications
-        .iter()
-        .map(|n| n["method"].as_str().expect("a notification has a method"))
-        .collect()
+    notifications.iter().map(|n| n["method"].as_str().expect("a notification has a method")).collect()
 }
 
 /// The `params` of the notifications with this method, in order.
 pub fn params_of(notifications: &[Value], method: &str) -> Vec<Value> {
-    notifications
-        .iter()
-        .filter(|n| n["method"] == method)
-        .map(|n| n["params"].clone())
-        .collect()
+    notifications.iter().filter(|n| n["method"] == method).map(|n| n["params"].clone()).collect()
 }
 
 /// The `name` of each listed item.
 pub fn names(items: &[Value]) -> Vec<String> {
-    items
-        .iter()
-        .map(|i| i["name"].as_str().expect("a listed item has a name").into())
-        .collect()
+    items.iter().map(|i| i["name"].as_str().expect("a listed item has a name").into()).collect()
 }
 
 /// The text of every text block of a tool result.
@@ -128,10 +105,7 @@ pub struct Recorder {
 
 impl Recorder {
     pub fn new(version: Version) -> Self {
-        Recorder {
-            version,
-            seen: Arc::default(),
-        }
+        Recorder { version, seen: Arc::default() }
     }
 
     pub fn sink(&self) -> Sink {
@@ -177,10 +151,7 @@ fn methods_by_id(message: &Value) -> HashMap<String, String> {
         Value::Array(items) => items.as_slice(),
         single => std::slice::from_ref(single),
     };
-    items
-        .iter()
-        .filter_map(|m| Some((m.get("id")?.to_string(), m["method"].as_str()?.to_string())))
-        .collect()
+    items.iter().filter_map(|m| Some((m.get("id")?.to_string(), m["method"].as_str()?.to_string()))).collect()
 }
 
 /// One session of a server, the version it speaks, and what the session sent unprompted.
@@ -204,13 +175,7 @@ impl Client {
             stateless_version: None,
             register,
         });
-        Client {
-            server: server.clone(),
-            session,
-            version,
-            sent,
-            ids: AtomicI64::new(1),
-        }
+        Client { server: server.clone(), session, version, sent, ids: AtomicI64::new(1) }
     }
 
     /// A registered session of `server`, not yet initialized.
@@ -248,11 +213,7 @@ impl Client {
             "clientInfo": {"name": "engine-tests", "version": "1"},
         });
         let result = self.request("initialize", params).await;
-        assert_eq!(
-            result["protocolVersion"],
-            self.version.as_str(),
-            "initialize asking for {requested}"
-        );
+        assert_eq!(result["protocolVersion"], self.version.as_str(), "initialize asking for {requested}");
         result
     }
 
@@ -263,11 +224,7 @@ impl Client {
     }
 
     pub fn message_with_id(&self, id: Value, method: &str, params: Value) -> Value {
-        let params = if self.version.is_modern() {
-            enveloped(params)
-        } else {
-            params
-        };
+        let params = if self.version.is_modern() { enveloped(params) } else { params };
         json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
     }
 
@@ -281,11 +238,8 @@ impl Client {
     /// stream of one POST).
     pub async fn send_via(&self, message: Value, sink: Option<Sink>) -> Option<Answer> {
         let methods = methods_by_id(&message);
-        let answer = bounded(
-            &format!("the answer to {message}"),
-            self.session.handle(message.clone(), sink, None),
-        )
-        .await;
+        let answer =
+            bounded(&format!("the answer to {message}"), self.session.handle(message.clone(), sink, None)).await;
         for response in answer.iter().flat_map(Answer::responses) {
             self.check(response, &methods);
         }
@@ -330,9 +284,7 @@ impl Client {
             other => panic!("{method} should get one response, got {other:?}"),
         };
         assert_eq!(response.id.map(|i| i.to_value()), Some(id));
-        response
-            .outcome
-            .unwrap_or_else(|e| panic!("{method} failed at {}: {e:?}", self.version))
+        response.outcome.unwrap_or_else(|e| panic!("{method} failed at {}: {e:?}", self.version))
     }
 
     /// The error of a request that must fail.
@@ -360,19 +312,13 @@ impl Client {
         let mut params = json!({});
         for _ in 0..100 {
             let page = self.request(method, params).await;
-            let batch = page[key]
-                .as_array()
-                .unwrap_or_else(|| panic!("{method} has no {key}: {page}"));
+            let batch = page[key].as_array().unwrap_or_else(|| panic!("{method} has no {key}: {page}"));
             assert!(batch.len() <= page_size, "{method}: page too long: {page}");
             items.extend(batch.iter().cloned());
             match page.get("nextCursor") {
                 None => return items,
                 Some(Value::String(cursor)) => {
-                    assert_eq!(
-                        batch.len(),
-                        page_size,
-                        "{method}: short page before the end"
-                    );
+                    assert_eq!(batch.len(), page_size, "{method}: short page before the end");
                     params = json!({"cursor": cursor});
                 }
                 Some(other) => panic!("{method}: nextCursor {other} is not a string"),
@@ -390,10 +336,7 @@ impl Client {
         }
         if modern || self.session.protocol_version().is_some() {
             let page = self.request("tools/list", json!({})).await;
-            assert_eq!(
-                names(page["tools"].as_array().unwrap()),
-                ["echo", "stats", "slow"]
-            );
+            assert_eq!(names(page["tools"].as_array().unwrap()), ["echo", "stats", "slow"]);
         }
     }
 }

@@ -38,20 +38,10 @@ async fn lists(client: &Client) {
     );
 
     let resources = client.list_all("resources/list", "resources").await;
-    assert_eq!(
-        Value::Array(resources),
-        listed(&layer.resources(&who)),
-        "{v}"
-    );
-    let templates = client
-        .list_all("resources/templates/list", "resourceTemplates")
-        .await;
+    assert_eq!(Value::Array(resources), listed(&layer.resources(&who)), "{v}");
+    let templates = client.list_all("resources/templates/list", "resourceTemplates").await;
     assert_eq!(templates[0]["uriTemplate"], "test://items/{item_id}", "{v}");
-    assert_eq!(
-        Value::Array(templates),
-        listed(&layer.templates(&who)),
-        "{v}"
-    );
+    assert_eq!(Value::Array(templates), listed(&layer.templates(&who)), "{v}");
     let prompts = client.list_all("prompts/list", "prompts").await;
     assert_eq!(Value::Array(prompts), listed(&layer.prompts(&who)), "{v}");
 }
@@ -60,12 +50,7 @@ async fn tool_calls(client: &Client) {
     let v = client.version;
     let structured = v >= Version::V2025_06_18;
 
-    let echo = client
-        .request(
-            "tools/call",
-            json!({"name": "echo", "arguments": {"text": "ab", "times": 2}}),
-        )
-        .await;
+    let echo = client.request("tools/call", json!({"name": "echo", "arguments": {"text": "ab", "times": 2}})).await;
     assert_eq!(echo["isError"], false, "{v}");
     assert!(texts(&echo)[0].contains("abab"), "{v}: {echo}");
     if structured {
@@ -81,23 +66,16 @@ async fn tool_calls(client: &Client) {
         assert!(stats.get("structuredContent").is_none(), "{v}: {stats}");
     }
 
-    let linked = client
-        .request("tools/call", json!({"name": "linked", "arguments": {}}))
-        .await;
+    let linked = client.request("tools/call", json!({"name": "linked", "arguments": {}})).await;
     let content = linked["content"].as_array().unwrap();
-    let links: Vec<&Value> = content
-        .iter()
-        .filter(|c| c["type"] == "resource_link")
-        .collect();
+    let links: Vec<&Value> = content.iter().filter(|c| c["type"] == "resource_link").collect();
     if structured {
         assert_eq!(links.len(), 1, "{v}: {linked}");
         assert_eq!(links[0]["uri"], "test://items/alpha", "{v}");
     } else {
         assert!(links.is_empty(), "{v}: no resource_link before 2025-06-18");
         assert!(
-            texts(&linked)
-                .iter()
-                .any(|t| t.contains("test://items/alpha")),
+            texts(&linked).iter().any(|t| t.contains("test://items/alpha")),
             "{v}: the link becomes a text block: {linked}"
         );
     }
@@ -111,13 +89,8 @@ async fn progress_and_logs(client: &Client) {
         meta["io.modelcontextprotocol/logLevel"] = json!("info");
     }
     let sink = Recorder::new(v);
-    let result = client
-        .request_via(
-            "tools/call",
-            json!({"name": "slow", "arguments": {}, "_meta": meta}),
-            Some(&sink),
-        )
-        .await;
+    let result =
+        client.request_via("tools/call", json!({"name": "slow", "arguments": {}, "_meta": meta}), Some(&sink)).await;
     assert_eq!(texts(&result).len(), 1, "{v}");
     let seen = sink.take();
     assert_eq!(
@@ -149,17 +122,13 @@ async fn progress_and_logs(client: &Client) {
 
 async fn reads(client: &Client) {
     let v = client.version;
-    let info = client
-        .request("resources/read", json!({"uri": "test://info"}))
-        .await;
+    let info = client.request("resources/read", json!({"uri": "test://info"})).await;
     assert_eq!(
         info["contents"],
         json!([{"uri": "test://info", "mimeType": "application/json", "text": r#"{"hello":"world"}"#}]),
         "{v}"
     );
-    let beta = client
-        .request("resources/read", json!({"uri": "test://items/beta"}))
-        .await;
+    let beta = client.request("resources/read", json!({"uri": "test://items/beta"})).await;
     assert_eq!(beta["contents"][0]["uri"], "test://items/beta", "{v}");
     let text = beta["contents"][0]["text"].as_str().unwrap();
     assert!(text.contains("\"index\": 1"), "{v}: {text}");
@@ -167,27 +136,11 @@ async fn reads(client: &Client) {
 
 async fn prompts(client: &Client) {
     let v = client.version;
-    let greet = client
-        .request(
-            "prompts/get",
-            json!({"name": "greet", "arguments": {"name": "Ann"}}),
-        )
-        .await;
-    assert_eq!(
-        greet["messages"],
-        json!([{"role": "user", "content": {"type": "text", "text": "Hi Ann!"}}]),
-        "{v}"
-    );
-    let formal = client
-        .request(
-            "prompts/get",
-            json!({"name": "greet", "arguments": {"name": "Zed", "style": "formal"}}),
-        )
-        .await;
-    assert_eq!(
-        formal["messages"][0]["content"]["text"], "Good day, Zed.",
-        "{v}"
-    );
+    let greet = client.request("prompts/get", json!({"name": "greet", "arguments": {"name": "Ann"}})).await;
+    assert_eq!(greet["messages"], json!([{"role": "user", "content": {"type": "text", "text": "Hi Ann!"}}]), "{v}");
+    let formal =
+        client.request("prompts/get", json!({"name": "greet", "arguments": {"name": "Zed", "style": "formal"}})).await;
+    assert_eq!(formal["messages"][0]["content"]["text"], "Good day, Zed.", "{v}");
 }
 
 async fn completions(client: &Client) {

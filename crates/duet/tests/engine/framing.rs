@@ -19,56 +19,20 @@ async fn malformed_messages_are_invalid_requests() {
     let (client, _) = Client::handshake(Version::V2025_06_18).await;
     let cases = [
         // (message, id echoed, error message)
-        (
-            json!({"id": 1, "method": "ping"}),
-            Some(json!(1)),
-            "Invalid Request",
-        ),
-        (
-            json!({"jsonrpc": "1.0", "id": "two", "method": "ping"}),
-            Some(json!("two")),
-            "Invalid Request",
-        ),
-        (
-            json!({"jsonrpc": "2.0", "id": null, "method": "ping"}),
-            None,
-            "Invalid Request: bad id",
-        ),
-        (
-            json!({"jsonrpc": "2.0", "id": true, "method": "ping"}),
-            None,
-            "Invalid Request: bad id",
-        ),
-        (
-            json!({"jsonrpc": "2.0", "id": 1.5, "method": "ping"}),
-            None,
-            "Invalid Request: bad id",
-        ),
-        (
-            json!({"jsonrpc": "2.0", "id": {"a": 1}, "method": "ping"}),
-            None,
-            "Invalid Request: bad id",
-        ),
-        (
-            json!({"jsonrpc": "2.0", "id": 3, "method": 5}),
-            Some(json!(3)),
-            "Invalid Request: method must be a string",
-        ),
-        (
-            json!({"jsonrpc": "2.0", "id": 4}),
-            Some(json!(4)),
-            "Invalid Request",
-        ),
+        (json!({"id": 1, "method": "ping"}), Some(json!(1)), "Invalid Request"),
+        (json!({"jsonrpc": "1.0", "id": "two", "method": "ping"}), Some(json!("two")), "Invalid Request"),
+        (json!({"jsonrpc": "2.0", "id": null, "method": "ping"}), None, "Invalid Request: bad id"),
+        (json!({"jsonrpc": "2.0", "id": true, "method": "ping"}), None, "Invalid Request: bad id"),
+        (json!({"jsonrpc": "2.0", "id": 1.5, "method": "ping"}), None, "Invalid Request: bad id"),
+        (json!({"jsonrpc": "2.0", "id": {"a": 1}, "method": "ping"}), None, "Invalid Request: bad id"),
+        (json!({"jsonrpc": "2.0", "id": 3, "method": 5}), Some(json!(3)), "Invalid Request: method must be a string"),
+        (json!({"jsonrpc": "2.0", "id": 4}), Some(json!(4)), "Invalid Request"),
         (json!("just a string"), None, "Invalid Request"),
         (json!(42), None, "Invalid Request"),
     ];
     for (message, id, text) in cases {
         let (got_id, code, got_text) = refused(&client, message.clone()).await;
-        assert_eq!(
-            (got_id, code, got_text.as_str()),
-            (id, -32600, text),
-            "{message}"
-        );
+        assert_eq!((got_id, code, got_text.as_str()), (id, -32600, text), "{message}");
         client.assert_alive().await;
     }
 }
@@ -79,10 +43,7 @@ async fn params_must_be_an_object() {
     for params in [json!([1, 2]), json!("x"), json!(3)] {
         let message = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/list", "params": params});
         let answer = refused(&client, message).await;
-        assert_eq!(
-            answer,
-            (Some(json!(9)), -32602, "params must be an object".into())
-        );
+        assert_eq!(answer, (Some(json!(9)), -32602, "params must be an object".into()));
         client.assert_alive().await;
     }
     // `params: null` counts as `{}`.
@@ -114,9 +75,7 @@ async fn batches_run_on_2025_03_26() {
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
     ]);
-    let Some(Answer::Batch(responses)) = client.send(batch).await else {
-        panic!("a batch gets a batch answer")
-    };
+    let Some(Answer::Batch(responses)) = client.send(batch).await else { panic!("a batch gets a batch answer") };
     let ids: Vec<Option<RequestId>> = responses.iter().map(|r| r.id.clone()).collect();
     assert_eq!(ids, [Some(RequestId::Int(1)), Some(RequestId::Int(2))]);
     assert_eq!(responses[0].outcome, Ok(json!({})));
@@ -128,9 +87,7 @@ async fn batches_run_on_2025_03_26() {
     assert_eq!(client.send(quiet).await, None);
     // A bad item is answered in its place.
     let mixed = json!([{"jsonrpc": "2.0", "id": 3, "method": "ping"}, "junk"]);
-    let Some(Answer::Batch(responses)) = client.send(mixed).await else {
-        panic!("a batch gets a batch answer")
-    };
+    let Some(Answer::Batch(responses)) = client.send(mixed).await else { panic!("a batch gets a batch answer") };
     assert_eq!(responses.len(), 2);
     assert_eq!(responses[1].error_code(), Some(-32600));
     client.assert_alive().await;
@@ -167,12 +124,7 @@ async fn empty_batches_and_batches_before_initialize_are_refused() {
 
     let (server, _) = testkit_server();
     let fresh = Client::connect(&server, Version::V2025_03_26);
-    refused_batch(
-        &fresh,
-        ping_batch(),
-        "JSON-RPC batches are not supported before initialization",
-    )
-    .await;
+    refused_batch(&fresh, ping_batch(), "JSON-RPC batches are not supported before initialization").await;
     fresh.initialize("2025-03-26").await;
     fresh.assert_alive().await;
 }
@@ -182,10 +134,5 @@ async fn batches_are_refused_on_2026_07_28() {
     let (client, _) = Client::modern();
     client.assert_alive().await;
     let batch = json!([{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": enveloped(json!({}))}]);
-    refused_batch(
-        &client,
-        batch,
-        &format!("JSON-RPC batches are not supported by protocol version {MODERN}"),
-    )
-    .await;
+    refused_batch(&client, batch, &format!("JSON-RPC batches are not supported by protocol version {MODERN}")).await;
 }

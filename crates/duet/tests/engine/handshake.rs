@@ -2,9 +2,7 @@
 //! everyday requests at every version, pagination, tool and parameter errors, progress and
 //! logging, cancellation, and handlers that panic.
 
-use crate::client::{
-    Client, HANDSHAKE, Recorder, bounded, eventually, methods, params_of, testkit_server, texts,
-};
+use crate::client::{Client, HANDSHAKE, Recorder, bounded, eventually, methods, params_of, testkit_server, texts};
 use crate::flows::everyday_requests;
 use duet::jsonrpc::RpcError;
 use duet::layer::{HandlerError, Principal, Registry, ServerInfo, ToolResult, ToolSpec};
@@ -23,11 +21,7 @@ fn full_capabilities() -> Value {
 }
 
 fn assert_error(error: &RpcError, code: i64, message: &str) {
-    assert_eq!(
-        (error.code, error.message.as_str()),
-        (code, message),
-        "{error:?}"
-    );
+    assert_eq!((error.code, error.message.as_str()), (code, message), "{error:?}");
 }
 
 #[tokio::test]
@@ -53,10 +47,7 @@ async fn initialize_answers_the_latest_handshake_version_to_anything_else() {
         let client = Client::connect(&server, Version::V2025_11_25);
         let result = client.initialize(requested).await;
         assert_eq!(result["protocolVersion"], "2025-11-25", "{requested}");
-        assert_eq!(
-            client.session.protocol_version(),
-            Some(Version::V2025_11_25)
-        );
+        assert_eq!(client.session.protocol_version(), Some(Version::V2025_11_25));
         client.assert_alive().await;
     }
 }
@@ -75,9 +66,7 @@ async fn initialize_2024_11_05_has_no_completions_capability() {
 async fn initialize_needs_a_string_version() {
     let (server, _) = testkit_server();
     let client = Client::connect(&server, Version::V2025_06_18);
-    let error = client
-        .error("initialize", json!({"protocolVersion": 20250618}))
-        .await;
+    let error = client.error("initialize", json!({"protocolVersion": 20250618})).await;
     assert_eq!(error.code, -32602);
     client.initialize("2025-06-18").await;
     client.assert_alive().await;
@@ -88,11 +77,7 @@ async fn only_ping_before_initialize() {
     let (server, _) = testkit_server();
     let client = Client::connect(&server, Version::V2025_06_18);
     let error = client.error("tools/list", json!({})).await;
-    assert_error(
-        &error,
-        -32600,
-        "Server not initialized: send initialize first",
-    );
+    assert_error(&error, -32600, "Server not initialized: send initialize first");
     assert_eq!(client.request("ping", json!({})).await, json!({}));
     client.initialize("2025-06-18").await;
     client.assert_alive().await;
@@ -101,14 +86,9 @@ async fn only_ping_before_initialize() {
 #[tokio::test]
 async fn second_initialize_and_unknown_methods() {
     let (client, _) = Client::handshake(Version::V2025_06_18).await;
-    let error = client
-        .error("initialize", json!({"protocolVersion": "2025-06-18"}))
-        .await;
+    let error = client.error("initialize", json!({"protocolVersion": "2025-06-18"})).await;
     assert_error(&error, -32600, "Session already initialized");
-    assert_eq!(
-        client.session.protocol_version(),
-        Some(Version::V2025_06_18)
-    );
+    assert_eq!(client.session.protocol_version(), Some(Version::V2025_06_18));
 
     let error = client.error("tools/frobnicate", json!({})).await;
     assert_error(&error, -32601, "Method not found");
@@ -121,11 +101,7 @@ async fn everyday_requests_at_every_handshake_version() {
     for version in HANDSHAKE {
         let (client, _) = Client::handshake(version).await;
         let caps = client.server.capabilities(version);
-        assert_eq!(
-            caps.get("completions").is_some(),
-            version != Version::V2024_11_05,
-            "{version}"
-        );
+        assert_eq!(caps.get("completions").is_some(), version != Version::V2024_11_05, "{version}");
         everyday_requests(&client).await;
     }
 }
@@ -137,12 +113,8 @@ async fn pages_of_three_concatenate_to_the_whole_list() {
     let mut params = json!({});
     loop {
         let page = client.request("tools/list", params).await;
-        let names: Vec<String> = page["tools"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|t| t["name"].as_str().unwrap().to_string())
-            .collect();
+        let names: Vec<String> =
+            page["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_string()).collect();
         pages.push(names);
         match page.get("nextCursor") {
             Some(cursor) => params = json!({"cursor": cursor}),
@@ -150,13 +122,8 @@ async fn pages_of_three_concatenate_to_the_whole_list() {
         }
         assert!(pages.len() < 10, "tools/list never ends");
     }
-    let expected: Vec<String> = client
-        .server
-        .layer()
-        .tools(&Principal::local())
-        .iter()
-        .map(|t| t.name.clone())
-        .collect();
+    let expected: Vec<String> =
+        client.server.layer().tools(&Principal::local()).iter().map(|t| t.name.clone()).collect();
     assert_eq!(pages.len(), expected.len().div_ceil(3));
     assert!(pages[..pages.len() - 1].iter().all(|p| p.len() == 3));
     assert_eq!(pages.concat(), expected);
@@ -167,9 +134,7 @@ async fn pages_of_three_concatenate_to_the_whole_list() {
     }
     // A cursor of one list is no cursor of another.
     let first = client.request("tools/list", json!({})).await;
-    let error = client
-        .error("prompts/list", json!({"cursor": first["nextCursor"]}))
-        .await;
+    let error = client.error("prompts/list", json!({"cursor": first["nextCursor"]})).await;
     assert_error(&error, -32602, "Invalid cursor");
     client.assert_alive().await;
 }
@@ -178,19 +143,13 @@ async fn pages_of_three_concatenate_to_the_whole_list() {
 async fn tool_failures_are_results_and_bad_calls_are_errors() {
     let (client, _) = Client::handshake(Version::V2025_06_18).await;
 
-    let out_of_range = client
-        .request(
-            "tools/call",
-            json!({"name": "echo", "arguments": {"text": "ab", "times": 9}}),
-        )
-        .await;
+    let out_of_range =
+        client.request("tools/call", json!({"name": "echo", "arguments": {"text": "ab", "times": 9}})).await;
     assert_eq!(out_of_range["isError"], true, "{out_of_range}");
     assert!(texts(&out_of_range)[0].starts_with("Invalid arguments"));
     assert!(out_of_range.get("structuredContent").is_none());
 
-    let failed = client
-        .request("tools/call", json!({"name": "fail", "arguments": {}}))
-        .await;
+    let failed = client.request("tools/call", json!({"name": "fail", "arguments": {}})).await;
     assert_eq!(failed["isError"], true);
     assert_eq!(texts(&failed), ["boom"]);
 
@@ -202,9 +161,7 @@ async fn tool_failures_are_results_and_bad_calls_are_errors() {
         let error = client.error("tools/call", params).await;
         assert_error(&error, -32602, "Missing or invalid parameter: name");
     }
-    let error = client
-        .error("tools/call", json!({"name": "echo", "arguments": [1]}))
-        .await;
+    let error = client.error("tools/call", json!({"name": "echo", "arguments": [1]})).await;
     assert_error(&error, -32602, "arguments must be an object");
     client.assert_alive().await;
 }
@@ -223,51 +180,25 @@ async fn progress_needs_a_token_and_logs_follow_the_session_level() {
     let progress = params_of(&sent, "notifications/progress");
     let steps: Vec<&Value> = progress.iter().map(|p| &p["progress"]).collect();
     assert_eq!(steps, [&json!(1), &json!(2), &json!(3)]);
-    assert!(
-        progress
-            .iter()
-            .all(|p| p["total"] == 3 && p["progressToken"] == "tok")
-    );
+    assert!(progress.iter().all(|p| p["total"] == 3 && p["progressToken"] == "tok"));
     let logs = params_of(&sent, "notifications/message");
-    let expected: Vec<Value> = (1..=3)
-        .map(|i| json!({"level": "info", "data": {"step": i}}))
-        .collect();
+    let expected: Vec<Value> = (1..=3).map(|i| json!({"level": "info", "data": {"step": i}})).collect();
     assert_eq!(logs, expected);
 
-    client
-        .request("tools/call", json!({"name": "slow", "arguments": {}}))
-        .await;
+    client.request("tools/call", json!({"name": "slow", "arguments": {}})).await;
     let sent = client.sent.take();
-    assert_eq!(
-        methods(&sent),
-        ["notifications/message"; 3],
-        "no token, no progress"
-    );
+    assert_eq!(methods(&sent), ["notifications/message"; 3], "no token, no progress");
 
-    let set = client
-        .request("logging/setLevel", json!({"level": "warning"}))
-        .await;
+    let set = client.request("logging/setLevel", json!({"level": "warning"})).await;
     assert_eq!(set, json!({}));
     client.request("tools/call", slow_with_token()).await;
-    assert_eq!(
-        methods(&client.sent.take()),
-        ["notifications/progress"; 3],
-        "info messages are below warning"
-    );
+    assert_eq!(methods(&client.sent.take()), ["notifications/progress"; 3], "info messages are below warning");
 
-    let error = client
-        .error("logging/setLevel", json!({"level": "loud"}))
-        .await;
+    let error = client.error("logging/setLevel", json!({"level": "loud"})).await;
     assert_error(&error, -32602, "Invalid log level: 'loud'");
     client.request("tools/call", slow_with_token()).await;
-    assert_eq!(
-        methods(&client.sent.take()),
-        ["notifications/progress"; 3],
-        "a rejected level changes nothing"
-    );
-    client
-        .request("logging/setLevel", json!({"level": "debug"}))
-        .await;
+    assert_eq!(methods(&client.sent.take()), ["notifications/progress"; 3], "a rejected level changes nothing");
+    client.request("logging/setLevel", json!({"level": "debug"})).await;
     client.request("tools/call", slow_with_token()).await;
     assert_eq!(client.sent.take().len(), 6);
     client.assert_alive().await;
@@ -277,9 +208,7 @@ async fn progress_needs_a_token_and_logs_follow_the_session_level() {
 async fn a_request_sink_gets_every_request_notification() {
     let (client, _) = Client::handshake(Version::V2025_11_25).await;
     let sink = Recorder::new(client.version);
-    client
-        .request_via("tools/call", slow_with_token(), Some(&sink))
-        .await;
+    client.request_via("tools/call", slow_with_token(), Some(&sink)).await;
     let seen = sink.take();
     assert_eq!(params_of(&seen, "notifications/progress").len(), 3);
     assert_eq!(params_of(&seen, "notifications/message").len(), 3);
@@ -288,16 +217,10 @@ async fn a_request_sink_gets_every_request_notification() {
 }
 
 /// Starts `sleepy` with id `id` in a task and waits until the session runs it.
-async fn start_sleepy(
-    client: &Arc<Client>,
-    id: &str,
-) -> tokio::task::JoinHandle<Option<duet::protocol::Answer>> {
+async fn start_sleepy(client: &Arc<Client>, id: &str) -> tokio::task::JoinHandle<Option<duet::protocol::Answer>> {
     let before = client.session.inflight();
-    let message = client.message_with_id(
-        json!(id),
-        "tools/call",
-        json!({"name": "sleepy", "arguments": {"seconds": 30}}),
-    );
+    let message =
+        client.message_with_id(json!(id), "tools/call", json!({"name": "sleepy", "arguments": {"seconds": 30}}));
     let task = tokio::spawn({
         let client = client.clone();
         async move { client.send(message).await }
@@ -313,20 +236,13 @@ async fn a_cancelled_request_gets_no_answer() {
     let task = start_sleepy(&client, "slow-1").await;
 
     for unknown in [json!("slow-2"), json!(1), json!(null)] {
-        client
-            .notify("notifications/cancelled", json!({"requestId": unknown}))
-            .await;
+        client.notify("notifications/cancelled", json!({"requestId": unknown})).await;
     }
     tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     assert!(!task.is_finished(), "a cancel of another id stopped sleepy");
     assert_eq!(client.session.inflight(), 1);
 
-    client
-        .notify(
-            "notifications/cancelled",
-            json!({"requestId": "slow-1", "reason": "test"}),
-        )
-        .await;
+    client.notify("notifications/cancelled", json!({"requestId": "slow-1", "reason": "test"})).await;
     let answer = bounded("the cancelled sleepy", task).await.unwrap();
     assert_eq!(answer, None);
     assert_eq!(client.session.inflight(), 0);
@@ -364,19 +280,12 @@ async fn resources_read_and_report_missing_ones() {
 async fn prompts_check_their_arguments() {
     let (client, _) = Client::handshake(Version::V2025_06_18).await;
     for arguments in [json!({}), json!({"name": ""}), json!({"style": "formal"})] {
-        let error = client
-            .error(
-                "prompts/get",
-                json!({"name": "greet", "arguments": arguments}),
-            )
-            .await;
+        let error = client.error("prompts/get", json!({"name": "greet", "arguments": arguments})).await;
         assert_error(&error, -32602, "Missing required prompt arguments: name");
     }
     let error = client.error("prompts/get", json!({"name": "nope"})).await;
     assert_error(&error, -32602, "Unknown prompt: nope");
-    let error = client
-        .error("prompts/get", json!({"name": "greet", "arguments": [1]}))
-        .await;
+    let error = client.error("prompts/get", json!({"name": "greet", "arguments": [1]})).await;
     assert_error(&error, -32602, "arguments must be an object");
     client.assert_alive().await;
 }
@@ -390,12 +299,7 @@ async fn completion_checks_its_reference_and_argument() {
         json!({"type": "ref/resource"}),
         json!("ref/prompt"),
     ] {
-        let error = client
-            .error(
-                "completion/complete",
-                json!({"ref": reference, "argument": argument}),
-            )
-            .await;
+        let error = client.error("completion/complete", json!({"ref": reference, "argument": argument})).await;
         assert_error(&error, -32602, "Invalid completion ref");
     }
     let error = client
@@ -431,16 +335,9 @@ async fn a_panicking_handler_is_an_internal_error_and_the_session_lives_on() {
         if !version.is_modern() {
             client.initialize(version.as_str()).await;
         }
-        let error = client
-            .error("tools/call", json!({"name": "explode", "arguments": {}}))
-            .await;
+        let error = client.error("tools/call", json!({"name": "explode", "arguments": {}})).await;
         assert_error(&error, -32603, "Internal error");
-        let calm = client
-            .request(
-                "tools/call",
-                json!({"name": "explode", "arguments": {"calm": true}}),
-            )
-            .await;
+        let calm = client.request("tools/call", json!({"name": "explode", "arguments": {"calm": true}})).await;
         assert_eq!(texts(&calm), ["calm"], "{version}");
         if !version.is_modern() {
             assert_eq!(client.request("ping", json!({})).await, json!({}));

@@ -3,8 +3,7 @@
 //! `subscriptions/listen` streams.
 
 use crate::client::{
-    Client, MODERN, Recorder, SUBSCRIPTION_ID, bounded, enveloped, eventually, methods, params_of,
-    testkit_server_with,
+    Client, MODERN, Recorder, SUBSCRIPTION_ID, bounded, enveloped, eventually, methods, params_of, testkit_server_with,
 };
 use crate::flows::everyday_requests;
 use duet::jsonrpc::{Response, RpcError};
@@ -20,11 +19,7 @@ fn server_info() -> Value {
 }
 
 fn assert_error(error: &RpcError, code: i64, message: &str) {
-    assert_eq!(
-        (error.code, error.message.as_str()),
-        (code, message),
-        "{error:?}"
-    );
+    assert_eq!((error.code, error.message.as_str()), (code, message), "{error:?}");
 }
 
 #[tokio::test]
@@ -39,13 +34,7 @@ async fn discover_describes_the_server() {
     let result = client.request("server/discover", json!({})).await;
     assert_eq!(
         result["supportedVersions"],
-        json!([
-            "2024-11-05",
-            "2025-03-26",
-            "2025-06-18",
-            "2025-11-25",
-            "2026-07-28"
-        ])
+        json!(["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"])
     );
     assert_eq!(
         result["capabilities"],
@@ -58,68 +47,33 @@ async fn discover_describes_the_server() {
         })
     );
     assert_eq!(result["resultType"], "complete");
-    assert_eq!(
-        (&result["ttlMs"], &result["cacheScope"]),
-        (&json!(0), &json!("private"))
-    );
+    assert_eq!((&result["ttlMs"], &result["cacheScope"]), (&json!(0), &json!("private")));
     assert_eq!(result["_meta"][SERVER_INFO], server_info());
-    assert!(
-        result["instructions"]
-            .as_str()
-            .is_some_and(|i| !i.is_empty())
-    );
-    assert!(
-        result.get("serverInfo").is_none(),
-        "serverInfo lives in _meta"
-    );
+    assert!(result["instructions"].as_str().is_some_and(|i| !i.is_empty()));
+    assert!(result.get("serverInfo").is_none(), "serverInfo lives in _meta");
 }
 
 #[tokio::test]
 async fn results_are_stamped_and_cacheable_ones_carry_hints() {
     let (client, _) = Client::modern();
-    for method in [
-        "tools/list",
-        "prompts/list",
-        "resources/list",
-        "resources/templates/list",
-    ] {
+    for method in ["tools/list", "prompts/list", "resources/list", "resources/templates/list"] {
         let list = client.request(method, json!({})).await;
         assert_eq!(list["resultType"], "complete", "{method}");
-        assert_eq!(
-            (&list["ttlMs"], &list["cacheScope"]),
-            (&json!(0), &json!("private")),
-            "{method}"
-        );
+        assert_eq!((&list["ttlMs"], &list["cacheScope"]), (&json!(0), &json!("private")), "{method}");
         assert_eq!(list["_meta"][SERVER_INFO], server_info(), "{method}");
     }
 
-    let call = client
-        .request(
-            "tools/call",
-            json!({"name": "echo", "arguments": {"text": "x"}}),
-        )
-        .await;
+    let call = client.request("tools/call", json!({"name": "echo", "arguments": {"text": "x"}})).await;
     assert_eq!(call["resultType"], "complete");
-    assert!(
-        call.get("ttlMs").is_none() && call.get("cacheScope").is_none(),
-        "{call}"
-    );
+    assert!(call.get("ttlMs").is_none() && call.get("cacheScope").is_none(), "{call}");
     assert_eq!(call["_meta"][SERVER_INFO], server_info());
 
-    let read = client
-        .request("resources/read", json!({"uri": "test://info"}))
-        .await;
-    assert_eq!(
-        (&read["ttlMs"], &read["cacheScope"]),
-        (&json!(0), &json!("private"))
-    );
+    let read = client.request("resources/read", json!({"uri": "test://info"})).await;
+    assert_eq!((&read["ttlMs"], &read["cacheScope"]), (&json!(0), &json!("private")));
 
     for uri in ["test://items/zeta", "other://x"] {
         let error = client.error("resources/read", json!({"uri": uri})).await;
-        assert_eq!(
-            error.code, -32602,
-            "{uri}: on 2026 a missing resource is -32602"
-        );
+        assert_eq!(error.code, -32602, "{uri}: on 2026 a missing resource is -32602");
         assert_eq!(error.data, Some(json!({"uri": uri})));
     }
 }
@@ -127,50 +81,29 @@ async fn results_are_stamped_and_cacheable_ones_carry_hints() {
 #[tokio::test]
 async fn retried_requests_are_never_cached() {
     let (server, _) = testkit_server_with(ServerOptions {
-        cache: CacheHints {
-            ttl_ms: 60_000,
-            scope: "public",
-        },
+        cache: CacheHints { ttl_ms: 60_000, scope: "public" },
         ..Default::default()
     });
     let client = Client::connect(&server, MODERN);
-    let read = client
-        .request("resources/read", json!({"uri": "test://info"}))
-        .await;
-    assert_eq!(
-        (&read["ttlMs"], &read["cacheScope"]),
-        (&json!(60_000), &json!("public"))
-    );
+    let read = client.request("resources/read", json!({"uri": "test://info"})).await;
+    assert_eq!((&read["ttlMs"], &read["cacheScope"]), (&json!(60_000), &json!("public")));
 
-    let call = client
-        .request(
-            "tools/call",
-            json!({"name": "echo", "arguments": {"text": "x"}, "inputResponses": {}}),
-        )
-        .await;
+    let call =
+        client.request("tools/call", json!({"name": "echo", "arguments": {"text": "x"}, "inputResponses": {}})).await;
     assert_eq!(call["resultType"], "complete");
     assert!(call.get("ttlMs").is_none(), "{call}");
 
     // A retry's result must not be reused: it still carries the hints the 2026 schema
     // requires of a complete ReadResourceResult (checked by the client), with a ttl of 0.
-    let retried = client
-        .request(
-            "resources/read",
-            json!({"uri": "test://info", "requestState": "opaque"}),
-        )
-        .await;
+    let retried = client.request("resources/read", json!({"uri": "test://info", "requestState": "opaque"})).await;
     assert_eq!(retried["resultType"], "complete");
-    assert_eq!(
-        retried["ttlMs"], 0,
-        "a retried result is stale at once: {retried}"
-    );
+    assert_eq!(retried["ttlMs"], 0, "a retried result is stale at once: {retried}");
 }
 
 /// The one error answering `message` on a fresh 2026 session (which stays usable).
 async fn envelope_error(meta: Value) -> RpcError {
     let (client, _) = Client::modern();
-    let message =
-        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta}});
+    let message = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta}});
     let response = client.answer(message).await;
     let error = response.outcome.expect_err("a bad envelope is refused");
     client.assert_alive().await;
@@ -179,15 +112,9 @@ async fn envelope_error(meta: Value) -> RpcError {
 
 #[tokio::test]
 async fn the_envelope_is_checked() {
-    let error =
-        envelope_error(json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28"})).await;
+    let error = envelope_error(json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28"})).await;
     assert_eq!(error.code, -32602);
-    assert!(
-        error
-            .message
-            .contains("io.modelcontextprotocol/clientCapabilities"),
-        "{error:?}"
-    );
+    assert!(error.message.contains("io.modelcontextprotocol/clientCapabilities"), "{error:?}");
 
     let error = envelope_error(json!({
         "io.modelcontextprotocol/protocolVersion": "2099-01-01",
@@ -195,10 +122,7 @@ async fn the_envelope_is_checked() {
     }))
     .await;
     assert_error(&error, -32022, "Unsupported protocol version: 2099-01-01");
-    assert_eq!(
-        error.data,
-        Some(json!({"supported": ["2026-07-28"], "requested": "2099-01-01"}))
-    );
+    assert_eq!(error.data, Some(json!({"supported": ["2026-07-28"], "requested": "2099-01-01"})));
 
     let error = envelope_error(json!({
         "io.modelcontextprotocol/protocolVersion": 20260728,
@@ -235,10 +159,7 @@ async fn a_modern_session_refuses_the_handshake_era() {
         "params": {"protocolVersion": "2025-06-18", "capabilities": {}}});
     let error = client.answer(initialize).await.outcome.unwrap_err();
     assert_eq!(error.code, -32022, "{error:?}");
-    assert_eq!(
-        error.data,
-        Some(json!({"supported": ["2026-07-28"], "requested": "2025-06-18"}))
-    );
+    assert_eq!(error.data, Some(json!({"supported": ["2026-07-28"], "requested": "2025-06-18"})));
 
     let bare = json!({"jsonrpc": "2.0", "id": "bare", "method": "tools/list", "params": {}});
     let error = client.answer(bare).await.outcome.unwrap_err();
@@ -264,11 +185,7 @@ async fn a_handshake_session_refuses_the_stateless_era() {
 async fn slow(client: &Client, steps: u64, meta: Value) -> Vec<Value> {
     let sink = Recorder::new(client.version);
     client
-        .request_via(
-            "tools/call",
-            json!({"name": "slow", "arguments": {"steps": steps}, "_meta": meta}),
-            Some(&sink),
-        )
+        .request_via("tools/call", json!({"name": "slow", "arguments": {"steps": steps}, "_meta": meta}), Some(&sink))
         .await;
     sink.take()
 }
@@ -277,31 +194,14 @@ async fn slow(client: &Client, steps: u64, meta: Value) -> Vec<Value> {
 async fn log_messages_are_opt_in() {
     let (client, _) = Client::modern();
     let seen = slow(&client, 3, json!({"progressToken": "tok"})).await;
-    assert_eq!(
-        methods(&seen),
-        ["notifications/progress"; 3],
-        "no logLevel, no messages"
-    );
+    assert_eq!(methods(&seen), ["notifications/progress"; 3], "no logLevel, no messages");
 
-    let seen = slow(
-        &client,
-        1,
-        json!({"progressToken": "tok", "io.modelcontextprotocol/logLevel": "debug"}),
-    )
-    .await;
-    assert_eq!(
-        params_of(&seen, "notifications/message"),
-        [json!({"level": "info", "data": {"step": 1}})]
-    );
+    let seen = slow(&client, 1, json!({"progressToken": "tok", "io.modelcontextprotocol/logLevel": "debug"})).await;
+    assert_eq!(params_of(&seen, "notifications/message"), [json!({"level": "info", "data": {"step": 1}})]);
     assert_eq!(params_of(&seen, "notifications/progress").len(), 1);
     assert_eq!(seen.len(), 2);
 
-    let seen = slow(
-        &client,
-        3,
-        json!({"io.modelcontextprotocol/logLevel": "error"}),
-    )
-    .await;
+    let seen = slow(&client, 3, json!({"io.modelcontextprotocol/logLevel": "error"})).await;
     assert!(seen.is_empty(), "info is below error: {seen:?}");
     assert!(client.sent.is_empty());
 }
@@ -317,11 +217,7 @@ async fn listen(
     id: &str,
     notifications: Value,
 ) -> (tokio::task::JoinHandle<Option<Answer>>, Value) {
-    let message = client.message_with_id(
-        json!(id),
-        "subscriptions/listen",
-        json!({"notifications": notifications}),
-    );
+    let message = client.message_with_id(json!(id), "subscriptions/listen", json!({"notifications": notifications}));
     let task = tokio::spawn({
         let client = client.clone();
         async move { client.send(message).await }
@@ -342,10 +238,7 @@ async fn a_listen_stream_carries_what_its_filter_asks_for() {
         "resourceSubscriptions": ["test://info"],
     });
     let (task, ack) = listen(&client, "L1", filter).await;
-    assert_eq!(
-        ack["notifications"],
-        json!({"toolsListChanged": true, "resourceSubscriptions": ["test://info"]})
-    );
+    assert_eq!(ack["notifications"], json!({"toolsListChanged": true, "resourceSubscriptions": ["test://info"]}));
     assert_eq!(ack["_meta"], json!({SUBSCRIPTION_ID: "L1"}));
     assert_eq!(client.server.listen_count(), 1);
 
@@ -361,27 +254,16 @@ async fn a_listen_stream_carries_what_its_filter_asks_for() {
         client.sent.take_at_least(2).await,
         [
             tagged("notifications/tools/list_changed", json!({}), "L1"),
-            tagged(
-                "notifications/resources/updated",
-                json!({"uri": "test://info"}),
-                "L1"
-            ),
+            tagged("notifications/resources/updated", json!({"uri": "test://info"}), "L1"),
         ]
     );
     // Events reach the stream in order: this one coming next shows nothing else was queued.
     feed.notify(Change::ToolsChanged);
-    assert_eq!(
-        client.sent.take_at_least(1).await,
-        [tagged("notifications/tools/list_changed", json!({}), "L1")]
-    );
+    assert_eq!(client.sent.take_at_least(1).await, [tagged("notifications/tools/list_changed", json!({}), "L1")]);
 
     client.server.close_listens();
     let answer = bounded("the closed listen stream", task).await.unwrap();
-    let Some(Answer::One(Response {
-        id,
-        outcome: Ok(result),
-    })) = answer
-    else {
+    let Some(Answer::One(Response { id, outcome: Ok(result) })) = answer else {
         panic!("a closed listen stream ends with a result, got {answer:?}")
     };
     assert_eq!(id.map(|i| i.to_value()), Some(json!("L1")));
@@ -396,11 +278,7 @@ async fn listen_needs_a_filter() {
     let (client, _) = Client::modern();
     for params in [json!({}), json!({"notifications": true})] {
         let error = client.error("subscriptions/listen", params).await;
-        assert_error(
-            &error,
-            -32602,
-            "subscriptions/listen requires a notifications filter",
-        );
+        assert_error(&error, -32602, "subscriptions/listen requires a notifications filter");
     }
     assert_eq!(client.server.listen_count(), 0);
     client.assert_alive().await;
@@ -412,9 +290,7 @@ async fn a_cancelled_listen_ends_without_an_answer() {
     let client = Arc::new(client);
     let (task, _) = listen(&client, "L2", json!({"toolsListChanged": true})).await;
     assert_eq!(client.server.listen_count(), 1);
-    client
-        .notify("notifications/cancelled", json!({"requestId": "L2"}))
-        .await;
+    client.notify("notifications/cancelled", json!({"requestId": "L2"})).await;
     assert_eq!(bounded("the cancelled listen", task).await.unwrap(), None);
     eventually("the stream to close", || client.server.listen_count() == 0).await;
     feed.notify(Change::ToolsChanged);

@@ -7,8 +7,8 @@ use crate::layer::{CompletionArg, CompletionRef};
 use serde_json::{Value, json};
 
 pub(super) async fn complete(call: &Call<'_>) -> Result<Value, RpcError> {
-    let reference = parse_ref(call.params.get("ref"))
-        .ok_or_else(|| RpcError::invalid_params("Invalid completion ref"))?;
+    let reference =
+        parse_ref(call.params.get("ref")).ok_or_else(|| RpcError::invalid_params("Invalid completion ref"))?;
     let argument = call.params.get("argument").and_then(Value::as_object);
     let Some(Value::String(name)) = argument.and_then(|a| a.get("name")) else {
         return Err(RpcError::invalid_params("Invalid completion argument"));
@@ -19,18 +19,9 @@ pub(super) async fn complete(call: &Call<'_>) -> Result<Value, RpcError> {
         Some(_) => return Err(RpcError::invalid_params("Invalid completion argument")),
     };
     let context = string_arguments(call.params.get("context").and_then(|c| c.get("arguments")))?;
-    let arg = CompletionArg {
-        name: name.clone(),
-        value,
-        context,
-    };
+    let arg = CompletionArg { name: name.clone(), value, context };
     let cx = call.request_cx();
-    let completion = call
-        .server()
-        .layer()
-        .complete(reference, arg, &cx)
-        .await
-        .map_err(|e| e.to_rpc())?;
+    let completion = call.server().layer().complete(reference, arg, &cx).await.map_err(|e| e.to_rpc())?;
     Ok(json!({ "completion": completion }))
 }
 
@@ -38,9 +29,7 @@ fn parse_ref(value: Option<&Value>) -> Option<CompletionRef> {
     let r = value?.as_object()?;
     let field = |k: &str| r.get(k).and_then(Value::as_str).map(str::to_string);
     match r.get("type")?.as_str()? {
-        "ref/prompt" => Some(CompletionRef::Prompt {
-            name: field("name")?,
-        }),
+        "ref/prompt" => Some(CompletionRef::Prompt { name: field("name")? }),
         "ref/resource" => Some(CompletionRef::Resource { uri: field("uri")? }),
         _ => None,
     }

@@ -7,9 +7,7 @@ use serde_json::{Map, Value, json};
 
 pub(super) fn initialize(call: &Call<'_>) -> Result<Value, RpcError> {
     let Some(Value::String(requested)) = call.params.get("protocolVersion") else {
-        return Err(RpcError::invalid_params(
-            "Missing or invalid parameter: protocolVersion",
-        ));
+        return Err(RpcError::invalid_params("Missing or invalid parameter: protocolVersion"));
     };
     let version = Version::parse(requested)
         .filter(|v| !v.is_modern())
@@ -44,13 +42,8 @@ pub(super) fn initialize(call: &Call<'_>) -> Result<Value, RpcError> {
 pub(super) fn set_level(call: &Call<'_>) -> Result<Value, RpcError> {
     let level = call.params.get("level");
     let Some(rank) = level.and_then(Value::as_str).and_then(log_level_rank) else {
-        let shown = level.map_or_else(
-            || "missing".to_string(),
-            |l| l.to_string().replace('"', "'"),
-        );
-        return Err(RpcError::invalid_params(format!(
-            "Invalid log level: {shown}"
-        )));
+        let shown = level.map_or_else(|| "missing".to_string(), |l| l.to_string().replace('"', "'"));
+        return Err(RpcError::invalid_params(format!("Invalid log level: {shown}")));
     };
     call.session.state().log_threshold = rank;
     Ok(Value::Object(Map::new()))

@@ -29,9 +29,7 @@ fn plain<T: Serialize>(item: &T) -> Value {
 
 pub(super) fn tools(call: &Call<'_>) -> Result<Value, RpcError> {
     let all = call.server().layer().tools(&call.principal);
-    page(call, "tools", "tools", &all, |t| {
-        shape::tool(t, call.version)
-    })
+    page(call, "tools", "tools", &all, |t| shape::tool(t, call.version))
 }
 
 pub(super) fn resources(call: &Call<'_>) -> Result<Value, RpcError> {

@@ -40,19 +40,13 @@ pub(crate) async fn dispatch(call: &Call<'_>) -> Result<Value, RpcError> {
 fn required_str<'a>(call: &'a Call<'_>, name: &str) -> Result<&'a str, RpcError> {
     match call.params.get(name) {
         Some(Value::String(s)) if !s.is_empty() => Ok(s),
-        _ => Err(RpcError::invalid_params(format!(
-            "Missing or invalid parameter: {name}"
-        ))),
+        _ => Err(RpcError::invalid_params(format!("Missing or invalid parameter: {name}"))),
     }
 }
 
 /// Renders a handler's reply: complete results through `render`, input requests as the
 /// 2026 `input_required` result.
-fn render<T>(
-    call: &Call<'_>,
-    reply: Reply<T>,
-    render: impl FnOnce(&T) -> Value,
-) -> Result<Value, RpcError> {
+fn render<T>(call: &Call<'_>, reply: Reply<T>, render: impl FnOnce(&T) -> Value) -> Result<Value, RpcError> {
     match reply {
         Reply::Complete(value) => Ok(render(&value)),
         Reply::InputRequired(input) => input_required(call, input),

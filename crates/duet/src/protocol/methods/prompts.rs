@@ -17,9 +17,7 @@ pub(super) async fn get(call: &Call<'_>) -> Result<Value, RpcError> {
 }
 
 /// Reads an `arguments` object whose values are strings (or scalars written as strings).
-pub(super) fn string_arguments(
-    value: Option<&Value>,
-) -> Result<BTreeMap<String, String>, RpcError> {
+pub(super) fn string_arguments(value: Option<&Value>) -> Result<BTreeMap<String, String>, RpcError> {
     let map = match value {
         None | Some(Value::Null) => return Ok(BTreeMap::new()),
         Some(Value::Object(m)) => m,
@@ -29,9 +27,7 @@ pub(super) fn string_arguments(
         .map(|(k, v)| match v {
             Value::String(s) => Ok((k.clone(), s.clone())),
             Value::Number(_) | Value::Bool(_) => Ok((k.clone(), v.to_string())),
-            _ => Err(RpcError::invalid_params(format!(
-                "argument {k:?} must be a string"
-            ))),
+            _ => Err(RpcError::invalid_params(format!("argument {k:?} must be a string"))),
         })
         .collect()
 }

@@ -12,11 +12,7 @@ pub(super) async fn read(call: &Call<'_>) -> Result<Value, RpcError> {
     match call.server().layer().read_resource(uri, &cx).await {
         Ok(reply) => render(call, reply, |contents| json!({"contents": contents})),
         Err(LayerError::NotFound(message)) => {
-            let code = if call.modern() {
-                code::INVALID_PARAMS
-            } else {
-                code::RESOURCE_NOT_FOUND
-            };
+            let code = if call.modern() { code::INVALID_PARAMS } else { code::RESOURCE_NOT_FOUND };
             Err(RpcError::new(code, message).with_data(json!({"uri": uri})))
         }
         Err(e) => Err(e.to_rpc()),

@@ -18,13 +18,7 @@ pub(super) fn subscribe(call: &Call<'_>, on: bool) -> Result<Value, RpcError> {
 
 pub(super) async fn listen(call: &Call<'_>) -> Result<Value, RpcError> {
     let Some(notify) = &call.notify else {
-        return Err(RpcError::invalid_request(
-            "subscriptions/listen needs a stream to deliver notifications on",
-        ));
+        return Err(RpcError::invalid_request("subscriptions/listen needs a stream to deliver notifications on"));
     };
-    call.server()
-        .shared
-        .listens
-        .run(&call.id, &call.params, notify)
-        .await
+    call.server().shared.listens.run(&call.id, &call.params, notify).await
 }

@@ -18,8 +18,7 @@ pub(super) async fn call(call: &Call<'_>) -> Result<Value, RpcError> {
     match call.server().layer().call_tool(name, args, &cx).await {
         Ok(reply) => render(call, reply, |r| shape::tool_result(r, call.version)),
         Err(LayerError::NotFound(_)) => {
-            Err(RpcError::invalid_params(format!("Unknown tool: {name}"))
-                .with_data(json!({"name": name})))
+            Err(RpcError::invalid_params(format!("Unknown tool: {name}")).with_data(json!({"name": name})))
         }
         Err(e) => Err(e.to_rpc()),
     }

@@ -18,25 +18,16 @@ pub struct Rejection {
 
 impl Rejection {
     /// `Host` missing or not allowed.
-    pub const INVALID_HOST: Rejection = Rejection {
-        status: 421,
-        message: "Invalid Host header",
-    };
+    pub const INVALID_HOST: Rejection = Rejection { status: 421, message: "Invalid Host header" };
     /// `Origin` present, not allowed and not same-origin.
-    pub const INVALID_ORIGIN: Rejection = Rejection {
-        status: 403,
-        message: "Forbidden: invalid Origin",
-    };
+    pub const INVALID_ORIGIN: Rejection = Rejection { status: 403, message: "Forbidden: invalid Origin" };
 }
 
 /// The names a loopback server answers to, as they appear in `Host` and in origins.
 const LOOPBACK_NAMES: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];
 
-const MATCH_OPTIONS: MatchOptions = MatchOptions {
-    case_sensitive: false,
-    require_literal_separator: false,
-    require_literal_leading_dot: false,
-};
+const MATCH_OPTIONS: MatchOptions =
+    MatchOptions { case_sensitive: false, require_literal_separator: false, require_literal_leading_dot: false };
 
 /// One allow-list entry: an `fnmatch` pattern, or (when it does not compile) the literal
 /// text, compared case-insensitively.
@@ -82,10 +73,7 @@ fn matches_any(list: &[Matcher], value: &str) -> bool {
 fn loopback_patterns(prefix: &str) -> impl Iterator<Item = Matcher> + '_ {
     LOOPBACK_NAMES.into_iter().flat_map(move |name| {
         let name = Pattern::escape(name);
-        [
-            Matcher::new(&format!("{prefix}{name}")),
-            Matcher::new(&format!("{prefix}{name}:*")),
-        ]
+        [Matcher::new(&format!("{prefix}{name}")), Matcher::new(&format!("{prefix}{name}:*"))]
     })
 }
 
@@ -110,9 +98,7 @@ impl OriginHostGuard {
     ) -> Self {
         let mut origins: Vec<Matcher> = match allowed_origins.filter(|list| !list.is_empty()) {
             Some(list) => matchers(list).collect(),
-            None => loopback_patterns("http://")
-                .chain(loopback_patterns("https://"))
-                .collect(),
+            None => loopback_patterns("http://").chain(loopback_patterns("https://")).collect(),
         };
         origins.extend(matchers(extra_origins));
         let hosts = match allowed_hosts.filter(|list| !list.is_empty()) {
@@ -141,14 +127,9 @@ impl OriginHostGuard {
         // public bind a rebound name controls both headers.
         let same_origin = self.checks_host()
             && host.is_some_and(|host| {
-                origin_authority(origin)
-                    .is_some_and(|authority| authority.eq_ignore_ascii_case(host))
+                origin_authority(origin).is_some_and(|authority| authority.eq_ignore_ascii_case(host))
             });
-        if same_origin {
-            Ok(())
-        } else {
-            Err(Rejection::INVALID_ORIGIN)
-        }
+        if same_origin { Ok(()) } else { Err(Rejection::INVALID_ORIGIN) }
     }
 
     /// Whether Host is validated (loopback bind or explicit allowed hosts).
@@ -162,9 +143,7 @@ impl OriginHostGuard {
 fn origin_authority(origin: &str) -> Option<&str> {
     let (scheme, rest) = origin.split_once("://")?;
     let valid_scheme = scheme.starts_with(|c: char| c.is_ascii_alphabetic())
-        && scheme
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+        && scheme.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
     if !valid_scheme {
         return None;
     }
@@ -178,15 +157,10 @@ pub fn is_loopback(host: &str) -> bool {
     if host.is_empty() || host.eq_ignore_ascii_case("localhost") {
         return true;
     }
-    let bare = host
-        .strip_prefix('[')
-        .and_then(|inner| inner.strip_suffix(']'))
-        .unwrap_or(host);
+    let bare = host.strip_prefix('[').and_then(|inner| inner.strip_suffix(']')).unwrap_or(host);
     match bare.parse::<IpAddr>() {
         Ok(IpAddr::V4(ip)) => ip.is_loopback(),
-        Ok(IpAddr::V6(ip)) => {
-            ip.is_loopback() || ip.to_ipv4_mapped().is_some_and(|ip| ip.is_loopback())
-        }
+        Ok(IpAddr::V6(ip)) => ip.is_loopback() || ip.to_ipv4_mapped().is_some_and(|ip| ip.is_loopback()),
         Err(_) => false,
     }
 }
@@ -212,18 +186,9 @@ mod tests {
 
     #[test]
     fn rejection_texts() {
+        assert_eq!((Rejection::INVALID_HOST.status, Rejection::INVALID_HOST.message), (421, "Invalid Host header"));
         assert_eq!(
-            (
-                Rejection::INVALID_HOST.status,
-                Rejection::INVALID_HOST.message
-            ),
-            (421, "Invalid Host header")
-        );
-        assert_eq!(
-            (
-                Rejection::INVALID_ORIGIN.status,
-                Rejection::INVALID_ORIGIN.message
-            ),
+            (Rejection::INVALID_ORIGIN.status, Rejection::INVALID_ORIGIN.message),
             (403, "Forbidden: invalid Origin")
         );
     }
@@ -232,15 +197,9 @@ mod tests {
     fn loopback_bind_accepts_loopback_hosts() {
         let guard = loopback();
         assert!(guard.checks_host());
-        for host in [
-            "127.0.0.1:8765",
-            "127.0.0.1",
-            "localhost",
-            "localhost:3000",
-            "[::1]",
-            "[::1]:8765",
-            "LocalHost:8765",
-        ] {
+        for host in
+            ["127.0.0.1:8765", "127.0.0.1", "localhost", "localhost:3000", "[::1]", "[::1]:8765", "LocalHost:8765"]
+        {
             assert_eq!(guard.check(Some(host), None), Ok(()), "{host}");
         }
     }
@@ -264,19 +223,13 @@ mod tests {
 
     #[test]
     fn host_is_checked_before_origin() {
-        assert_eq!(
-            loopback().check(Some("evil.example"), Some("https://evil.example")),
-            HOST
-        );
+        assert_eq!(loopback().check(Some("evil.example"), Some("https://evil.example")), HOST);
     }
 
     #[test]
     fn loopback_bind_rejects_foreign_origin() {
         let guard = loopback();
-        assert_eq!(
-            guard.check(Some("127.0.0.1:8765"), Some("https://evil.example")),
-            ORIGIN
-        );
+        assert_eq!(guard.check(Some("127.0.0.1:8765"), Some("https://evil.example")), ORIGIN);
         assert_eq!(guard.check(Some("127.0.0.1:8765"), Some("null")), ORIGIN);
     }
 
@@ -292,30 +245,20 @@ mod tests {
             "http://[::1]:8765",
             "https://[::1]",
         ] {
-            assert_eq!(
-                guard.check(Some("127.0.0.1:8765"), Some(origin)),
-                Ok(()),
-                "{origin}"
-            );
+            assert_eq!(guard.check(Some("127.0.0.1:8765"), Some(origin)), Ok(()), "{origin}");
         }
     }
 
     #[test]
     fn patterns_are_case_insensitive() {
-        assert_eq!(
-            loopback().check(Some("LOCALHOST:8765"), Some("HTTP://LOCALHOST:8765")),
-            Ok(())
-        );
+        assert_eq!(loopback().check(Some("LOCALHOST:8765"), Some("HTTP://LOCALHOST:8765")), Ok(()));
         let guard = OriginHostGuard::new(
             "0.0.0.0",
             Some(&strings(&["https://*.Example.COM"])),
             Some(&strings(&["MCP.example.com"])),
             &[],
         );
-        assert_eq!(
-            guard.check(Some("mcp.EXAMPLE.com"), Some("HTTPS://app.example.com")),
-            Ok(())
-        );
+        assert_eq!(guard.check(Some("mcp.EXAMPLE.com"), Some("HTTPS://app.example.com")), Ok(()));
     }
 
     #[test]
@@ -335,29 +278,17 @@ mod tests {
 
     #[test]
     fn public_bind_still_rejects_foreign_origin() {
-        assert_eq!(
-            public().check(Some("mcp.example.com"), Some("https://evil.example")),
-            ORIGIN
-        );
+        assert_eq!(public().check(Some("mcp.example.com"), Some("https://evil.example")), ORIGIN);
     }
 
     #[test]
     fn public_bind_rejects_same_origin() {
-        assert_eq!(
-            public().check(
-                Some("attacker.example:8765"),
-                Some("http://attacker.example:8765")
-            ),
-            ORIGIN
-        );
+        assert_eq!(public().check(Some("attacker.example:8765"), Some("http://attacker.example:8765")), ORIGIN);
     }
 
     #[test]
     fn public_bind_accepts_loopback_origin() {
-        assert_eq!(
-            public().check(Some("attacker.example:8765"), Some("http://localhost:8765")),
-            Ok(())
-        );
+        assert_eq!(public().check(Some("attacker.example:8765"), Some("http://localhost:8765")), Ok(()));
     }
 
     #[test]
@@ -365,34 +296,16 @@ mod tests {
         let hosts = strings(&["mcp.example.com"]);
         let guard = OriginHostGuard::new("0.0.0.0", None, Some(&hosts), &[]);
         assert!(guard.checks_host());
-        assert_eq!(
-            guard.check(Some("mcp.example.com"), Some("https://mcp.example.com")),
-            Ok(())
-        );
-        assert_eq!(
-            guard.check(Some("MCP.example.com"), Some("https://mcp.EXAMPLE.com/")),
-            Ok(())
-        );
-        assert_eq!(
-            guard.check(Some("mcp.example.com"), Some("https://evil.example")),
-            ORIGIN
-        );
-        assert_eq!(
-            guard.check(Some("evil.example"), Some("https://evil.example")),
-            HOST
-        );
+        assert_eq!(guard.check(Some("mcp.example.com"), Some("https://mcp.example.com")), Ok(()));
+        assert_eq!(guard.check(Some("MCP.example.com"), Some("https://mcp.EXAMPLE.com/")), Ok(()));
+        assert_eq!(guard.check(Some("mcp.example.com"), Some("https://evil.example")), ORIGIN);
+        assert_eq!(guard.check(Some("evil.example"), Some("https://evil.example")), HOST);
         assert_eq!(guard.check(None, None), HOST);
     }
 
     #[test]
     fn loopback_bind_accepts_same_origin() {
-        assert_eq!(
-            loopback().check(
-                Some("localhost:8765"),
-                Some("chrome-extension://localhost:8765")
-            ),
-            Ok(())
-        );
+        assert_eq!(loopback().check(Some("localhost:8765"), Some("chrome-extension://localhost:8765")), Ok(()));
     }
 
     #[test]
@@ -407,27 +320,15 @@ mod tests {
     fn allowed_origins_replace_the_defaults() {
         let origins = strings(&["https://app.example.com"]);
         let guard = OriginHostGuard::new("127.0.0.1", Some(&origins), None, &[]);
-        assert_eq!(
-            guard.check(Some("localhost:8765"), Some("https://app.example.com")),
-            Ok(())
-        );
-        assert_eq!(
-            guard.check(Some("localhost:8765"), Some("http://localhost:3000")),
-            ORIGIN
-        );
-        assert_eq!(
-            guard.check(Some("localhost:8765"), Some("https://evil.example")),
-            ORIGIN
-        );
+        assert_eq!(guard.check(Some("localhost:8765"), Some("https://app.example.com")), Ok(()));
+        assert_eq!(guard.check(Some("localhost:8765"), Some("http://localhost:3000")), ORIGIN);
+        assert_eq!(guard.check(Some("localhost:8765"), Some("https://evil.example")), ORIGIN);
     }
 
     #[test]
     fn empty_lists_count_as_not_given() {
         let guard = OriginHostGuard::new("127.0.0.1", Some(&[]), Some(&[]), &[]);
-        assert_eq!(
-            guard.check(Some("localhost:8765"), Some("http://localhost:3000")),
-            Ok(())
-        );
+        assert_eq!(guard.check(Some("localhost:8765"), Some("http://localhost:3000")), Ok(()));
         assert_eq!(guard.check(Some("evil.example"), None), HOST);
     }
 
@@ -435,24 +336,12 @@ mod tests {
     fn cors_origins_are_appended() {
         let cors = strings(&["https://app.example.com"]);
         let guard = OriginHostGuard::new("127.0.0.1", None, None, &cors);
-        assert_eq!(
-            guard.check(Some("localhost:8765"), Some("https://app.example.com")),
-            Ok(())
-        );
-        assert_eq!(
-            guard.check(Some("localhost:8765"), Some("http://localhost:3000")),
-            Ok(())
-        );
+        assert_eq!(guard.check(Some("localhost:8765"), Some("https://app.example.com")), Ok(()));
+        assert_eq!(guard.check(Some("localhost:8765"), Some("http://localhost:3000")), Ok(()));
         let origins = strings(&["https://other.example"]);
         let replaced = OriginHostGuard::new("127.0.0.1", Some(&origins), None, &cors);
-        assert_eq!(
-            replaced.check(Some("localhost:8765"), Some("https://app.example.com")),
-            Ok(())
-        );
-        assert_eq!(
-            replaced.check(Some("localhost:8765"), Some("https://other.example")),
-            Ok(())
-        );
+        assert_eq!(replaced.check(Some("localhost:8765"), Some("https://app.example.com")), Ok(()));
+        assert_eq!(replaced.check(Some("localhost:8765"), Some("https://other.example")), Ok(()));
     }
 
     #[test]
@@ -465,12 +354,7 @@ mod tests {
         assert_eq!(guard.check(None, Some("https://app12.example.com")), ORIGIN);
         let any = OriginHostGuard::new("0.0.0.0", Some(&origins[2..]), None, &[]);
         assert_eq!(any.check(None, Some("https://anything.example/x")), Ok(()));
-        let double = OriginHostGuard::new(
-            "0.0.0.0",
-            Some(&strings(&["https://**.example"])),
-            None,
-            &[],
-        );
+        let double = OriginHostGuard::new("0.0.0.0", Some(&strings(&["https://**.example"])), None, &[]);
         assert_eq!(double.check(None, Some("https://a.b.example")), Ok(()));
     }
 
@@ -485,14 +369,8 @@ mod tests {
 
     #[test]
     fn origin_authorities() {
-        assert_eq!(
-            origin_authority("https://a.example:8443"),
-            Some("a.example:8443")
-        );
-        assert_eq!(
-            origin_authority("http://a.example/path?q#f"),
-            Some("a.example")
-        );
+        assert_eq!(origin_authority("https://a.example:8443"), Some("a.example:8443"));
+        assert_eq!(origin_authority("http://a.example/path?q#f"), Some("a.example"));
         assert_eq!(origin_authority("http://a.example?q"), Some("a.example"));
         assert_eq!(origin_authority("null"), None);
         assert_eq!(origin_authority("file://"), None);
@@ -502,26 +380,10 @@ mod tests {
 
     #[test]
     fn loopback_binds() {
-        for host in [
-            "localhost",
-            "LOCALHOST",
-            "",
-            "127.0.0.1",
-            "127.1.2.3",
-            "::1",
-            "[::1]",
-            "::ffff:127.0.0.1",
-        ] {
+        for host in ["localhost", "LOCALHOST", "", "127.0.0.1", "127.1.2.3", "::1", "[::1]", "::ffff:127.0.0.1"] {
             assert!(is_loopback(host), "{host:?}");
         }
-        for host in [
-            "0.0.0.0",
-            "::",
-            "[::]",
-            "192.168.1.10",
-            "example.com",
-            "[127.0.0.1]x",
-        ] {
+        for host in ["0.0.0.0", "::", "[::]", "192.168.1.10", "example.com", "[127.0.0.1]x"] {
             assert!(!is_loopback(host), "{host:?}");
         }
     }

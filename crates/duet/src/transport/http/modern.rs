@@ -106,17 +106,28 @@ mod tests {
         let no_caps = json!({"_meta": {key::PROTOCOL_VERSION: "2026-07-28"}}).as_object().unwrap().clone();
         assert_eq!(code_of(&ok, "tools/call", &no_caps), -32602);
         assert_eq!(code_of(&headers(&[("mcp-method", "tools/call"), ("mcp-name", "echo")]), "tools/call", &p), -32020);
-        let wrong_version = headers(&[("mcp-protocol-version", "2025-11-25"), ("mcp-method", "tools/call"), ("mcp-name", "echo")]);
+        let wrong_version =
+            headers(&[("mcp-protocol-version", "2025-11-25"), ("mcp-method", "tools/call"), ("mcp-name", "echo")]);
         assert_eq!(code_of(&wrong_version, "tools/call", &p), -32020);
-        let wrong_method = headers(&[("mcp-protocol-version", "2026-07-28"), ("mcp-method", "TOOLS/CALL"), ("mcp-name", "echo")]);
+        let wrong_method =
+            headers(&[("mcp-protocol-version", "2026-07-28"), ("mcp-method", "TOOLS/CALL"), ("mcp-name", "echo")]);
         assert_eq!(code_of(&wrong_method, "tools/call", &p), -32020);
         let no_name = headers(&[("mcp-protocol-version", "2026-07-28"), ("mcp-method", "tools/call")]);
         assert_eq!(code_of(&no_name, "tools/call", &p), -32020);
-        let encoded = headers(&[("mcp-protocol-version", "2026-07-28"), ("mcp-method", "tools/call"), ("mcp-name", "=?base64?ZWNobw==?=")]);
+        let encoded = headers(&[
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "tools/call"),
+            ("mcp-name", "=?base64?ZWNobw==?="),
+        ]);
         assert!(check(&encoded, "tools/call", &p).is_ok());
-        let bad_b64 = headers(&[("mcp-protocol-version", "2026-07-28"), ("mcp-method", "tools/call"), ("mcp-name", "=?base64?***?=")]);
+        let bad_b64 = headers(&[
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "tools/call"),
+            ("mcp-name", "=?base64?***?="),
+        ]);
         assert_eq!(code_of(&bad_b64, "tools/call", &p), -32020);
-        let future = headers(&[("mcp-protocol-version", "v999.0.0"), ("mcp-method", "tools/call"), ("mcp-name", "echo")]);
+        let future =
+            headers(&[("mcp-protocol-version", "v999.0.0"), ("mcp-method", "tools/call"), ("mcp-name", "echo")]);
         let err = check(&future, "tools/call", &params(json!("v999.0.0"), json!({"name": "echo"}))).unwrap_err();
         assert_eq!((err.code, err.data.unwrap()["requested"].clone()), (-32022, json!("v999.0.0")));
         let numeric = headers(&[("mcp-protocol-version", "5"), ("mcp-method", "tools/list")]);

@@ -150,7 +150,8 @@ impl SessionTable {
             let mine: Vec<&Arc<HttpSession>> = sessions.values().filter(|s| s.principal_id == principal.id).collect();
             let mut evicted = None;
             if mine.len() >= self.max_per_principal {
-                let idle = mine.into_iter().filter(|s| !s.is_streaming()).min_by_key(|s| s.last_used.load(Ordering::Relaxed));
+                let idle =
+                    mine.into_iter().filter(|s| !s.is_streaming()).min_by_key(|s| s.last_used.load(Ordering::Relaxed));
                 let Some(oldest) = idle.map(|s| s.id.clone()) else {
                     return Err(Full("Too many sessions for this caller"));
                 };
@@ -250,7 +251,10 @@ mod tests {
         let table = SessionTable::new(10, 1);
         let s = table.create(&server(), &alice, Kind::Streamable).unwrap();
         assert!(s.open_stream() && !s.open_stream());
-        assert_eq!(table.create(&server(), &alice, Kind::Streamable).unwrap_err(), Full("Too many sessions for this caller"));
+        assert_eq!(
+            table.create(&server(), &alice, Kind::Streamable).unwrap_err(),
+            Full("Too many sessions for this caller")
+        );
     }
 
     #[tokio::test]

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Runs every test duet has: formatting, lints, the Rust test suites (unit, engine,
+# stdio and HTTP over real processes and sockets), the official MCP conformance suite
+# for both protocol eras, and the official Python SDK client against duet.
+# Installs what it needs (npm and PyPI packages, pinned) on first use.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+step() { printf '\n==> %s\n' "$*"; }
+
+step "cargo fmt --check"
+cargo fmt --all --check
+
+step "cargo clippy"
+cargo clippy --workspace --all-targets -- -D warnings
+
+step "cargo build"
+cargo build --workspace --all-targets
+
+step "cargo test"
+cargo test --workspace
+
+step "conformance suite"
+./scripts/conformance.sh
+
+step "Python SDK client interop"
+./scripts/python-interop.sh
