@@ -4,5 +4,6 @@ pub mod auth;
 pub mod fixtures;
 pub mod jsonrpc;
 pub mod layer;
+pub mod mrtr;
 pub mod protocol;
 pub mod transport;

@@ -24,6 +24,7 @@ struct Inner {
     notify: Option<Sink>,
     cancel: CancellationToken,
     input_responses: Map<String, Value>,
+    state: Option<Value>,
 }
 
 /// Builds a [`RequestCx`]; the engine uses it, and so can tests and in-process callers.
@@ -45,6 +46,7 @@ impl RequestCx {
                 notify: None,
                 cancel: CancellationToken::new(),
                 input_responses: Map::new(),
+                state: None,
             },
         }
     }
@@ -67,9 +69,19 @@ impl RequestCx {
         self.inner.client_capabilities.get(capability).is_some_and(|v| !v.is_null())
     }
 
-    /// The client's answers to earlier input requests, by key (multi round-trip requests).
+    /// The client's answers to the input requests of the handler's previous run, by key.
     pub fn input_responses(&self) -> &Map<String, Value> {
         &self.inner.input_responses
+    }
+
+    /// The client's answer to the input request asked under `key`, if it came.
+    pub fn input(&self, key: &str) -> Option<&Value> {
+        self.inner.input_responses.get(key)
+    }
+
+    /// The state the handler's previous run attached to its input requests.
+    pub fn state(&self) -> Option<&Value> {
+        self.inner.state.as_ref()
     }
 
     /// Reports progress. Sent only when the client asked for progress, and only when
@@ -163,6 +175,11 @@ impl RequestCxBuilder {
 
     pub fn input_responses(mut self, responses: Map<String, Value>) -> Self {
         self.inner.input_responses = responses;
+        self
+    }
+
+    pub fn state(mut self, state: Option<Value>) -> Self {
+        self.inner.state = state;
         self
     }
 

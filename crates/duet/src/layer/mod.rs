@@ -17,7 +17,7 @@ pub use context::{RequestCx, RequestCxBuilder, normalize_level};
 pub use definition::*;
 pub use error::{ACCESS_DENIED, HandlerError, LayerError, RATE_LIMITED, as_layer_error};
 pub use registry::{PromptSpec, Registry, RegistryError, ResourceSpec, TemplateSpec, ToolSpec};
-pub use reply::{InputRequest, InputRequired, Reply};
+pub use reply::{InputRequired, Reply};
 pub use template::UriTemplate;
 
 mod principal;

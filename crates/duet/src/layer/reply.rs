@@ -1,8 +1,7 @@
 //! A handler's answer: complete, or "ask the client first" (a multi round-trip request).
 //! Both eras share this one shape, so a handler is written once.
 
-use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 /// Complete, or input required from the client before the request can finish.
 #[derive(Debug, Clone, PartialEq)]
@@ -18,16 +17,51 @@ impl<T> From<T> for Reply<T> {
 }
 
 /// What the handler needs from the client, each request under a key of its choosing,
-/// plus the handler's own state to carry into the retry.
+/// plus the handler's own state to carry into its next run. Read the answers with
+/// `RequestCx::input` and the state with `RequestCx::state`.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct InputRequired {
+    /// `{method, params}` objects by key.
     pub requests: Map<String, Value>,
     pub state: Option<Value>,
 }
 
-/// One request to the client, as it travels inside `inputRequests`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct InputRequest {
-    pub method: String,
-    pub params: Value,
+impl InputRequired {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Any request kind: `elicitation/create`, `sampling/createMessage` or `roots/list`.
+    pub fn request(mut self, key: impl Into<String>, method: &str, params: Value) -> Self {
+        self.requests.insert(key.into(), json!({"method": method, "params": params}));
+        self
+    }
+
+    /// Asks the user to fill in a form (`requested_schema`: a flat object schema).
+    pub fn elicit(self, key: impl Into<String>, message: impl Into<String>, requested_schema: Value) -> Self {
+        let params = json!({"mode": "form", "message": message.into(), "requestedSchema": requested_schema});
+        self.request(key, "elicitation/create", params)
+    }
+
+    /// Asks the user to visit a URL (for anything that must not pass through the client).
+    pub fn elicit_url(self, key: impl Into<String>, message: impl Into<String>, url: impl Into<String>) -> Self {
+        let params = json!({"mode": "url", "message": message.into(), "url": url.into()});
+        self.request(key, "elicitation/create", params)
+    }
+
+    /// Asks the client's model for a completion (`sampling/createMessage` params).
+    pub fn sample(self, key: impl Into<String>, params: Value) -> Self {
+        self.request(key, "sampling/createMessage", params)
+    }
+
+    /// Asks for the client's roots.
+    pub fn roots(self, key: impl Into<String>) -> Self {
+        self.request(key, "roots/list", json!({}))
+    }
+
+    /// State the handler gets back on its next run (sealed when it travels via the client).
+    pub fn state(mut self, state: Value) -> Self {
+        self.state = Some(state);
+        self
+    }
 }

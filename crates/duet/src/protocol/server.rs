@@ -9,7 +9,9 @@ use super::{Era, Version};
 use crate::jsonrpc::{SUPPORTED_VERSIONS, Sink};
 use crate::layer::{Change, Layer, Principal, ServerInfo};
 use serde_json::{Value, json};
+use crate::mrtr::seal::{DEFAULT_STATE_TTL, STATE_KEY_ENV, Sealer, StateKey, StateKeys};
 use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
 
 /// Engine settings shared by every connection.
 #[derive(Debug, Clone)]
@@ -22,6 +24,13 @@ pub struct ServerOptions {
     pub cache: CacheHints,
     /// The title in `serverInfo` when the layer's info has none.
     pub title: String,
+    /// Keys that seal multi round-trip state; `None` makes a random key at start (state
+    /// then survives neither a restart nor a hop to another replica).
+    pub state_keys: Option<StateKeys>,
+    /// How long a sealed request state stays valid.
+    pub state_ttl: Duration,
+    /// How long a handshake-era client has to answer a request for input.
+    pub input_timeout: Duration,
 }
 
 impl Default for ServerOptions {
@@ -31,6 +40,9 @@ impl Default for ServerOptions {
             default_log_level: "info".into(),
             cache: CacheHints::default(),
             title: "duet".into(),
+            state_keys: None,
+            state_ttl: DEFAULT_STATE_TTL,
+            input_timeout: Duration::from_secs(300),
         }
     }
 }
@@ -59,6 +71,7 @@ pub(crate) struct Shared {
     pub options: ServerOptions,
     pub info: ServerInfo,
     pub listens: Listens,
+    pub sealer: Sealer,
     sessions: Mutex<Vec<Weak<SessionShared>>>,
     /// Kept alive here; the layer's feed holds it weakly.
     _listener: Arc<dyn Fn(&Change) + Send + Sync>,
@@ -70,6 +83,13 @@ impl Server {
         if info.title.is_none() {
             info.title = Some(options.title.clone());
         }
+        let keys = options.state_keys.clone().unwrap_or_else(|| {
+            tracing::warn!(
+                "no state key configured ({STATE_KEY_ENV}): multi round-trip state will not survive a restart or cross replicas"
+            );
+            StateKeys::new(StateKey::random())
+        });
+        let sealer = Sealer::new(keys, options.state_ttl);
         let shared = Arc::new_cyclic(|weak: &Weak<Shared>| {
             let weak = weak.clone();
             let listener: Arc<dyn Fn(&Change) + Send + Sync> = Arc::new(move |change: &Change| {
@@ -83,6 +103,7 @@ impl Server {
                 options,
                 info,
                 listens: Listens::default(),
+                sealer,
                 sessions: Mutex::new(Vec::new()),
                 _listener: listener,
             }

@@ -17,7 +17,9 @@ use futures::FutureExt;
 use serde_json::{Map, Value, json};
 use std::collections::{HashMap, HashSet};
 use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 /// What the engine answers to one message: nothing, one response, or a batch of them.
@@ -66,6 +68,11 @@ pub(crate) struct SessionShared {
     state: Mutex<SessionState>,
     inflight: Mutex<HashMap<RequestId, CancellationToken>>,
     closed: CancellationToken,
+    /// Requests duet sent to the client (handshake era), waiting for its responses.
+    pending: Mutex<HashMap<RequestId, oneshot::Sender<Result<Value, RpcError>>>>,
+    next_request: AtomicU64,
+    /// Whether the session lives beyond one request, so the client can answer it.
+    lasting: bool,
 }
 
 pub(crate) struct SessionState {
@@ -117,6 +124,9 @@ impl Session {
                 state: Mutex::new(state),
                 inflight: Mutex::new(HashMap::new()),
                 closed: CancellationToken::new(),
+                pending: Mutex::new(HashMap::new()),
+                next_request: AtomicU64::new(1),
+                lasting: options.register,
             }),
         }
     }
@@ -196,7 +206,14 @@ impl SessionShared {
     async fn handle_one(&self, message: Value, sink: Option<&Sink>, principal: Option<&Principal>) -> Option<Response> {
         match classify(message) {
             Incoming::Invalid(response) => Some(response),
-            Incoming::Response { .. } | Incoming::Dropped => None,
+            Incoming::Response { id: Some(id), outcome } => {
+                let waiting = self.pending.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
+                if let Some(waiting) = waiting {
+                    let _ = waiting.send(outcome);
+                }
+                None
+            }
+            Incoming::Response { id: None, .. } | Incoming::Dropped => None,
             Incoming::Notification { method, params } => {
                 self.handle_notification(&method, &params);
                 None
@@ -342,25 +359,52 @@ impl Call<'_> {
         self.version.is_modern()
     }
 
-    /// The handler context of this request.
+    /// The handler context of this request, without input.
     pub fn request_cx(&self) -> RequestCx {
+        self.request_cx_with(Map::new(), None)
+    }
+
+    /// The handler context of this request, with the client's answers to earlier input
+    /// requests and the handler's own state.
+    pub fn request_cx_with(&self, input_responses: Map<String, Value>, state: Option<Value>) -> RequestCx {
         let meta = envelope::meta(&self.params);
         let progress_token = meta.and_then(|m| m.get("progressToken")).and_then(RequestId::from_value);
-        let input_responses = match self.params.get("inputResponses") {
-            Some(Value::Object(m)) => m.clone(),
-            _ => Map::new(),
-        };
         let mut cx = RequestCx::builder(self.principal.clone())
             .request_id(self.id.clone())
             .client_capabilities(self.client_capabilities.clone())
             .progress_token(progress_token)
             .log_threshold(self.log_level.as_deref())
             .cancel(self.cancel.clone())
-            .input_responses(input_responses);
+            .input_responses(input_responses)
+            .state(state);
         if let Some(notify) = &self.notify {
             cx = cx.notify(notify.clone());
         }
         cx.build()
+    }
+
+    /// Sends a request to the client (handshake era) and waits for its answer.
+    pub async fn ask_client(&self, method: &str, params: Option<Value>) -> Result<Value, AskError> {
+        let session = self.session;
+        let (Some(notify), true) = (&self.notify, session.lasting) else {
+            return Err(AskError::NoChannel);
+        };
+        let id = RequestId::Str(format!("duet-{}", session.next_request.fetch_add(1, Ordering::Relaxed)));
+        let (tx, rx) = oneshot::channel();
+        session.pending.lock().unwrap_or_else(|p| p.into_inner()).insert(id.clone(), tx);
+        let _forget = Forget { session, id: id.clone() };
+        let mut request = json!({"jsonrpc": "2.0", "id": id.to_value(), "method": method});
+        if let Some(params) = params {
+            request["params"] = params;
+        }
+        notify(request);
+        let limit = self.server().options().input_timeout;
+        match tokio::time::timeout(limit, rx).await {
+            Ok(Ok(Ok(result))) => Ok(result),
+            Ok(Ok(Err(error))) => Err(AskError::Rejected(error)),
+            Ok(Err(_)) => Err(AskError::NoChannel),
+            Err(_) => Err(AskError::Timeout(limit)),
+        }
     }
 
     async fn run(self) -> Result<Value, RpcError> {
@@ -372,5 +416,28 @@ impl Call<'_> {
             shape::stamp_modern(&self.method, &mut result, server.info(), cache);
         }
         Ok(result)
+    }
+}
+
+/// Why a request to the client got no usable answer.
+#[derive(Debug, thiserror::Error)]
+pub enum AskError {
+    #[error("the client did not answer within {} s", .0.as_secs())]
+    Timeout(std::time::Duration),
+    #[error("the client answered with an error: {} ({})", .0.message, .0.code)]
+    Rejected(RpcError),
+    #[error("this connection cannot carry requests to the client (a stateless request has no channel back)")]
+    NoChannel,
+}
+
+/// Drops a pending client request when its waiter goes away.
+struct Forget<'a> {
+    session: &'a SessionShared,
+    id: RequestId,
+}
+
+impl Drop for Forget<'_> {
+    fn drop(&mut self) {
+        self.session.pending.lock().unwrap_or_else(|p| p.into_inner()).remove(&self.id);
     }
 }

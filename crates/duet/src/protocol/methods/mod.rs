@@ -2,6 +2,7 @@
 //! method name to its implementation for the era of the request.
 
 mod completion;
+mod input;
 mod lifecycle;
 mod listing;
 mod prompts;
@@ -11,7 +12,6 @@ mod tools;
 
 use super::session::Call;
 use crate::jsonrpc::RpcError;
-use crate::layer::{InputRequired, Reply};
 use serde_json::{Map, Value};
 
 /// Runs the method of `call`, or answers -32601 for a method its era does not have.
@@ -44,20 +44,21 @@ fn required_str<'a>(call: &'a Call<'_>, name: &str) -> Result<&'a str, RpcError>
     }
 }
 
-/// Renders a handler's reply: complete results through `render`, input requests as the
-/// 2026 `input_required` result.
-fn render<T>(call: &Call<'_>, reply: Reply<T>, render: impl FnOnce(&T) -> Value) -> Result<Value, RpcError> {
-    match reply {
-        Reply::Complete(value) => Ok(render(&value)),
-        Reply::InputRequired(input) => input_required(call, input),
+/// Renders how a request that may ask for input ended: a complete result through
+/// `render`, the `input_required` result as is, and an input failure through `failed`.
+fn finish<T>(
+    done: input::Done<T>,
+    render: impl FnOnce(&T) -> Value,
+    failed: impl FnOnce(String) -> Result<Value, RpcError>,
+) -> Result<Value, RpcError> {
+    match done {
+        input::Done::Complete(value) => Ok(render(&value)),
+        input::Done::InputRequired(result) => Ok(result),
+        input::Done::InputFailed(message) => failed(message),
     }
 }
 
-/// Multi round-trip requests are not carried yet: a handler that asks the client for input
-/// gets a clear error instead of a result the client could not act on.
-fn input_required(call: &Call<'_>, _input: InputRequired) -> Result<Value, RpcError> {
-    Err(RpcError::internal().with_data(Value::from(format!(
-        "{} asked the client for input; duet cannot carry multi round-trip requests yet",
-        call.method
-    ))))
+/// For resources and prompts, input that could not be had is an internal error.
+fn input_failed(message: String) -> Result<Value, RpcError> {
+    Err(RpcError::new(crate::jsonrpc::code::INTERNAL_ERROR, message))
 }

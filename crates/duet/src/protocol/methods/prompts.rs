@@ -1,6 +1,6 @@
 //! `prompts/get`: arguments are strings (numbers and booleans are accepted as their text).
 
-use super::{Call, render, required_str};
+use super::{Call, finish, input, input_failed, required_str};
 use crate::jsonrpc::RpcError;
 use crate::protocol::shape;
 use serde_json::Value;
@@ -9,11 +9,14 @@ use std::collections::BTreeMap;
 pub(super) async fn get(call: &Call<'_>) -> Result<Value, RpcError> {
     let name = required_str(call, "name")?;
     let args = string_arguments(call.params.get("arguments"))?;
-    let cx = call.request_cx();
-    match call.server().layer().get_prompt(name, args, &cx).await {
-        Ok(reply) => render(call, reply, |r| shape::prompt_result(r, call.version)),
-        Err(e) => Err(e.to_rpc()),
-    }
+    let arguments = serde_json::to_value(&args).unwrap_or(Value::Null);
+    let layer = call.server().layer();
+    let invoke = |cx| {
+        let args = args.clone();
+        async move { layer.get_prompt(name, args, &cx).await }
+    };
+    let done = input::run(call, name, &arguments, invoke, |e| e.to_rpc()).await?;
+    finish(done, |r| shape::prompt_result(r, call.version), input_failed)
 }
 
 /// Reads an `arguments` object whose values are strings (or scalars written as strings).

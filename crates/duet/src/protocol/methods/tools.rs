@@ -1,9 +1,9 @@
 //! `tools/call`: validates the request, runs the tool, and shapes its result for the
 //! client's version. Only an unknown tool is a protocol error.
 
-use super::{Call, render, required_str};
+use super::{Call, finish, input, required_str};
 use crate::jsonrpc::RpcError;
-use crate::layer::LayerError;
+use crate::layer::{LayerError, ToolResult};
 use crate::protocol::shape;
 use serde_json::{Map, Value, json};
 
@@ -14,12 +14,20 @@ pub(super) async fn call(call: &Call<'_>) -> Result<Value, RpcError> {
         Some(Value::Object(a)) => a.clone(),
         Some(_) => return Err(RpcError::invalid_params("arguments must be an object")),
     };
-    let cx = call.request_cx();
-    match call.server().layer().call_tool(name, args, &cx).await {
-        Ok(reply) => render(call, reply, |r| shape::tool_result(r, call.version)),
-        Err(LayerError::NotFound(_)) => {
-            Err(RpcError::invalid_params(format!("Unknown tool: {name}")).with_data(json!({"name": name})))
+    let arguments = Value::Object(args);
+    let layer = call.server().layer();
+    let invoke = |cx| {
+        let args = arguments.as_object().cloned().unwrap_or_default();
+        async move { layer.call_tool(name, args, &cx).await }
+    };
+    let fail = |e| match e {
+        LayerError::NotFound(_) => {
+            RpcError::invalid_params(format!("Unknown tool: {name}")).with_data(json!({"name": name}))
         }
-        Err(e) => Err(e.to_rpc()),
-    }
+        e => e.to_rpc(),
+    };
+    let done = input::run(call, name, &arguments, invoke, fail).await?;
+    // A tool that could not get its input fails as a tool: the model can act on that.
+    let render = |r: &ToolResult| shape::tool_result(r, call.version);
+    finish(done, render, |message| Ok(render(&ToolResult::error(message))))
 }

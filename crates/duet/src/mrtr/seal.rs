@@ -1,0 +1,345 @@
+//! Sealed `requestState`. The state of a multi round-trip request travels through the
+//! client, so it is attacker-controlled: duet encrypts and authenticates it
+//! (XChaCha20-Poly1305) and binds it to the principal, the method, the tool / prompt name or
+//! resource URI, a digest of the arguments, and an expiry. Any replica holding the key can
+//! open it; the current key seals, the current and previous keys open.
+
+use base64::Engine as _;
+use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+use chacha20poly1305::aead::{Aead, KeyInit};
+use chacha20poly1305::{XChaCha20Poly1305, XNonce};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use std::fmt;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// The environment variable holding the state key(s): `CURRENT[,PREVIOUS]`, each 32 bytes
+/// in base64 or hex.
+pub const STATE_KEY_ENV: &str = "DUET_STATE_KEY";
+/// How long a sealed state stays valid unless configured otherwise.
+pub const DEFAULT_STATE_TTL: Duration = Duration::from_secs(300);
+
+/// A 256-bit key. Its `Debug` never shows the bytes.
+#[derive(Clone, PartialEq, Eq)]
+pub struct StateKey([u8; 32]);
+
+impl fmt::Debug for StateKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("StateKey(..)")
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KeyError {
+    #[error("a state key must be 32 bytes written as base64 or hex ({0} bytes given)")]
+    Length(usize),
+    #[error("a state key must be 32 bytes written as base64 or hex")]
+    Encoding,
+    #[error("{STATE_KEY_ENV} holds at most two keys: CURRENT[,PREVIOUS]")]
+    TooMany,
+}
+
+impl StateKey {
+    pub fn random() -> Self {
+        StateKey(rand::random())
+    }
+
+    pub fn from_bytes(bytes: [u8; 32]) -> Self {
+        StateKey(bytes)
+    }
+
+    /// Reads 32 bytes from hex (64 digits) or base64 (standard or URL-safe).
+    pub fn parse(text: &str) -> Result<Self, KeyError> {
+        let text = text.trim();
+        let bytes = if text.len() == 64 && text.bytes().all(|b| b.is_ascii_hexdigit()) {
+            hex::decode(text).map_err(|_| KeyError::Encoding)?
+        } else {
+            STANDARD
+                .decode(text)
+                .or_else(|_| URL_SAFE_NO_PAD.decode(text.trim_end_matches('=')))
+                .map_err(|_| KeyError::Encoding)?
+        };
+        let len = bytes.len();
+        bytes.try_into().map(StateKey).map_err(|_| KeyError::Length(len))
+    }
+}
+
+/// The key that seals and, during a rotation, the previous key that still opens.
+#[derive(Debug, Clone)]
+pub struct StateKeys {
+    pub current: StateKey,
+    pub previous: Option<StateKey>,
+}
+
+impl StateKeys {
+    pub fn new(current: StateKey) -> Self {
+        StateKeys { current, previous: None }
+    }
+
+    pub fn with_previous(mut self, previous: StateKey) -> Self {
+        self.previous = Some(previous);
+        self
+    }
+
+    /// Parses `CURRENT[,PREVIOUS]`.
+    pub fn parse(text: &str) -> Result<Self, KeyError> {
+        let parts: Vec<&str> = text.split(',').map(str::trim).filter(|p| !p.is_empty()).collect();
+        match parts.as_slice() {
+            [current] => Ok(StateKeys::new(StateKey::parse(current)?)),
+            [current, previous] => Ok(StateKeys::new(StateKey::parse(current)?).with_previous(StateKey::parse(previous)?)),
+            [] => Err(KeyError::Encoding),
+            _ => Err(KeyError::TooMany),
+        }
+    }
+
+    /// The keys in [`STATE_KEY_ENV`], if set.
+    pub fn from_env() -> Result<Option<Self>, KeyError> {
+        match std::env::var(STATE_KEY_ENV) {
+            Ok(text) => Self::parse(&text).map(Some),
+            Err(_) => Ok(None),
+        }
+    }
+}
+
+/// What one sealed state is bound to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Binding {
+    pub principal: String,
+    pub method: String,
+    /// The tool or prompt name, or the resource URI.
+    pub target: String,
+    /// SHA-256 of the canonical JSON of the arguments.
+    pub arguments: [u8; 32],
+}
+
+impl Binding {
+    pub fn new(principal: &str, method: &str, target: &str, arguments: &Value) -> Self {
+        Binding {
+            principal: principal.to_string(),
+            method: method.to_string(),
+            target: target.to_string(),
+            arguments: digest(arguments),
+        }
+    }
+}
+
+/// SHA-256 of `value` serialized with object keys sorted, so key order does not matter.
+pub fn digest(value: &Value) -> [u8; 32] {
+    fn canonical(value: &Value, out: &mut Vec<u8>) {
+        match value {
+            Value::Object(m) => {
+                let mut keys: Vec<&String> = m.keys().collect();
+                keys.sort();
+                out.push(b'{');
+                for (i, k) in keys.into_iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    out.extend(Value::from(k.as_str()).to_string().as_bytes());
+                    out.push(b':');
+                    canonical(&m[k], out);
+                }
+                out.push(b'}');
+            }
+            Value::Array(a) => {
+                out.push(b'[');
+                for (i, v) in a.iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    canonical(v, out);
+                }
+                out.push(b']');
+            }
+            other => out.extend(other.to_string().as_bytes()),
+        }
+    }
+    let mut bytes = Vec::new();
+    canonical(value, &mut bytes);
+    Sha256::digest(&bytes).into()
+}
+
+/// Why a `requestState` was refused. Each message says which check failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StateError {
+    #[error("requestState is not a state this server issued (malformed)")]
+    Malformed,
+    #[error("requestState failed its integrity check: it was altered, or sealed with a key this server does not hold")]
+    Integrity,
+    #[error("requestState has expired; send the request again without it")]
+    Expired,
+    #[error("requestState was issued to another principal")]
+    OtherPrincipal,
+    #[error("requestState was issued for another request (method or {0})")]
+    OtherRequest(&'static str),
+    #[error("requestState was issued for different arguments")]
+    OtherArguments,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Payload {
+    /// principal id, method, target, argument digest (hex)
+    p: String,
+    m: String,
+    t: String,
+    d: String,
+    /// expiry, seconds since the epoch
+    e: u64,
+    /// the keys of the input requests this state answers
+    k: Vec<String>,
+    /// the handler's own state
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    s: Option<Value>,
+}
+
+/// What an opened state carries back to the handler.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Opened {
+    /// The keys the previous round asked for.
+    pub asked: Vec<String>,
+    pub state: Option<Value>,
+}
+
+/// Seals and opens request state with a server's keys.
+#[derive(Debug, Clone)]
+pub struct Sealer {
+    keys: StateKeys,
+    ttl: Duration,
+}
+
+const NONCE: usize = 24;
+
+fn now() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+}
+
+impl Sealer {
+    pub fn new(keys: StateKeys, ttl: Duration) -> Self {
+        Sealer { keys, ttl }
+    }
+
+    pub fn seal(&self, binding: &Binding, asked: Vec<String>, state: Option<Value>) -> String {
+        let payload = Payload {
+            p: binding.principal.clone(),
+            m: binding.method.clone(),
+            t: binding.target.clone(),
+            d: hex::encode(binding.arguments),
+            e: now() + self.ttl.as_secs(),
+            k: asked,
+            s: state,
+        };
+        let plaintext = serde_json::to_vec(&payload).unwrap_or_default();
+        let nonce: [u8; NONCE] = rand::random();
+        let cipher = XChaCha20Poly1305::new((&self.keys.current.0).into());
+        // Encryption with a valid key and nonce length cannot fail.
+        let sealed = cipher.encrypt(XNonce::from_slice(&nonce), plaintext.as_slice()).unwrap_or_default();
+        let mut out = nonce.to_vec();
+        out.extend(sealed);
+        URL_SAFE_NO_PAD.encode(out)
+    }
+
+    pub fn open(&self, token: &str, binding: &Binding) -> Result<Opened, StateError> {
+        let raw = URL_SAFE_NO_PAD.decode(token).map_err(|_| StateError::Malformed)?;
+        if raw.len() <= NONCE {
+            return Err(StateError::Malformed);
+        }
+        let (nonce, sealed) = raw.split_at(NONCE);
+        let keys = std::iter::once(&self.keys.current).chain(self.keys.previous.as_ref());
+        let plaintext = keys
+            .filter_map(|k| XChaCha20Poly1305::new((&k.0).into()).decrypt(XNonce::from_slice(nonce), sealed).ok())
+            .next()
+            .ok_or(StateError::Integrity)?;
+        let payload: Payload = serde_json::from_slice(&plaintext).map_err(|_| StateError::Malformed)?;
+        if payload.e < now() {
+            return Err(StateError::Expired);
+        }
+        if payload.p != binding.principal {
+            return Err(StateError::OtherPrincipal);
+        }
+        if payload.m != binding.method {
+            return Err(StateError::OtherRequest("method"));
+        }
+        if payload.t != binding.target {
+            return Err(StateError::OtherRequest(if binding.method == "resources/read" { "URI" } else { "name" }));
+        }
+        if payload.d != hex::encode(binding.arguments) {
+            return Err(StateError::OtherArguments);
+        }
+        Ok(Opened { asked: payload.k, state: payload.s })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn binding(principal: &str, args: Value) -> Binding {
+        Binding::new(principal, "tools/call", "refund_order", &args)
+    }
+
+    fn sealer() -> Sealer {
+        Sealer::new(StateKeys::new(StateKey::from_bytes([7; 32])), DEFAULT_STATE_TTL)
+    }
+
+    #[test]
+    fn round_trip() {
+        let b = binding("alice", json!({"order": "A-1", "cents": 25000}));
+        let token = sealer().seal(&b, vec!["confirm".into()], Some(json!({"step": 1})));
+        let reordered = binding("alice", json!({"cents": 25000, "order": "A-1"}));
+        let opened = sealer().open(&token, &reordered).unwrap();
+        assert_eq!(opened, Opened { asked: vec!["confirm".into()], state: Some(json!({"step": 1})) });
+        assert!(!token.contains("alice") && !token.contains("step"), "the state is confidential");
+    }
+
+    #[test]
+    fn each_check_says_what_failed() {
+        let s = sealer();
+        let b = binding("alice", json!({"cents": 25000}));
+        let token = s.seal(&b, vec![], None);
+        let mut bytes = URL_SAFE_NO_PAD.decode(&token).unwrap();
+        let last = bytes.len() - 1;
+        bytes[last] ^= 1;
+        assert_eq!(s.open(&URL_SAFE_NO_PAD.encode(&bytes), &b), Err(StateError::Integrity));
+        assert_eq!(s.open("not base64!", &b), Err(StateError::Malformed));
+        assert_eq!(s.open(&token, &binding("mallory", json!({"cents": 25000}))), Err(StateError::OtherPrincipal));
+        assert_eq!(s.open(&token, &binding("alice", json!({"cents": 99999}))), Err(StateError::OtherArguments));
+        let other_tool = Binding::new("alice", "tools/call", "other", &json!({"cents": 25000}));
+        assert_eq!(s.open(&token, &other_tool), Err(StateError::OtherRequest("name")));
+        let other_method = Binding::new("alice", "prompts/get", "refund_order", &json!({"cents": 25000}));
+        assert_eq!(s.open(&token, &other_method), Err(StateError::OtherRequest("method")));
+        let wrong_key = Sealer::new(StateKeys::new(StateKey::from_bytes([8; 32])), DEFAULT_STATE_TTL);
+        assert_eq!(wrong_key.open(&token, &b), Err(StateError::Integrity));
+        let expired = Sealer::new(StateKeys::new(StateKey::from_bytes([7; 32])), Duration::ZERO);
+        let old = expired.seal(&b, vec![], None);
+        std::thread::sleep(Duration::from_millis(1100));
+        assert_eq!(s.open(&old, &b), Err(StateError::Expired));
+    }
+
+    #[test]
+    fn rotation() {
+        let (old, new) = (StateKey::from_bytes([1; 32]), StateKey::from_bytes([2; 32]));
+        let b = binding("alice", json!({}));
+        let before = Sealer::new(StateKeys::new(old.clone()), DEFAULT_STATE_TTL).seal(&b, vec![], None);
+        let rotated = Sealer::new(StateKeys::new(new.clone()).with_previous(old), DEFAULT_STATE_TTL);
+        assert!(rotated.open(&before, &b).is_ok(), "the previous key still opens");
+        let after = rotated.seal(&b, vec![], None);
+        assert_eq!(Sealer::new(StateKeys::new(StateKey::from_bytes([1; 32])), DEFAULT_STATE_TTL).open(&after, &b), Err(StateError::Integrity));
+        assert!(Sealer::new(StateKeys::new(new), DEFAULT_STATE_TTL).open(&after, &b).is_ok());
+    }
+
+    #[test]
+    fn key_parsing() {
+        let hex_key = "00".repeat(32);
+        assert_eq!(StateKey::parse(&hex_key).unwrap(), StateKey::from_bytes([0; 32]));
+        assert_eq!(StateKey::parse(&STANDARD.encode([9u8; 32])).unwrap(), StateKey::from_bytes([9; 32]));
+        assert_eq!(StateKey::parse(&STANDARD.encode([9u8; 16])), Err(KeyError::Length(16)));
+        assert_eq!(StateKey::parse("***"), Err(KeyError::Encoding));
+        let both = format!("{},{}", "11".repeat(32), "22".repeat(32));
+        let keys = StateKeys::parse(&both).unwrap();
+        assert_eq!((keys.current, keys.previous), (StateKey::from_bytes([0x11; 32]), Some(StateKey::from_bytes([0x22; 32]))));
+        assert_eq!(StateKeys::parse("a,b,c").unwrap_err(), KeyError::TooMany);
+        assert_eq!(format!("{:?}", StateKey::from_bytes([5; 32])), "StateKey(..)");
+    }
+}

@@ -1,0 +1,129 @@
+//! Handlers that ask the client for input, carried over either era. On 2026-07-28 the
+//! answer is an `input_required` result with sealed state, and the client's retry is
+//! unsealed, checked and handed back to the handler. On the handshake era the engine sends
+//! real requests to the client, waits for its answers and runs the handler again.
+
+use super::Call;
+use crate::jsonrpc::{RpcError, code};
+use crate::layer::{LayerError, Outcome, Reply, RequestCx};
+use crate::mrtr::missing_capabilities;
+use crate::mrtr::seal::Binding;
+use serde_json::{Map, Value, json};
+use std::future::Future;
+
+/// A handshake-era handler may ask this many times in one request.
+const MAX_ROUNDS: usize = 16;
+
+/// How a request that may ask for input ended.
+pub(super) enum Done<T> {
+    Complete(T),
+    /// The 2026 `input_required` result.
+    InputRequired(Value),
+    /// The client could not give the input (no answer, an error, no channel back).
+    InputFailed(String),
+}
+
+pub(super) async fn run<T, F, Fut>(
+    call: &Call<'_>,
+    target: &str,
+    arguments: &Value,
+    invoke: F,
+    fail: impl Fn(LayerError) -> RpcError,
+) -> Result<Done<T>, RpcError>
+where
+    F: Fn(RequestCx) -> Fut,
+    Fut: Future<Output = Outcome<T>>,
+{
+    if call.modern() { modern(call, target, arguments, invoke, fail).await } else { handshake(call, invoke, fail).await }
+}
+
+fn missing_capability(required: Value) -> RpcError {
+    let names: Vec<&str> = required.as_object().map(|m| m.keys().map(String::as_str).collect()).unwrap_or_default();
+    RpcError::new(
+        code::MISSING_CLIENT_CAPABILITY,
+        format!("this request needs client capabilities the client did not declare: {}", names.join(", ")),
+    )
+    .with_data(json!({ "requiredCapabilities": required }))
+}
+
+async fn modern<T, F, Fut>(
+    call: &Call<'_>,
+    target: &str,
+    arguments: &Value,
+    invoke: F,
+    fail: impl Fn(LayerError) -> RpcError,
+) -> Result<Done<T>, RpcError>
+where
+    F: Fn(RequestCx) -> Fut,
+    Fut: Future<Output = Outcome<T>>,
+{
+    let binding = Binding::new(&call.principal.id, &call.method, target, arguments);
+    let sealer = &call.server().shared.sealer;
+    let (responses, state) = match call.params.get("requestState") {
+        None | Some(Value::Null) => (Map::new(), None),
+        Some(Value::String(token)) => {
+            let opened = sealer.open(token, &binding).map_err(|e| RpcError::invalid_params(e.to_string()))?;
+            let given = call.params.get("inputResponses").and_then(Value::as_object);
+            // Only answers to what was asked reach the handler; other keys are ignored.
+            let responses: Map<String, Value> = opened
+                .asked
+                .iter()
+                .filter_map(|k| Some((k.clone(), given?.get(k)?.clone())))
+                .collect();
+            (responses, opened.state)
+        }
+        Some(_) => return Err(RpcError::invalid_params("requestState must be a string")),
+    };
+    match invoke(call.request_cx_with(responses, state)).await.map_err(fail)? {
+        Reply::Complete(value) => Ok(Done::Complete(value)),
+        Reply::InputRequired(input) => {
+            if let Some(required) = missing_capabilities(&input.requests, &call.client_capabilities) {
+                return Err(missing_capability(required));
+            }
+            let token = sealer.seal(&binding, input.requests.keys().cloned().collect(), input.state);
+            Ok(Done::InputRequired(json!({
+                "resultType": "input_required",
+                "inputRequests": input.requests,
+                "requestState": token,
+            })))
+        }
+    }
+}
+
+async fn handshake<T, F, Fut>(call: &Call<'_>, invoke: F, fail: impl Fn(LayerError) -> RpcError) -> Result<Done<T>, RpcError>
+where
+    F: Fn(RequestCx) -> Fut,
+    Fut: Future<Output = Outcome<T>>,
+{
+    let (mut responses, mut state) = (Map::new(), None);
+    for _ in 0..MAX_ROUNDS {
+        let input = match invoke(call.request_cx_with(responses, state)).await.map_err(&fail)? {
+            Reply::Complete(value) => return Ok(Done::Complete(value)),
+            Reply::InputRequired(input) => input,
+        };
+        if let Some(required) = missing_capabilities(&input.requests, &call.client_capabilities) {
+            return Err(missing_capability(required));
+        }
+        responses = match ask_client(call, &input.requests).await {
+            Ok(answers) => answers,
+            Err(message) => return Ok(Done::InputFailed(message)),
+        };
+        state = input.state;
+    }
+    Ok(Done::InputFailed(format!("{} kept asking the client for input after {MAX_ROUNDS} rounds", call.method)))
+}
+
+/// Sends each input request to the client and collects the answers by key.
+async fn ask_client(call: &Call<'_>, requests: &Map<String, Value>) -> Result<Map<String, Value>, String> {
+    let asks = requests.iter().map(|(key, request)| async move {
+        let method = request.get("method").and_then(Value::as_str).unwrap_or_default();
+        let answer = call.ask_client(method, request.get("params").cloned()).await;
+        (key, method, answer)
+    });
+    let mut answers = Map::new();
+    for (key, method, answer) in futures::future::join_all(asks).await {
+        let value = answer.map_err(|e| format!("could not get input from the client for {method}: {e}"))?;
+        answers.insert(key.clone(), value);
+    }
+    Ok(answers)
+}

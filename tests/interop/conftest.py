@@ -1,0 +1,145 @@
+"""Fixtures for the interop tests: start `duet serve --fixtures testkit` over HTTP on a free
+loopback port, hand its URL to the test, and always stop it afterwards.
+
+`DUET_BIN` names the binary (scripts/python-interop.sh sets it); otherwise the debug build
+under target/ is used.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+DUET_BIN = os.environ.get("DUET_BIN") or str(ROOT / "target" / "debug" / "duet")
+
+STARTUP_DEADLINE = 30.0
+"""Seconds to wait for duet's "listening on" line."""
+
+STOP_GRACE = 5.0
+"""Seconds between SIGTERM and SIGKILL when stopping duet."""
+
+LISTENING = re.compile(r"listening on (http://\S+)")
+
+
+@dataclass
+class DuetServer:
+    """A running `duet serve` subprocess."""
+
+    process: subprocess.Popen[str]
+    url: str
+    """The streamable HTTP endpoint, e.g. http://127.0.0.1:PORT/mcp."""
+    stderr_lines: list[str] = field(default_factory=list)
+
+    @property
+    def base(self) -> str:
+        """scheme://host:port without the path."""
+        match = re.match(r"(http://[^/]+)", self.url)
+        assert match, self.url
+        return match.group(1)
+
+    @property
+    def sse_url(self) -> str:
+        """The legacy HTTP+SSE endpoint (served with `--transport sse`)."""
+        return f"{self.base}/sse"
+
+    def stderr(self) -> str:
+        return "".join(self.stderr_lines)
+
+
+def _drain(stream, sink: list[str], ready: threading.Event, found: list[str]) -> None:
+    """Read duet's stderr to the end (so it never blocks on a full pipe), noting the URL."""
+    for line in stream:
+        sink.append(line)
+        if not found and (match := LISTENING.search(line)):
+            found.append(match.group(1))
+            ready.set()
+    ready.set()  # EOF: duet exited (or closed stderr) before or after announcing itself
+
+
+def _stop(process: subprocess.Popen[str]) -> None:
+    """SIGTERM, then SIGKILL if duet is still alive after STOP_GRACE seconds."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=STOP_GRACE)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=STOP_GRACE)
+
+
+def start_duet(*extra: str, transport: str = "http") -> tuple[DuetServer, threading.Thread]:
+    """Start duet on 127.0.0.1 with port 0 and wait (bounded) for the URL on stderr."""
+    if not os.access(DUET_BIN, os.X_OK):
+        pytest.fail(f"duet binary not found at {DUET_BIN}; build it with `cargo build -p duet-cli`")
+    argv = [
+        DUET_BIN, "serve", "--fixtures", "testkit", "--transport", transport,
+        "--host", "127.0.0.1", "--port", "0", *extra,
+    ]  # fmt: skip
+    process = subprocess.Popen(
+        argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
+    lines: list[str] = []
+    found: list[str] = []
+    ready = threading.Event()
+    reader = threading.Thread(target=_drain, args=(process.stderr, lines, ready, found), daemon=True)
+    reader.start()
+    deadline = time.monotonic() + STARTUP_DEADLINE
+    ready.wait(timeout=max(0.0, deadline - time.monotonic()))
+    if not found:
+        _stop(process)
+        reader.join(timeout=STOP_GRACE)
+        code = process.poll()
+        why = f"exited with code {code}" if code is not None else f"gave no URL within {STARTUP_DEADLINE}s"
+        pytest.fail(f"duet {why}; argv {argv}; stderr:\n{''.join(lines)}")
+    return DuetServer(process=process, url=found[0], stderr_lines=lines), reader
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """The SDK is written against anyio; run the tests on asyncio."""
+    return "asyncio"
+
+
+@pytest.fixture
+def duet_factory() -> Iterator:
+    """Start duet servers with extra flags; every one is stopped at teardown."""
+    started: list[tuple[DuetServer, threading.Thread]] = []
+
+    def start(*extra: str, transport: str = "http") -> DuetServer:
+        server, reader = start_duet(*extra, transport=transport)
+        started.append((server, reader))
+        return server
+
+    try:
+        yield start
+    finally:
+        for server, reader in started:
+            _stop(server.process)
+            reader.join(timeout=STOP_GRACE)
+
+
+@pytest.fixture
+def duet_http(duet_factory) -> DuetServer:
+    """duet over streamable HTTP (sessions, SSE responses allowed)."""
+    return duet_factory()
+
+
+@pytest.fixture
+def duet_sse(duet_factory) -> DuetServer:
+    """duet over streamable HTTP plus the legacy 2024-11-05 HTTP+SSE transport at /sse."""
+    return duet_factory(transport="sse")
+
+
+@pytest.fixture
+def duet_stateless(duet_factory) -> DuetServer:
+    """duet over streamable HTTP without sessions."""
+    return duet_factory("--stateless")
