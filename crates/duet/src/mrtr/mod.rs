@@ -52,12 +52,15 @@ mod tests {
     #[test]
     fn capability_rule() {
         let form = requests(json!({"c": {"method": "elicitation/create", "params": {"message": "ok?"}}}));
-        let url = requests(json!({"c": {"method": "elicitation/create", "params": {"mode": "url", "message": "m", "url": "https://x"}}}));
+        let url = requests(
+            json!({"c": {"method": "elicitation/create", "params": {"mode": "url", "message": "m", "url": "https://x"}}}),
+        );
         assert_eq!(missing_capabilities(&form, &json!({"elicitation": {}})), None);
         assert_eq!(missing_capabilities(&form, &json!({"elicitation": {"url": {}}})), Some(json!({"elicitation": {}})));
         assert_eq!(missing_capabilities(&url, &json!({"elicitation": {}})), Some(json!({"elicitation": {"url": {}}})));
         assert_eq!(missing_capabilities(&url, &json!({"elicitation": {"url": {}}})), None);
-        let both = requests(json!({"s": {"method": "sampling/createMessage", "params": {}}, "r": {"method": "roots/list"}}));
+        let both =
+            requests(json!({"s": {"method": "sampling/createMessage", "params": {}}, "r": {"method": "roots/list"}}));
         assert_eq!(missing_capabilities(&both, &json!({})), Some(json!({"sampling": {}, "roots": {}})));
         assert_eq!(missing_capabilities(&both, &json!({"sampling": {}, "roots": {}})), None);
     }

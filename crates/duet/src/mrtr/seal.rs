@@ -87,7 +87,9 @@ impl StateKeys {
         let parts: Vec<&str> = text.split(',').map(str::trim).filter(|p| !p.is_empty()).collect();
         match parts.as_slice() {
             [current] => Ok(StateKeys::new(StateKey::parse(current)?)),
-            [current, previous] => Ok(StateKeys::new(StateKey::parse(current)?).with_previous(StateKey::parse(previous)?)),
+            [current, previous] => {
+                Ok(StateKeys::new(StateKey::parse(current)?).with_previous(StateKey::parse(previous)?))
+            }
             [] => Err(KeyError::Encoding),
             _ => Err(KeyError::TooMany),
         }
@@ -325,7 +327,10 @@ mod tests {
         let rotated = Sealer::new(StateKeys::new(new.clone()).with_previous(old), DEFAULT_STATE_TTL);
         assert!(rotated.open(&before, &b).is_ok(), "the previous key still opens");
         let after = rotated.seal(&b, vec![], None);
-        assert_eq!(Sealer::new(StateKeys::new(StateKey::from_bytes([1; 32])), DEFAULT_STATE_TTL).open(&after, &b), Err(StateError::Integrity));
+        assert_eq!(
+            Sealer::new(StateKeys::new(StateKey::from_bytes([1; 32])), DEFAULT_STATE_TTL).open(&after, &b),
+            Err(StateError::Integrity)
+        );
         assert!(Sealer::new(StateKeys::new(new), DEFAULT_STATE_TTL).open(&after, &b).is_ok());
     }
 
@@ -338,7 +343,10 @@ mod tests {
         assert_eq!(StateKey::parse("***"), Err(KeyError::Encoding));
         let both = format!("{},{}", "11".repeat(32), "22".repeat(32));
         let keys = StateKeys::parse(&both).unwrap();
-        assert_eq!((keys.current, keys.previous), (StateKey::from_bytes([0x11; 32]), Some(StateKey::from_bytes([0x22; 32]))));
+        assert_eq!(
+            (keys.current, keys.previous),
+            (StateKey::from_bytes([0x11; 32]), Some(StateKey::from_bytes([0x22; 32])))
+        );
         assert_eq!(StateKeys::parse("a,b,c").unwrap_err(), KeyError::TooMany);
         assert_eq!(format!("{:?}", StateKey::from_bytes([5; 32])), "StateKey(..)");
     }

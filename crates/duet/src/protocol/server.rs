@@ -8,8 +8,8 @@ use super::shape::CacheHints;
 use super::{Era, Version};
 use crate::jsonrpc::{SUPPORTED_VERSIONS, Sink};
 use crate::layer::{Change, Layer, Principal, ServerInfo};
-use serde_json::{Value, json};
 use crate::mrtr::seal::{DEFAULT_STATE_TTL, STATE_KEY_ENV, Sealer, StateKey, StateKeys};
+use serde_json::{Value, json};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 

@@ -34,7 +34,11 @@ where
     F: Fn(RequestCx) -> Fut,
     Fut: Future<Output = Outcome<T>>,
 {
-    if call.modern() { modern(call, target, arguments, invoke, fail).await } else { handshake(call, invoke, fail).await }
+    if call.modern() {
+        modern(call, target, arguments, invoke, fail).await
+    } else {
+        handshake(call, invoke, fail).await
+    }
 }
 
 fn missing_capability(required: Value) -> RpcError {
@@ -65,11 +69,8 @@ where
             let opened = sealer.open(token, &binding).map_err(|e| RpcError::invalid_params(e.to_string()))?;
             let given = call.params.get("inputResponses").and_then(Value::as_object);
             // Only answers to what was asked reach the handler; other keys are ignored.
-            let responses: Map<String, Value> = opened
-                .asked
-                .iter()
-                .filter_map(|k| Some((k.clone(), given?.get(k)?.clone())))
-                .collect();
+            let responses: Map<String, Value> =
+                opened.asked.iter().filter_map(|k| Some((k.clone(), given?.get(k)?.clone()))).collect();
             (responses, opened.state)
         }
         Some(_) => return Err(RpcError::invalid_params("requestState must be a string")),
@@ -90,7 +91,11 @@ where
     }
 }
 
-async fn handshake<T, F, Fut>(call: &Call<'_>, invoke: F, fail: impl Fn(LayerError) -> RpcError) -> Result<Done<T>, RpcError>
+async fn handshake<T, F, Fut>(
+    call: &Call<'_>,
+    invoke: F,
+    fail: impl Fn(LayerError) -> RpcError,
+) -> Result<Done<T>, RpcError>
 where
     F: Fn(RequestCx) -> Fut,
     Fut: Future<Output = Outcome<T>>,

@@ -57,7 +57,7 @@ where
     };
     let message = match read_body(shared, &parts.headers, body).await.and_then(|b| parse_message(&b)) {
         Ok(m) => m,
-        Err(response) => return response,
+        Err(refused) => return *refused,
     };
     if runs_inline(&message) {
         deliver(&session, message, principal).await;

@@ -26,14 +26,12 @@ pub fn is_modern(message: &Value, headers: &HeaderMap) -> bool {
     meta.is_some_and(|m| m.contains_key(key::PROTOCOL_VERSION) || m.contains_key(key::CLIENT_CAPABILITIES))
 }
 
-/// Decodes a header value sent as `=?base64?…?=`; other values are literal.
-pub fn decode_header_value(raw: &str) -> Result<String, ()> {
+/// Decodes a header value sent as `=?base64?…?=` (`None` when that base64 is invalid);
+/// other values are literal.
+pub fn decode_header_value(raw: &str) -> Option<String> {
     match raw.strip_prefix("=?base64?").and_then(|r| r.strip_suffix("?=")) {
-        None => Ok(raw.to_string()),
-        Some(b64) => {
-            let bytes = base64::engine::general_purpose::STANDARD.decode(b64).map_err(|_| ())?;
-            String::from_utf8(bytes).map_err(|_| ())
-        }
+        None => Some(raw.to_string()),
+        Some(b64) => String::from_utf8(base64::engine::general_purpose::STANDARD.decode(b64).ok()?).ok(),
     }
 }
 
@@ -67,8 +65,8 @@ pub fn check(headers: &HeaderMap, method: &str, params: &Map<String, Value>) -> 
     if let Some(field) = named
         && let Some(expected) = params.get(field).and_then(Value::as_str)
     {
-        let sent = header(headers, NAME_HEADER).map(decode_header_value);
-        if sent != Some(Ok(expected.to_string())) {
+        let sent = header(headers, NAME_HEADER).and_then(decode_header_value);
+        if sent.as_deref() != Some(expected) {
             return Err(mismatch(&format!("Mcp-Name header does not match the request body's '{field}' parameter")));
         }
     }

@@ -45,14 +45,17 @@ impl Accept {
     }
 }
 
+/// A request refused before the engine saw it: the response that says why.
+pub(super) type Refused = Box<Response<Body>>;
+
 /// Reads a whole body within the size and time limits.
-pub(super) async fn read_body<B>(shared: &HttpShared, headers: &HeaderMap, body: B) -> Result<Bytes, Response<Body>>
+pub(super) async fn read_body<B>(shared: &HttpShared, headers: &HeaderMap, body: B) -> Result<Bytes, Refused>
 where
     B: http_body::Body + Send + 'static,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     let limit = shared.config.max_body_bytes;
-    let too_large = || http_error(StatusCode::PAYLOAD_TOO_LARGE, "Payload Too Large");
+    let too_large = || Box::new(http_error(StatusCode::PAYLOAD_TOO_LARGE, "Payload Too Large"));
     let declared = headers.get(h::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|n| n > limit as u64) {
         return Err(too_large());
@@ -61,17 +64,17 @@ where
     match tokio::time::timeout(shared.config.body_timeout, collect).await {
         Ok(Ok(collected)) => Ok(collected.to_bytes()),
         Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => Err(too_large()),
-        Ok(Err(e)) => Err(http_error(StatusCode::BAD_REQUEST, &format!("Bad Request: {e}"))),
-        Err(_) => Err(http_error(StatusCode::REQUEST_TIMEOUT, "Request Timeout")),
+        Ok(Err(e)) => Err(Box::new(http_error(StatusCode::BAD_REQUEST, &format!("Bad Request: {e}")))),
+        Err(_) => Err(Box::new(http_error(StatusCode::REQUEST_TIMEOUT, "Request Timeout"))),
     }
 }
 
 /// Parses a JSON-RPC body: an object or an array, else a 400.
-pub(super) fn parse_message(bytes: &[u8]) -> Result<Value, Response<Body>> {
+pub(super) fn parse_message(bytes: &[u8]) -> Result<Value, Refused> {
     match serde_json::from_slice::<Value>(bytes) {
         Ok(v @ (Value::Object(_) | Value::Array(_))) => Ok(v),
-        Ok(_) => Err(http_error(StatusCode::BAD_REQUEST, "Invalid Request")),
-        Err(_) => Err(rpc_error(StatusCode::BAD_REQUEST, None, RpcError::parse_error())),
+        Ok(_) => Err(Box::new(http_error(StatusCode::BAD_REQUEST, "Invalid Request"))),
+        Err(_) => Err(Box::new(rpc_error(StatusCode::BAD_REQUEST, None, RpcError::parse_error()))),
     }
 }
 
@@ -102,13 +105,9 @@ where
     if !accept.json && !accept.sse {
         return http_error(StatusCode::NOT_ACCEPTABLE, "Not Acceptable: accept application/json or text/event-stream");
     }
-    let bytes = match read_body(shared, headers, body).await {
-        Ok(b) => b,
-        Err(response) => return response,
-    };
-    let message = match parse_message(&bytes) {
+    let message = match read_body(shared, headers, body).await.and_then(|b| parse_message(&b)) {
         Ok(m) => m,
-        Err(response) => return response,
+        Err(refused) => return *refused,
     };
     match &message {
         Value::Array(items) if items.iter().any(|i| modern::is_modern(i, headers)) => {
