@@ -6,7 +6,7 @@ use super::envelope::{self, Envelope};
 use super::listen::{change_notification, uri_covers};
 use super::methods;
 use super::server::{Server, SessionOptions};
-use super::shape;
+use super::shape::{self, CacheHints};
 use super::{Era, Version};
 use crate::jsonrpc::{
     Incoming, LATEST_HANDSHAKE_VERSION, MODERN_VERSIONS, RequestId, Response, RpcError, Sink, classify, code,
@@ -411,9 +411,12 @@ impl Call<'_> {
         let mut result = methods::dispatch(&self).await?;
         if self.modern() {
             let server = self.server();
+            // A retry's result must not be cached, yet a complete read result carries hints:
+            // it gets a time to live of zero.
             let retry = self.params.contains_key("inputResponses") || self.params.contains_key("requestState");
-            let cache = (!retry).then_some(&server.options().cache);
-            shape::stamp_modern(&self.method, &mut result, server.info(), cache);
+            let configured = &server.options().cache;
+            let cache = if retry { CacheHints { ttl_ms: 0, scope: configured.scope } } else { configured.clone() };
+            shape::stamp_modern(&self.method, &mut result, server.info(), &cache);
         }
         Ok(result)
     }

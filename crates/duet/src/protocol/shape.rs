@@ -84,10 +84,10 @@ pub fn prompt_result(r: &PromptResult, v: Version) -> Value {
 /// Stamps a complete 2026 result: `resultType`, cache hints on cacheable methods, and
 /// `serverInfo` in `_meta`. Values already present are kept; an `input_required` result
 /// gets no cache hints.
-pub fn stamp_modern(method: &str, result: &mut Value, info: &ServerInfo, cache: Option<&CacheHints>) {
+pub fn stamp_modern(method: &str, result: &mut Value, info: &ServerInfo, cache: &CacheHints) {
     let Value::Object(m) = result else { return };
     let complete = m.entry("resultType").or_insert_with(|| Value::from("complete")) == "complete";
-    if let Some(cache) = cache.filter(|_| complete && CACHEABLE_METHODS.contains(&method)) {
+    if complete && CACHEABLE_METHODS.contains(&method) {
         m.entry("ttlMs").or_insert_with(|| Value::from(cache.ttl_ms));
         m.entry("cacheScope").or_insert_with(|| Value::from(cache.scope));
     }
@@ -133,12 +133,12 @@ mod tests {
     fn stamping() {
         let info = ServerInfo::new("duet", "1");
         let mut list = json!({"tools": []});
-        stamp_modern("tools/list", &mut list, &info, Some(&CacheHints::default()));
+        stamp_modern("tools/list", &mut list, &info, &CacheHints::default());
         assert_eq!(list["resultType"], "complete");
         assert_eq!((list["ttlMs"].clone(), list["cacheScope"].clone()), (json!(0), json!("private")));
         assert_eq!(list["_meta"][envelope_key::SERVER_INFO]["name"], "duet");
         let mut call = json!({"content": [], "_meta": {"x": 1}});
-        stamp_modern("tools/call", &mut call, &info, Some(&CacheHints::default()));
+        stamp_modern("tools/call", &mut call, &info, &CacheHints::default());
         assert!(call.get("ttlMs").is_none());
         assert_eq!(call["_meta"]["x"], 1);
     }

@@ -7,8 +7,10 @@ use crate::client::{
 };
 use crate::flows::everyday_requests;
 use duet::jsonrpc::{Response, RpcError};
-use duet::layer::Change;
-use duet::protocol::{Answer, CacheHints, ServerOptions, Version};
+use duet::layer::{
+    Change, HandlerError, InputRequired, Registry, Reply, RequestCx, ResourceContents, ResourceSpec, ServerInfo,
+};
+use duet::protocol::{Answer, CacheHints, Server, ServerOptions, Version};
 use serde_json::{Value, json};
 use std::sync::Arc;
 
@@ -78,8 +80,47 @@ async fn results_are_stamped_and_cacheable_ones_carry_hints() {
     }
 }
 
+/// A server whose one resource asks the client to confirm before it answers, with cache
+/// hints that would keep a result for a minute.
+fn confirming_server() -> Server {
+    let confirm = ResourceSpec::new("test://confirm", "confirm", |uri: String, cx: RequestCx| async move {
+        let reply = match cx.input("ok") {
+            Some(answer) => Reply::Complete(vec![ResourceContents::text(uri, "application/json", answer.to_string())]),
+            None => Reply::InputRequired(InputRequired::new().elicit(
+                "ok",
+                "Read it?",
+                json!({"type": "object", "properties": {"sure": {"type": "boolean"}}}),
+            )),
+        };
+        Ok::<_, HandlerError>(reply)
+    });
+    let mut registry = Registry::new(ServerInfo::new("confirming", "1"));
+    registry.resource(confirm).expect("a valid resource");
+    let cache = CacheHints { ttl_ms: 60_000, scope: "public" };
+    Server::new(Arc::new(registry), ServerOptions { cache, ..Default::default() })
+}
+
 #[tokio::test]
 async fn retried_requests_are_never_cached() {
+    let client = Client::connect(&confirming_server(), MODERN);
+    let elicits = json!({"io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}});
+    let asked = client.request("resources/read", json!({"uri": "test://confirm", "_meta": elicits})).await;
+    assert_eq!(asked["resultType"], "input_required", "{asked}");
+    assert!(asked.get("ttlMs").is_none() && asked.get("cacheScope").is_none(), "an interim result has no hints");
+    assert_eq!(asked["inputRequests"]["ok"]["method"], "elicitation/create");
+    let state = asked["requestState"].as_str().expect("sealed state").to_string();
+
+    // The retry's result must not be reused: it still carries the hints the 2026 schema
+    // requires of a complete ReadResourceResult (checked by the client), with a ttl of 0.
+    let answer = json!({"action": "accept", "content": {"sure": true}});
+    let retry = json!({"uri": "test://confirm", "_meta": elicits, "inputResponses": {"ok": answer},
+        "requestState": state});
+    let retried = client.request("resources/read", retry).await;
+    assert_eq!(retried["resultType"], "complete");
+    assert_eq!(retried["contents"][0]["text"], answer.to_string());
+    assert_eq!(retried["ttlMs"], 0, "a retried result is stale at once: {retried}");
+
+    // A request that is no retry keeps the server's hints; a tools/call never has any.
     let (server, _) = testkit_server_with(ServerOptions {
         cache: CacheHints { ttl_ms: 60_000, scope: "public" },
         ..Default::default()
@@ -87,17 +128,10 @@ async fn retried_requests_are_never_cached() {
     let client = Client::connect(&server, MODERN);
     let read = client.request("resources/read", json!({"uri": "test://info"})).await;
     assert_eq!((&read["ttlMs"], &read["cacheScope"]), (&json!(60_000), &json!("public")));
-
     let call =
         client.request("tools/call", json!({"name": "echo", "arguments": {"text": "x"}, "inputResponses": {}})).await;
     assert_eq!(call["resultType"], "complete");
     assert!(call.get("ttlMs").is_none(), "{call}");
-
-    // A retry's result must not be reused: it still carries the hints the 2026 schema
-    // requires of a complete ReadResourceResult (checked by the client), with a ttl of 0.
-    let retried = client.request("resources/read", json!({"uri": "test://info", "requestState": "opaque"})).await;
-    assert_eq!(retried["resultType"], "complete");
-    assert_eq!(retried["ttlMs"], 0, "a retried result is stale at once: {retried}");
 }
 
 /// The one error answering `message` on a fresh 2026 session (which stays usable).
