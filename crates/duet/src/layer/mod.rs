@@ -10,6 +10,7 @@ mod error;
 mod registry;
 mod reply;
 mod template;
+mod typed;
 
 pub use changes::{Change, ChangeFeed, Listener};
 pub use content::*;
@@ -19,6 +20,7 @@ pub use error::{ACCESS_DENIED, HandlerError, LayerError, RATE_LIMITED, as_layer_
 pub use registry::{PromptSpec, Registry, RegistryError, ResourceSpec, TemplateSpec, ToolSpec};
 pub use reply::{InputRequired, Reply};
 pub use template::UriTemplate;
+pub use typed::{IntoReply, Json, schema_for};
 
 mod principal;
 pub use principal::Principal;

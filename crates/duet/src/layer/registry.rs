@@ -2,9 +2,12 @@
 //! URI templates, prompts and completions, each visible to every principal or to some
 //! roles only. Listing order is the order of registration.
 
+use super::typed::{IntoReply, schema_for};
 use super::*;
 use futures::FutureExt;
 use futures::future::BoxFuture;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
 use std::collections::{BTreeSet, HashMap};
 use std::future::Future;
 use std::time::Duration;
@@ -13,16 +16,15 @@ type Handler<A, T> = Arc<dyn Fn(A, RequestCx) -> BoxFuture<'static, Result<Reply
 /// Completes a partial value, given the other arguments' values.
 pub type Completer = Arc<dyn Fn(&str, &BTreeMap<String, String>) -> Vec<String> + Send + Sync>;
 
-fn boxed<A, T, F, Fut, R, E>(f: F) -> Handler<A, T>
+fn boxed<A, T, F, Fut>(f: F) -> Handler<A, T>
 where
     F: Fn(A, RequestCx) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<R, E>> + Send + 'static,
-    R: Into<Reply<T>>,
-    E: Into<HandlerError>,
+    Fut: Future + Send + 'static,
+    Fut::Output: IntoReply<T>,
     A: 'static,
     T: 'static,
 {
-    Arc::new(move |args, cx| f(args, cx).map(|r| r.map(Into::into).map_err(Into::into)).boxed())
+    Arc::new(move |args, cx| f(args, cx).map(IntoReply::into_reply).boxed())
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -56,13 +58,13 @@ pub struct ToolSpec {
 }
 
 impl ToolSpec {
-    /// A tool whose handler takes the arguments object and the request context.
-    pub fn new<F, Fut, R, E>(name: impl Into<String>, handler: F) -> Self
+    /// A tool whose handler takes the arguments object and the request context. The
+    /// handler returns a [`ToolResult`], a [`Reply`], or a `Result` of either.
+    pub fn new<F, Fut>(name: impl Into<String>, handler: F) -> Self
     where
         F: Fn(Map<String, Value>, RequestCx) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<R, E>> + Send + 'static,
-        R: Into<Reply<ToolResult>>,
-        E: Into<HandlerError>,
+        Fut: Future + Send + 'static,
+        Fut::Output: IntoReply<ToolResult>,
     {
         ToolSpec {
             def: Tool {
@@ -79,6 +81,33 @@ impl ToolSpec {
             visibility: Visibility::default(),
             timeout: None,
         }
+    }
+
+    /// A tool over a typed input: the input schema comes from `I`, and the arguments are
+    /// deserialized into it (a mismatch answers a tool error naming the problem).
+    pub fn typed<I, F, Fut>(name: impl Into<String>, handler: F) -> Self
+    where
+        I: DeserializeOwned + JsonSchema + Send + 'static,
+        F: Fn(I, RequestCx) -> Fut + Send + Sync + 'static,
+        Fut: Future + Send + 'static,
+        Fut::Output: IntoReply<ToolResult>,
+    {
+        let handler = Arc::new(handler);
+        Self::new(name, move |args: Map<String, Value>, cx: RequestCx| {
+            let handler = handler.clone();
+            async move {
+                match serde_json::from_value::<I>(Value::Object(args)) {
+                    Ok(input) => handler(input, cx).await.into_reply(),
+                    Err(e) => Ok(Reply::Complete(ToolResult::error(format!("Invalid arguments: {e}")))),
+                }
+            }
+        })
+        .input_schema(schema_for::<I>())
+    }
+
+    /// Declares the structured output's schema from `O` (return it as `Json(o)`).
+    pub fn output<O: JsonSchema>(self) -> Self {
+        self.output_schema(schema_for::<O>())
     }
 
     pub fn title(mut self, title: impl Into<String>) -> Self {
@@ -138,12 +167,11 @@ pub struct ResourceSpec {
 }
 
 impl ResourceSpec {
-    pub fn new<F, Fut, R, E>(uri: impl Into<String>, name: impl Into<String>, handler: F) -> Self
+    pub fn new<F, Fut>(uri: impl Into<String>, name: impl Into<String>, handler: F) -> Self
     where
         F: Fn(String, RequestCx) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<R, E>> + Send + 'static,
-        R: Into<Reply<Vec<ResourceContents>>>,
-        E: Into<HandlerError>,
+        Fut: Future + Send + 'static,
+        Fut::Output: IntoReply<Vec<ResourceContents>>,
     {
         ResourceSpec {
             def: Resource {
@@ -218,12 +246,11 @@ pub struct TemplateSpec {
 }
 
 impl TemplateSpec {
-    pub fn new<F, Fut, R, E>(uri_template: impl Into<String>, name: impl Into<String>, handler: F) -> Self
+    pub fn new<F, Fut>(uri_template: impl Into<String>, name: impl Into<String>, handler: F) -> Self
     where
         F: Fn((String, BTreeMap<String, String>), RequestCx) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<R, E>> + Send + 'static,
-        R: Into<Reply<Vec<ResourceContents>>>,
-        E: Into<HandlerError>,
+        Fut: Future + Send + 'static,
+        Fut::Output: IntoReply<Vec<ResourceContents>>,
     {
         TemplateSpec {
             def: ResourceTemplate {
@@ -282,12 +309,11 @@ pub struct PromptSpec {
 }
 
 impl PromptSpec {
-    pub fn new<F, Fut, R, E>(name: impl Into<String>, handler: F) -> Self
+    pub fn new<F, Fut>(name: impl Into<String>, handler: F) -> Self
     where
         F: Fn(BTreeMap<String, String>, RequestCx) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<R, E>> + Send + 'static,
-        R: Into<Reply<PromptResult>>,
-        E: Into<HandlerError>,
+        Fut: Future + Send + 'static,
+        Fut::Output: IntoReply<PromptResult>,
     {
         PromptSpec {
             def: Prompt {
@@ -408,6 +434,13 @@ impl Registry {
                 reason: e.to_string(),
             })
         };
+        if spec.def.input_schema.get("type") != Some(&Value::from("object")) {
+            return Err(RegistryError::InvalidSchema {
+                tool: name,
+                which: "inputSchema",
+                reason: "its root must be `type: object`".into(),
+            });
+        }
         let input = compile("inputSchema", &spec.def.input_schema)?;
         let output = spec.def.output_schema.as_ref().map(|s| compile("outputSchema", s)).transpose()?;
         self.tools.push(CompiledTool { spec, input, output });
@@ -682,5 +715,35 @@ mod tests {
         };
         assert!(res.is_error);
         assert!(serde_json::to_string(&res).unwrap().contains("does not match its outputSchema"));
+    }
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct Add {
+        a: i64,
+        b: i64,
+    }
+
+    #[derive(serde::Serialize, schemars::JsonSchema)]
+    struct Sum {
+        sum: i64,
+    }
+
+    #[tokio::test]
+    async fn typed_tools() {
+        let mut r = Registry::new(ServerInfo::new("t", "1"));
+        r.tool(ToolSpec::typed("add", |i: Add, _| async move { Json(Sum { sum: i.a + i.b }) }).output::<Sum>())
+            .unwrap();
+        let def = &r.tools(&Principal::local())[0];
+        assert_eq!(def.input_schema["required"], json!(["a", "b"]));
+        assert_eq!(def.output_schema.as_ref().unwrap()["properties"]["sum"]["type"], "integer");
+        let args = json!({"a": 2, "b": 3}).as_object().unwrap().clone();
+        let Reply::Complete(res) = r.call_tool("add", args, &cx(Principal::local())).await.unwrap() else { panic!() };
+        assert_eq!((res.structured_content, res.is_error), (Some(json!({"sum": 5})), false));
+        let bad = json!({"a": "two", "b": 3}).as_object().unwrap().clone();
+        let Reply::Complete(res) = r.call_tool("add", bad, &cx(Principal::local())).await.unwrap() else { panic!() };
+        assert!(res.is_error);
+        let not_object =
+            r.tool(ToolSpec::new("s", |_, _| async { ToolResult::text("") }).input_schema(json!({"type": "string"})));
+        assert!(matches!(not_object, Err(RegistryError::InvalidSchema { .. })));
     }
 }
