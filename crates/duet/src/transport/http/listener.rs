@@ -124,6 +124,7 @@ fn builder(config: &HttpConfig) -> http1::Builder {
     builder
         .timer(TokioTimer::new())
         .header_read_timeout(config.header_timeout)
+        .max_header_size(config.max_header_bytes)
         .max_buf_size(config.max_header_bytes.max(8192))
         .keep_alive(true);
     builder

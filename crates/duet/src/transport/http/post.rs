@@ -295,6 +295,9 @@ async fn respond_sse(
         })
     };
     let cancel = CancellationToken::new();
+    // From here on, the client going away (this future or the body dropped) cancels a 2026
+    // request.
+    let guard = modern.then(|| cancel.clone().drop_guard());
     let run = {
         let cancel = cancel.clone();
         async move {
@@ -330,7 +333,6 @@ async fn respond_sse(
         }
     });
     let events = futures::StreamExt::chain(futures::stream::iter(first), rest);
-    let guard = modern.then(|| cancel.drop_guard());
     sse_response(body::sse(events, keepalive, guard))
 }
 

@@ -1,0 +1,144 @@
+//! Caps and timeouts over real sockets: idle session expiry, the session caps (global and
+//! per principal), the header timeout, the connection cap, and a body refused by its
+//! declared length before it is sent.
+
+mod http_support;
+
+use duet::transport::http::HttpConfig;
+use http_support::*;
+use reqwest::StatusCode;
+use serde_json::json;
+use std::time::{Duration, Instant};
+use tokio::io::AsyncWriteExt;
+
+fn initialize_params() -> serde_json::Value {
+    json!({"protocolVersion": LATEST, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}})
+}
+
+#[tokio::test]
+async fn idle_sessions_expire_unless_streaming() {
+    let ts = TestServer::start(HttpConfig { session_idle_timeout: Duration::from_secs(1), ..config() }).await;
+    let started = Instant::now();
+    let idle = ts.session(LATEST).await;
+    let streaming = ts.session(LATEST).await;
+    let mut stream = streaming.get().stream().await;
+    assert_eq!(ts.session_count(), 2);
+
+    // The reaper runs every max(timeout / 2, 1 s): the idle session goes within ~2 s.
+    let counter = ts.http().service().clone();
+    eventually("the idle session reaped", || {
+        let count = counter.session_count();
+        async move { count == 1 }
+    })
+    .await;
+    assert!(started.elapsed() >= Duration::from_secs(1), "reaped before it was idle for 1 s");
+    idle.post("tools/list", json!({})).send().await.expect_http_error(StatusCode::NOT_FOUND, "Session not found");
+    // A session with an open GET stream is never idle.
+    streaming.call("tools/list", json!({})).await;
+    streaming.delete().send().await.expect_status(StatusCode::OK);
+    stream.expect_end().await;
+    ts.stop().await;
+}
+
+#[tokio::test]
+async fn the_session_cap() {
+    let ts = TestServer::start(HttpConfig { max_sessions: 1, ..config() }).await;
+    let first = ts.session(LATEST).await;
+    let refused = ts.client(LATEST).post("initialize", initialize_params()).send().await;
+    refused.expect_http_error(StatusCode::SERVICE_UNAVAILABLE, "Too many sessions");
+    assert_eq!(refused.header("mcp-session-id"), None);
+    first.call("tools/list", json!({})).await;
+    // Ending the first session makes room.
+    first.delete().send().await.expect_status(StatusCode::OK);
+    ts.session(LATEST).await;
+    ts.stop().await;
+}
+
+#[tokio::test]
+async fn the_per_principal_cap_evicts_the_oldest_idle_session() {
+    let ts = TestServer::start(HttpConfig { max_sessions_per_principal: 2, ..config() }).await;
+    let oldest = ts.session(LATEST).await;
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let second = ts.session(LATEST).await;
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let third = ts.session(LATEST).await;
+    assert_eq!(ts.session_count(), 2);
+    oldest.post("tools/list", json!({})).send().await.expect_http_error(StatusCode::NOT_FOUND, "Session not found");
+    second.call("tools/list", json!({})).await;
+    third.call("tools/list", json!({})).await;
+
+    // With every session of the caller streaming there is nothing to evict.
+    let mut second_stream = second.get().stream().await;
+    let _third_stream = third.get().stream().await;
+    let refused = ts.client(LATEST).post("initialize", initialize_params()).send().await;
+    refused.expect_http_error(StatusCode::SERVICE_UNAVAILABLE, "Too many sessions for this caller");
+    second.delete().send().await.expect_status(StatusCode::OK);
+    second_stream.expect_end().await;
+    ts.session(LATEST).await;
+    third.call("tools/list", json!({})).await;
+    ts.stop().await;
+}
+
+#[tokio::test]
+async fn a_half_sent_head_times_out() {
+    let ts = TestServer::start(HttpConfig { header_timeout: Duration::from_millis(300), ..config() }).await;
+    let mut conn = ts.connect().await;
+    let started = Instant::now();
+    conn.write_all(format!("POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Ty", ts.host()).as_bytes()).await.unwrap();
+    let answer = read_until_closed(&mut conn, Duration::from_secs(2)).await;
+    let elapsed = started.elapsed();
+    assert!(elapsed >= Duration::from_millis(250), "closed after {elapsed:?}, before the timeout");
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.is_empty() || answer.starts_with("HTTP/1.1 408"), "{answer:?}");
+    // The server still serves others.
+    let health =
+        raw_exchange(ts.addr, format!("GET /healthz HTTP/1.1\r\nHost: {}\r\n\r\n", ts.host()).into_bytes()).await;
+    assert_eq!(health.status(), 200);
+    ts.stop().await;
+}
+
+#[tokio::test]
+async fn the_connection_cap() {
+    let ts = TestServer::start(HttpConfig { max_connections: 1, ..config() }).await;
+    let health = format!("GET /healthz HTTP/1.1\r\nHost: {}\r\n\r\n", ts.host());
+
+    // The first connection is served and kept open.
+    let mut held = ts.connect().await;
+    held.write_all(health.as_bytes()).await.unwrap();
+    assert_eq!(read_response(&mut held).await.status(), 200);
+
+    let mut second = ts.connect().await;
+    second.write_all(health.as_bytes()).await.unwrap();
+    let refused = read_response(&mut second).await;
+    assert!(refused.status_line.starts_with("HTTP/1.1 503"), "{refused:?}");
+    refused.expect_http_error(503, "Too many connections");
+    assert_eq!(refused.header("connection"), Some("close"));
+    read_until_closed(&mut second, Duration::from_secs(2)).await;
+
+    // The held connection still works; once it closes, a new one is served.
+    held.write_all(health.as_bytes()).await.unwrap();
+    assert_eq!(read_response(&mut held).await.status(), 200);
+    drop(held);
+    eventually("a connection served after the first closed", || {
+        let (addr, health) = (ts.addr, health.clone());
+        async move { raw_exchange(addr, health.into_bytes()).await.status() == 200 }
+    })
+    .await;
+    ts.stop().await;
+}
+
+#[tokio::test]
+async fn a_declared_length_over_the_limit_is_refused_before_the_body() {
+    let ts = TestServer::start(HttpConfig { max_body_bytes: 100, ..config() }).await;
+    let mut conn = ts.connect().await;
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: {ACCEPT_BOTH}\r\n\
+         Content-Length: 1000000\r\n\r\n",
+        ts.host()
+    );
+    conn.write_all(head.as_bytes()).await.unwrap();
+    let answer = read_response(&mut conn).await;
+    answer.expect_http_error(413, "Payload Too Large");
+    assert_eq!(answer.header("server"), Some("duet"));
+    ts.stop().await;
+}
