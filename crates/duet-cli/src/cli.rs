@@ -13,14 +13,128 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Serve MCP over stdio (default) or HTTP.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
+    /// List the tools (a table, or the `tools/list` wire objects with --json).
+    Tools(ListArgs),
+    /// List the resources and resource templates.
+    Resources(ListArgs),
+    /// List the prompts (`*` marks required arguments).
+    Prompts(ListArgs),
+    /// Call a tool in process and print its result (exit 1 when the tool fails).
+    Call(CallArgs),
+    /// Read a resource in process and print its contents.
+    Read(ReadArgs),
+    /// Print the snippet that registers duet with an MCP client.
+    Config(ConfigArgs),
+}
+
+/// What to serve. Without an option: the `duet.toml` manifest in the working directory
+/// when there is one, else the working directory as a workspace.
+#[derive(clap::Args, Debug, Default)]
+pub struct LayerArgs {
+    /// A built-in registry: the test registry, the conformance-suite fixtures, or the
+    /// benchmark tools.
+    #[arg(long, value_enum)]
+    pub fixtures: Option<Fixtures>,
+    /// A manifest of commands, resources and prompts.
+    #[arg(long, value_name = "FILE", conflicts_with = "fixtures")]
+    pub manifest: Option<std::path::PathBuf>,
+    /// A directory to serve read-only (repeatable; default: the working directory).
+    #[arg(long = "root", value_name = "DIR", conflicts_with_all = ["fixtures", "manifest"])]
+    pub roots: Vec<std::path::PathBuf>,
+}
+
+/// Who the in-process commands act as: the local user unless a role or id is given.
+#[derive(clap::Args, Debug, Default)]
+pub struct PrincipalArgs {
+    /// A role of the caller (repeatable).
+    #[arg(long = "role", value_name = "ROLE")]
+    pub roles: Vec<String>,
+    /// The caller's id.
+    #[arg(long, value_name = "ID")]
+    pub principal_id: Option<String>,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct ListArgs {
+    #[command(flatten)]
+    pub layer: LayerArgs,
+    #[command(flatten)]
+    pub principal: PrincipalArgs,
+    /// Print the wire objects as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct CallArgs {
+    /// The tool to call.
+    pub tool: String,
+    /// The arguments: a JSON object, @FILE, or - for stdin.
+    #[arg(long, value_name = "JSON|@FILE|-")]
+    pub args: Option<String>,
+    /// Print the whole CallToolResult.
+    #[arg(long)]
+    pub raw: bool,
+    #[command(flatten)]
+    pub layer: LayerArgs,
+    #[command(flatten)]
+    pub principal: PrincipalArgs,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct ReadArgs {
+    /// The resource URI.
+    pub uri: String,
+    #[command(flatten)]
+    pub layer: LayerArgs,
+    #[command(flatten)]
+    pub principal: PrincipalArgs,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct ConfigArgs {
+    /// The client to register duet with.
+    #[arg(long, value_enum)]
+    pub client: Client,
+    /// The server's name in the client.
+    #[arg(long, default_value = "duet")]
+    pub name: String,
+    /// How the client reaches duet.
+    #[arg(long, value_enum, default_value_t = ConfigTransport::Stdio)]
+    pub transport: ConfigTransport,
+    /// The URL of a running HTTP server (with --transport http).
+    #[arg(long, default_value = "http://127.0.0.1:8765/mcp")]
+    pub url: String,
+    /// The duet command the client runs (default: this executable).
+    #[arg(long)]
+    pub command: Option<String>,
+    /// Directories to serve (default: the working directory).
+    #[arg(long = "root", value_name = "DIR")]
+    pub roots: Vec<std::path::PathBuf>,
+    /// A manifest to serve instead of directories.
+    #[arg(long, value_name = "FILE", conflicts_with = "roots")]
+    pub manifest: Option<std::path::PathBuf>,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Client {
+    ClaudeDesktop,
+    ClaudeCode,
+    Cursor,
+    Vscode,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConfigTransport {
+    Stdio,
+    Http,
 }
 
 #[derive(clap::Args, Debug)]
 pub struct ServeArgs {
-    /// What to serve: the test registry or the conformance-suite fixtures.
-    #[arg(long, value_enum)]
-    pub fixtures: Option<Fixtures>,
+    #[command(flatten)]
+    pub layer: LayerArgs,
     /// stdio, or HTTP (`http` = `streamable-http`; `sse` adds the legacy /sse endpoints).
     #[arg(long, value_enum, default_value_t = Transport::Stdio)]
     pub transport: Transport,
@@ -32,6 +146,8 @@ pub struct ServeArgs {
     pub log_level: LogLevel,
     #[command(flatten)]
     pub http: HttpArgs,
+    #[command(flatten)]
+    pub oauth: crate::oauth_args::OAuthArgs,
 }
 
 /// Options of the HTTP transports; refused with `--transport stdio`.
@@ -94,6 +210,8 @@ pub struct HttpArgs {
 pub enum Fixtures {
     Testkit,
     Conformance,
+    /// `echo` and 200 numbered tools, for the benchmark harness.
+    Bench,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -114,8 +232,11 @@ pub enum LogLevel {
 
 impl Cli {
     pub fn log_level(&self) -> &'static str {
-        let Command::Serve(args) = &self.command;
-        match args.log_level {
+        let level = match &self.command {
+            Command::Serve(args) => args.log_level,
+            _ => LogLevel::Warning,
+        };
+        match level {
             LogLevel::Debug => "debug",
             LogLevel::Info => "info",
             LogLevel::Warning => "warn",
@@ -124,8 +245,15 @@ impl Cli {
     }
 
     pub async fn run(self) -> anyhow::Result<ExitCode> {
+        use crate::commands;
         match self.command {
-            Command::Serve(args) => crate::serve::run(args).await,
+            Command::Serve(args) => crate::serve::run(*args).await,
+            Command::Tools(args) => commands::inspect::tools(args),
+            Command::Resources(args) => commands::inspect::resources(args),
+            Command::Prompts(args) => commands::inspect::prompts(args),
+            Command::Call(args) => commands::call::run(args).await,
+            Command::Read(args) => commands::read::run(args).await,
+            Command::Config(args) => commands::config::run(args),
         }
     }
 }

@@ -1,8 +1,14 @@
 //! The `duet` binary: parses the command line, sets up logging on stderr, and runs a
 //! command. stdout carries results (or protocol lines) only.
 
+mod choice;
 mod cli;
+mod commands;
+mod manifest;
+mod oauth_args;
 mod serve;
+mod usage;
+mod workspace;
 
 use clap::Parser;
 use std::process::ExitCode;

@@ -1,34 +1,28 @@
 //! `duet serve`: checks the options, builds the layer and the engine, then runs a transport
 //! until it ends (stdin closes, or Ctrl+C / SIGTERM for HTTP).
 
-use crate::cli::{Fixtures, HttpArgs, ServeArgs, Transport};
+use crate::choice;
+use crate::cli::{HttpArgs, ServeArgs, Transport};
+use crate::usage::Usage;
 use duet::auth::TokenAuth;
-use duet::fixtures;
-use duet::layer::Layer;
 use duet::protocol::{Server, ServerOptions};
 use duet::transport::http::{HttpConfig, HttpServer};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// A usage error: printed as `Error: …`, exit code 2.
-pub struct Usage(pub String);
-
 pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
-    let layer: Arc<dyn Layer> = match args.fixtures {
-        Some(Fixtures::Testkit) => Arc::new(fixtures::testkit::registry()),
-        Some(Fixtures::Conformance) => Arc::new(fixtures::conformance::registry()),
-        None => return Ok(usage(Usage("nothing to serve: pass --fixtures testkit or --fixtures conformance".into()))),
-    };
     let http = match args.transport {
-        Transport::Stdio => match stdio_only(&args.http) {
-            Ok(()) => None,
-            Err(e) => return Ok(usage(e)),
-        },
-        transport => match http_config(&args.http, transport) {
-            Ok(config) => Some(config),
-            Err(e) => return Ok(usage(e)),
-        },
+        Transport::Stdio => stdio_only(&args.http).map(|()| None),
+        transport => http_config(&args.http, transport).map(Some),
+    };
+    let (layer, http) = match (choice::layer(&args.layer, true), http) {
+        (Ok(layer), Ok(http)) => (layer, http),
+        (Err(usage), _) | (_, Err(usage)) => return Ok(usage.exit()),
+    };
+    let (layer, http) = match crate::oauth_args::apply(&args.oauth, args.transport, layer, http).await {
+        Ok(applied) => applied,
+        Err(usage) => return Ok(usage.exit()),
     };
     let options = ServerOptions { page_size: args.page_size, ..ServerOptions::default() };
     let server = Server::new(layer, options);
@@ -37,11 +31,6 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         Some(config) => serve_http(server, config, args.transport).await?,
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn usage(Usage(message): Usage) -> ExitCode {
-    eprintln!("Error: {message}");
-    ExitCode::from(2)
 }
 
 /// HTTP-only options make no sense over stdio: refuse them rather than ignore them.
@@ -82,7 +71,7 @@ fn http_config(http: &HttpArgs, transport: Transport) -> Result<HttpConfig, Usag
         }
         config.path = path.clone();
     }
-    config.auth = auth_tokens(&http.auth_tokens)?;
+    config.auth = auth_tokens(&http.auth_tokens)?.map(|tokens| tokens as Arc<dyn duet::auth::Authenticator>);
     config.allowed_origins = (!http.allowed_origins.is_empty()).then(|| http.allowed_origins.clone());
     config.allowed_hosts = (!http.allowed_hosts.is_empty()).then(|| http.allowed_hosts.clone());
     config.cors_origins = http.cors_origins.clone();

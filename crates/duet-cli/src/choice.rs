@@ -1,0 +1,47 @@
+//! Which layer a command serves or inspects, and as whom: the fixtures, a manifest (given,
+//! or `duet.toml` in the working directory), or a workspace of directories (the working
+//! directory by default); the local user unless a role or id is given.
+
+use crate::cli::{Fixtures, LayerArgs, PrincipalArgs};
+use crate::usage::Usage;
+use crate::{manifest, workspace};
+use duet::fixtures;
+use duet::layer::{Layer, Principal};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The manifest picked up from the working directory when no layer option is given.
+const DEFAULT_MANIFEST: &str = "duet.toml";
+
+/// The layer the options name. `watch` keeps a workspace current (for `serve`).
+pub fn layer(args: &LayerArgs, watch: bool) -> Result<Arc<dyn Layer>, Usage> {
+    match args.fixtures {
+        Some(Fixtures::Testkit) => return Ok(Arc::new(fixtures::testkit::registry())),
+        Some(Fixtures::Conformance) => return Ok(Arc::new(fixtures::conformance::registry())),
+        Some(Fixtures::Bench) => return Ok(Arc::new(fixtures::bench::registry())),
+        None => {}
+    }
+    let default_manifest = Path::new(DEFAULT_MANIFEST);
+    let manifest = match &args.manifest {
+        Some(path) => Some(path.as_path()),
+        None if args.roots.is_empty() && default_manifest.is_file() => Some(default_manifest),
+        None => None,
+    };
+    if let Some(path) = manifest {
+        let registry = manifest::load(path).map_err(|e| Usage(e.to_string()))?;
+        return Ok(Arc::new(registry));
+    }
+    let roots = if args.roots.is_empty() { vec![PathBuf::from(".")] } else { args.roots.clone() };
+    let workspace = workspace::Workspace::open(roots).map_err(|e| Usage(e.to_string()))?;
+    if watch && let Err(e) = workspace.watch() {
+        tracing::warn!("{e}; serving without change notifications");
+    }
+    Ok(workspace)
+}
+
+pub fn principal(args: &PrincipalArgs) -> Principal {
+    if args.roles.is_empty() && args.principal_id.is_none() {
+        return Principal::local();
+    }
+    Principal::new(args.principal_id.clone().unwrap_or_else(|| "cli".into()), args.roles.iter().cloned())
+}

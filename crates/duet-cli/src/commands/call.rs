@@ -1,0 +1,70 @@
+//! `duet call TOOL --args JSON|@FILE|-`: runs a tool in process, as a principal with no
+//! client capabilities, and prints its structured result (or its text).
+
+use crate::choice;
+use crate::cli::CallArgs;
+use crate::usage::Usage;
+use duet::layer::{ContentKind, LayerError, Reply, RequestCx};
+use serde_json::{Map, Value};
+use std::io::Read;
+use std::process::ExitCode;
+
+fn arguments(spec: Option<&str>) -> Result<Map<String, Value>, Usage> {
+    let text = match spec {
+        None => return Ok(Map::new()),
+        Some("-") => {
+            let mut text = String::new();
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .map_err(|e| Usage(format!("cannot read --args from stdin: {e}")))?;
+            text
+        }
+        Some(file) if file.starts_with('@') => std::fs::read_to_string(&file[1..])
+            .map_err(|e| Usage(format!("cannot read --args file {}: {e}", &file[1..])))?,
+        Some(json) => json.to_string(),
+    };
+    match serde_json::from_str(&text) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(_) => Err(Usage("--args must be a JSON object".into())),
+        Err(e) => Err(Usage(format!("--args is not valid JSON: {e}"))),
+    }
+}
+
+pub async fn run(args: CallArgs) -> anyhow::Result<ExitCode> {
+    let (layer, arguments) = match (choice::layer(&args.layer, false), arguments(args.args.as_deref())) {
+        (Ok(layer), Ok(arguments)) => (layer, arguments),
+        (Err(usage), _) | (_, Err(usage)) => return Ok(usage.exit()),
+    };
+    let cx = RequestCx::builder(choice::principal(&args.principal)).build();
+    let result = match layer.call_tool(&args.tool, arguments, &cx).await {
+        Ok(Reply::Complete(result)) => result,
+        Ok(Reply::InputRequired(_)) => {
+            eprintln!(
+                "Error: {} needs input from an MCP client (a confirmation or an answer); call it from one",
+                args.tool
+            );
+            return Ok(ExitCode::FAILURE);
+        }
+        Err(LayerError::NotFound(_)) => {
+            eprintln!("Error: Unknown tool: {}", args.tool);
+            return Ok(ExitCode::FAILURE);
+        }
+        Err(e) => {
+            eprintln!("Error: {e}");
+            return Ok(ExitCode::FAILURE);
+        }
+    };
+    if args.raw {
+        println!("{}", serde_json::to_string_pretty(&result)?);
+    } else if let (Some(structured), false) = (&result.structured_content, result.is_error) {
+        println!("{}", serde_json::to_string_pretty(structured)?);
+    } else {
+        for content in &result.content {
+            match &content.kind {
+                ContentKind::Text { text } => println!("{text}"),
+                _ => println!("{}", serde_json::to_string(content)?),
+            }
+        }
+    }
+    Ok(if result.is_error { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+}

@@ -1,0 +1,33 @@
+//! `duet read URI`: reads a resource in process and prints text contents as they are,
+//! binary contents as their wire JSON.
+
+use crate::choice;
+use crate::cli::ReadArgs;
+use duet::layer::{Reply, RequestCx, ResourceBody};
+use std::process::ExitCode;
+
+pub async fn run(args: ReadArgs) -> anyhow::Result<ExitCode> {
+    let layer = match choice::layer(&args.layer, false) {
+        Ok(layer) => layer,
+        Err(usage) => return Ok(usage.exit()),
+    };
+    let cx = RequestCx::builder(choice::principal(&args.principal)).build();
+    let contents = match layer.read_resource(&args.uri, &cx).await {
+        Ok(Reply::Complete(contents)) => contents,
+        Ok(Reply::InputRequired(_)) => {
+            eprintln!("Error: {} needs input from an MCP client; read it from one", args.uri);
+            return Ok(ExitCode::FAILURE);
+        }
+        Err(e) => {
+            eprintln!("Error: {e}");
+            return Ok(ExitCode::FAILURE);
+        }
+    };
+    for item in &contents {
+        match &item.body {
+            ResourceBody::Text(text) => println!("{text}"),
+            ResourceBody::Blob(_) => println!("{}", serde_json::to_string(item)?),
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

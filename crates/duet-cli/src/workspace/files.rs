@@ -1,0 +1,373 @@
+//! Reading one file: how much one read may return, whether bytes are text or binary, which
+//! MIME type a file has, line ranges of files too large to read whole, and modification
+//! times as RFC 3339. Every open re-checks that it got a regular file, and one that lies
+//! under its root.
+
+use std::ffi::OsStr;
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read};
+use std::path::Path;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// The most bytes one read returns: a whole file, or a range of its lines.
+pub const MAX_READ_BYTES: u64 = 1024 * 1024;
+/// How much of a file decides whether it is binary.
+pub const SNIFF_BYTES: usize = 8 * 1024;
+/// How far past a requested range lines are still counted, to report a file's total.
+const COUNT_LIMIT_BYTES: u64 = 64 * 1024 * 1024;
+
+/// A whole file's contents.
+pub enum Body {
+    Text(String),
+    Binary(Vec<u8>),
+}
+
+/// Why a read returned nothing.
+#[derive(Debug)]
+pub enum ReadError {
+    /// The whole file is over [`MAX_READ_BYTES`].
+    TooLarge {
+        size: u64,
+    },
+    /// The requested lines are over [`MAX_READ_BYTES`].
+    RangeTooLarge {
+        first: usize,
+        last: usize,
+    },
+    /// The range starts after the last line.
+    PastEnd {
+        start: usize,
+        total: usize,
+    },
+    /// Lines were asked of a binary file.
+    Binary {
+        size: u64,
+    },
+    Io(io::Error),
+}
+
+impl From<io::Error> for ReadError {
+    fn from(error: io::Error) -> Self {
+        ReadError::Io(error)
+    }
+}
+
+impl ReadError {
+    /// The refusal, for a file the client knows as `name`.
+    pub fn message(&self, name: &str) -> String {
+        let limit = format!("{} ({MAX_READ_BYTES} bytes)", human_size(MAX_READ_BYTES));
+        match self {
+            ReadError::TooLarge { size } => format!(
+                "{name} is {} ({size} bytes), over the {limit} limit of one read; \
+                 read it in parts with the read_file tool's start_line and end_line",
+                human_size(*size)
+            ),
+            ReadError::RangeTooLarge { first, last } => format!(
+                "lines {first} to {last} of {name} are already over the {limit} limit of one read; ask for fewer lines"
+            ),
+            ReadError::PastEnd { start, total } => {
+                format!("{name} has {total} lines, so there is no line {start}")
+            }
+            ReadError::Binary { size } => format!(
+                "{name} is a binary file ({}); read it as a resource to get its bytes in base64",
+                human_size(*size)
+            ),
+            ReadError::Io(error) => format!("cannot read {name}: {error}"),
+        }
+    }
+}
+
+/// Opens a regular file under `root`. The path was checked before, but may have been
+/// swapped for a link since: what was actually opened is checked again.
+pub fn open(path: &Path, root: &Path) -> io::Result<File> {
+    let file = File::open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "not a regular file"));
+    }
+    if !opened_under(&file, path, root) {
+        return Err(io::Error::new(io::ErrorKind::PermissionDenied, "it leads outside the workspace"));
+    }
+    Ok(file)
+}
+
+/// Whether the file opened from `path` lies under `root`.
+fn opened_under(file: &File, path: &Path, root: &Path) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        // The kernel's name for the open file itself, whatever happened to the path.
+        if let Ok(opened) = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())) {
+            return opened.starts_with(root);
+        }
+    }
+    // Elsewhere (or without /proc): the path still leads under the root, to that same file.
+    path.canonicalize().is_ok_and(|p| p.starts_with(root) && same_file(file, &p))
+}
+
+#[cfg(unix)]
+fn same_file(file: &File, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (file.metadata(), path.metadata()) {
+        (Ok(a), Ok(b)) => (a.dev(), a.ino()) == (b.dev(), b.ino()),
+        _ => false,
+    }
+}
+
+#[cfg(not(unix))]
+fn same_file(_: &File, _: &Path) -> bool {
+    true
+}
+
+/// Binary means a NUL byte or invalid UTF-8 in `head` (a sequence cut off at its end is
+/// not invalid: the head may end mid-character).
+pub fn looks_binary(head: &[u8]) -> bool {
+    let head = &head[..head.len().min(SNIFF_BYTES)];
+    head.contains(&0) || std::str::from_utf8(head).is_err_and(|e| e.error_len().is_some())
+}
+
+/// A whole file under `root`: text if it is valid UTF-8 and its head looks like text,
+/// else bytes.
+pub fn read_whole(path: &Path, root: &Path) -> Result<Body, ReadError> {
+    let file = open(path, root)?;
+    let size = file.metadata()?.len();
+    if size > MAX_READ_BYTES {
+        return Err(ReadError::TooLarge { size });
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+    file.take(MAX_READ_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_READ_BYTES {
+        // It grew while being read.
+        return Err(ReadError::TooLarge { size: bytes.len() as u64 });
+    }
+    if looks_binary(&bytes) {
+        return Ok(Body::Binary(bytes));
+    }
+    Ok(String::from_utf8(bytes).map_or_else(|e| Body::Binary(e.into_bytes()), Body::Text))
+}
+
+/// Lines `first..=last` (1-based) of a text file.
+pub struct Lines {
+    pub text: String,
+    pub first: usize,
+    /// The last line returned.
+    pub last: usize,
+    /// Lines in the file, when counting them stayed cheap.
+    pub total: Option<usize>,
+}
+
+/// Lines `start..=end` of a text file (to its end without `end`), at most
+/// [`MAX_READ_BYTES`] of them, from files of any size.
+pub fn read_lines(path: &Path, root: &Path, start: usize, end: Option<usize>) -> Result<Lines, ReadError> {
+    let file = open(path, root)?;
+    let size = file.metadata()?.len();
+    let mut reader = BufReader::with_capacity(64 * 1024, file);
+    if looks_binary(reader.fill_buf()?) {
+        return Err(ReadError::Binary { size });
+    }
+    let scan = scan_lines(&mut reader, Some((start, end)))?;
+    let Some(last) = scan.last_selected else {
+        return Err(ReadError::PastEnd { start, total: scan.total.unwrap_or(0) });
+    };
+    let text = String::from_utf8(scan.selected).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+    Ok(Lines { text, first: start, last, total: scan.total })
+}
+
+/// What one look at a file tells: binary or not, and how many lines text has.
+pub struct Sniffed {
+    pub binary: bool,
+    pub lines: Option<usize>,
+}
+
+pub fn sniff(path: &Path, root: &Path) -> Result<Sniffed, ReadError> {
+    let mut reader = BufReader::with_capacity(64 * 1024, open(path, root)?);
+    if looks_binary(reader.fill_buf()?) {
+        return Ok(Sniffed { binary: true, lines: None });
+    }
+    Ok(Sniffed { binary: false, lines: scan_lines(&mut reader, None)?.total })
+}
+
+struct Scan {
+    selected: Vec<u8>,
+    last_selected: Option<usize>,
+    total: Option<usize>,
+}
+
+/// Streams through lines in fixed memory, keeping those in `range` (1-based, inclusive)
+/// and counting all of them while that stays cheap.
+fn scan_lines(reader: &mut impl BufRead, range: Option<(usize, Option<usize>)>) -> Result<Scan, ReadError> {
+    let wanted = |line: usize| range.is_some_and(|(start, end)| line >= start && end.is_none_or(|e| line <= e));
+    let mut scan = Scan { selected: Vec::new(), last_selected: None, total: None };
+    let (mut line, mut scanned, mut ends_with_newline) = (1usize, 0u64, true);
+    loop {
+        let chunk = reader.fill_buf()?;
+        if chunk.is_empty() {
+            break;
+        }
+        let mut pos = 0;
+        while pos < chunk.len() {
+            let newline = chunk[pos..].iter().position(|b| *b == b'\n');
+            let piece_end = newline.map_or(chunk.len(), |i| pos + i + 1);
+            if wanted(line) {
+                if (scan.selected.len() + piece_end - pos) as u64 > MAX_READ_BYTES {
+                    let first = range.map_or(1, |(start, _)| start);
+                    return Err(ReadError::RangeTooLarge { first, last: line });
+                }
+                scan.selected.extend_from_slice(&chunk[pos..piece_end]);
+                scan.last_selected = Some(line);
+            }
+            if newline.is_some() {
+                line += 1;
+            }
+            pos = piece_end;
+        }
+        ends_with_newline = chunk.last() == Some(&b'\n');
+        let len = chunk.len();
+        reader.consume(len);
+        scanned += len as u64;
+        let past_range = range.and_then(|(_, end)| end).is_some_and(|end| line > end);
+        if past_range && scanned > COUNT_LIMIT_BYTES {
+            return Ok(scan);
+        }
+    }
+    let total = if scanned == 0 || ends_with_newline { line - 1 } else { line };
+    scan.total = Some(total);
+    Ok(scan)
+}
+
+/// The MIME type of a file, from its name and, when known, whether its contents are text.
+pub fn mime_type(path: &Path, text: Option<bool>) -> String {
+    let extension = path.extension().and_then(OsStr::to_str).map(str::to_ascii_lowercase);
+    let guess = match extension.as_deref() {
+        // mime_guess says MPEG transport stream; in a source tree it is TypeScript.
+        Some("ts" | "tsx" | "mts" | "cts") => Some("text/x-typescript".to_string()),
+        Some(_) => mime_guess::from_path(path).first().map(|m| m.essence_str().to_string()),
+        None => None,
+    };
+    match (guess, text) {
+        (Some(guess), Some(true)) if !textual(&guess) => "text/plain".into(),
+        (Some(guess), Some(false)) if textual(&guess) => "application/octet-stream".into(),
+        (Some(guess), _) => guess,
+        (None, Some(false)) => "application/octet-stream".into(),
+        // README, LICENSE, Makefile, Dockerfile: names without an extension are mostly text.
+        (None, _) if extension.is_none() || text == Some(true) => "text/plain".into(),
+        (None, _) => "application/octet-stream".into(),
+    }
+}
+
+fn textual(mime: &str) -> bool {
+    mime.starts_with("text/")
+        || mime.ends_with("+json")
+        || mime.ends_with("+xml")
+        || matches!(
+            mime,
+            "application/json"
+                | "application/xml"
+                | "application/javascript"
+                | "application/x-sh"
+                | "application/toml"
+                | "application/yaml"
+                | "application/x-yaml"
+                | "application/sql"
+        )
+}
+
+/// `2024-05-01T12:00:00Z`; `None` before 1970.
+pub fn rfc3339(time: SystemTime) -> Option<String> {
+    let secs = i64::try_from(time.duration_since(UNIX_EPOCH).ok()?.as_secs()).ok()?;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    Some(format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z", rem / 3_600, rem % 3_600 / 60, rem % 60))
+}
+
+/// `1.5 MiB`, `12.0 KiB`, `300 bytes`.
+pub fn human_size(bytes: u64) -> String {
+    match bytes {
+        b if b >= 1 << 30 => format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64),
+        b if b >= 1 << 20 => format!("{:.1} MiB", b as f64 / (1u64 << 20) as f64),
+        b if b >= 1 << 10 => format!("{:.1} KiB", b as f64 / (1u64 << 10) as f64),
+        b => format!("{b} bytes"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn binary_detection() {
+        assert!(!looks_binary(b"plain text\n"));
+        assert!(looks_binary(b"nul\0inside"));
+        assert!(looks_binary(b"\xff\xfe bad utf-8"));
+        // A multi-byte character cut at the end of the head is still text.
+        assert!(!looks_binary("é".as_bytes().get(..1).unwrap()));
+        let mut head = vec![b'a'; SNIFF_BYTES - 1];
+        head.extend_from_slice("é".as_bytes());
+        assert!(!looks_binary(&head));
+    }
+
+    #[test]
+    fn mime_types() {
+        assert_eq!(mime_type(Path::new("a/README.md"), None), "text/markdown");
+        assert_eq!(mime_type(Path::new("x.ts"), None), "text/x-typescript");
+        assert_eq!(mime_type(Path::new("Makefile"), None), "text/plain");
+        assert_eq!(mime_type(Path::new("a.weird"), None), "application/octet-stream");
+        assert_eq!(mime_type(Path::new("a.weird"), Some(true)), "text/plain");
+        assert_eq!(mime_type(Path::new("a.txt"), Some(false)), "application/octet-stream");
+        assert_eq!(mime_type(Path::new("a.png"), Some(false)), "image/png");
+    }
+
+    #[test]
+    fn timestamps() {
+        let at = |secs| rfc3339(UNIX_EPOCH + Duration::from_secs(secs)).unwrap();
+        assert_eq!(at(0), "1970-01-01T00:00:00Z");
+        assert_eq!(at(1_700_000_000), "2023-11-14T22:13:20Z");
+        assert_eq!(at(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(rfc3339(UNIX_EPOCH - Duration::from_secs(1)), None);
+    }
+
+    #[test]
+    fn line_scans() {
+        let scan = |text: &str, range| scan_lines(&mut text.as_bytes(), range).unwrap();
+        let s = scan("a\nb\nc", Some((2, Some(3))));
+        assert_eq!((s.selected.as_slice(), s.last_selected, s.total), (b"b\nc".as_slice(), Some(3), Some(3)));
+        assert_eq!(scan("a\nb\n", None).total, Some(2));
+        assert_eq!(scan("", None).total, Some(0));
+        assert_eq!(scan("a\n", Some((5, None))).last_selected, None);
+        let long = "x".repeat(MAX_READ_BYTES as usize + 1);
+        assert!(matches!(
+            scan_lines(&mut long.as_bytes(), Some((1, Some(1)))),
+            Err(ReadError::RangeTooLarge { first: 1, last: 1 })
+        ));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn opening_checks_where_the_file_really_is() {
+        let (root, outside) = (tempfile::TempDir::new().unwrap(), tempfile::TempDir::new().unwrap());
+        let root = root.path().canonicalize().unwrap();
+        std::fs::write(outside.path().join("secret"), "s").unwrap();
+        std::fs::write(root.join("plain"), "p").unwrap();
+        std::os::unix::fs::symlink(outside.path().join("secret"), root.join("link")).unwrap();
+        assert!(open(&root.join("plain"), &root).is_ok());
+        let error = open(&root.join("link"), &root).unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::PermissionDenied);
+        assert_eq!(open(&root, &root).unwrap_err().kind(), io::ErrorKind::InvalidInput);
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(human_size(300), "300 bytes");
+        assert_eq!(human_size(MAX_READ_BYTES), "1.0 MiB");
+        assert_eq!(human_size(3 * 1024 * 1024 + 200 * 1024), "3.2 MiB");
+    }
+}

@@ -1,0 +1,253 @@
+//! The workspace layer: what `duet serve` serves out of the box. It serves the files under
+//! one or more root directories, read-only: every file (minus what `.gitignore` and hidden
+//! file rules leave out) as a `file://` resource, a `file://` template per root for any
+//! other file, tools to list, find, search, read and describe files, and prompts to review
+//! a file or summarize a directory. With [`Workspace::watch`] it raises resource changes as
+//! files change on disk.
+//!
+//! Tools and prompts live in a [`Registry`] (it validates their arguments); resources are
+//! served here, from a listing snapshot kept current by the watcher. Every path a client
+//! names goes through `paths` first: nothing outside the roots is ever opened.
+
+mod files;
+mod listing;
+mod paths;
+mod prompts;
+mod search;
+mod tools;
+mod uri;
+mod walk;
+mod watch;
+
+#[cfg(test)]
+mod tests;
+
+use async_trait::async_trait;
+use duet::layer::{
+    ChangeFeed, Completion, CompletionArg, CompletionRef, Layer, LayerError, Listing, Outcome, Principal, Prompt,
+    PromptResult, Registry, RegistryError, Reply, RequestCx, Resource, ResourceContents, ResourceTemplate, ServerInfo,
+    Tool, ToolResult,
+};
+use files::{Body, ReadError};
+use listing::{Snapshot, Want};
+use paths::{Kind, Roots};
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::io;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, RwLock};
+
+/// The files under some directories, served read-only as an MCP layer.
+pub struct Workspace {
+    shared: Arc<Shared>,
+    registry: Registry,
+    templates: Listing<ResourceTemplate>,
+    /// The running watcher; dropping it stops watching.
+    watcher: Mutex<Option<watch::Watcher>>,
+}
+
+/// What the resources, tools, prompts and the watcher share: the roots and the listing.
+struct Shared {
+    roots: Roots,
+    snapshot: RwLock<Arc<Snapshot>>,
+}
+
+/// Why a workspace could not open or start watching.
+#[derive(Debug)]
+pub enum WorkspaceError {
+    NoRoots,
+    Root { path: PathBuf, source: io::Error },
+    NotADirectory(PathBuf),
+    NotUtf8(PathBuf),
+    Registry(RegistryError),
+    Watch(String),
+}
+
+impl fmt::Display for WorkspaceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            WorkspaceError::NoRoots => f.write_str("a workspace needs at least one root directory"),
+            WorkspaceError::Root { path, source } => write!(f, "cannot serve {}: {source}", path.display()),
+            WorkspaceError::NotADirectory(path) => write!(f, "cannot serve {}: not a directory", path.display()),
+            WorkspaceError::NotUtf8(path) => write!(f, "cannot serve {}: its path is not UTF-8", path.display()),
+            WorkspaceError::Registry(e) => write!(f, "the workspace's tools and prompts: {e}"),
+            WorkspaceError::Watch(e) => write!(f, "cannot watch the workspace for changes: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for WorkspaceError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            WorkspaceError::Root { source, .. } => Some(source),
+            WorkspaceError::Registry(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<RegistryError> for WorkspaceError {
+    fn from(e: RegistryError) -> Self {
+        WorkspaceError::Registry(e)
+    }
+}
+
+impl Workspace {
+    /// A workspace of these directories (relative ones are taken from the current
+    /// directory). Lists their files once; call [`Workspace::watch`] to keep it current.
+    pub fn open(roots: Vec<PathBuf>) -> Result<Arc<Workspace>, WorkspaceError> {
+        let roots = Roots::new(roots)?;
+        let snapshot = Snapshot::scan(&roots);
+        if snapshot.truncated() {
+            tracing::warn!(
+                "the workspace has more than {} files; resources/list shows the first of them only",
+                listing::MAX_LISTED
+            );
+        }
+        let templates = Arc::new(roots.iter().map(template).collect());
+        let shared = Arc::new(Shared { roots, snapshot: RwLock::new(Arc::new(snapshot)) });
+        let mut registry = Registry::new(info(&shared.roots));
+        tools::register(&mut registry, &shared)?;
+        search::register(&mut registry, &shared)?;
+        prompts::register(&mut registry, &shared)?;
+        Ok(Arc::new(Workspace { shared, registry, templates, watcher: Mutex::new(None) }))
+    }
+
+    /// Starts watching the roots (once; later calls do nothing). Changes are raised on the
+    /// layer's change feed from a thread of the watcher's own, which ends when the
+    /// workspace is dropped. Needs no async runtime.
+    pub fn watch(&self) -> Result<(), WorkspaceError> {
+        let mut watcher = self.watcher.lock().unwrap_or_else(|p| p.into_inner());
+        if watcher.is_none() {
+            *watcher = Some(watch::Watcher::start(self.shared.clone(), self.registry.change_feed())?);
+        }
+        Ok(())
+    }
+}
+
+impl Shared {
+    fn snapshot(&self) -> Arc<Snapshot> {
+        self.snapshot.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    fn replace(&self, snapshot: Snapshot) {
+        *self.snapshot.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(snapshot);
+    }
+
+    /// One file as resource contents, named by `uri`.
+    fn read_resource(&self, uri: &str) -> Result<ResourceContents, LayerError> {
+        let resolved = self.roots.resolve(uri).map_err(|e| e.to_layer())?;
+        if resolved.kind == Kind::Dir {
+            return Err(LayerError::invalid_arguments(format!(
+                "{uri} is a directory; list it with the list_directory tool"
+            )));
+        }
+        match files::read_whole(&resolved.abs, &self.roots.get(resolved.root).path) {
+            Ok(Body::Text(text)) => Ok(ResourceContents::text(uri, files::mime_type(&resolved.abs, Some(true)), text)),
+            Ok(Body::Binary(bytes)) => {
+                Ok(ResourceContents::blob(uri, files::mime_type(&resolved.abs, Some(false)), &bytes))
+            }
+            Err(ReadError::Io(e)) if e.kind() == io::ErrorKind::NotFound => {
+                Err(LayerError::NotFound(format!("{uri} does not exist in the workspace")))
+            }
+            Err(e) => Err(LayerError::invalid_arguments(e.message(uri))),
+        }
+    }
+}
+
+/// Runs blocking file work off the async threads.
+async fn blocking<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> Result<T, String> {
+    tokio::task::spawn_blocking(work).await.map_err(|e| format!("the workspace task failed: {e}"))
+}
+
+fn info(roots: &Roots) -> ServerInfo {
+    let served: Vec<String> = roots.iter().map(|r| format!("{} ({})", r.name, r.path.display())).collect();
+    let paths = if roots.len() == 1 {
+        "Paths are relative to the root; absolute paths and file:// URIs under it work too.".to_string()
+    } else {
+        "A relative path starts with a root's name; absolute paths and file:// URIs under a root work too.".into()
+    };
+    ServerInfo::new("duet", env!("CARGO_PKG_VERSION")).title("duet workspace").instructions(format!(
+        "Read-only access to the files under {}. {paths} Every file not ignored by .gitignore is a resource; \
+         find files with find_files, search their contents with search_files, and read big files in parts \
+         with read_file.",
+        served.join(", ")
+    ))
+}
+
+fn template(root: &paths::Root) -> ResourceTemplate {
+    let base = uri::from_path(&root.path);
+    ResourceTemplate {
+        uri_template: format!("{}/{{+path}}", base.trim_end_matches('/')),
+        name: root.name.clone(),
+        title: Some(format!("Files under {}", root.path.display())),
+        description: Some(format!(
+            "Any file under this root by its relative path, including those the resource list leaves out \
+             (ignored, hidden, or beyond its first {} files).",
+            listing::MAX_LISTED
+        )),
+        mime_type: None,
+        annotations: None,
+        icons: None,
+        meta: None,
+    }
+}
+
+#[async_trait]
+impl Layer for Workspace {
+    fn info(&self) -> &ServerInfo {
+        self.registry.info()
+    }
+
+    fn tools(&self, who: &Principal) -> Listing<Tool> {
+        self.registry.tools(who)
+    }
+
+    fn resources(&self, _who: &Principal) -> Listing<Resource> {
+        self.shared.snapshot().resources()
+    }
+
+    fn templates(&self, _who: &Principal) -> Listing<ResourceTemplate> {
+        self.templates.clone()
+    }
+
+    fn prompts(&self, who: &Principal) -> Listing<Prompt> {
+        self.registry.prompts(who)
+    }
+
+    async fn call_tool(&self, name: &str, args: Map<String, Value>, cx: &RequestCx) -> Outcome<ToolResult> {
+        self.registry.call_tool(name, args, cx).await
+    }
+
+    async fn read_resource(&self, uri: &str, _cx: &RequestCx) -> Outcome<Vec<ResourceContents>> {
+        if !uri::is_file_uri(uri) {
+            return Err(LayerError::NotFound(format!("Unknown resource: {uri}")));
+        }
+        let (shared, owned) = (self.shared.clone(), uri.to_string());
+        let contents = blocking(move || shared.read_resource(&owned)).await.map_err(LayerError::Internal)??;
+        Ok(Reply::Complete(vec![contents]))
+    }
+
+    async fn get_prompt(&self, name: &str, args: BTreeMap<String, String>, cx: &RequestCx) -> Outcome<PromptResult> {
+        self.registry.get_prompt(name, args, cx).await
+    }
+
+    async fn complete(&self, of: CompletionRef, arg: CompletionArg, cx: &RequestCx) -> Result<Completion, LayerError> {
+        let CompletionRef::Resource { uri } = &of else {
+            return self.registry.complete(of, arg, cx).await;
+        };
+        let root = self.templates.iter().position(|t| &t.uri_template == uri);
+        let values = match root {
+            Some(root) if arg.name == "path" => {
+                self.shared.snapshot().complete(&self.shared.roots, &arg.value, Want::Files, Some(root))
+            }
+            _ => Vec::new(),
+        };
+        Ok(Completion::from_values(values))
+    }
+
+    fn changes(&self) -> &ChangeFeed {
+        self.registry.changes()
+    }
+}

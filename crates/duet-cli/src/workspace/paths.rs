@@ -1,0 +1,258 @@
+//! Confinement: the workspace roots, and the one way a path a client names becomes a file
+//! the server may open. `..` is refused outright, an absolute path must lie under a root,
+//! symbolic links are resolved and the result must still lie under the same root, and
+//! only regular files and directories are served (never devices, FIFOs or sockets).
+//!
+//! Refusals name the path the client sent and nothing it could not already see: whether
+//! something exists outside the roots, or where a link points, is never said.
+
+use super::WorkspaceError;
+use super::uri;
+use duet::layer::LayerError;
+use std::fmt;
+use std::io;
+use std::path::{Component, Path, PathBuf};
+
+/// One directory the workspace serves.
+#[derive(Debug)]
+pub struct Root {
+    /// The directory's own name, made unique among the roots.
+    pub name: String,
+    /// The canonical absolute path.
+    pub path: PathBuf,
+    /// The absolute path as given, before symbolic links were resolved.
+    given: PathBuf,
+}
+
+/// The roots of a workspace, in the order given.
+#[derive(Debug)]
+pub struct Roots(Vec<Root>);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    File,
+    Dir,
+}
+
+/// A path inside the workspace, checked: it exists, lies under its root once links are
+/// resolved, and is a regular file or a directory.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    /// The index of its root.
+    pub root: usize,
+    /// The canonical absolute path.
+    pub abs: PathBuf,
+    pub kind: Kind,
+}
+
+/// Why a path was refused.
+#[derive(Debug)]
+pub enum PathError {
+    Invalid { input: String, reason: String },
+    Parent(String),
+    Outside { input: String, roots: String },
+    UnknownRoot { input: String, names: String },
+    AllRoots(String),
+    Escapes(String),
+    NotFound(String),
+    Special(String),
+    Io { input: String, error: io::Error },
+}
+
+impl fmt::Display for PathError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PathError::Invalid { input, reason } => write!(f, "{input:?} is not a valid workspace path: {reason}"),
+            PathError::Parent(input) => write!(f, "{input:?}: '..' is not allowed in workspace paths"),
+            PathError::Outside { input, roots } => {
+                write!(f, "{input:?} is outside the workspace, which serves only {roots}")
+            }
+            PathError::UnknownRoot { input, names } => write!(
+                f,
+                "{input:?}: the workspace has several roots, so a relative path starts with one of their names: {names}"
+            ),
+            PathError::AllRoots(input) => {
+                write!(f, "{input:?} names every root of the workspace; name a path under one of them")
+            }
+            PathError::Escapes(input) => write!(f, "{input:?} leads outside the workspace through a symbolic link"),
+            PathError::NotFound(input) => write!(f, "{input:?} does not exist in the workspace"),
+            PathError::Special(input) => {
+                write!(f, "{input:?} is not a regular file or directory (devices, FIFOs and sockets are not served)")
+            }
+            PathError::Io { input, error } => write!(f, "cannot access {input:?}: {error}"),
+        }
+    }
+}
+
+impl PathError {
+    /// The protocol error of a refused resource or prompt path.
+    pub fn to_layer(&self) -> LayerError {
+        match self {
+            PathError::NotFound(_) => LayerError::NotFound(self.to_string()),
+            _ => LayerError::invalid_arguments(self.to_string()),
+        }
+    }
+}
+
+impl Roots {
+    /// Checks and names the roots: each must be an existing directory. The same directory
+    /// given twice is served once.
+    pub fn new(paths: Vec<PathBuf>) -> Result<Roots, WorkspaceError> {
+        if paths.is_empty() {
+            return Err(WorkspaceError::NoRoots);
+        }
+        let mut roots: Vec<Root> = Vec::with_capacity(paths.len());
+        for given in paths {
+            let fail = |source| WorkspaceError::Root { path: given.clone(), source };
+            let absolute = std::path::absolute(&given).map_err(fail)?;
+            let path = absolute.canonicalize().map_err(fail)?;
+            if !path.is_dir() {
+                return Err(WorkspaceError::NotADirectory(given));
+            }
+            if path.to_str().is_none() {
+                return Err(WorkspaceError::NotUtf8(given));
+            }
+            if roots.iter().any(|r| r.path == path) {
+                continue;
+            }
+            let base = path.file_name().map_or_else(|| "root".into(), |n| n.to_string_lossy().into_owned());
+            let mut name = base.clone();
+            for n in 2.. {
+                if !roots.iter().any(|r| r.name == name) {
+                    break;
+                }
+                name = format!("{base}-{n}");
+            }
+            roots.push(Root { name, path, given: absolute });
+        }
+        Ok(Roots(roots))
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &Root> {
+        self.0.iter()
+    }
+
+    pub fn get(&self, index: usize) -> &Root {
+        &self.0[index]
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// One root, for every root.
+    pub fn all(&self) -> Vec<Resolved> {
+        (0..self.0.len()).map(|root| Resolved { root, abs: self.0[root].path.clone(), kind: Kind::Dir }).collect()
+    }
+
+    /// The root an absolute path lies under (the innermost, when roots nest).
+    pub fn owner(&self, abs: &Path) -> Option<usize> {
+        self.0
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| abs.starts_with(&r.path))
+            .max_by_key(|(_, r)| r.path.components().count())
+            .map(|(i, _)| i)
+    }
+
+    /// How the tools write a path under root `root`: relative to it with one root, prefixed
+    /// by its name with several. What they write, they accept back.
+    pub fn display(&self, root: usize, abs: &Path) -> String {
+        let rel = abs.strip_prefix(&self.0[root].path).unwrap_or(Path::new(""));
+        let rel: Vec<_> = rel.components().map(|c| c.as_os_str().to_string_lossy()).collect();
+        match (self.0.len(), rel.is_empty()) {
+            (1, true) => ".".into(),
+            (1, false) => rel.join("/"),
+            (_, true) => self.0[root].name.clone(),
+            (_, false) => format!("{}/{}", self.0[root].name, rel.join("/")),
+        }
+    }
+
+    /// Resolves a path that must name one file or directory.
+    pub fn resolve(&self, input: &str) -> Result<Resolved, PathError> {
+        match self.locate(input)? {
+            Some((root, candidate)) => self.check(root, &candidate, input),
+            None => Err(PathError::AllRoots(input.into())),
+        }
+    }
+
+    /// Resolves a path that may name every root at once (`.` with several roots).
+    pub fn resolve_scope(&self, input: &str) -> Result<Vec<Resolved>, PathError> {
+        match self.locate(input)? {
+            Some((root, candidate)) => Ok(vec![self.check(root, &candidate, input)?]),
+            None => Ok(self.all()),
+        }
+    }
+
+    /// The root a path belongs to and where it would be, before touching the file system;
+    /// `None` for the top of a workspace of several roots.
+    fn locate(&self, input: &str) -> Result<Option<(usize, PathBuf)>, PathError> {
+        let invalid = |reason: String| PathError::Invalid { input: input.into(), reason };
+        if input.contains('\0') {
+            return Err(invalid("it contains a NUL character".into()));
+        }
+        let path = if uri::is_file_uri(input) { uri::to_path(input).map_err(invalid)? } else { PathBuf::from(input) };
+        let mut parts = Vec::new();
+        for component in path.components() {
+            match component {
+                Component::ParentDir => return Err(PathError::Parent(input.into())),
+                Component::Normal(part) => parts.push(part),
+                Component::CurDir | Component::RootDir | Component::Prefix(_) => {}
+            }
+        }
+        if path.is_absolute() {
+            return self.locate_absolute(&path).map(Some).ok_or_else(|| PathError::Outside {
+                input: input.into(),
+                roots: self.0.iter().map(|r| r.path.display().to_string()).collect::<Vec<_>>().join(", "),
+            });
+        }
+        if path.has_root() {
+            return Err(invalid("it is neither relative nor absolute".into()));
+        }
+        if self.0.len() == 1 {
+            return Ok(Some((0, parts.iter().fold(self.0[0].path.clone(), |p, part| p.join(part)))));
+        }
+        let Some((first, rest)) = parts.split_first() else {
+            return Ok(None);
+        };
+        let Some(root) = self.0.iter().position(|r| r.name.as_str() == *first) else {
+            let names = self.0.iter().map(|r| r.name.as_str()).collect::<Vec<_>>().join(", ");
+            return Err(PathError::UnknownRoot { input: input.into(), names });
+        };
+        Ok(Some((root, rest.iter().fold(self.0[root].path.clone(), |p, part| p.join(part)))))
+    }
+
+    /// An absolute path under a root, as written or as the root's path was given.
+    fn locate_absolute(&self, path: &Path) -> Option<(usize, PathBuf)> {
+        let mut best: Option<(usize, PathBuf, usize)> = None;
+        for (i, root) in self.0.iter().enumerate() {
+            for base in [&root.path, &root.given] {
+                if let Ok(rest) = path.strip_prefix(base) {
+                    let depth = base.components().count();
+                    if best.as_ref().is_none_or(|b| depth > b.2) {
+                        best = Some((i, root.path.join(rest), depth));
+                    }
+                }
+            }
+        }
+        best.map(|(i, p, _)| (i, p))
+    }
+
+    /// Resolves links and checks what the path turned out to be.
+    fn check(&self, root: usize, candidate: &Path, input: &str) -> Result<Resolved, PathError> {
+        let abs = candidate.canonicalize().map_err(|error| match error.kind() {
+            io::ErrorKind::NotFound => PathError::NotFound(input.into()),
+            _ => PathError::Io { input: input.into(), error },
+        })?;
+        if !abs.starts_with(&self.0[root].path) {
+            return Err(PathError::Escapes(input.into()));
+        }
+        let meta = abs.metadata().map_err(|error| PathError::Io { input: input.into(), error })?;
+        let kind = match meta.file_type() {
+            t if t.is_file() => Kind::File,
+            t if t.is_dir() => Kind::Dir,
+            _ => return Err(PathError::Special(input.into())),
+        };
+        Ok(Resolved { root, abs, kind })
+    }
+}

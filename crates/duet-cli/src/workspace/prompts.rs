@@ -1,0 +1,133 @@
+//! The prompts: `review_file` embeds one file as a resource and asks for a review;
+//! `summarize_directory` lists a directory's tree and asks for a summary. Both complete
+//! their `path` argument from the listing.
+
+use super::files::{self, Body, ReadError};
+use super::listing::Want;
+use super::paths::Kind;
+use super::{Shared, blocking, uri, walk};
+use duet::layer::{
+    Content, HandlerError, LayerError, PromptMessage, PromptResult, PromptSpec, Registry, RegistryError,
+    ResourceContents,
+};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// The most entries a directory summary lists.
+const MAX_TREE_ENTRIES: usize = 300;
+/// How deep a directory summary goes.
+const TREE_DEPTH: usize = 4;
+
+pub fn register(registry: &mut Registry, shared: &Arc<Shared>) -> Result<(), RegistryError> {
+    let review = {
+        let shared = shared.clone();
+        move |args: BTreeMap<String, String>, _| {
+            let shared = shared.clone();
+            async move { blocking(move || review_file(&shared, &args)).await.map_err(LayerError::Internal)? }
+        }
+    };
+    registry.prompt(
+        PromptSpec::new("review_file", review)
+            .title("Review a file")
+            .description("Asks for a code review of one file of the workspace, with the file attached.")
+            .argument("path", "The file to review.", true)
+            .complete("path", completer(shared, Want::Files)),
+    )?;
+    let summarize = {
+        let shared = shared.clone();
+        move |args: BTreeMap<String, String>, _| {
+            let shared = shared.clone();
+            async move { blocking(move || summarize_directory(&shared, &args)).await.map_err(LayerError::Internal)? }
+        }
+    };
+    registry.prompt(
+        PromptSpec::new("summarize_directory", summarize)
+            .title("Summarize a directory")
+            .description("Asks for a summary of what a directory of the workspace holds, with its tree attached.")
+            .argument("path", "The directory to summarize (default: the whole workspace).", false)
+            .complete("path", completer(shared, Want::Dirs)),
+    )?;
+    Ok(())
+}
+
+/// Completes a `path` argument with listed paths that start with what was typed.
+fn completer(shared: &Arc<Shared>, want: Want) -> impl Fn(&str, &BTreeMap<String, String>) -> Vec<String> + use<> {
+    let shared = shared.clone();
+    move |prefix, _| shared.snapshot().complete(&shared.roots, prefix, want, None)
+}
+
+fn invalid(message: String) -> HandlerError {
+    LayerError::invalid_arguments(message).into()
+}
+
+fn review_file(shared: &Shared, args: &BTreeMap<String, String>) -> Result<PromptResult, HandlerError> {
+    let input = args.get("path").map_or("", String::as_str);
+    let file = shared.roots.resolve(input).map_err(|e| e.to_layer())?;
+    let name = shared.roots.display(file.root, &file.abs);
+    if file.kind == Kind::Dir {
+        return Err(invalid(format!("{name} is a directory; review_file reviews one file")));
+    }
+    let link = uri::from_path(&file.abs);
+    let contents = match files::read_whole(&file.abs, &shared.roots.get(file.root).path) {
+        Ok(Body::Text(text)) => ResourceContents::text(&link, files::mime_type(&file.abs, Some(true)), text),
+        Ok(Body::Binary(bytes)) => ResourceContents::blob(&link, files::mime_type(&file.abs, Some(false)), &bytes),
+        Err(e @ ReadError::TooLarge { .. }) => return Err(invalid(e.message(&name))),
+        Err(e) => return Err(LayerError::Internal(e.message(&name)).into()),
+    };
+    let ask = format!(
+        "Review {name}, attached above. Point out bugs, risky or unclear code, and missing error handling, \
+         citing line numbers, and suggest concrete improvements. Say so if it looks fine."
+    );
+    Ok(PromptResult {
+        description: Some(format!("Review of {name}")),
+        messages: vec![PromptMessage::user(Content::resource(contents)), PromptMessage::user(Content::text(ask))],
+    })
+}
+
+fn summarize_directory(shared: &Shared, args: &BTreeMap<String, String>) -> Result<PromptResult, HandlerError> {
+    let input = args.get("path").map(String::as_str).filter(|p| !p.is_empty()).unwrap_or(".");
+    let scope = shared.roots.resolve_scope(input).map_err(|e| e.to_layer())?;
+    if let [one] = scope.as_slice()
+        && one.kind == Kind::File
+    {
+        return Err(invalid(format!("{input:?} is a file; summarize_directory summarizes a directory")));
+    }
+    let mut tree = Vec::new();
+    let mut truncated = false;
+    'scope: for base in &scope {
+        let walk = walk::walker(&base.abs).max_depth(Some(TREE_DEPTH)).build();
+        for entry in walk.filter_map(Result::ok) {
+            if tree.len() == MAX_TREE_ENTRIES {
+                truncated = true;
+                break 'scope;
+            }
+            let Some(kind) = entry.file_type() else { continue };
+            let path = shared.roots.display(base.root, entry.path());
+            let depth = entry.depth() + usize::from(scope.len() > 1);
+            let indent = "  ".repeat(depth);
+            match entry.metadata() {
+                _ if kind.is_dir() => tree.push(format!("{indent}{path}/")),
+                Ok(meta) if kind.is_file() => tree.push(format!("{indent}{path} ({})", files::human_size(meta.len()))),
+                _ => tree.push(format!("{indent}{path}")),
+            }
+        }
+    }
+    if truncated {
+        tree.push(format!("(the tree stops at {MAX_TREE_ENTRIES} entries)"));
+    }
+    let shown = match scope.as_slice() {
+        [one] => shared.roots.display(one.root, &one.abs),
+        _ => "the workspace".into(),
+    };
+    let ask = format!(
+        "Summarize what {shown} contains: its purpose, how it is organized, and the most important files. \
+         Read files with the read_file tool where the names alone do not tell."
+    );
+    Ok(PromptResult {
+        description: Some(format!("Summary of {shown}")),
+        messages: vec![
+            PromptMessage::user(Content::text(format!("The tree of {shown}:\n{}", tree.join("\n")))),
+            PromptMessage::user(Content::text(ask)),
+        ],
+    })
+}

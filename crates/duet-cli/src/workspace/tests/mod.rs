@@ -1,0 +1,243 @@
+//! Tests of the workspace layer on real files in temporary directories: through the
+//! `Layer` trait, and through the engine the way a client sees it, with every result and
+//! notification checked against the MCP schema of its protocol version.
+
+mod confinement;
+mod engine;
+mod layer;
+mod watching;
+
+use super::Workspace;
+use duet::jsonrpc::{RpcError, Sink};
+use duet::layer::{Layer, LayerError, Principal, Reply, RequestCx, ResourceContents, ToolResult};
+use duet::protocol::{Answer, Server, ServerOptions, Session, SessionOptions, Version};
+use duet_testing::Schemas;
+use serde_json::{Value, json};
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tempfile::TempDir;
+
+/// The longest one step may take before a test fails instead of hanging.
+pub const WAIT: Duration = Duration::from_secs(5);
+
+/// The revisions negotiated with `initialize`.
+pub const HANDSHAKE: [Version; 4] =
+    [Version::V2024_11_05, Version::V2025_03_26, Version::V2025_06_18, Version::V2025_11_25];
+
+/// The bytes of `data/blob.bin`: binary (a NUL), though it contains "hello".
+pub const BLOB: &[u8] = b"\x89PNG\r\n\x1a\n\0hello\xff";
+
+/// A temporary directory with a small project in it, and a workspace serving it.
+pub struct Fixture {
+    pub dir: TempDir,
+    /// The directory's canonical path.
+    pub root: PathBuf,
+    pub ws: Arc<Workspace>,
+}
+
+impl Fixture {
+    /// A project with text, binary, ignored and hidden files.
+    pub fn new() -> Fixture {
+        let dir = TempDir::new().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        write(&root, "README.md", "# Demo\nhello world\n");
+        write(&root, "src/main.rs", "fn main() {\n    println!(\"Hello, workspace\");\n}\n");
+        write(&root, "src/lib.rs", "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n");
+        write(&root, "data/blob.bin", BLOB);
+        write(&root, "notes/über café.txt", "accents and spaces\n");
+        write(&root, ".gitignore", "target/\n*.log\n");
+        write(&root, "target/out.txt", "hello from an ignored directory\n");
+        write(&root, "debug.log", "hello from an ignored file\n");
+        write(&root, ".hidden/secret.txt", "hello from a hidden directory\n");
+        let ws = Workspace::open(vec![root.clone()]).unwrap();
+        Fixture { dir, root, ws }
+    }
+
+    /// The `file://` URI of a path relative to the root.
+    pub fn uri(&self, rel: &str) -> String {
+        super::uri::from_path(&self.root.join(rel))
+    }
+
+    /// Calls a tool through the layer; the result must be complete.
+    pub async fn tool(&self, name: &str, args: Value) -> ToolResult {
+        call_tool(&self.ws, name, args, &cx()).await
+    }
+
+    pub async fn read(&self, uri: &str) -> Result<Vec<ResourceContents>, LayerError> {
+        match self.ws.read_resource(uri, &cx()).await? {
+            Reply::Complete(contents) => Ok(contents),
+            Reply::InputRequired(_) => panic!("reading {uri} asked for input"),
+        }
+    }
+}
+
+pub fn write(root: &Path, rel: &str, contents: impl AsRef<[u8]>) {
+    let path = root.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, contents).unwrap();
+}
+
+/// A context for an in-process call by the local user.
+pub fn cx() -> RequestCx {
+    RequestCx::builder(Principal::local()).build()
+}
+
+pub async fn call_tool(ws: &Workspace, name: &str, args: Value, cx: &RequestCx) -> ToolResult {
+    let Value::Object(args) = args else { panic!("arguments must be an object") };
+    match ws.call_tool(name, args, cx).await {
+        Ok(Reply::Complete(result)) => result,
+        other => panic!("{name} should complete, got {other:?}"),
+    }
+}
+
+/// The text blocks of a tool result, joined by newlines.
+pub fn text(result: &ToolResult) -> String {
+    let value = serde_json::to_value(result).unwrap();
+    let blocks = value["content"].as_array().unwrap().iter().filter_map(|c| c["text"].as_str());
+    blocks.collect::<Vec<_>>().join("\n")
+}
+
+/// The message of a tool error (the result must be one).
+pub fn tool_error(result: &ToolResult) -> String {
+    assert!(result.is_error, "expected a tool error, got {result:?}");
+    text(result)
+}
+
+/// Runs `future`, failing the test when it takes longer than [`WAIT`].
+pub async fn bounded<F: Future>(what: &str, future: F) -> F::Output {
+    tokio::time::timeout(WAIT, future).await.unwrap_or_else(|_| panic!("{what} took longer than {WAIT:?}"))
+}
+
+/// Messages a sink received, checked against the schema of a version when taken.
+#[derive(Clone)]
+pub struct Recorder {
+    version: Version,
+    seen: Arc<Mutex<Vec<Value>>>,
+}
+
+impl Recorder {
+    pub fn new(version: Version) -> Recorder {
+        Recorder { version, seen: Arc::default() }
+    }
+
+    pub fn sink(&self) -> Sink {
+        let seen = self.seen.clone();
+        Arc::new(move |message| seen.lock().unwrap().push(message))
+    }
+
+    /// Everything received so far, checked; the record starts over.
+    pub fn take(&self) -> Vec<Value> {
+        let taken = std::mem::take(&mut *self.seen.lock().unwrap());
+        for message in &taken {
+            Schemas::get().assert_notification(self.version.as_str(), message);
+        }
+        taken
+    }
+
+    /// Waits (at most [`WAIT`]) for a message with this method; returns it and everything
+    /// received before it.
+    pub async fn wait_for(&self, method: &str) -> Vec<Value> {
+        let mut taken = Vec::new();
+        bounded(&format!("a {method} notification"), async {
+            loop {
+                taken.extend(self.take());
+                if taken.iter().any(|m| m["method"] == method) {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        })
+        .await;
+        taken
+    }
+}
+
+/// One engine session over a workspace, speaking one protocol version.
+pub struct Client {
+    pub session: Session,
+    pub version: Version,
+    /// What the session sent unprompted (change notifications).
+    pub sent: Recorder,
+    ids: AtomicI64,
+}
+
+impl Client {
+    /// A registered session, initialized at `version` unless that is 2026-07-28.
+    pub async fn connect(ws: &Arc<Workspace>, version: Version) -> Client {
+        let server = Server::new(ws.clone(), ServerOptions { page_size: 3, ..ServerOptions::default() });
+        let sent = Recorder::new(version);
+        let session = server.session(SessionOptions {
+            send: Some(sent.sink()),
+            principal: Some(Principal::local()),
+            stateless_version: None,
+            register: true,
+        });
+        let client = Client { session, version, sent, ids: AtomicI64::new(1) };
+        if !version.is_modern() {
+            let params = json!({
+                "protocolVersion": version.as_str(),
+                "capabilities": {},
+                "clientInfo": {"name": "workspace-tests", "version": "1"},
+            });
+            client.request("initialize", params).await;
+            let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+            assert_eq!(client.session.handle(initialized, None, None).await, None);
+        }
+        client
+    }
+
+    /// A request with the next id, enveloped at 2026-07-28.
+    pub fn message(&self, method: &str, params: Value) -> Value {
+        let mut params = params;
+        if self.version.is_modern() {
+            let meta = params.as_object_mut().unwrap().entry("_meta").or_insert_with(|| json!({}));
+            let meta = meta.as_object_mut().unwrap();
+            meta.insert("io.modelcontextprotocol/protocolVersion".into(), json!(self.version.as_str()));
+            meta.insert("io.modelcontextprotocol/clientCapabilities".into(), json!({}));
+        }
+        let id = self.ids.fetch_add(1, Ordering::Relaxed);
+        json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+    }
+
+    /// Sends a message, its notifications going to `sink`; checks a result's schema.
+    pub async fn send(&self, method: &str, message: Value, sink: Option<Sink>) -> Result<Value, RpcError> {
+        let answer = bounded(&format!("the answer to {method}"), self.session.handle(message, sink, None)).await;
+        let Some(Answer::One(response)) = answer else { panic!("{method} should get one response, got {answer:?}") };
+        if let Ok(result) = &response.outcome {
+            Schemas::get().assert_result(self.version.as_str(), method, result);
+        }
+        response.outcome
+    }
+
+    /// The result of a request that must succeed.
+    pub async fn request(&self, method: &str, params: Value) -> Value {
+        let message = self.message(method, params);
+        self.send(method, message, None).await.unwrap_or_else(|e| panic!("{method} at {}: {e:?}", self.version))
+    }
+
+    /// The error of a request that must fail.
+    pub async fn error(&self, method: &str, params: Value) -> RpcError {
+        let message = self.message(method, params);
+        match self.send(method, message, None).await {
+            Err(error) => error,
+            Ok(result) => panic!("{method} should fail at {}, got {result}", self.version),
+        }
+    }
+
+    /// Every item of a list method, walking its pages.
+    pub async fn list_all(&self, method: &str, key: &str) -> Vec<Value> {
+        let mut items = Vec::new();
+        let mut params = json!({});
+        loop {
+            let page = self.request(method, params).await;
+            items.extend(page[key].as_array().unwrap().iter().cloned());
+            match page.get("nextCursor") {
+                Some(cursor) => params = json!({"cursor": cursor}),
+                None => return items,
+            }
+        }
+    }
+}

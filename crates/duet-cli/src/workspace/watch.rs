@@ -1,0 +1,146 @@
+//! Watching the roots: a `notify` watcher feeds a thread of ours, which coalesces events
+//! for [`DEBOUNCE`], brings the listing up to date and raises what changed: a changed file
+//! as `ResourceUpdated`, a file that appeared or went away as `ResourcesChanged`. Events
+//! under hidden paths (such as `.git/`) are dropped at once; any other event that does not
+//! name a listed file leads to a rescan, and only a difference from the last listing is
+//! raised, so changes to ignored files raise nothing.
+//!
+//! Dropping the [`Watcher`] drops the `notify` watcher and with it the sending end of the
+//! channel; the thread sees the channel close and ends.
+
+use super::listing::{Snapshot, Stamp};
+use super::{Shared, WorkspaceError, uri};
+use duet::layer::{Change, ChangeFeed};
+use notify::event::{AccessKind, AccessMode, ModifyKind};
+use notify::{Event, EventKind, RecommendedWatcher, RecursiveMode, Watcher as _};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+/// Events this close together are handled as one batch.
+const DEBOUNCE: Duration = Duration::from_millis(100);
+
+/// A running watch of the roots; dropping it stops the watch.
+pub struct Watcher {
+    _watcher: RecommendedWatcher,
+}
+
+impl Watcher {
+    pub fn start(shared: Arc<Shared>, feed: Arc<ChangeFeed>) -> Result<Watcher, WorkspaceError> {
+        let failed = |e: &dyn std::fmt::Display| WorkspaceError::Watch(e.to_string());
+        let (events, received) = std::sync::mpsc::channel();
+        let mut watcher = notify::recommended_watcher(move |event| {
+            // The receiver is gone only when the thread ended; nothing is left to tell.
+            let _ = events.send(event);
+        })
+        .map_err(|e| failed(&e))?;
+        for root in shared.roots.iter() {
+            watcher.watch(&root.path, RecursiveMode::Recursive).map_err(|e| failed(&e))?;
+        }
+        std::thread::Builder::new()
+            .name("duet-workspace-watch".into())
+            .spawn(move || run(&received, &shared, &feed))
+            .map_err(|e| failed(&e))?;
+        Ok(Watcher { _watcher: watcher })
+    }
+}
+
+/// The paths of one batch of events: whether each one's contents were written, and
+/// whether the watcher lost track (then everything is rescanned).
+#[derive(Default)]
+struct Batch {
+    paths: BTreeMap<PathBuf, bool>,
+    rescan: bool,
+}
+
+impl Batch {
+    fn add(&mut self, shared: &Shared, event: notify::Result<Event>) {
+        let event = match event {
+            Ok(event) => event,
+            Err(error) => {
+                tracing::warn!("watching the workspace: {error}");
+                self.rescan = true;
+                return;
+            }
+        };
+        self.rescan |= event.need_rescan();
+        let written = match event.kind {
+            EventKind::Access(AccessKind::Close(AccessMode::Write)) => true,
+            // Reads, including the server's own, change nothing.
+            EventKind::Access(_) => return,
+            EventKind::Modify(ModifyKind::Data(_) | ModifyKind::Any) => true,
+            _ => false,
+        };
+        for path in event.paths.into_iter().filter(|p| visible(shared, p)) {
+            *self.paths.entry(path).or_default() |= written;
+        }
+    }
+}
+
+/// Whether a path lies under a root, below it, with no hidden component in between.
+fn visible(shared: &Shared, path: &Path) -> bool {
+    let Some(root) = shared.roots.owner(path) else { return false };
+    let Ok(rel) = path.strip_prefix(&shared.roots.get(root).path) else { return false };
+    let mut parts = rel.components().peekable();
+    parts.peek().is_some() && parts.all(|c| !c.as_os_str().to_string_lossy().starts_with('.'))
+}
+
+fn run(events: &Receiver<notify::Result<Event>>, shared: &Shared, feed: &ChangeFeed) {
+    while let Ok(first) = events.recv() {
+        let mut batch = Batch::default();
+        batch.add(shared, first);
+        let deadline = Instant::now() + DEBOUNCE;
+        loop {
+            match events.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+                Ok(event) => batch.add(shared, event),
+                Err(RecvTimeoutError::Timeout) => break,
+                Err(RecvTimeoutError::Disconnected) => return,
+            }
+        }
+        if batch.rescan || !batch.paths.is_empty() {
+            for change in apply(shared, &batch) {
+                feed.notify(change);
+            }
+        }
+    }
+}
+
+/// Updates the listing for one batch and says what changed. Files known to the listing
+/// are re-stamped; anything else rescans the roots.
+fn apply(shared: &Shared, batch: &Batch) -> Vec<Change> {
+    let current = shared.snapshot();
+    let mut rescan = batch.rescan;
+    let mut stamps = Vec::new();
+    let mut updated = BTreeSet::new();
+    for (path, written) in &batch.paths {
+        match (current.stamp(path), std::fs::symlink_metadata(path)) {
+            (Some(old), Ok(meta)) if meta.is_file() => {
+                let new = Stamp::of(&meta);
+                if new != old || *written {
+                    updated.insert(path.clone());
+                }
+                if new != old {
+                    stamps.push((path.clone(), new));
+                }
+            }
+            _ => rescan = true,
+        }
+    }
+    let mut changes = Vec::new();
+    if rescan {
+        let next = Snapshot::scan(&shared.roots);
+        let diff = current.diff(&next);
+        updated.extend(diff.modified);
+        updated.retain(|path| next.stamp(path).is_some());
+        if diff.membership {
+            changes.push(Change::ResourcesChanged);
+        }
+        shared.replace(next);
+    } else if !stamps.is_empty() {
+        shared.replace(current.restamped(&shared.roots, &stamps));
+    }
+    changes.extend(updated.iter().map(|path| Change::ResourceUpdated(uri::from_path(path))));
+    changes
+}

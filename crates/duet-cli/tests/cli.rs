@@ -1,0 +1,142 @@
+//! The in-process commands of the `duet` binary: listings equal the wire listings, `call`
+//! and `read` print results and use exit codes 0 / 1 / 2, and `config` prints a snippet
+//! each client accepts.
+
+use serde_json::{Value, json};
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+fn duet(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_duet")).args(args).output().expect("duet runs")
+}
+
+fn stdout_json(out: &Output) -> Value {
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+/// The whole listing of a list method, as a real `duet serve` sends it over stdio at
+/// 2026-07-28 without paging.
+fn wire_listing(method: &str, key: &str) -> Vec<Value> {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_duet"))
+        .args(["serve", "--fixtures", "testkit", "--page-size", "0"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("duet runs");
+    let envelope = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}});
+    let request = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": {"_meta": envelope}});
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(stdin, "{request}").unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let response: Value = serde_json::from_slice(&out.stdout).expect("one JSON response");
+    duet_testing::Schemas::get().assert_result("2026-07-28", method, &response["result"]);
+    response["result"][key].as_array().cloned().expect("a listing")
+}
+
+#[test]
+fn tools_json_equals_the_wire_listing() {
+    let out = duet(&["tools", "--fixtures", "testkit", "--json"]);
+    assert!(out.status.success());
+    assert_eq!(stdout_json(&out), Value::Array(wire_listing("tools/list", "tools")));
+}
+
+#[test]
+fn prompts_and_resources_json_equal_the_wire_listings() {
+    let prompts = duet(&["prompts", "--fixtures", "testkit", "--json"]);
+    assert_eq!(stdout_json(&prompts), Value::Array(wire_listing("prompts/list", "prompts")));
+    let resources = stdout_json(&duet(&["resources", "--fixtures", "testkit", "--json"]));
+    assert_eq!(resources["resources"], Value::Array(wire_listing("resources/list", "resources")));
+    assert_eq!(
+        resources["resourceTemplates"],
+        Value::Array(wire_listing("resources/templates/list", "resourceTemplates"))
+    );
+}
+
+#[test]
+fn tables_list_names() {
+    let out = duet(&["prompts", "--fixtures", "testkit"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("greet(name*, style)"), "{text}");
+    let tools = String::from_utf8_lossy(&duet(&["tools", "--fixtures", "testkit"]).stdout).into_owned();
+    assert!(tools.lines().next().is_some_and(|l| l.starts_with("echo ")), "{tools}");
+}
+
+#[test]
+fn call_prints_the_result_and_sets_the_exit_code() {
+    let ok = duet(&["call", "echo", "--args", r#"{"text":"ab","times":2}"#, "--fixtures", "testkit"]);
+    assert_eq!((ok.status.code(), stdout_json(&ok)), (Some(0), json!({"text": "abab"})));
+    let raw = duet(&["call", "echo", "--args", r#"{"text":"ab"}"#, "--raw", "--fixtures", "testkit"]);
+    assert_eq!(stdout_json(&raw)["isError"], false);
+    let failed = duet(&["call", "fail", "--fixtures", "testkit"]);
+    assert_eq!((failed.status.code(), String::from_utf8_lossy(&failed.stdout).trim()), (Some(1), "boom"));
+    let unknown = duet(&["call", "nope", "--fixtures", "testkit"]);
+    assert_eq!(unknown.status.code(), Some(1));
+    assert!(unknown.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("Error: Unknown tool: nope"));
+    let bad_args = duet(&["call", "echo", "--args", "[1]", "--fixtures", "testkit"]);
+    assert_eq!(bad_args.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad_args.stderr).contains("--args must be a JSON object"));
+    let invalid = duet(&["call", "echo", "--args", r#"{"times":9}"#, "--fixtures", "testkit"]);
+    assert_eq!(invalid.status.code(), Some(1), "schema violations are tool errors");
+}
+
+#[test]
+fn call_reads_arguments_from_a_file_and_stdin() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("args.json");
+    std::fs::write(&file, r#"{"text":"file"}"#).unwrap();
+    let at_file = format!("@{}", file.display());
+    let out = duet(&["call", "echo", "--args", &at_file, "--fixtures", "testkit"]);
+    assert_eq!(stdout_json(&out), json!({"text": "file"}));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_duet"))
+        .args(["call", "echo", "--args", "-", "--fixtures", "testkit"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(br#"{"text":"stdin"}"#).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(stdout_json(&out), json!({"text": "stdin"}));
+}
+
+#[test]
+fn read_prints_contents() {
+    let out = duet(&["read", "test://items/beta", "--fixtures", "testkit"]);
+    assert_eq!((out.status.code(), stdout_json(&out)), (Some(0), json!({"name": "beta", "index": 1})));
+    let missing = duet(&["read", "test://items/zeta", "--fixtures", "testkit"]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("No item zeta"));
+}
+
+#[test]
+fn config_snippets_for_every_client() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap().display().to_string();
+    let expect_stdio = |entry: &Value| {
+        assert_eq!(entry["args"], json!(["serve", "--root", root]));
+        assert!(entry["command"].as_str().unwrap().ends_with("duet"));
+    };
+    for (client, key) in [("claude-desktop", "mcpServers"), ("claude-code", "mcpServers"), ("cursor", "mcpServers")] {
+        let out = duet(&["config", "--client", client, "--root", &root]);
+        assert!(out.status.success(), "{client}");
+        expect_stdio(&stdout_json(&out)[key]["duet"]);
+        assert!(!out.stderr.is_empty(), "a paste hint goes to stderr");
+    }
+    let vscode = stdout_json(&duet(&["config", "--client", "vscode", "--root", &root, "--name", "files"]));
+    assert_eq!(vscode["servers"]["files"]["type"], "stdio");
+    expect_stdio(&vscode["servers"]["files"]);
+    let http = stdout_json(&duet(&[
+        "config",
+        "--client",
+        "claude-code",
+        "--transport",
+        "http",
+        "--url",
+        "http://127.0.0.1:9/mcp",
+    ]));
+    assert_eq!(http["mcpServers"]["duet"], json!({"type": "http", "url": "http://127.0.0.1:9/mcp"}));
+    let missing = duet(&["config", "--client", "cursor", "--root", "/no/such/dir"]);
+    assert_eq!(missing.status.code(), Some(2));
+}
