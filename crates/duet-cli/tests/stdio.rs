@@ -248,9 +248,17 @@ fn bad_input_keeps_the_session_alive() {
 }
 
 #[test]
-fn serve_without_fixtures_is_a_usage_error() {
-    let done = Duet::spawn(&["serve"], "2025-06-18").finish(EXIT);
-    assert_eq!(done.status.code(), Some(2), "{}; stderr:\n{}", done.status, done.stderr);
-    assert!(done.stderr.lines().any(|l| l.starts_with("Error:")), "{}", done.stderr);
-    assert!(done.messages.is_empty(), "{}", lines(&done.messages));
+fn options_that_cannot_work_are_usage_errors() {
+    for (args, says) in [
+        (&["serve", "--root", "/no/such/dir"][..], "/no/such/dir"),
+        (&["serve", "--fixtures", "testkit", "--stateless"][..], "--stateless applies to the HTTP transports"),
+        (&["serve", "--fixtures", "testkit", "--transport", "sse", "--stateless"][..], "legacy HTTP+SSE transport needs sessions"),
+        (&["serve", "--fixtures", "testkit", "--transport", "http", "--auth-token", ""][..], "Empty auth token"),
+    ] {
+        let done = Duet::spawn(args, "2025-06-18").finish(EXIT);
+        assert_eq!(done.status.code(), Some(2), "{args:?}: {}; stderr:\n{}", done.status, done.stderr);
+        let error = done.stderr.lines().find(|l| l.starts_with("Error:")).unwrap_or_default();
+        assert!(error.contains(says), "{args:?}: {}", done.stderr);
+        assert!(done.messages.is_empty(), "{}", lines(&done.messages));
+    }
 }
