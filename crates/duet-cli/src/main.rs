@@ -16,6 +16,11 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     init_logging(cli.log_level());
+    if !matches!(cli.command, cli::Command::Serve(_)) {
+        // A listing piped into `head` ends quietly, as other command-line tools do.
+        // SAFETY: restores the default disposition of SIGPIPE before any thread starts.
+        unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
