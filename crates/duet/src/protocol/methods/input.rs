@@ -41,10 +41,13 @@ where
     }
 }
 
-fn missing_capability(required: Value) -> RpcError {
+/// The error of a request that needs capabilities the client did not declare: -32021 on
+/// 2026-07-28, which defines it; -32602 on the handshake era, which does not.
+fn missing_capability(call: &Call<'_>, required: Value) -> RpcError {
     let names: Vec<&str> = required.as_object().map(|m| m.keys().map(String::as_str).collect()).unwrap_or_default();
+    let code = if call.modern() { code::MISSING_CLIENT_CAPABILITY } else { code::INVALID_PARAMS };
     RpcError::new(
-        code::MISSING_CLIENT_CAPABILITY,
+        code,
         format!("this request needs client capabilities the client did not declare: {}", names.join(", ")),
     )
     .with_data(json!({ "requiredCapabilities": required }))
@@ -61,13 +64,16 @@ where
     F: Fn(RequestCx) -> Fut,
     Fut: Future<Output = Outcome<T>>,
 {
-    let binding = Binding::new(&call.principal.id, &call.method, target, arguments);
+    // The binding digests the arguments: only computed when a state is opened or sealed.
+    let binding = || Binding::new(&call.principal.id, &call.method, target, arguments);
     let sealer = &call.server().shared.sealer;
+    let given = call.params.get("inputResponses").and_then(Value::as_object);
     let (responses, state) = match call.params.get("requestState") {
-        None | Some(Value::Null) => (Map::new(), None),
+        // Answers without a state are client data like the arguments: the handler gets them
+        // but no state, so nothing it sealed can be forged this way.
+        None | Some(Value::Null) => (given.cloned().unwrap_or_default(), None),
         Some(Value::String(token)) => {
-            let opened = sealer.open(token, &binding).map_err(|e| RpcError::invalid_params(e.to_string()))?;
-            let given = call.params.get("inputResponses").and_then(Value::as_object);
+            let opened = sealer.open(token, &binding()).map_err(|e| RpcError::invalid_params(e.to_string()))?;
             // Only answers to what was asked reach the handler; other keys are ignored.
             let responses: Map<String, Value> =
                 opened.asked.iter().filter_map(|k| Some((k.clone(), given?.get(k)?.clone()))).collect();
@@ -79,9 +85,9 @@ where
         Reply::Complete(value) => Ok(Done::Complete(value)),
         Reply::InputRequired(input) => {
             if let Some(required) = missing_capabilities(&input.requests, &call.client_capabilities) {
-                return Err(missing_capability(required));
+                return Err(missing_capability(call, required));
             }
-            let token = sealer.seal(&binding, input.requests.keys().cloned().collect(), input.state);
+            let token = sealer.seal(&binding(), input.requests.keys().cloned().collect(), input.state);
             Ok(Done::InputRequired(json!({
                 "resultType": "input_required",
                 "inputRequests": input.requests,
@@ -107,7 +113,7 @@ where
             Reply::InputRequired(input) => input,
         };
         if let Some(required) = missing_capabilities(&input.requests, &call.client_capabilities) {
-            return Err(missing_capability(required));
+            return Err(missing_capability(call, required));
         }
         responses = match ask_client(call, &input.requests).await {
             Ok(answers) => answers,
