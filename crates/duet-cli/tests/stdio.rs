@@ -252,7 +252,10 @@ fn options_that_cannot_work_are_usage_errors() {
     for (args, says) in [
         (&["serve", "--root", "/no/such/dir"][..], "/no/such/dir"),
         (&["serve", "--fixtures", "testkit", "--stateless"][..], "--stateless applies to the HTTP transports"),
-        (&["serve", "--fixtures", "testkit", "--transport", "sse", "--stateless"][..], "legacy HTTP+SSE transport needs sessions"),
+        (
+            &["serve", "--fixtures", "testkit", "--transport", "sse", "--stateless"][..],
+            "legacy HTTP+SSE transport needs sessions",
+        ),
         (&["serve", "--fixtures", "testkit", "--transport", "http", "--auth-token", ""][..], "Empty auth token"),
     ] {
         let done = Duet::spawn(args, "2025-06-18").finish(EXIT);
