@@ -40,6 +40,7 @@ pub mod jsonrpc;
 pub mod layer;
 pub mod mrtr;
 pub mod protocol;
+pub mod trace;
 pub mod transport;
 
 /// What most programs need in one import.

@@ -156,6 +156,14 @@ impl TokenAuth {
     }
 }
 
+#[async_trait::async_trait]
+impl super::Authenticator for TokenAuth {
+    /// Static tokens stand for their principal wherever they are presented.
+    async fn authenticate(&self, token: &str, _resource: Option<&str>) -> Result<Principal, super::AuthError> {
+        self.lookup(token).ok_or_else(|| super::AuthError::invalid("unknown token"))
+    }
+}
+
 /// The token of a `Bearer <token>` header value; `None` for any other scheme or an empty
 /// token.
 pub fn bearer_token(authorization: &str) -> Option<&str> {

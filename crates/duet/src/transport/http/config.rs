@@ -1,7 +1,9 @@
 //! Settings of the HTTP transport, with cloudg's defaults.
 
+use crate::auth::oauth::ProtectedResource;
+use crate::auth::oauth::resource::endpoint_url;
 use crate::auth::resolver::PrincipalResolver;
-use crate::auth::tokens::TokenAuth;
+use crate::auth::{Authenticator, ScopeMap};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -22,8 +24,18 @@ pub struct HttpConfig {
     pub allowed_hosts: Option<Vec<String>>,
     /// Origins granted CORS (also allowed as origins).
     pub cors_origins: Vec<String>,
-    /// Static bearer tokens; `None` serves without authentication.
-    pub auth: Option<Arc<TokenAuth>>,
+    /// Who a bearer token stands for (static tokens, OAuth access tokens, or a chain of
+    /// them); `None` serves without authentication.
+    pub auth: Option<Arc<dyn Authenticator>>,
+    /// duet as an OAuth protected resource: its canonical URI (the audience tokens must
+    /// name) and authorization servers. Serves the Protected Resource Metadata and makes
+    /// 401 challenges point at it. `None`: static tokens only, challenged with
+    /// `Bearer realm="duet"`.
+    pub resource: Option<ProtectedResource>,
+    /// Scopes each tool, prompt and resource needs; a call without them is answered 403
+    /// `insufficient_scope` (wrap the layer in [`ScopedLayer`](crate::auth::ScopedLayer)
+    /// with the same map so listings match).
+    pub scopes: Option<Arc<ScopeMap>>,
     pub principal_resolver: Option<PrincipalResolver>,
     /// Never answer POSTs with SSE.
     pub json_response: bool,
@@ -55,6 +67,8 @@ impl Default for HttpConfig {
             allowed_hosts: None,
             cors_origins: Vec::new(),
             auth: None,
+            resource: None,
+            scopes: None,
             principal_resolver: None,
             json_response: false,
             stateless: false,
@@ -68,6 +82,16 @@ impl Default for HttpConfig {
             body_timeout: Duration::from_secs(120),
             keepalive_interval: Duration::from_secs(15),
             health_path: Some("/healthz".into()),
+        }
+    }
+}
+
+impl HttpConfig {
+    /// Fills in a protected resource without a canonical URI with the URL of the endpoint
+    /// as bound (`http://host:port/path`), once the port is known.
+    pub fn resolve_resource(&mut self, port: u16) {
+        if let Some(resource) = self.resource.as_mut().filter(|r| r.resource.is_empty()) {
+            resource.resource = endpoint_url("http", &self.host, port, &self.path);
         }
     }
 }

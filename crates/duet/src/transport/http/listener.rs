@@ -33,9 +33,10 @@ pub struct HttpServer {
 
 impl HttpServer {
     /// Binds and starts serving in the background.
-    pub async fn bind(server: Server, config: HttpConfig) -> io::Result<HttpServer> {
+    pub async fn bind(server: Server, mut config: HttpConfig) -> io::Result<HttpServer> {
         let listener = TcpListener::bind((config.host.as_str(), config.port)).await?;
         let local_addr = listener.local_addr()?;
+        config.resolve_resource(local_addr.port());
         if !is_loopback(&config.host) && config.auth.is_none() {
             tracing::warn!(
                 host = %config.host,

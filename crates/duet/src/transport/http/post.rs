@@ -1,10 +1,13 @@
-//! POST to the MCP endpoint: content checks, the 2026 ladder, the session (or a one-shot
-//! one), and the answer as one JSON document or as an SSE stream scoped to the request.
+//! POST to the MCP endpoint: content checks, scopes (403 `insufficient_scope` before the
+//! engine runs), the 2026 ladder, the session (or a one-shot one), and the answer as one
+//! JSON document or as an SSE stream scoped to the request. The work runs in a span whose
+//! parent is the caller's W3C trace context.
 
 use super::body::{self, Body};
 use super::modern::{self, PROTOCOL_VERSION_HEADER, header};
 use super::service::{Gated, HttpShared, SESSION_HEADER, http_error, json, rpc_error};
 use super::sessions::Kind;
+use crate::auth::scopes;
 use crate::jsonrpc::{DEFAULT_HTTP_VERSION, RequestId, RpcError, Sink, code, encode};
 use crate::layer::Principal;
 use crate::protocol::{Answer, Session, SessionOptions, Version};
@@ -16,6 +19,7 @@ use serde_json::Value;
 use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 /// What the client accepts (an absent or empty `Accept` accepts both).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -109,6 +113,44 @@ where
         Ok(m) => m,
         Err(refused) => return *refused,
     };
+    if let Some(refused) = check_scopes(shared, &message, &principal) {
+        return refused;
+    }
+    let span = crate::trace::request_span(&message, Some(headers));
+    route(shared, headers, message, principal, accept).instrument(span).await
+}
+
+/// 403 when a request in `message` uses a primitive whose scopes the principal lacks. The
+/// challenge lists every scope the message's operations need, so a client steps up once.
+fn check_scopes(shared: &HttpShared, message: &Value, principal: &Principal) -> Option<Response<Body>> {
+    let map = shared.config.scopes.as_ref()?;
+    let mut required: Vec<String> = Vec::new();
+    let mut lacking: Option<(scopes::Kind, String)> = None;
+    for request in requests(message) {
+        let method = request["method"].as_str().unwrap_or_default();
+        let Some((kind, name)) = scopes::operation(method, request.get("params")) else { continue };
+        for scope in map.required(kind, &name) {
+            if !required.contains(scope) {
+                required.push(scope.clone());
+            }
+        }
+        if lacking.is_none() && !map.allows(kind, &name, principal) {
+            lacking = Some((kind, name));
+        }
+    }
+    let (kind, name) = lacking?;
+    tracing::debug!(principal = %principal.id, %name, "refused for missing scopes");
+    Some(shared.insufficient_scope(&required, &format!("{} {name}", kind.label())))
+}
+
+/// The rest of a POST, once the message is read and allowed.
+async fn route(
+    shared: &HttpShared,
+    headers: &HeaderMap,
+    message: Value,
+    principal: Principal,
+    accept: Accept,
+) -> Response<Body> {
     match &message {
         Value::Array(items) if items.iter().any(|i| modern::is_modern(i, headers)) => {
             return http_error(
@@ -260,7 +302,7 @@ pub(super) async fn respond(
     } else {
         // Handshake-era work runs to completion even if the client goes away.
         let run = async move { session.handle(message, None, Some(principal)).await };
-        tokio::spawn(run).await.unwrap_or(None)
+        tokio::spawn(run.in_current_span()).await.unwrap_or(None)
     };
     match answer {
         Some(answer) => json(status_of(&answer, modern), answer.to_line()),
@@ -314,7 +356,7 @@ async fn respond_sse(
             let _ = tx.send(Event::Done(answer));
         }
     };
-    tokio::spawn(run);
+    tokio::spawn(run.in_current_span());
     let keepalive = shared.config.keepalive_interval;
     let (first, done) = match tokio::time::timeout(keepalive, rx.recv()).await {
         Ok(Some(Event::Done(Some(answer)))) if status_of(&answer, modern) != StatusCode::OK => {

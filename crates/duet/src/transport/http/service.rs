@@ -1,19 +1,22 @@
 //! The MCP endpoint as a `tower::Service`, so a program can mount it in its own axum or
 //! hyper app; `listener` runs it standalone. This file is the dispatch order every request
-//! passes: Host/Origin guard, OPTIONS, health, bearer token, principal, routing.
+//! passes: Host/Origin guard, OPTIONS, health, Protected Resource Metadata, bearer token
+//! (401 with a challenge that points at the metadata), principal, routing.
 
 use super::body::{self, Body};
 use super::config::HttpConfig;
 use super::guard::OriginHostGuard;
 use super::sessions::SessionTable;
 use super::{legacy, post, stream};
+use crate::auth::oauth::{ChallengeError, ProtectedResource};
 use crate::auth::resolver::{RequestInfo, resolve};
+use crate::auth::{AuthError, Authenticator, bearer_token};
 use crate::jsonrpc::{RequestId, Response as RpcResponse, RpcError};
 use crate::layer::Principal;
 use crate::protocol::Server;
 use futures::future::BoxFuture;
 use http::header::{self, HeaderValue};
-use http::{Method, Request, Response, StatusCode};
+use http::{HeaderMap, Method, Request, Response, StatusCode};
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -135,20 +138,20 @@ impl HttpShared {
         if parts.method == Method::GET && self.config.health_path.as_deref() == Some(path) {
             return json(StatusCode::OK, r#"{"status":"ok"}"#.to_string());
         }
+        if let Some(resource) = &self.config.resource
+            && resource.is_metadata_path(path, &self.config.path)
+        {
+            return match parts.method {
+                Method::GET | Method::HEAD => metadata(resource),
+                _ => method_not_allowed("GET"),
+            };
+        }
         let token_principal = match &self.config.auth {
             None => None,
-            Some(auth) => {
-                let authorization = parts.headers.get(header::AUTHORIZATION).and_then(|h| h.to_str().ok());
-                match auth.authenticate(authorization) {
-                    Some(p) => Some(p),
-                    None => {
-                        let mut response = http_error(StatusCode::UNAUTHORIZED, "Unauthorized");
-                        let challenge = HeaderValue::from_static("Bearer realm=\"duet\"");
-                        response.headers_mut().insert(header::WWW_AUTHENTICATE, challenge);
-                        return response;
-                    }
-                }
-            }
+            Some(auth) => match self.authenticate(auth.as_ref(), &parts.headers).await {
+                Ok(principal) => Some(principal),
+                Err(refused) => return *refused,
+            },
         };
         let legacy_path = self.config.enable_sse && path == self.config.sse_path;
         let message_path = self.config.enable_sse && is_message_path(path, &self.config.message_path);
@@ -179,6 +182,67 @@ impl HttpShared {
         }
     }
 
+    /// The principal of the request's bearer token, or the response that refuses it. The
+    /// token goes no further than the authenticator.
+    async fn authenticate(
+        &self,
+        auth: &dyn Authenticator,
+        headers: &HeaderMap,
+    ) -> Result<Principal, Box<Response<Body>>> {
+        let authorization = headers.get(header::AUTHORIZATION).and_then(|h| h.to_str().ok());
+        let Some(token) = authorization.and_then(bearer_token) else {
+            return Err(Box::new(self.unauthorized(None)));
+        };
+        let resource = self.config.resource.as_ref().map(|r| r.resource.as_str());
+        match auth.authenticate(token, resource).await {
+            Ok(principal) => Ok(principal),
+            Err(AuthError::Invalid(why)) => {
+                tracing::debug!(reason = %why, "bearer token refused");
+                Err(Box::new(self.unauthorized(Some(&why))))
+            }
+            Err(AuthError::Unavailable(why)) => {
+                tracing::warn!(reason = %why, "cannot check a bearer token");
+                let mut response = http_error(StatusCode::SERVICE_UNAVAILABLE, &format!("Service Unavailable: {why}"));
+                response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+                Err(Box::new(response))
+            }
+        }
+    }
+
+    /// 401 with a challenge: `Bearer realm="duet"` for static tokens, else one that points
+    /// at the Protected Resource Metadata (with `error="invalid_token"` when a token was
+    /// presented and refused).
+    fn unauthorized(&self, refused: Option<&str>) -> Response<Body> {
+        let mut response = http_error(StatusCode::UNAUTHORIZED, "Unauthorized");
+        let challenge = match &self.config.resource {
+            Some(resource) => resource.challenge(refused.map(ChallengeError::InvalidToken), None),
+            None => "Bearer realm=\"duet\"".to_string(),
+        };
+        if let Ok(value) = HeaderValue::from_str(&challenge) {
+            response.headers_mut().insert(header::WWW_AUTHENTICATE, value);
+        }
+        response
+    }
+
+    /// 403 `insufficient_scope`, naming every scope the operation needs in one challenge.
+    pub(crate) fn insufficient_scope(&self, required: &[String], what: &str) -> Response<Body> {
+        let description = format!("{what} requires the scopes: {}", required.join(" "));
+        let mut response = http_error(StatusCode::FORBIDDEN, &format!("Forbidden: {description}"));
+        let challenge = match &self.config.resource {
+            Some(resource) => resource.challenge(Some(ChallengeError::InsufficientScope(&description)), Some(required)),
+            None => crate::auth::oauth::resource::bearer(&[
+                ("realm", "duet".into()),
+                ("error", "insufficient_scope".into()),
+                ("error_description", description.clone()),
+                ("scope", required.join(" ")),
+            ]),
+        };
+        if let Ok(value) = HeaderValue::from_str(&challenge) {
+            response.headers_mut().insert(header::WWW_AUTHENTICATE, value);
+        }
+        response
+    }
+
     fn is_cors_origin(&self, origin: &HeaderValue) -> bool {
         let origin = origin.to_str().unwrap_or_default();
         self.config.cors_origins.iter().any(|o| o.eq_ignore_ascii_case(origin))
@@ -200,6 +264,13 @@ impl HttpShared {
     }
 }
 
+/// The Protected Resource Metadata document (RFC 9728 §3.2).
+fn metadata(resource: &ProtectedResource) -> Response<Body> {
+    let mut response = json(StatusCode::OK, resource.document().to_string());
+    response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("public, max-age=300"));
+    response
+}
+
 fn is_message_path(path: &str, message_path: &str) -> bool {
     path == message_path || path == message_path.trim_end_matches('/')
 }
@@ -208,7 +279,10 @@ fn cors_headers(response: &mut Response<Body>, origin: HeaderValue) {
     let h = response.headers_mut();
     h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
     h.insert(header::VARY, HeaderValue::from_static("Origin"));
-    h.insert(header::ACCESS_CONTROL_EXPOSE_HEADERS, HeaderValue::from_static("Mcp-Session-Id, MCP-Protocol-Version"));
+    h.insert(
+        header::ACCESS_CONTROL_EXPOSE_HEADERS,
+        HeaderValue::from_static("Mcp-Session-Id, MCP-Protocol-Version, WWW-Authenticate"),
+    );
 }
 
 /// A JSON body with a status.

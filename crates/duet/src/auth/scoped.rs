@@ -1,0 +1,137 @@
+//! A [`Layer`] seen through a [`ScopeMap`]: each principal lists only the tools, prompts,
+//! resources and templates its grants cover, and a call of anything else is refused. The
+//! HTTP transport answers such a call with 403 `insufficient_scope` before the engine runs;
+//! this wrapper is the same rule for every other path (stdio, the legacy SSE transport, a
+//! batch, a program calling the engine in-process).
+
+use super::scopes::{Kind, ScopeMap};
+use crate::layer::{
+    ChangeFeed, Completion, CompletionArg, CompletionRef, Layer, LayerError, Listing, Outcome, Principal, Prompt,
+    PromptResult, RequestCx, Resource, ResourceContents, ResourceTemplate, ServerInfo, Tool, ToolResult,
+};
+use async_trait::async_trait;
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// `inner`, filtered and guarded per principal by `map`.
+pub struct ScopedLayer {
+    inner: Arc<dyn Layer>,
+    map: Arc<ScopeMap>,
+}
+
+impl ScopedLayer {
+    pub fn new(inner: Arc<dyn Layer>, map: Arc<ScopeMap>) -> Self {
+        ScopedLayer { inner, map }
+    }
+
+    fn filter<T: Clone>(&self, all: Listing<T>, kind: Kind, who: &Principal, key: impl Fn(&T) -> &str) -> Listing<T> {
+        if all.iter().all(|item| self.map.allows(kind, key(item), who)) {
+            return all;
+        }
+        Arc::new(all.iter().filter(|item| self.map.allows(kind, key(item), who)).cloned().collect())
+    }
+
+    fn guard(&self, kind: Kind, name: &str, who: &Principal) -> Result<(), LayerError> {
+        let missing = self.map.missing(kind, name, who);
+        if missing.is_empty() {
+            return Ok(());
+        }
+        let required = self.map.required(kind, name).join(" ");
+        Err(LayerError::AccessDenied(format!("{} {name} requires the scopes: {required}", kind.label())))
+    }
+}
+
+#[async_trait]
+impl Layer for ScopedLayer {
+    fn info(&self) -> &ServerInfo {
+        self.inner.info()
+    }
+
+    fn tools(&self, who: &Principal) -> Listing<Tool> {
+        self.filter(self.inner.tools(who), Kind::Tool, who, |t| &t.name)
+    }
+
+    fn resources(&self, who: &Principal) -> Listing<Resource> {
+        self.filter(self.inner.resources(who), Kind::Resource, who, |r| &r.uri)
+    }
+
+    fn templates(&self, who: &Principal) -> Listing<ResourceTemplate> {
+        self.filter(self.inner.templates(who), Kind::Resource, who, |t| &t.uri_template)
+    }
+
+    fn prompts(&self, who: &Principal) -> Listing<Prompt> {
+        self.filter(self.inner.prompts(who), Kind::Prompt, who, |p| &p.name)
+    }
+
+    async fn call_tool(&self, name: &str, args: Map<String, Value>, cx: &RequestCx) -> Outcome<ToolResult> {
+        self.guard(Kind::Tool, name, cx.principal())?;
+        self.inner.call_tool(name, args, cx).await
+    }
+
+    async fn read_resource(&self, uri: &str, cx: &RequestCx) -> Outcome<Vec<ResourceContents>> {
+        self.guard(Kind::Resource, uri, cx.principal())?;
+        self.inner.read_resource(uri, cx).await
+    }
+
+    async fn get_prompt(&self, name: &str, args: BTreeMap<String, String>, cx: &RequestCx) -> Outcome<PromptResult> {
+        self.guard(Kind::Prompt, name, cx.principal())?;
+        self.inner.get_prompt(name, args, cx).await
+    }
+
+    async fn complete(&self, of: CompletionRef, arg: CompletionArg, cx: &RequestCx) -> Result<Completion, LayerError> {
+        let allowed = match &of {
+            CompletionRef::Prompt { name } => self.map.allows(Kind::Prompt, name, cx.principal()),
+            CompletionRef::Resource { uri } => self.map.allows(Kind::Resource, uri, cx.principal()),
+        };
+        if !allowed {
+            return Ok(Completion { values: Vec::new(), total: None, has_more: None });
+        }
+        self.inner.complete(of, arg, cx).await
+    }
+
+    fn changes(&self) -> &ChangeFeed {
+        self.inner.changes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::layer::{PromptSpec, Registry, ToolSpec};
+
+    fn layer() -> ScopedLayer {
+        let mut registry = Registry::new(ServerInfo::new("t", "1"));
+        for name in ["echo", "write_file"] {
+            let tool = ToolSpec::new(name, |_, _| async { ToolResult::text("ok") });
+            registry.tool(tool).expect("tool");
+        }
+        let prompt = PromptSpec::new("greet", |_, _| async { PromptResult::new(Vec::new()) });
+        registry.prompt(prompt).expect("prompt");
+        let map = ScopeMap::from_toml("[tools]\n\"*\" = \"mcp:tools\"\nwrite_file = [\"mcp:tools\", \"files:write\"]")
+            .expect("map");
+        ScopedLayer::new(Arc::new(registry), Arc::new(map))
+    }
+
+    fn names(tools: &[Tool]) -> Vec<&str> {
+        tools.iter().map(|t| t.name.as_str()).collect()
+    }
+
+    #[tokio::test]
+    async fn listings_and_calls_follow_the_grants() {
+        let layer = layer();
+        let reader = Principal::new("r", ["mcp:tools"]);
+        let writer = Principal::new("w", ["mcp:tools", "files:write"]);
+        assert_eq!(names(&layer.tools(&reader)), ["echo"]);
+        assert_eq!(names(&layer.tools(&writer)), ["echo", "write_file"]);
+        assert!(layer.tools(&Principal::anonymous()).is_empty());
+        assert_eq!(layer.prompts(&Principal::anonymous()).len(), 1, "unguarded kinds stay visible");
+        let cx = RequestCx::builder(reader).build();
+        let refused = layer.call_tool("write_file", Map::new(), &cx).await.err();
+        assert_eq!(
+            refused,
+            Some(LayerError::AccessDenied("Tool write_file requires the scopes: mcp:tools files:write".into()))
+        );
+        assert!(layer.call_tool("echo", Map::new(), &cx).await.is_ok());
+    }
+}

@@ -1,0 +1,173 @@
+//! W3C trace context (`traceparent`, `tracestate`) carried into each request's `tracing`
+//! span, so a tool call shows up as one trace from host to backend. The context comes from
+//! the request's `_meta` (where MCP reserves the keys) or else from the HTTP headers.
+//!
+//! Every request span records `trace_id` and `parent_span_id`, so logs correlate with
+//! the caller's trace in any subscriber. With the `otel` feature the context also becomes
+//! the OpenTelemetry parent of the span (through `tracing-opentelemetry`): a program that
+//! installs an OpenTelemetry layer exports the request, and everything a handler does
+//! inside it, as children of the caller's span.
+
+use http::HeaderMap;
+use serde_json::Value;
+use tracing::Span;
+
+/// A valid `traceparent` (version 00 layout; later versions are read the same way, as
+/// the specification asks).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceParent {
+    /// 32 lowercase hex digits, not all zero.
+    pub trace_id: String,
+    /// 16 lowercase hex digits, not all zero: the caller's span.
+    pub parent_id: String,
+    pub flags: u8,
+}
+
+/// A trace context: the parent and the vendor `tracestate`, if any.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceContext {
+    pub parent: TraceParent,
+    pub state: Option<String>,
+}
+
+fn hex_field(field: &str, len: usize) -> Option<String> {
+    let ok = field.len() == len && field.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+    (ok && field.bytes().any(|b| b != b'0')).then(|| field.to_owned())
+}
+
+/// Parses a `traceparent` value; `None` when it is invalid (and must be ignored).
+pub fn parse_traceparent(value: &str) -> Option<TraceParent> {
+    let value = value.trim();
+    let mut fields = value.split('-');
+    let version = fields.next()?;
+    if version.len() != 2 || version == "ff" || !version.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    let trace_id = hex_field(fields.next()?, 32)?;
+    let parent_id = hex_field(fields.next()?, 16)?;
+    let flags = fields.next()?;
+    if flags.len() != 2 {
+        return None;
+    }
+    let flags = u8::from_str_radix(flags, 16).ok()?;
+    // Version 00 has exactly four fields; a later version may append more.
+    if version == "00" && fields.next().is_some() {
+        return None;
+    }
+    Some(TraceParent { trace_id, parent_id, flags })
+}
+
+/// The trace context of a JSON-RPC request's `params._meta`.
+pub fn from_meta(params: Option<&Value>) -> Option<TraceContext> {
+    let meta = params?.get("_meta")?;
+    let parent = parse_traceparent(meta.get("traceparent")?.as_str()?)?;
+    let state = meta.get("tracestate").and_then(Value::as_str).map(str::to_owned);
+    Some(TraceContext { parent, state })
+}
+
+/// The trace context of HTTP headers.
+pub fn from_headers(headers: &HeaderMap) -> Option<TraceContext> {
+    let parent = parse_traceparent(headers.get("traceparent")?.to_str().ok()?)?;
+    let state = headers.get("tracestate").and_then(|v| v.to_str().ok()).map(str::to_owned);
+    Some(TraceContext { parent, state })
+}
+
+/// The trace context of an incoming message: its own `_meta` first (the first request of
+/// a batch), then the transport's headers.
+pub fn of_message(message: &Value, headers: Option<&HeaderMap>) -> Option<TraceContext> {
+    let first = match message {
+        Value::Array(items) => items.iter().find(|i| i.get("method").is_some()),
+        single => Some(single),
+    };
+    first.and_then(|m| from_meta(m.get("params"))).or_else(|| headers.and_then(from_headers))
+}
+
+/// The span a request runs in: `mcp.request` with its method, and the caller's trace as
+/// its parent.
+pub fn request_span(message: &Value, headers: Option<&HeaderMap>) -> Span {
+    let method = match message {
+        Value::Array(_) => "batch",
+        single => single.get("method").and_then(Value::as_str).unwrap_or("message"),
+    };
+    let context = of_message(message, headers);
+    let span = tracing::info_span!(
+        "mcp.request",
+        otel.name = method,
+        rpc.method = method,
+        trace_id = tracing::field::Empty,
+        parent_span_id = tracing::field::Empty,
+    );
+    if let Some(context) = &context {
+        span.record("trace_id", context.parent.trace_id.as_str());
+        span.record("parent_span_id", context.parent.parent_id.as_str());
+        #[cfg(feature = "otel")]
+        otel::set_parent(&span, context);
+    }
+    span
+}
+
+#[cfg(feature = "otel")]
+mod otel {
+    use super::TraceContext;
+    use opentelemetry::trace::{SpanContext, SpanId, TraceContextExt, TraceFlags, TraceId, TraceState};
+    use std::str::FromStr;
+    use tracing_opentelemetry::OpenTelemetrySpanExt;
+
+    pub(super) fn set_parent(span: &tracing::Span, context: &TraceContext) {
+        let (Ok(trace_id), Ok(span_id)) =
+            (TraceId::from_hex(&context.parent.trace_id), SpanId::from_hex(&context.parent.parent_id))
+        else {
+            return;
+        };
+        let state = context.state.as_deref().and_then(|s| TraceState::from_str(s).ok()).unwrap_or_default();
+        let flags = TraceFlags::new(context.parent.flags);
+        let remote = SpanContext::new(trace_id, span_id, flags, true, state);
+        let cx = opentelemetry::Context::new().with_remote_span_context(remote);
+        let _ = span.set_parent(cx);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const PARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+
+    #[test]
+    fn traceparent_parsing_follows_w3c() {
+        let p = parse_traceparent(PARENT).expect("valid");
+        assert_eq!(p.trace_id, "4bf92f3577b34da6a3ce929d0e0e4736");
+        assert_eq!(p.parent_id, "00f067aa0ba902b7");
+        assert_eq!(p.flags, 1);
+        for bad in [
+            "",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7",
+            "ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+            "00-00000000000000000000000000000000-00f067aa0ba902b7-01",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01",
+            "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra",
+            "00-4bf92f3577b34da6a3ce929d0e0e473-00f067aa0ba902b7-01",
+        ] {
+            assert_eq!(parse_traceparent(bad), None, "{bad:?}");
+        }
+        let future = parse_traceparent("01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-what-ever");
+        assert!(future.is_some(), "later versions may append fields");
+    }
+
+    #[test]
+    fn meta_wins_over_headers() {
+        let mut headers = HeaderMap::new();
+        headers
+            .insert("traceparent", "00-11111111111111111111111111111111-2222222222222222-00".parse().expect("ascii"));
+        let with_meta =
+            json!({"method": "tools/call", "params": {"_meta": {"traceparent": PARENT, "tracestate": "k=v"}}});
+        let cx = of_message(&with_meta, Some(&headers)).expect("context");
+        assert_eq!(cx.parent.parent_id, "00f067aa0ba902b7");
+        assert_eq!(cx.state.as_deref(), Some("k=v"));
+        let without = json!({"method": "tools/call", "params": {}});
+        assert_eq!(of_message(&without, Some(&headers)).map(|c| c.parent.parent_id), Some("2222222222222222".into()));
+        assert_eq!(of_message(&without, None), None);
+    }
+}

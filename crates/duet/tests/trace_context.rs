@@ -1,0 +1,104 @@
+//! W3C trace context over HTTP: the `traceparent` of a request's `_meta` (or, without one,
+//! of the HTTP header) becomes the OpenTelemetry parent of the request's span, so a tool
+//! call, and whatever its handler does, is one trace with the caller's. Spans go to an
+//! in-memory exporter through `tracing-opentelemetry` (the `otel` feature).
+
+use duet::layer::{Layer, Registry, ServerInfo, ToolResult, ToolSpec};
+use duet::protocol::{Server, ServerOptions};
+use duet::transport::http::{HttpConfig, HttpServer};
+use opentelemetry::trace::{SpanId, TraceContextExt, TraceId, TracerProvider as _};
+use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::time::Duration;
+use tracing_opentelemetry::OpenTelemetrySpanExt;
+use tracing_subscriber::layer::SubscriberExt;
+
+const TRACE_ID: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
+const PARENT_ID: &str = "00f067aa0ba902b7";
+
+/// A tool that reports the trace it runs in and does "backend" work in a child span.
+fn registry() -> Registry {
+    let mut registry = Registry::new(ServerInfo::new("trace-test", "1"));
+    registry
+        .tool(ToolSpec::new("traced", |_, _| async {
+            let backend = tracing::info_span!("backend.call");
+            let _entered = backend.enter();
+            let trace_id = tracing::Span::current().context().span().span_context().trace_id();
+            ToolResult::text(trace_id.to_string())
+        }))
+        .expect("tool");
+    registry
+}
+
+async fn post(url: &str, meta: Value, headers: &[(&str, &str)]) -> Value {
+    let mut meta = meta;
+    meta["io.modelcontextprotocol/protocolVersion"] = json!("2026-07-28");
+    meta["io.modelcontextprotocol/clientCapabilities"] = json!({});
+    let body = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                      "params": {"name": "traced", "arguments": {}, "_meta": meta}});
+    let mut request = reqwest::Client::new()
+        .post(url)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", "traced")
+        .json(&body);
+    for (k, v) in headers {
+        request = request.header(*k, *v);
+    }
+    request.send().await.expect("answer").json().await.expect("JSON")
+}
+
+fn span<'a>(spans: &'a [SpanData], name: &str, trace: &str) -> &'a SpanData {
+    let trace_id = TraceId::from_hex(trace).expect("hex");
+    spans.iter().find(|s| s.name == name && s.span_context.trace_id() == trace_id).unwrap_or_else(|| {
+        panic!("no {name} span in trace {trace}: {:?}", spans.iter().map(|s| &s.name).collect::<Vec<_>>())
+    })
+}
+
+// A current-thread runtime: the server's tasks run on the thread whose default subscriber
+// the test set.
+#[tokio::test]
+async fn a_tool_call_is_one_trace_with_its_caller() {
+    let exporter = InMemorySpanExporter::default();
+    let provider = SdkTracerProvider::builder().with_simple_exporter(exporter.clone()).build();
+    let subscriber =
+        tracing_subscriber::registry().with(tracing_opentelemetry::layer().with_tracer(provider.tracer("duet-test")));
+    let _default = tracing::subscriber::set_default(subscriber);
+
+    let layer: Arc<dyn Layer> = Arc::new(registry());
+    let config = HttpConfig { port: 0, json_response: true, ..HttpConfig::default() };
+    let server = HttpServer::bind(Server::new(layer, ServerOptions::default()), config).await.expect("bind");
+    let url = server.url();
+
+    // The trace context of `_meta`, which wins over a header naming another trace.
+    let traceparent = format!("00-{TRACE_ID}-{PARENT_ID}-01");
+    let other = "00-11111111111111111111111111111111-2222222222222222-01";
+    let meta = json!({"traceparent": traceparent, "tracestate": "duet=test"});
+    let answer = post(&url, meta, &[("traceparent", other)]).await;
+    assert_eq!(answer["result"]["content"][0]["text"], TRACE_ID, "the handler runs in the caller's trace: {answer}");
+
+    // The HTTP header when `_meta` has none.
+    let header_trace = "5bf92f3577b34da6a3ce929d0e0e4737";
+    let header_parent = format!("00-{header_trace}-1111111111111111-01");
+    let answer = post(&url, json!({}), &[("traceparent", &header_parent)]).await;
+    assert_eq!(answer["result"]["content"][0]["text"], header_trace, "{answer}");
+
+    // Without any, the request starts a trace of its own.
+    let answer = post(&url, json!({}), &[]).await;
+    let own = answer["result"]["content"][0]["text"].as_str().unwrap_or_default().to_owned();
+    assert!(own.len() == 32 && own != TRACE_ID && own != header_trace, "{answer}");
+
+    server.shutdown(Duration::from_secs(1)).await;
+    let _ = provider.force_flush();
+    let spans = exporter.get_finished_spans().expect("spans");
+    let request = span(&spans, "tools/call", TRACE_ID);
+    assert_eq!(request.parent_span_id, SpanId::from_hex(PARENT_ID).expect("hex"), "its parent is the caller's span");
+    assert!(request.parent_span_is_remote);
+    assert_eq!(request.span_context.trace_state().header(), "duet=test");
+    let backend = span(&spans, "backend.call", TRACE_ID);
+    assert_eq!(backend.parent_span_id, request.span_context.span_id(), "handler work nests under the request");
+    let from_header = span(&spans, "tools/call", header_trace);
+    assert_eq!(from_header.parent_span_id, SpanId::from_hex("1111111111111111").expect("hex"));
+}
