@@ -79,6 +79,18 @@ impl RequestCx {
         self.inner.input_responses.get(key)
     }
 
+    /// The user's answer to the elicitation asked under `key`: `Ok(content)` when accepted,
+    /// `Err(action)` when declined or cancelled, `None` when there is no answer or it is
+    /// not an elicitation result (then ask again).
+    pub fn elicited(&self, key: &str) -> Option<Result<&Map<String, Value>, &str>> {
+        let answer = self.input(key)?.as_object()?;
+        match answer.get("action")?.as_str()? {
+            "accept" => answer.get("content")?.as_object().map(Ok),
+            action @ ("decline" | "cancel") => Some(Err(action)),
+            _ => None,
+        }
+    }
+
     /// The state the handler's previous run attached to its input requests.
     pub fn state(&self) -> Option<&Value> {
         self.inner.state.as_ref()
