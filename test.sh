@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test duet has: formatting, lints, the Rust test suites (unit, engine,
 # stdio and HTTP over real processes and sockets), the official MCP conformance suite
-# for both protocol eras, and the official Python SDK client against duet.
+# for both protocol eras, the official Python SDK client against duet, and the OAuth
+# resource server against a real authorization server (oidc-provider).
 # Installs what it needs (npm and PyPI packages, pinned) on first use.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -25,3 +26,6 @@ step "conformance suite"
 
 step "Python SDK client interop"
 ./scripts/python-interop.sh
+
+step "OAuth discovery with the Python SDK client against oidc-provider"
+./scripts/oauth-tests.sh

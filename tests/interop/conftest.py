@@ -76,12 +76,14 @@ def _stop(process: subprocess.Popen[str]) -> None:
             process.wait(timeout=STOP_GRACE)
 
 
-def start_duet(*extra: str, transport: str = "http") -> tuple[DuetServer, threading.Thread]:
+def start_duet(
+    *extra: str, transport: str = "http", fixtures: str = "testkit"
+) -> tuple[DuetServer, threading.Thread]:
     """Start duet on 127.0.0.1 with port 0 and wait (bounded) for the URL on stderr."""
     if not os.access(DUET_BIN, os.X_OK):
         pytest.fail(f"duet binary not found at {DUET_BIN}; build it with `cargo build -p duet-cli`")
     argv = [
-        DUET_BIN, "serve", "--fixtures", "testkit", "--transport", transport,
+        DUET_BIN, "serve", "--fixtures", fixtures, "--transport", transport,
         "--host", "127.0.0.1", "--port", "0", *extra,
     ]  # fmt: skip
     process = subprocess.Popen(
@@ -114,8 +116,8 @@ def duet_factory() -> Iterator:
     """Start duet servers with extra flags; every one is stopped at teardown."""
     started: list[tuple[DuetServer, threading.Thread]] = []
 
-    def start(*extra: str, transport: str = "http") -> DuetServer:
-        server, reader = start_duet(*extra, transport=transport)
+    def start(*extra: str, transport: str = "http", fixtures: str = "testkit") -> DuetServer:
+        server, reader = start_duet(*extra, transport=transport, fixtures=fixtures)
         started.append((server, reader))
         return server
 
