@@ -6,6 +6,8 @@
 # Installs what it needs (npm and PyPI packages, pinned) on first use.
 set -euo pipefail
 cd "$(dirname "$0")"
+# The binary the process-level tests run.
+export DUET_BIN=${DUET_BIN:-${CARGO_TARGET_DIR:-$PWD/target}/debug/duet}
 
 step() { printf '\n==> %s\n' "$*"; }
 

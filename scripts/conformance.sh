@@ -6,8 +6,8 @@
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 runner="$root/conformance"
-duet=${DUET_BIN:-$root/target/debug/duet}
-out=${CONFORMANCE_OUT:-$root/target/conformance}
+duet=${DUET_BIN:-${CARGO_TARGET_DIR:-$root/target}/debug/duet}
+out=${CONFORMANCE_OUT:-${CARGO_TARGET_DIR:-$root/target}/conformance}
 
 ( cd "$runner" && npm ci --no-audit --no-fund --loglevel=error ) || { echo "conformance: npm ci failed" >&2; exit 1; }
 export PATH="$runner/node_modules/.bin:$PATH"

@@ -9,6 +9,6 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 venv=$("$root/scripts/python-venv.sh")
 cd "$root"
 cargo build -p duet-cli
-export DUET_BIN=${DUET_BIN:-$root/target/debug/duet}
+export DUET_BIN=${DUET_BIN:-${CARGO_TARGET_DIR:-$root/target}/debug/duet}
 export DUET_OAUTH_PYTHON="$venv/bin/python"
 exec cargo test -p duet --test oauth_python -- --include-ignored "$@"

@@ -4,6 +4,6 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 venv=$("$root/scripts/python-venv.sh")
-export DUET_BIN=${DUET_BIN:-$root/target/debug/duet}
+export DUET_BIN=${DUET_BIN:-${CARGO_TARGET_DIR:-$root/target}/debug/duet}
 cd "$root/tests/interop"
 exec "$venv/bin/python" -m pytest -q -p no:cacheprovider --timeout 120 "$@"

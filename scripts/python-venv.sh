@@ -5,7 +5,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 shared=${DUET_SHARED_DIR:-$root/../shared}
-venv="$root/target/python-interop"
+venv="${CARGO_TARGET_DIR:-$root/target}/python-interop"
 constraints="$shared/interop/python-mcp-2.3.0-constraints.txt"
 packages=(mcp==2.3.0 pytest==8.4.2 pytest-timeout==2.4.0)
 want="${packages[*]} $(sha256sum "$constraints" | cut -c1-16)"
