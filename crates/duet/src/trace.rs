@@ -1,5 +1,5 @@
 //! W3C trace context (`traceparent`, `tracestate`) carried into each request's `tracing`
-//! span, so a tool call shows up as one trace from host to backend. The context comes from
+//! span (on every transport), so a tool call shows up as one trace from host to backend. The context comes from
 //! the request's `_meta` (where MCP reserves the keys) or else from the HTTP headers.
 //!
 //! Every request span records `trace_id` and `parent_span_id`, so logs correlate with

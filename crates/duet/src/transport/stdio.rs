@@ -15,6 +15,7 @@ use std::sync::mpsc as std_mpsc;
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
+use tracing::Instrument;
 
 /// How long in-flight requests may finish after stdin closes before they are cancelled.
 pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
@@ -55,17 +56,19 @@ where
             writer.line(Response::error(None, RpcError::parse_error()).to_line());
             continue;
         };
+        let span = crate::trace::request_span(&message, None);
         if runs_inline(&message) {
-            if let Some(answer) = session.handle(message, None, None).await {
+            if let Some(answer) = session.handle(message, None, None).instrument(span).await {
                 writer.line(answer.to_line());
             }
         } else {
             let (session, writer) = (session.clone(), writer.clone());
-            tasks.spawn(async move {
+            let run = async move {
                 if let Some(answer) = session.handle(message, None, None).await {
                     writer.line(answer.to_line());
                 }
-            });
+            };
+            tasks.spawn(run.instrument(span));
         }
     }
     server.close_listens();

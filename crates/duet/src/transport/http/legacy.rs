@@ -10,6 +10,7 @@ use super::stream::{StreamOpen, outbox_stream};
 use crate::protocol::runs_inline;
 use http::{Response, StatusCode};
 use std::sync::Arc;
+use tracing::Instrument;
 
 /// Removes the session from the table when its stream ends.
 struct EndsSession {
@@ -59,10 +60,11 @@ where
         Ok(m) => m,
         Err(refused) => return *refused,
     };
+    let span = crate::trace::request_span(&message, Some(&parts.headers));
     if runs_inline(&message) {
-        deliver(&session, message, principal).await;
+        deliver(&session, message, principal).instrument(span).await;
     } else {
-        tokio::spawn(async move { deliver(&session, message, principal).await });
+        tokio::spawn(async move { deliver(&session, message, principal).await }.instrument(span));
     }
     let mut response = Response::new(body::full("Accepted"));
     *response.status_mut() = StatusCode::ACCEPTED;
