@@ -1,0 +1,1222 @@
+#!/usr/bin/env python3
+"""duet's benchmark driver: runs duet and its peers side by side, interleaved, and writes
+a results table. Started by bench/run.sh, which installs wrk and builds every server first;
+see bench/README.md. Standard library only.
+
+Every server is started on 127.0.0.1 (a fresh process for each measurement, so its peak RSS
+belongs to that measurement alone) and stopped when the measurement ends; every load run is
+bounded in time or in requests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import datetime
+import http.client
+import json
+import os
+import platform
+import re
+import selectors
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+P26 = "2026-07-28"
+P25 = "2025-11-25"
+ACCEPT_BOTH = "application/json, text/event-stream"
+ACCEPT_JSON = "application/json"
+
+# The request bodies of the cases: an echo call in each era, and the lists.
+META26 = {
+    "io.modelcontextprotocol/protocolVersion": P26,
+    "io.modelcontextprotocol/clientInfo": {"name": "duet-bench", "version": "1"},
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+
+
+def body(method: str, params: dict | None = None, rid=1) -> str:
+    msg = {"jsonrpc": "2.0", "id": rid, "method": method}
+    if params is not None:
+        msg["params"] = params
+    return json.dumps(msg, separators=(",", ":"))
+
+
+def call26() -> str:
+    return body("tools/call", {"name": "echo", "arguments": {"text": "hi"}, "_meta": META26})
+
+
+def call25() -> str:
+    return body("tools/call", {"name": "echo", "arguments": {"text": "hi"}})
+
+
+def list26(cursor: str | None) -> str:
+    params = {"_meta": META26}
+    if cursor is not None:
+        params["cursor"] = cursor
+    return body("tools/list", params)
+
+
+def init25(rid=0) -> str:
+    return body(
+        "initialize",
+        {"protocolVersion": P25, "capabilities": {}, "clientInfo": {"name": "duet-bench", "version": "1"}},
+        rid,
+    )
+
+
+INITIALIZED = json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}, separators=(",", ":"))
+
+
+def headers26(method: str, name: str | None, accept: str) -> dict:
+    h = {"Content-Type": "application/json", "Accept": accept, "MCP-Protocol-Version": P26, "Mcp-Method": method}
+    if name:
+        h["Mcp-Name"] = name
+    return h
+
+
+def headers25(accept: str = ACCEPT_BOTH, session: str | None = None) -> dict:
+    h = {"Content-Type": "application/json", "Accept": accept, "MCP-Protocol-Version": P25}
+    if session:
+        h["Mcp-Session-Id"] = session
+    return h
+
+
+# ---------------------------------------------------------------------------------------
+# Servers
+# ---------------------------------------------------------------------------------------
+
+
+class Paths:
+    def __init__(self, args):
+        self.duet = args.duet_bin
+        t = args.peer_bin_dir
+        self.ceiling = os.path.join(t, "hyper-ceiling")
+        self.rmcp = os.path.join(t, "rmcp-echo")
+        self.tower = os.path.join(t, "tower-mcp-echo")
+
+
+class Spec:
+    """One server configuration: what to run, and how it shows in the tables."""
+
+    def __init__(self, key: str, label: str, argv: list[str], kind: str, accept_override: str | None = None):
+        self.key = key  # stable id
+        self.label = label  # shown in tables
+        self.argv = argv
+        self.kind = kind  # "duet", "peer", "ceiling"
+        self.accept_override = accept_override  # an Accept the server insists on
+
+
+def duet_http(paths, *flags, fixtures="testkit"):
+    return [paths.duet, "serve", "--fixtures", fixtures, "--transport", "http", "--host", "127.0.0.1", "--port", "0",
+            *flags]
+
+
+URL_RE = re.compile(r"(http://127\.0\.0\.1:\d+/\S*)")
+
+
+class Server:
+    """A running server process: started on 127.0.0.1, stopped by stop() (or at exit)."""
+
+    live: set = set()
+
+    def __init__(self, spec: Spec, stdio: bool = False):
+        self.spec = spec
+        self.tail: list[str] = []
+        self.url = None
+        self.proc = subprocess.Popen(
+            spec.argv,
+            stdin=subprocess.PIPE if stdio else subprocess.DEVNULL,
+            stdout=subprocess.PIPE if stdio else subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            env={**os.environ, "RUST_LOG": "error"},
+            start_new_session=True,
+        )
+        Server.live.add(self)
+        if not stdio:
+            self._wait_url()
+        threading.Thread(target=self._drain, daemon=True).start()
+
+    def _wait_url(self, timeout=20.0):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            line = self.proc.stderr.readline()
+            if not line:
+                break
+            text = line.decode(errors="replace")
+            self.tail.append(text)
+            m = URL_RE.search(text)
+            if m:
+                self.url = m.group(1)
+                return
+        self.stop()
+        raise RuntimeError(f"{self.spec.label} did not start: {''.join(self.tail[-10:])}")
+
+    def _drain(self):
+        for line in self.proc.stderr:
+            self.tail = (self.tail + [line.decode(errors="replace")])[-20:]
+
+    def status(self) -> dict:
+        out = {}
+        try:
+            with open(f"/proc/{self.proc.pid}/status") as f:
+                for line in f:
+                    k, _, v = line.partition(":")
+                    if k in ("VmHWM", "VmRSS"):
+                        out[k] = int(v.split()[0])  # KiB
+        except OSError:
+            pass
+        return out
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def stop(self):
+        if self.proc.poll() is None:
+            try:
+                self.proc.send_signal(signal.SIGTERM)
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        Server.live.discard(self)
+
+    @classmethod
+    def stop_all(cls):
+        for s in list(cls.live):
+            s.stop()
+
+
+# ---------------------------------------------------------------------------------------
+# A small HTTP client for setup, checks and sessions (not for load)
+# ---------------------------------------------------------------------------------------
+
+
+class Client:
+    def __init__(self, url: str, timeout=10.0):
+        u = urllib.parse.urlsplit(url)
+        self.host, self.port, self.path = u.hostname, u.port, u.path or "/"
+        self.timeout = timeout
+        self.conn = None
+
+    def post(self, body: str, headers: dict):
+        """POST; returns (status, headers dict lower-cased, list of JSON messages in the reply)."""
+        for attempt in (0, 1):
+            if self.conn is None:
+                self.conn = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
+            try:
+                self.conn.request("POST", self.path, body=body.encode(), headers=headers)
+                r = self.conn.getresponse()
+                raw = r.read()
+                hdrs = {k.lower(): v for k, v in r.getheaders()}
+                if r.getheader("connection", "").lower() == "close":
+                    self.close()
+                return r.status, hdrs, parse_messages(hdrs.get("content-type", ""), raw)
+            except (http.client.HTTPException, ConnectionError, OSError):
+                self.close()
+                if attempt:
+                    raise
+        raise AssertionError
+
+    def close(self):
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+
+
+def parse_messages(ctype: str, raw: bytes) -> list:
+    text = raw.decode(errors="replace")
+    if "text/event-stream" in ctype:
+        msgs, data = [], []
+        for line in text.splitlines() + [""]:
+            if line.startswith("data:"):
+                data.append(line[5:].lstrip())
+            elif line == "" and data:
+                try:
+                    msgs.append(json.loads("\n".join(data)))
+                except ValueError:
+                    pass
+                data = []
+        return msgs
+    try:
+        return [json.loads(text)] if text.strip() else []
+    except ValueError:
+        return []
+
+
+def the_result(msgs: list):
+    for m in msgs:
+        if isinstance(m, dict) and ("result" in m or "error" in m):
+            return m
+    return None
+
+
+def open_session(client: Client, accept: str = ACCEPT_BOTH) -> str:
+    status, hdrs, msgs = client.post(init25(), {"Content-Type": "application/json", "Accept": accept})
+    reply = the_result(msgs)
+    sid = hdrs.get("mcp-session-id")
+    if status != 200 or not sid or reply is None or "result" not in reply:
+        raise RuntimeError(f"initialize failed: {status} {msgs}")
+    status, _, _ = client.post(INITIALIZED, headers25(accept, sid))
+    if status not in (200, 202, 204):
+        raise RuntimeError(f"notifications/initialized answered {status}")
+    return sid
+
+
+def check_echo(url: str, body_text: str, headers: dict) -> tuple[str, str | None]:
+    """Sends the case's request once: (content type, problem or None)."""
+    status, hdrs, msgs = Client(url).post(body_text, headers)
+    reply = the_result(msgs)
+    ctype = hdrs.get("content-type", "?").split(";")[0]
+    if status != 200:
+        return ctype, f"HTTP {status}"
+    if reply is None or "result" not in reply:
+        return ctype, f"no result: {msgs!r:.200}"
+    if "hi" not in json.dumps(reply["result"]):
+        return ctype, f"unexpected result {reply['result']!r:.200}"
+    return ctype, None
+
+
+# ---------------------------------------------------------------------------------------
+# wrk
+# ---------------------------------------------------------------------------------------
+
+LUA_DONE = r"""
+done = function(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format(
+    'BENCHJSON {"requests":%d,"duration_us":%d,"bytes":%d,"connect":%d,"read":%d,"write":%d,' ..
+    '"status":%d,"timeout":%d,"p50":%d,"p90":%d,"p99":%d,"max":%d,"mean":%.1f}\n',
+    summary.requests, summary.duration, summary.bytes, e.connect, e.read, e.write, e.status,
+    e.timeout, latency:percentile(50), latency:percentile(90), latency:percentile(99),
+    latency.max, latency.mean))
+end
+"""
+
+
+def lua_str(s: str) -> str:
+    level = 1
+    while ("]" + "=" * level + "]") in s:
+        level += 1
+    eq = "=" * level
+    return f"[{eq}[{s}]{eq}]"
+
+
+def lua_requests(path: str, reqs: list[tuple[dict, str]], stop_after: int | None = None) -> str:
+    """A wrk script that sends the given (headers, body) requests in turn (one alone goes
+    through wrk's static-request fast path); with stop_after, each thread stops after that
+    many responses."""
+    out = []
+    if len(reqs) == 1:
+        h, b = reqs[0]
+        out.append('wrk.method = "POST"')
+        out.append(f"wrk.body = {lua_str(b)}")
+        for k, v in h.items():
+            out.append(f"wrk.headers[ {lua_str(k)} ] = {lua_str(v)}")
+    else:
+        out.append("local specs = {")
+        for h, b in reqs:
+            hs = ", ".join(f"[ {lua_str(k)} ] = {lua_str(v)}" for k, v in h.items())
+            out.append(f"  {{ headers = {{ {hs} }}, body = {lua_str(b)} }},")
+        out.append("}")
+        out.append("local reqs = {}")
+        out.append("local idx = 0")
+        out.append("init = function(args)")
+        out.append(f"  for i, s in ipairs(specs) do reqs[i] = wrk.format('POST', {lua_str(path)}, s.headers, s.body) end")
+        out.append("  idx = math.random(#reqs) - 1")
+        out.append("end")
+        out.append("request = function() idx = idx % #reqs + 1; return reqs[idx] end")
+    if stop_after is not None:
+        out.append("local seen = 0")
+        out.append("response = function(status, headers, body)")
+        out.append(f"  seen = seen + 1")
+        out.append(f"  if seen == {int(stop_after)} then io.write('BENCHSTOP\\n'); io.flush(); wrk.thread:stop() end")
+        out.append("end")
+    out.append(LUA_DONE)
+    return "\n".join(out)
+
+
+class Wrk:
+    def __init__(self, binary: str, workdir: str):
+        self.binary = binary
+        self.workdir = workdir
+        self.n = 0
+
+    def run(self, url: str, reqs, conns: int, seconds: float, stop_after_total: int | None = None) -> dict:
+        threads = 1 if conns < 2 else 2
+        per_thread = None if stop_after_total is None else max(1, stop_after_total // threads)
+        path = urllib.parse.urlsplit(url).path
+        self.n += 1
+        script = os.path.join(self.workdir, f"case{self.n}.lua")
+        with open(script, "w") as f:
+            f.write(lua_requests(path, reqs, per_thread))
+        dur = max(1, int(round(seconds)))
+        cmd = [self.binary, f"-t{threads}", f"-c{conns}", f"-d{dur}s", "--timeout", "5s", "-s", script, url]
+        if stop_after_total is None:
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=dur + 60)
+            stdout, stderr = p.stdout, p.stderr
+        else:
+            # wrk waits out its duration even when every thread has stopped: once each thread
+            # says it has its share, interrupt it (SIGINT makes wrk stop and report).
+            p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            lines, stopped = [], 0
+            for line in p.stdout:
+                lines.append(line)
+                if line.startswith("BENCHSTOP"):
+                    stopped += 1
+                    if stopped == threads:
+                        p.send_signal(signal.SIGINT)
+            p.wait(timeout=dur + 60)
+            stdout, stderr = "".join(lines), p.stderr.read()
+        for line in stdout.splitlines():
+            if line.startswith("BENCHJSON "):
+                r = json.loads(line[len("BENCHJSON "):])
+                secs = r["duration_us"] / 1e6
+                r["rps"] = r["requests"] / secs if secs else 0.0
+                r["errors"] = r["connect"] + r["read"] + r["write"] + r["status"] + r["timeout"]
+                return r
+        raise RuntimeError(f"wrk gave no result: {stdout[-500:]} {stderr[-500:]}")
+
+
+# ---------------------------------------------------------------------------------------
+# The harness
+# ---------------------------------------------------------------------------------------
+
+
+def median(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
+
+class Bench:
+    def __init__(self, args):
+        self.args = args
+        self.quick = args.quick
+        self.paths = Paths(args)
+        self.work = tempfile.mkdtemp(prefix="duet-bench-")
+        self.wrk = Wrk(args.wrk, self.work)
+        self.rows: list[dict] = []  # every measurement
+        self.notes: list[str] = []
+        self.started = time.time()
+        self.load_start = loadavg()
+        self.duet_has_bench_fixture = self._duet_has_bench_fixture()
+        self.current_conns = 1
+
+    # -- logging
+    def log(self, msg: str):
+        el = time.time() - self.started
+        print(f"[{el:6.1f}s] {msg}", flush=True)
+
+    def _duet_has_bench_fixture(self) -> bool:
+        p = subprocess.run([self.paths.duet, "serve", "--help"], capture_output=True, text=True)
+        return bool(re.search(r"\bbench\b", p.stdout + p.stderr))
+
+    # -- server specs
+    def specs_2026_json(self):
+        p = self.paths
+        return [
+            Spec("duet", "duet", duet_http(p), "duet"),
+            Spec("ceiling", "hyper ceiling", [p.ceiling], "ceiling"),
+            Spec("rmcp", "rmcp (stateless JSON)", [p.rmcp, "http-json"], "peer", accept_override=ACCEPT_BOTH),
+            Spec("tower", "tower-mcp (stateless)", [p.tower, "http"], "peer"),
+        ]
+
+    def specs_2026_sse(self):
+        p = self.paths
+        return [
+            Spec("duet", "duet", duet_http(p), "duet"),
+            Spec("rmcp", "rmcp (default, SSE)", [p.rmcp, "http-default"], "peer"),
+            Spec("tower", "tower-mcp (sse_responses)", [p.tower, "http-sse"], "peer"),
+        ]
+
+    def specs_2025_session(self):
+        p = self.paths
+        return [
+            Spec("duet", "duet", duet_http(p), "duet"),
+            Spec("rmcp", "rmcp (default: sessions, SSE)", [p.rmcp, "http-default"], "peer"),
+            Spec("tower", "tower-mcp (sessions)", [p.tower, "http"], "peer"),
+        ]
+
+    def specs_2025_stateless(self):
+        p = self.paths
+        return [
+            Spec("duet", "duet --stateless", duet_http(p, "--stateless"), "duet"),
+            Spec("ceiling", "hyper ceiling", [p.ceiling], "ceiling"),
+            Spec("rmcp", "rmcp (stateless JSON)", [p.rmcp, "http-json"], "peer"),
+            Spec("tower", "tower-mcp (stateless)", [p.tower, "http"], "peer"),
+        ]
+
+    # -- one load measurement on a fresh server
+    def measure_load(self, case: str, spec: Spec, conns: int, pass_no: int, prepare) -> dict:
+        """prepare(server) -> (list of (headers, body), content type, problem)."""
+        row = {"case": case, "server": spec.key, "label": spec.label, "kind": spec.kind, "conns": conns,
+               "pass": pass_no}
+        server = None
+        try:
+            server = Server(spec)
+            reqs, ctype, problem = prepare(server)
+            row["ctype"] = ctype
+            if problem:
+                row["problem"] = problem
+                self.log(f"  {case} {spec.label} c={conns}: FAILED CHECK: {problem}")
+                return row
+            if self.args.warmup > 0:
+                self.wrk.run(server.url, reqs, conns, self.args.warmup)
+            r = self.wrk.run(server.url, reqs, conns, self.args.duration)
+            st = server.status()
+            # The case's request must still work after the load.
+            _, after = prepare_check_again(server, reqs)
+            row.update(rps=r["rps"], p50=r["p50"], p99=r["p99"], errors=r["errors"], requests=r["requests"],
+                       hwm=st.get("VmHWM"), rss=st.get("VmRSS"))
+            if after:
+                row["problem"] = f"after load: {after}"
+            if not server.alive():
+                row["problem"] = "server exited"
+            self.log(f"  {case} {spec.label:32s} c={conns:<3d} {r['rps']:9.0f} req/s  p50 {r['p50'] / 1000:7.2f} ms"
+                     f"  p99 {r['p99'] / 1000:7.2f} ms  HWM {st.get('VmHWM', 0) / 1024:6.1f} MiB  err {r['errors']}")
+        except Exception as e:  # noqa: BLE001 - a failed server is a row, not the end of the run
+            row["problem"] = str(e)[:300]
+            self.log(f"  {case} {spec.label} c={conns}: ERROR {e}")
+        finally:
+            if server:
+                server.stop()
+            self.rows.append(row)
+        return row
+
+    def interleave(self, case: str, specs: list[Spec], conc_list: list[int], prepare_for):
+        """Runs every (server, concurrency) of a case, alternating servers, for each pass; the
+        order of servers rotates between passes."""
+        self.log(f"case {case}")
+        for pass_no in range(self.args.passes):
+            for conns in conc_list:
+                order = specs[pass_no % len(specs):] + specs[:pass_no % len(specs)]
+                for spec in order:
+                    self.measure_load(case, spec, conns, pass_no, prepare_for(spec))
+
+    # -- the cases
+    def case_2026(self, conc_list):
+        def prep_json(spec):
+            def prepare(server):
+                h = headers26("tools/call", "echo", spec.accept_override or ACCEPT_JSON)
+                ctype, problem = check_echo(server.url, call26(), h)
+                return [(h, call26())], ctype, problem
+            return prepare
+
+        def prep_sse(spec):
+            def prepare(server):
+                h = headers26("tools/call", "echo", ACCEPT_BOTH)
+                ctype, problem = check_echo(server.url, call26(), h)
+                return [(h, call26())], ctype, problem
+            return prepare
+
+        self.interleave("2026-json", self.specs_2026_json(), conc_list, prep_json)
+        self.interleave("2026-sse", self.specs_2026_sse(), conc_list, prep_sse)
+
+    def case_2025(self, conc_list):
+        def prep_session(spec):
+            def prepare(server):
+                conns = max(1, self.current_conns)
+                c = Client(server.url)
+                sessions = [open_session(c) for _ in range(min(conns, 64))]
+                reqs = [(headers25(ACCEPT_BOTH, sid), call25()) for sid in sessions]
+                ctype, problem = check_echo(server.url, call25(), reqs[0][0])
+                return reqs, ctype, problem
+            return prepare
+
+        def prep_stateless(spec):
+            def prepare(server):
+                h = headers25(ACCEPT_BOTH)
+                ctype, problem = check_echo(server.url, call25(), h)
+                return [(h, call25())], ctype, problem
+            return prepare
+
+        # One session per connection (round-robin over as many sessions as connections).
+        self.log("case 2025-session")
+        specs = self.specs_2025_session()
+        for pass_no in range(self.args.passes):
+            for conns in conc_list:
+                self.current_conns = conns
+                order = specs[pass_no % len(specs):] + specs[:pass_no % len(specs)]
+                for spec in order:
+                    self.measure_load("2025-session", spec, conns, pass_no, prep_session(spec))
+        self.interleave("2025-stateless", self.specs_2025_stateless(), conc_list, prep_stateless)
+
+    def case_tools_list(self, conns: int):
+        p = self.paths
+        specs = []
+        if self.duet_has_bench_fixture:
+            specs.append(Spec("duet", "duet --fixtures bench", duet_http(p, fixtures="bench"), "duet"))
+        else:
+            self.notes.append("tools/list: duet has no `--fixtures bench` yet (200 numbered tools); its row is "
+                              "missing until it does.")
+        specs += [
+            Spec("rmcp", "rmcp (stateless JSON, 200 tools)", [p.rmcp, "http-json", "--tools", "200"], "peer",
+                 accept_override=ACCEPT_BOTH),
+            Spec("tower", "tower-mcp (stateless, 200 tools)", [p.tower, "http", "--tools", "200"], "peer"),
+        ]
+
+        def prep(spec):
+            def prepare(server):
+                h = headers26("tools/list", None, spec.accept_override or ACCEPT_JSON)
+                c = Client(server.url)
+                cursor, reqs, names = None, [], set()
+                for _ in range(50):
+                    b = list26(cursor)
+                    status, hdrs, msgs = c.post(b, h)
+                    reply = the_result(msgs)
+                    if status != 200 or reply is None or "result" not in reply:
+                        return [], hdrs.get("content-type", "?"), f"tools/list failed: {status} {msgs!r:.200}"
+                    reqs.append((h, b))
+                    names.update(t["name"] for t in reply["result"].get("tools", []))
+                    cursor = reply["result"].get("nextCursor")
+                    if not cursor:
+                        break
+                spec.pages = len(reqs)
+                spec.tools = len(names)
+                problem = None if len(names) >= 200 else f"only {len(names)} tools listed"
+                return reqs, hdrs.get("content-type", "?").split(";")[0], problem
+            return prepare
+
+        self.interleave("tools-list", specs, [conns], prep)
+        for spec in specs:
+            for row in self.rows:
+                if row["case"] == "tools-list" and row["server"] == spec.key:
+                    row["pages"] = getattr(spec, "pages", None)
+                    row["tools"] = getattr(spec, "tools", None)
+
+    def case_sessions(self, counts: list[int]):
+        p = self.paths
+        big = str(max(counts) * 2)
+        specs = [
+            Spec("duet", "duet", duet_http(p, "--max-sessions", big, "--max-sessions-per-principal", big), "duet"),
+            Spec("rmcp", "rmcp (default)", [p.rmcp, "http-default"], "peer"),
+            Spec("tower", "tower-mcp", [p.tower, "http"], "peer"),
+        ]
+        self.log("case idle sessions")
+        for pass_no in range(self.args.passes):
+            for n in counts:
+                order = specs[pass_no % len(specs):] + specs[:pass_no % len(specs)]
+                for spec in order:
+                    self.rows.append(self.measure_sessions(spec, n, pass_no))
+
+    def measure_sessions(self, spec: Spec, n: int, pass_no: int) -> dict:
+        row = {"case": "sessions", "server": spec.key, "label": spec.label, "kind": spec.kind, "sessions": n,
+               "pass": pass_no}
+        server = Server(spec)
+        try:
+            # Warm up: a few sessions first, so the baseline includes the runtime's threads and
+            # first allocations rather than charging them to the measured sessions.
+            warm = Client(server.url)
+            for _ in range(8):
+                open_session(warm)
+            warm.close()
+            time.sleep(0.3)
+            before = server.status().get("VmRSS", 0)
+            local = threading.local()
+            t0 = time.time()
+
+            def one(_):
+                c = getattr(local, "c", None)
+                if c is None:
+                    c = local.c = Client(server.url)
+                return open_session(c)
+
+            with concurrent.futures.ThreadPoolExecutor(max_workers=32) as ex:
+                ids = list(ex.map(one, range(n)))
+            took = time.time() - t0
+            time.sleep(1.0)
+            after = server.status().get("VmRSS", 0)
+            # The sessions are still there: a request on a few of them works.
+            probe = Client(server.url)
+            dead = 0
+            for sid in ids[:: max(1, n // 20)]:
+                status, _, msgs = probe.post(call25(), headers25(ACCEPT_BOTH, sid))
+                r = the_result(msgs)
+                if status != 200 or r is None or "result" not in r:
+                    dead += 1
+            row.update(before=before, after=after, per_session=(after - before) / n, open_s=took,
+                       hwm=server.status().get("VmHWM"), errors=dead)
+            if len(set(ids)) != n:
+                row["problem"] = "session ids repeat"
+            self.log(f"  sessions {spec.label:24s} n={n:<6d} {row['per_session']:6.2f} KiB/session "
+                     f"(RSS {before / 1024:.1f} -> {after / 1024:.1f} MiB, opened in {took:.1f}s, probes dead {dead})")
+        except Exception as e:  # noqa: BLE001
+            row["problem"] = str(e)[:300]
+            self.log(f"  sessions {spec.label} n={n}: ERROR {e}")
+        finally:
+            server.stop()
+        return row
+
+    def case_stdio(self, n: int, window: int):
+        p = self.paths
+        specs = [
+            Spec("duet", "duet (stdio)", [p.duet, "serve", "--fixtures", "testkit"], "duet"),
+            Spec("rmcp", "rmcp stdio()", [p.rmcp, "stdio"], "peer"),
+            Spec("rmcp-pipes", "rmcp stdio_pipes()", [p.rmcp, "stdio-pipes"], "peer"),
+            Spec("tower", "tower-mcp StdioTransport", [p.tower, "stdio"], "peer"),
+        ]
+        self.log(f"case stdio ({n} requests, {window} in flight)")
+        for pass_no in range(self.args.passes):
+            order = specs[pass_no % len(specs):] + specs[:pass_no % len(specs)]
+            for spec in order:
+                self.rows.append(self.measure_stdio(spec, n, window, pass_no))
+
+    def measure_stdio(self, spec: Spec, n: int, window: int, pass_no: int) -> dict:
+        row = {"case": "stdio", "server": spec.key, "label": spec.label, "kind": spec.kind, "pass": pass_no,
+               "window": window}
+        server = Server(spec, stdio=True)
+        try:
+            r = stdio_pipeline(server, n, window, timeout=max(30.0, n / 2000))
+            st = server.status()
+            row.update(rps=r["rps"], errors=r["errors"], requests=r["answered"], hwm=st.get("VmHWM"),
+                       rss=st.get("VmRSS"), p50=r.get("p50"), p99=r.get("p99"))
+            if r["answered"] < n:
+                row["problem"] = f"only {r['answered']} of {n} answered"
+            self.log(f"  stdio {spec.label:28s} {r['rps']:9.0f} req/s  HWM {st.get('VmHWM', 0) / 1024:6.1f} MiB"
+                     f"  err {r['errors']}")
+        except Exception as e:  # noqa: BLE001
+            row["problem"] = str(e)[:300]
+            self.log(f"  stdio {spec.label}: ERROR {e} {''.join(server.tail[-5:])}")
+        finally:
+            try:
+                server.proc.stdin.close()
+            except OSError:
+                pass
+            server.stop()
+        return row
+
+    def case_growth(self, first: int, total: int, conns: int):
+        p = self.paths
+        specs = [
+            Spec("duet", "duet --stateless", duet_http(p, "--stateless"), "duet"),
+            Spec("rmcp", "rmcp (stateless JSON)", [p.rmcp, "http-json"], "peer"),
+            Spec("tower", "tower-mcp (stateless)", [p.tower, "http"], "peer"),
+        ]
+        self.log(f"case RSS growth ({first} then {total} stateless requests)")
+        for spec in specs:
+            row = {"case": "growth", "server": spec.key, "label": spec.label, "kind": spec.kind, "pass": 0}
+            server = Server(spec)
+            try:
+                h = headers25(ACCEPT_BOTH)
+                ctype, problem = check_echo(server.url, call25(), h)
+                if problem:
+                    raise RuntimeError(problem)
+                # Bounded by count (each wrk thread stops after its share) and by time.
+                limit_s = 300
+                r1 = self.wrk.run(server.url, [(h, call25())], conns, limit_s, stop_after_total=first)
+                time.sleep(0.5)
+                rss1 = server.status().get("VmRSS", 0)
+                r2 = self.wrk.run(server.url, [(h, call25())], conns, limit_s, stop_after_total=total - r1["requests"])
+                time.sleep(0.5)
+                st = server.status()
+                rss2 = st.get("VmRSS", 0)
+                done = r1["requests"] + r2["requests"]
+                row.update(first=r1["requests"], total=done, rss_first=rss1, rss_total=rss2,
+                           growth=(rss2 - rss1) / rss1 if rss1 else None, hwm=st.get("VmHWM"),
+                           errors=r1["errors"] + r2["errors"], rps=r2["rps"])
+                self.log(f"  growth {spec.label:24s} RSS {rss1 / 1024:.1f} MiB after {r1['requests']}, "
+                         f"{rss2 / 1024:.1f} MiB after {done} ({row['growth'] * 100:+.1f}%)")
+            except Exception as e:  # noqa: BLE001
+                row["problem"] = str(e)[:300]
+                self.log(f"  growth {spec.label}: ERROR {e}")
+            finally:
+                server.stop()
+            self.rows.append(row)
+
+    # -- all of it
+    def run(self):
+        a = self.args
+        conc = [int(c) for c in a.conns.split(",")]
+        cases = set(a.cases.split(","))
+        if "http" in cases or "2026" in cases:
+            self.case_2026(conc)
+        if "http" in cases or "2025" in cases:
+            self.case_2025(conc)
+        if "list" in cases:
+            self.case_tools_list(16)
+        if "sessions" in cases:
+            self.case_sessions([int(x) for x in a.sessions.split(",")])
+        if "stdio" in cases:
+            self.case_stdio(a.stdio_requests, a.stdio_window)
+        if "growth" in cases:
+            first, total = (int(x) for x in a.growth.split(","))
+            self.case_growth(first, total, 16)
+
+
+def prepare_check_again(server: Server, reqs) -> tuple[str, str | None]:
+    h, b = reqs[0]
+    try:
+        status, hdrs, msgs = Client(server.url).post(b, h)
+    except Exception as e:  # noqa: BLE001
+        return "?", str(e)
+    r = the_result(msgs)
+    if status != 200 or r is None or "result" not in r:
+        return hdrs.get("content-type", "?"), f"HTTP {status} {msgs!r:.120}"
+    return hdrs.get("content-type", "?"), None
+
+
+def stdio_pipeline(server: Server, n: int, window: int, timeout: float) -> dict:
+    """Handshake, then n tools/call requests with at most `window` unanswered, through the
+    server's stdin and stdout. Counts answers (lines) and errors (lines with an "error")."""
+    proc = server.proc
+    out, inp = proc.stdout, proc.stdin
+    init = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": P25, "capabilities": {}, "clientInfo": {"name": "duet-bench", "version": "1"}}}
+    inp.write((json.dumps(init) + "\n").encode())
+    inp.flush()
+    line = out.readline()
+    if b'"result"' not in line:
+        raise RuntimeError(f"initialize: {line[:200]!r}")
+    inp.write((INITIALIZED + "\n").encode())
+    inp.flush()
+    # Pre-encoded requests, ids 1..n.
+    reqs = [
+        ('{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}\n' % i)
+        .encode()
+        for i in range(1, n + 1)
+    ]
+    os.set_blocking(out.fileno(), False)
+    os.set_blocking(inp.fileno(), False)
+    sel = selectors.DefaultSelector()
+    sel.register(out.fileno(), selectors.EVENT_READ)
+    in_fd, out_fd = inp.fileno(), out.fileno()
+    sent = answered = errors = 0
+    pending = b""
+    partial = b""
+    t0 = time.perf_counter()
+    deadline = t0 + timeout
+    writing = False
+    while answered < n:
+        if time.perf_counter() > deadline:
+            break
+        # Fill the window.
+        if not pending and sent < n and sent - answered < window:
+            k = min(n - sent, window - (sent - answered))
+            pending = b"".join(reqs[sent:sent + k])
+            sent += k
+        if pending and not writing:
+            sel.register(in_fd, selectors.EVENT_WRITE)
+            writing = True
+        for key, ev in sel.select(timeout=1.0):
+            if key.fd == out_fd:
+                try:
+                    chunk = os.read(out_fd, 1 << 20)
+                except BlockingIOError:
+                    continue
+                if not chunk:
+                    raise RuntimeError("the server closed stdout")
+                data = partial + chunk
+                cut = data.rfind(b"\n") + 1
+                complete, partial = data[:cut], data[cut:]
+                answered += complete.count(b"\n")
+                errors += complete.count(b'"error":')
+            elif key.fd == in_fd:
+                try:
+                    w = os.write(in_fd, pending)
+                    pending = pending[w:]
+                except BlockingIOError:
+                    pass
+                if not pending:
+                    sel.unregister(in_fd)
+                    writing = False
+    took = time.perf_counter() - t0
+    sel.close()
+    os.set_blocking(inp.fileno(), True)
+    return {"answered": answered, "errors": errors, "rps": answered / took if took else 0.0, "seconds": took}
+
+
+# ---------------------------------------------------------------------------------------
+# Results
+# ---------------------------------------------------------------------------------------
+
+CASE_TITLES = {
+    "2026-json": "tools/call echo, 2026-07-28, JSON replies (`Accept: application/json`; rmcp insists on both types)",
+    "2026-sse": "tools/call echo, 2026-07-28, SSE replies (`Accept: application/json, text/event-stream`)",
+    "2025-session": "tools/call echo, 2025-11-25 in a session (one session per connection)",
+    "2025-stateless": "tools/call echo, 2025-11-25 stateless (no initialize)",
+    "tools-list": "tools/list with 200 tools, 2026-07-28 JSON, every page in turn, 16 connections "
+                  "(vs faster peer: in whole listings/s)",
+}
+
+
+def fmt_ms(us):
+    return "—" if us is None else f"{us / 1000:.2f}"
+
+
+def fmt_mib(kib):
+    return "—" if kib is None else f"{kib / 1024:.1f}"
+
+
+def fmt_rps(x):
+    return "—" if x is None else f"{x:,.0f}"
+
+
+def per_session(s):
+    return "—" if s["per_session"] is None else f"{s['per_session']:.2f}"
+
+
+def fmt_ratio(x):
+    return "—" if x is None else f"{x:.2f}×"
+
+
+def group(rows, **match):
+    return [r for r in rows if all(r.get(k) == v for k, v in match.items())]
+
+
+def summarize(rows: list[dict]) -> dict:
+    """Medians over passes: {(case, server, conns): {...}}."""
+    out = {}
+    keys = sorted({(r["case"], r["server"], r.get("conns"), r.get("sessions")) for r in rows},
+                  key=lambda k: tuple(str(x) for x in k))
+    for case, server, conns, sessions in keys:
+        rs = [r for r in rows if (r["case"], r["server"], r.get("conns"), r.get("sessions")) == (case, server, conns,
+                                                                                                  sessions)]
+        ok = [r for r in rs if "problem" not in r]
+        s = {"label": rs[0]["label"], "kind": rs[0]["kind"], "runs": len(rs), "ok": len(ok),
+             "problems": sorted({r["problem"] for r in rs if "problem" in r}),
+             "ctype": next((r.get("ctype") for r in rs if r.get("ctype")), None)}
+        for f in ("rps", "p50", "p99", "hwm", "rss", "per_session", "before", "after", "growth", "rss_first",
+                  "rss_total", "first", "total", "pages", "tools"):
+            s[f] = median([r.get(f) for r in ok])
+        s["errors"] = sum(r.get("errors") or 0 for r in rs)
+        out[(case, server, conns if conns is not None else sessions)] = s
+    return out
+
+
+def markdown(bench: Bench, summary: dict, meta: dict) -> tuple[str, list[str]]:
+    a = bench.args
+    L = []
+    L.append(f"## {meta['date']} — {meta['mode']} run")
+    L.append("")
+    note = a.note or "(no note given: pass --note '...')"
+    L.append(f"- What changed: {note}")
+    L.append(f"- duet: commit {meta['commit']}{' + uncommitted changes' if meta['dirty'] else ''}, "
+             f"binary `{os.path.relpath(a.duet_bin, ROOT)}`")
+    L.append(f"- Machine: {meta['cores']} cores ({meta['cpu']}), {meta['mem_gib']:.0f} GiB, Linux {meta['kernel']}")
+    L.append(f"- Load generator: {meta['wrk']} on the same cores (1 thread at 1 connection, else 2); "
+             f"{a.duration:g} s per run after {a.warmup:g} s of warm-up, {a.passes} pass(es), servers interleaved "
+             f"and rotated; medians shown")
+    L.append(f"- Peers: rmcp {meta['rmcp']}, tower-mcp {meta['tower']}, hyper {meta['hyper']} (ceiling); "
+             f"built from crates.io by bench/run.sh")
+    L.append(f"- Took {meta['took_s'] / 60:.1f} min" + (f"; load average {meta['load']}" if meta.get("load") else ""))
+    L.append("- Errors: HTTP-level (connect/read/write/timeouts/non-2xx) counted by wrk; each case's reply is "
+             "checked for a JSON-RPC result before and after the load")
+    L.append("- rmcp's default SSE replies are served by `axum::serve` without TCP_NODELAY, as rmcp documents it; "
+             "each such reply stalls ~40 ms (Nagle against delayed ACK), which its rows show")
+    for n in bench.notes:
+        L.append(f"- Note: {n}")
+    L.append("")
+
+    targets = []
+
+    def peers_best(case, conns, field="rps", best=max):
+        vals = [(s[field], s["label"]) for (c, sv, k), s in summary.items()
+                if c == case and k == conns and s["kind"] == "peer" and s[field] is not None]
+        return best(vals) if vals else (None, None)
+
+    for case in ("2026-json", "2026-sse", "2025-session", "2025-stateless", "tools-list"):
+        items = [(k, s) for k, s in summary.items() if k[0] == case]
+        if not items:
+            continue
+        L.append(f"### {CASE_TITLES[case]}")
+        L.append("")
+        extra = ""
+        if case == "2026-sse":
+            extra = " | vs own JSON"
+        if case == "tools-list":
+            extra = " | pages | tools | listings/s"
+        L.append("| server | conns | reply | req/s | p50 ms | p99 ms | peak RSS MiB | errors | vs ceiling | "
+                 f"vs faster peer{extra} |")
+        L.append("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|" + ("---:|" if case == "2026-sse" else "")
+                 + ("---:|---:|---:|" if case == "tools-list" else ""))
+        order = {"duet": 0, "ceiling": 1, "peer": 2}
+        for (c, sv, conns), s in sorted(items, key=lambda kv: (kv[0][2], order[kv[1]["kind"]], kv[0][1])):
+            ceil = summary.get((case, "ceiling", conns))
+            vs_ceiling = s["rps"] / ceil["rps"] if ceil and ceil["rps"] and s["rps"] and s["kind"] != "ceiling" else None
+            if case == "tools-list":
+                # Peers page differently (rmcp sends all 200 at once): compare whole listings.
+                per = [x["rps"] / x["pages"] for (c2, _, k2), x in items
+                       if k2 == conns and x["kind"] == "peer" and x["rps"] and x.get("pages")]
+                mine = s["rps"] / s["pages"] if s["rps"] and s.get("pages") else None
+                vs_peer = mine / max(per) if per and mine and s["kind"] == "duet" else None
+            else:
+                best_peer, _ = peers_best(case, conns)
+                vs_peer = s["rps"] / best_peer if best_peer and s["rps"] and s["kind"] == "duet" else None
+            cells = [s["label"], str(conns), s["ctype"] or "—",
+                     "—" if s["rps"] is None else f"{s['rps']:,.0f}", fmt_ms(s["p50"]), fmt_ms(s["p99"]),
+                     fmt_mib(s["hwm"]), str(s["errors"]) + (f" ({'; '.join(s['problems'])})" if s["problems"] else ""),
+                     fmt_ratio(vs_ceiling), fmt_ratio(vs_peer)]
+            if case == "2026-sse":
+                j = summary.get(("2026-json", sv, conns))
+                cells.append(fmt_ratio(s["rps"] / j["rps"] if j and j["rps"] and s["rps"] else None))
+            if case == "tools-list":
+                pages = s.get("pages")
+                tools = s.get("tools")
+                cells += [str(int(pages)) if pages else "—", str(int(tools)) if tools else "—",
+                          "—" if not (pages and s["rps"]) else f"{s['rps'] / pages:,.0f}"]
+            L.append("| " + " | ".join(cells) + " |")
+        L.append("")
+
+    # Sessions
+    items = [(k, s) for k, s in summary.items() if k[0] == "sessions"]
+    if items:
+        L.append("### Idle 2025-11-25 sessions (initialize + initialized, kept open)")
+        L.append("")
+        L.append("| server | sessions | RSS before MiB | RSS after MiB | KiB per session | peak RSS MiB | dead probes |")
+        L.append("|---|---:|---:|---:|---:|---:|---:|")
+        for (c, sv, n), s in sorted(items, key=lambda kv: (kv[0][2], kv[1]["kind"] != "duet", kv[0][1])):
+            L.append(f"| {s['label']} | {n:,} | {fmt_mib(s['before'])} | {fmt_mib(s['after'])} | "
+                     f"{per_session(s)} | {fmt_mib(s['hwm'])} | "
+                     f"{s['errors']}{' (' + '; '.join(s['problems']) + ')' if s['problems'] else ''} |")
+        L.append("")
+
+    items = [(k, s) for k, s in summary.items() if k[0] == "stdio"]
+    if items:
+        L.append(f"### stdio pipeline: {a.stdio_requests:,} tools/call echo through one process, "
+                 f"{a.stdio_window} in flight")
+        L.append("")
+        L.append("| server | req/s | peak RSS MiB | errors | vs faster peer |")
+        L.append("|---|---:|---:|---:|---:|")
+        best, _ = peers_best("stdio", None)
+        for (c, sv, _), s in sorted(items, key=lambda kv: (kv[1]["kind"] != "duet", kv[0][1])):
+            vs = s["rps"] / best if best and s["rps"] and s["kind"] == "duet" else None
+            L.append(f"| {s['label']} | {fmt_rps(s['rps'])} | {fmt_mib(s['hwm'])} | "
+                     f"{s['errors']}{' (' + '; '.join(s['problems']) + ')' if s['problems'] else ''} | {fmt_ratio(vs)} |")
+        L.append("")
+
+    items = [(k, s) for k, s in summary.items() if k[0] == "growth"]
+    if items:
+        L.append("### RSS growth under stateless 2025-11-25 tools/call (16 connections)")
+        L.append("")
+        L.append("| server | requests (first) | RSS MiB | requests (total) | RSS MiB | growth | errors |")
+        L.append("|---|---:|---:|---:|---:|---:|---:|")
+        for (c, sv, _), s in sorted(items, key=lambda kv: (kv[1]["kind"] != "duet", kv[0][1])):
+            g = "—" if s["growth"] is None else f"{s['growth'] * 100:+.1f}%"
+            L.append(f"| {s['label']} | {int(s['first'] or 0):,} | {fmt_mib(s['rss_first'])} | {int(s['total'] or 0):,} | "
+                     f"{fmt_mib(s['rss_total'])} | {g} | {s['errors']}"
+                     f"{' (' + '; '.join(s['problems']) + ')' if s['problems'] else ''} |")
+        L.append("")
+
+    # Targets
+    def get(case, server, k):
+        return summary.get((case, server, k))
+
+    def check(name, value, goal, ok):
+        if value is None:
+            targets.append(f"| {name} | — | {goal} | not measured |")
+        else:
+            targets.append(f"| {name} | {value} | {goal} | {'met' if ok else '**missed**'} |")
+
+    for conns in (16, 64):
+        d, c = get("2026-json", "duet", conns), get("2026-json", "ceiling", conns)
+        if d and c and d["rps"] and c["rps"]:
+            r = d["rps"] / c["rps"]
+            check(f"2026 JSON, {conns} conns, vs ceiling", f"{r:.2f}×", "≥ 0.75×", r >= 0.75)
+        bp, _ = peers_best("2026-json", conns)
+        if d and d["rps"] and bp:
+            r = d["rps"] / bp
+            check(f"2026 JSON, {conns} conns, vs faster peer", f"{r:.2f}×", "≥ 1.5×", r >= 1.5)
+    for conns in (16, 64):
+        s, j = get("2026-sse", "duet", conns), get("2026-json", "duet", conns)
+        if s and j and s["rps"] and j["rps"]:
+            r = s["rps"] / j["rps"]
+            check(f"2026 SSE vs duet JSON, {conns} conns", f"{r:.2f}×", "≥ 0.8×", r >= 0.8)
+    d = get("2026-json", "duet", 16)
+    bp99, _ = peers_best("2026-json", 16, "p99", min)
+    if d and d["p99"] and bp99:
+        r = d["p99"] / bp99
+        check("p99 at 16 conns (2026 JSON) vs better peer", f"{d['p99'] / 1000:.2f} ms = {r:.2f}×", "≤ 0.5×", r <= 0.5)
+    big = max((k[2] for k in summary if k[0] == "sessions" and k[1] == "duet"), default=None)
+    if big:
+        s = get("sessions", "duet", big)
+        if s and s["per_session"] is not None:
+            check(f"idle session at {big:,}", f"{s['per_session']:.2f} KiB", "≤ 6 KiB", s["per_session"] <= 6)
+    s = get("stdio", "duet", None)
+    for key, what in (("rmcp", "rmcp stdio(), its documented default"), ("rmcp-pipes", "rmcp stdio_pipes()")):
+        rm = get("stdio", key, None)
+        if s and s["rps"] and rm and rm["rps"]:
+            r = s["rps"] / rm["rps"]
+            check(f"stdio vs {what}", f"{r:.2f}×", "≥ 1.5×", r >= 1.5)
+    s = get("growth", "duet", None)
+    if s and s["growth"] is not None:
+        check(f"RSS growth {int(s['first'] or 0):,} → {int(s['total'] or 0):,} requests", f"{s['growth'] * 100:+.1f}%",
+              "≤ +5%", s["growth"] <= 0.05)
+    if targets:
+        L.append("### Targets (ratios from this run)")
+        L.append("")
+        if getattr(a, "quick", False):
+            L.append("Smoke run (seconds per case, a debug build of duet unless --release): these ratios say "
+                     "nothing about the targets.")
+            L.append("")
+        L.append("| target | measured | goal | |")
+        L.append("|---|---:|---|---|")
+        L.extend(targets)
+        L.append("")
+    return "\n".join(L), targets
+
+
+def loadavg() -> str:
+    try:
+        with open("/proc/loadavg") as f:
+            return " ".join(f.read().split()[:3])
+    except OSError:
+        return "?"
+
+
+def machine_meta(args, took: float) -> dict:
+    def sh(*cmd):
+        try:
+            return subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=20).stdout.strip()
+        except Exception:  # noqa: BLE001
+            return ""
+
+    cpu = ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    mem = 0
+    try:
+        with open("/proc/meminfo") as f:
+            mem = int(f.readline().split()[1]) / 1024 / 1024
+    except OSError:
+        pass
+
+    def locked(peer, crate):
+        try:
+            with open(os.path.join(HERE, "peers", peer, "Cargo.lock")) as f:
+                m = re.search(r'name = "%s"\nversion = "([^"]+)"' % re.escape(crate), f.read())
+                return m.group(1) if m else "?"
+        except OSError:
+            return "?"
+
+    wrk_v = sh(args.wrk, "-v").splitlines()
+    return {
+        "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"),
+        "mode": "quick (smoke)" if args.quick else "full",
+        "commit": sh("git", "rev-parse", "--short", "HEAD") or "?",
+        "dirty": bool(sh("git", "status", "--porcelain", "--untracked-files=no")),
+        "cores": os.cpu_count(),
+        "cpu": cpu,
+        "mem_gib": mem,
+        "kernel": platform.release(),
+        "wrk": (wrk_v[0].split(" [")[0] if wrk_v else "wrk"),
+        "rmcp": locked("rmcp-echo", "rmcp"),
+        "tower": locked("tower-mcp-echo", "tower-mcp"),
+        "hyper": locked("hyper-ceiling", "hyper"),
+        "took_s": took,
+    }
+
+
+def write_results(bench: Bench, meta: dict):
+    summary = summarize(bench.rows)
+    section, targets = markdown(bench, summary, meta)
+    a = bench.args
+    os.makedirs(a.out_dir, exist_ok=True)
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    raw = os.path.join(a.out_dir, f"{'quick' if a.quick else 'full'}-{stamp}.json")
+    with open(raw, "w") as f:
+        json.dump({"meta": meta, "args": vars(a), "rows": bench.rows, "notes": bench.notes}, f, indent=1)
+    if a.results:
+        header = ("# duet benchmark results\n\n"
+                  "Written by `bench/run.sh` (see bench/README.md): one section per full run, newest first. Absolute\n"
+                  "numbers drift with the shared machine; compare the ratios, which come from one run with the\n"
+                  "servers interleaved.\n\n")
+        old = ""
+        if os.path.exists(a.results):
+            with open(a.results) as f:
+                old = f.read()
+            if old.startswith("# "):
+                cut = old.find("\n## ")
+                old = old[cut + 1:] if cut >= 0 else ""
+        with open(a.results, "w") as f:
+            f.write(header + section + "\n" + (old if old else ""))
+    print()
+    print(section)
+    print(f"raw measurements: {os.path.relpath(raw, os.getcwd())}")
+    if a.results:
+        print(f"results table:    {os.path.relpath(a.results, os.getcwd())}")
+    return summary
+
+
+def render(raw: str) -> int:
+    with open(raw) as f:
+        d = json.load(f)
+    fake = argparse.Namespace(args=argparse.Namespace(**d["args"]), notes=d["notes"])
+    section, _ = markdown(fake, summarize(d["rows"]), d["meta"])
+    print(section)
+    return 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="smoke mode: short runs, one pass, no RESULTS.md")
+    ap.add_argument("--duet-bin", required=True)
+    ap.add_argument("--peer-bin-dir", required=True)
+    ap.add_argument("--wrk", default="wrk")
+    ap.add_argument("--duration", type=float, help="seconds per measured run")
+    ap.add_argument("--warmup", type=float, help="seconds of warm-up before each measured run (0: none)")
+    ap.add_argument("--passes", type=int)
+    ap.add_argument("--conns", help="comma-separated connection counts")
+    ap.add_argument("--sessions", help="comma-separated idle session counts")
+    ap.add_argument("--stdio-requests", type=int)
+    ap.add_argument("--stdio-window", type=int, default=64)
+    ap.add_argument("--growth", help="FIRST,TOTAL stateless requests for the RSS growth check")
+    ap.add_argument("--cases", default="2026,2025,list,sessions,stdio,growth",
+                    help="subset of: 2026,2025,list,sessions,stdio,growth")
+    ap.add_argument("--note", default="", help="what changed since the last run (goes into RESULTS.md)")
+    ap.add_argument("--results", help="markdown file to add the section to (default: bench/RESULTS.md for full "
+                                      "runs, none for quick runs)")
+    ap.add_argument("--out-dir", default=os.path.join(HERE, ".out"))
+    ap.add_argument("--render", metavar="RAW_JSON", help="print the results section of an earlier run's raw "
+                                                          "measurements (bench/.out/*.json) and exit")
+    if "--render" in sys.argv:
+        i = sys.argv.index("--render")
+        return render(sys.argv[i + 1])
+    a = ap.parse_args()
+    q = a.quick
+    defaults = dict(duration=1 if q else 5, warmup=0 if q else 1, passes=1 if q else 2, conns="1,16,64",
+                    sessions="100,1000" if q else "1000,10000", stdio_requests=5000 if q else 100000,
+                    growth="2000,20000" if q else "20000,200000")
+    for k, v in defaults.items():
+        if getattr(a, k) is None:
+            setattr(a, k, v)
+    if a.results is None and not q:
+        a.results = os.path.join(HERE, "RESULTS.md")
+
+    def on_signal(signum, _frame):
+        Server.stop_all()
+        sys.exit(128 + signum)
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    bench = Bench(a)
+    try:
+        bench.run()
+    finally:
+        Server.stop_all()
+    meta = machine_meta(a, time.time() - bench.started)
+    meta["load"] = f"{bench.load_start} at the start, {loadavg()} at the end"
+    summary = write_results(bench, meta)
+    bad = [k for k, s in summary.items() if s["ok"] == 0]
+    if bad:
+        print(f"\n{len(bad)} measurement(s) produced no result: " + ", ".join("/".join(map(str, k)) for k in bad))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# duet's benchmark: duet side by side with its peers (rmcp, tower-mcp) and a bare hyper
+# ceiling, interleaved in one run, on 127.0.0.1 only. See bench/README.md.
+#
+#   bench/run.sh                 full run (about 15 min on 2 cores); adds a section to bench/RESULTS.md
+#   bench/run.sh --quick         smoke mode for CI: ~1 s per case, every server, no thresholds, no RESULTS.md
+#   bench/run.sh --note "what changed"   (and any other option of bench/bench.py: --help)
+#
+# Installs what it needs, pinned: wrk from Debian's packages (apt-get), and the peers, built
+# from crates.io with their committed Cargo.lock (bench/peers/*, outside duet's workspace)
+# into $BENCH_TARGET_DIR (default bench/target). Every server it starts is stopped when it ends.
+set -euo pipefail
+HERE="$(cd "$(dirname "$0")" && pwd)"
+ROOT="$(dirname "$HERE")"
+cd "$ROOT"
+
+WRK_VERSION="4.1.0-3+b2"
+TARGET_DIR="${BENCH_TARGET_DIR:-$HERE/target}"
+QUICK=0
+for a in "$@"; do
+  case "$a" in
+    --quick) QUICK=1 ;;
+    -h|--help) exec python3 "$HERE/bench.py" --help ;;
+  esac
+done
+
+say() { printf '==> %s\n' "$*"; }
+
+# 1. The load generator: wrk, from Debian, pinned.
+if ! command -v wrk >/dev/null 2>&1 || [ "$(dpkg-query -W -f='${Version}' wrk 2>/dev/null || true)" != "$WRK_VERSION" ]; then
+  if [ "$(id -u)" != 0 ]; then
+    echo "bench: wrk $WRK_VERSION is needed: run 'apt-get install wrk=$WRK_VERSION' as root" >&2
+    exit 1
+  fi
+  say "installing wrk $WRK_VERSION (apt-get)"
+  export DEBIAN_FRONTEND=noninteractive
+  if ! apt-get install -y -q "wrk=$WRK_VERSION" >/dev/null; then
+    apt-get update -q >/dev/null
+    apt-get install -y -q "wrk=$WRK_VERSION" >/dev/null || {
+      echo "bench: wrk $WRK_VERSION is no longer in Debian's archive; installing the current wrk" >&2
+      apt-get install -y -q wrk >/dev/null
+    }
+  fi
+fi
+
+# 2. The peers and the ceiling, from crates.io, with their committed lock files.
+for peer in hyper-ceiling rmcp-echo tower-mcp-echo; do
+  say "building bench/peers/$peer (release)"
+  cargo build --quiet --release --locked --manifest-path "$HERE/peers/$peer/Cargo.toml" --target-dir "$TARGET_DIR"
+done
+
+# 3. duet itself: release for a full run; the (faster to build) debug binary for the smoke run
+#    unless --release is given or DUET_BIN points at a binary.
+PROFILE=release
+if [ "$QUICK" = 1 ]; then PROFILE=debug; fi
+ARGS=()
+for a in "$@"; do
+  if [ "$a" = "--release" ]; then PROFILE=release; else ARGS+=("$a"); fi
+done
+if [ -z "${DUET_BIN:-}" ]; then
+  say "building duet ($PROFILE)"
+  if [ "$PROFILE" = release ]; then cargo build --quiet --release -p duet-cli; else cargo build --quiet -p duet-cli; fi
+  DUET_TARGET="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')"
+  DUET_BIN="$DUET_TARGET/$PROFILE/duet"
+fi
+
+say "running the benchmark"
+exec python3 "$HERE/bench.py" --duet-bin "$DUET_BIN" --peer-bin-dir "$TARGET_DIR/release" --wrk "$(command -v wrk)" "${ARGS[@]}"
