@@ -77,13 +77,17 @@ def _stop(process: subprocess.Popen[str]) -> None:
 
 
 def start_duet(
-    *extra: str, transport: str = "http", fixtures: str = "testkit"
+    *extra: str, transport: str = "http", fixtures: str | None = "testkit"
 ) -> tuple[DuetServer, threading.Thread]:
-    """Start duet on 127.0.0.1 with port 0 and wait (bounded) for the URL on stderr."""
+    """Start duet on 127.0.0.1 with port 0 and wait (bounded) for the URL on stderr.
+
+    `fixtures=None` passes no `--fixtures`: duet then serves what `extra` names (a workspace
+    with `--root DIR`, a `--manifest`)."""
     if not os.access(DUET_BIN, os.X_OK):
         pytest.fail(f"duet binary not found at {DUET_BIN}; build it with `cargo build -p duet-cli`")
+    layer = ["--fixtures", fixtures] if fixtures is not None else []
     argv = [
-        DUET_BIN, "serve", "--fixtures", fixtures, "--transport", transport,
+        DUET_BIN, "serve", *layer, "--transport", transport,
         "--host", "127.0.0.1", "--port", "0", *extra,
     ]  # fmt: skip
     process = subprocess.Popen(
@@ -116,7 +120,7 @@ def duet_factory() -> Iterator:
     """Start duet servers with extra flags; every one is stopped at teardown."""
     started: list[tuple[DuetServer, threading.Thread]] = []
 
-    def start(*extra: str, transport: str = "http", fixtures: str = "testkit") -> DuetServer:
+    def start(*extra: str, transport: str = "http", fixtures: str | None = "testkit") -> DuetServer:
         server, reader = start_duet(*extra, transport=transport, fixtures=fixtures)
         started.append((server, reader))
         return server

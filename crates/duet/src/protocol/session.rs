@@ -251,6 +251,9 @@ impl SessionShared {
     ) -> Option<Response> {
         let cancel = self.closed.child_token();
         self.inflight.lock().unwrap_or_else(|p| p.into_inner()).insert(id.clone(), cancel.clone());
+        // However the request ends (answered, cancelled, or its future dropped because the
+        // client went away), work it started on other tasks sees the cancellation.
+        let _in_flight = InFlight { session: self, id: id.clone(), cancel: cancel.clone() };
         let run = async {
             let call = self.route(id.clone(), method, params, sink, principal, cancel.clone())?;
             let method = call.method.clone();
@@ -268,7 +271,6 @@ impl SessionShared {
             _ = cancel.cancelled() => None,
             outcome = run => Some(outcome),
         };
-        self.inflight.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
         outcome.map(|outcome| Response { id: Some(id), outcome })
     }
 
@@ -431,6 +433,23 @@ pub enum AskError {
     Rejected(RpcError),
     #[error("this connection cannot carry requests to the client (a stateless request has no channel back)")]
     NoChannel,
+}
+
+/// A running request: cancels its token and forgets it when the request ends.
+struct InFlight<'a> {
+    session: &'a SessionShared,
+    id: RequestId,
+    cancel: CancellationToken,
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.cancel.cancel();
+        let mut inflight = self.session.inflight.lock().unwrap_or_else(|p| p.into_inner());
+        if inflight.get(&self.id).is_some_and(|t| t == &self.cancel) {
+            inflight.remove(&self.id);
+        }
+    }
 }
 
 /// Drops a pending client request when its waiter goes away.

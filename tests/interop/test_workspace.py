@@ -1,0 +1,849 @@
+"""The workspace layer (`duet serve --root DIR`) with the official Python SDK client (`mcp` 2.3.0).
+
+Every test fills a directory under pytest's tmp_path, serves it with `duet serve --root DIR`
+and talks to it over each connection:
+
+- stdio (the SDK's stdio client spawns duet) and Streamable HTTP (conftest's `duet_factory`
+  starts `duet serve --root DIR --transport http --port 0`);
+- the handshake era (`mode="legacy"`, 2025-11-25) and 2026-07-28 (`mode="auto"`).
+
+What is checked: resources (the listing, text and blob reads, reads through the root's
+template), the file tools, `search_files` progress and cancellation, change notifications
+(`resources/subscribe` on the handshake era, `subscriptions/listen` on 2026-07-28), the
+confinement of every path to the root, and the prompts with their path completion.
+
+Cancellation is checked on the server as well as on the client: duet's `rchar` in
+/proc/PID/io (bytes it has read) must stop growing once a search is cancelled.
+
+Every test starts its own duet and stops it; every wait is bounded.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import re
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import anyio
+import pytest
+from conftest import DUET_BIN
+from mcp import Client, MCPError, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.subscriptions import ResourcesListChanged, ResourceUpdated
+from mcp_types import (
+    BlobResourceContents,
+    CallToolResult,
+    EmbeddedResource,
+    PromptReference,
+    ResourceListChangedNotification,
+    ResourceTemplateReference,
+    ResourceUpdatedNotification,
+    TextContent,
+    TextResourceContents,
+)
+
+pytestmark = pytest.mark.anyio
+
+TEST_DEADLINE = 30.0
+"""Seconds any one test body may take."""
+
+READ_TIMEOUT = 10.0
+"""The client's per-request read timeout, in seconds."""
+
+EVENT_DEADLINE = 5.0
+"""Seconds to wait for a change notification or listen event after an edit."""
+
+CANCEL_DEADLINE = 2.0
+"""Seconds the client may take to get control back after cancelling a call."""
+
+HANDSHAKE = "2025-11-25"
+MODERN = "2026-07-28"
+
+SECRET = "TOP-SECRET-0f9c2d-outside-the-workspace"
+"""The contents of the files just outside the root: no answer may ever contain it."""
+
+PASSWD_MARK = "root:x:0:0"
+"""What /etc/passwd holds; no answer may ever contain it either."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Connections
+
+
+@dataclass(frozen=True)
+class Connection:
+    transport: str
+    """stdio, or http (Streamable HTTP)."""
+    mode: str
+
+    @property
+    def modern(self) -> bool:
+        return self.mode != "legacy"
+
+    @property
+    def version(self) -> str:
+        return MODERN if self.modern else HANDSHAKE
+
+
+STDIO_LEGACY = Connection("stdio", "legacy")
+STDIO_AUTO = Connection("stdio", "auto")
+HTTP_LEGACY = Connection("http", "legacy")
+HTTP_AUTO = Connection("http", "auto")
+
+ALL = {"stdio-legacy": STDIO_LEGACY, "stdio-auto": STDIO_AUTO, "http-legacy": HTTP_LEGACY, "http-auto": HTTP_AUTO}
+LEGACY = {k: v for k, v in ALL.items() if not v.modern}
+MODERN_CONNECTIONS = {k: v for k, v in ALL.items() if v.modern}
+
+
+def connections(table: dict[str, Connection]):
+    return pytest.mark.parametrize("conn", list(table.values()), ids=list(table))
+
+
+@dataclass
+class Served:
+    """An entered SDK client and the process id of the duet it talks to."""
+
+    client: Client
+    pid: int
+
+
+def duet_serving(root: Path) -> list[int]:
+    """The process ids of the `duet serve` processes serving `root` (from /proc/PID/cmdline)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            argv = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"serve" in argv and os.fsencode(root) in argv:
+            found.append(int(entry))
+    return found
+
+
+def rchar(pid: int) -> int:
+    """The bytes process `pid` has read so far (files, pipes and sockets)."""
+    for line in Path(f"/proc/{pid}/io").read_text().splitlines():
+        if line.startswith("rchar:"):
+            return int(line.split()[1])
+    raise AssertionError(f"no rchar in /proc/{pid}/io")
+
+
+@pytest.fixture
+def connect(duet_factory, tmp_path):
+    """`connect(conn, root, **options)`: an entered SDK client on a fresh `duet serve --root root`.
+
+    HTTP servers are started (and stopped at teardown) by conftest's `duet_factory`; a stdio
+    server is spawned by the SDK's stdio client, which stops it when the client exits (its
+    stderr goes to a file under tmp_path).
+    """
+    logs: list[Any] = []
+
+    @asynccontextmanager
+    async def open_client(conn: Connection, root: Path, **options: Any) -> AsyncIterator[Served]:
+        pid: int | None = None
+        if conn.transport == "stdio":
+            log = open(tmp_path / f"duet-stdio-{len(logs)}.log", "w")  # noqa: SIM115 - closed below
+            logs.append(log)
+            params = StdioServerParameters(command=DUET_BIN, args=["serve", "--root", str(root)])
+            target: Any = stdio_client(params, errlog=log)
+        else:
+            server = duet_factory("--root", str(root), fixtures=None)
+            target = server.url
+            pid = server.process.pid
+        async with Client(target, mode=conn.mode, read_timeout_seconds=READ_TIMEOUT, **options) as client:
+            assert client.protocol_version == conn.version
+            if pid is None:
+                [pid] = duet_serving(root)
+            yield Served(client, pid)
+
+    try:
+        yield open_client
+    finally:
+        for log in logs:
+            log.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# The workspace
+
+
+MAIN_PY = "".join(f"line {n}\n" for n in range(1, 11))
+UTIL_PY = "def helper():\n    return 42\n"
+README = "# Demo workspace\n\nFiles for the interop tests.\n"
+GUIDE = "How to use the demo.\nSecond line of the guide.\n"
+HIDDEN = "a hidden file\n"
+IGNORED = "an ignored log line\n"
+LOGO = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)) + b"\x00\xff" * 64
+"""A PNG signature and some bytes: NULs, invalid UTF-8, so binary."""
+
+LISTED = {
+    "README.md": "text/markdown",
+    "data/logo.png": "image/png",
+    "docs/guide.txt": "text/plain",
+    "src/main.py": "text/plain",
+    "src/util.py": "text/plain",
+}
+"""The files the resource list shows (not .gitignore, .hidden.txt or debug.log) and their MIME types."""
+
+
+@dataclass
+class Tree:
+    """A populated root, and what lies just outside it."""
+
+    root: Path
+    """The root, with symbolic links resolved (the paths and URIs duet reports)."""
+    outside: Path
+    """A file next to the root, holding SECRET."""
+    outside_dir: Path
+    """A directory next to the root, holding secret.txt (SECRET)."""
+
+    def uri(self, rel: str = "") -> str:
+        """The `file://` URI duet gives `rel` (percent-encoded as duet encodes)."""
+        path = self.root / rel if rel else self.root
+        return "file://" + quote(str(path), safe="/-._~")
+
+    @property
+    def template(self) -> str:
+        return f"{self.uri()}/{{+path}}"
+
+    def expand(self, rel: str) -> str:
+        """The root's template with `{+path}` expanded (reserved expansion keeps '/')."""
+        return self.template.replace("{+path}", quote(rel, safe="/-._~"))
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Tree:
+    base = tmp_path.resolve()
+    root = base / "root"
+    for rel, text in {
+        "README.md": README,
+        "src/main.py": MAIN_PY,
+        "src/util.py": UTIL_PY,
+        "docs/guide.txt": GUIDE,
+        ".hidden.txt": HIDDEN,
+        "debug.log": IGNORED,
+        ".gitignore": "*.log\n",
+    }.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    (root / "data").mkdir()
+    (root / "data" / "logo.png").write_bytes(LOGO)
+    outside = base / "outside.txt"
+    outside.write_text(SECRET + "\n")
+    outside_dir = base / "outside_dir"
+    outside_dir.mkdir()
+    (outside_dir / "secret.txt").write_text(SECRET + "\n")
+    return Tree(root=root, outside=outside, outside_dir=outside_dir)
+
+
+def text_of(result: CallToolResult) -> str:
+    """The text of a tool result's first content block."""
+    content = result.content[0]
+    assert isinstance(content, TextContent), content
+    return content.text
+
+
+def texts_of(result: CallToolResult) -> list[str]:
+    out = []
+    for content in result.content:
+        assert isinstance(content, TextContent), content
+        out.append(content.text)
+    return out
+
+
+async def all_resources(client: Client) -> list[Any]:
+    """Every page of resources/list."""
+    resources, cursor = [], None
+    for _ in range(100):
+        page = await client.list_resources(cursor=cursor)
+        resources.extend(page.resources)
+        cursor = page.next_cursor
+        if cursor is None:
+            return resources
+    raise AssertionError("resources/list did not end within 100 pages")
+
+
+def assert_no_leak(answer: Any) -> None:
+    """Neither the outside files' contents nor /etc/passwd appear anywhere in an answer."""
+    shown = repr(answer)
+    if isinstance(answer, MCPError):
+        shown += f" {answer.message} {answer.data!r}"
+    assert SECRET not in shown, shown
+    assert PASSWD_MARK not in shown, shown
+    # Nor base64 of the secret (a blob read).
+    assert base64.b64encode(SECRET.encode()).decode()[:24] not in shown, shown
+
+
+# ---------------------------------------------------------------------------------------------
+# 1. Resources
+
+
+@connections(ALL)
+async def test_resources_list_and_read(connect, conn: Connection, tree: Tree) -> None:
+    with anyio.fail_after(TEST_DEADLINE):
+        async with connect(conn, tree.root) as served:
+            client = served.client
+            capabilities = client.server_capabilities
+            assert capabilities.resources is not None
+            assert capabilities.resources.subscribe is True
+            assert capabilities.resources.list_changed is True
+
+            resources = await all_resources(client)
+            by_name = {r.name: r for r in resources}
+            assert sorted(by_name) == sorted(LISTED), [r.name for r in resources]
+            for name, mime in LISTED.items():
+                resource = by_name[name]
+                assert resource.uri == tree.uri(name), resource
+                assert resource.mime_type == mime, resource
+                assert resource.size == (tree.root / name).stat().st_size, resource
+
+            [template] = (await client.list_resource_templates()).resource_templates
+            assert template.uri_template == tree.template, template
+            assert template.name == "root"
+
+            # A text file.
+            [readme] = (await client.read_resource(tree.uri("README.md"))).contents
+            assert isinstance(readme, TextResourceContents), readme
+            assert readme.uri == tree.uri("README.md")
+            assert readme.mime_type == "text/markdown"
+            assert readme.text == README
+
+            # A binary file, as a base64 blob.
+            [logo] = (await client.read_resource(tree.uri("data/logo.png"))).contents
+            assert isinstance(logo, BlobResourceContents), logo
+            assert logo.uri == tree.uri("data/logo.png")
+            assert logo.mime_type == "image/png"
+            assert base64.b64decode(logo.blob) == LOGO
+
+            # Through the template: listed files, and those the listing leaves out.
+            for rel, text in {"src/main.py": MAIN_PY, ".hidden.txt": HIDDEN, "debug.log": IGNORED}.items():
+                uri = tree.expand(rel)
+                [contents] = (await client.read_resource(uri)).contents
+                assert isinstance(contents, TextResourceContents), (rel, contents)
+                assert contents.text == text, rel
+                assert contents.uri == uri
+
+            # A file that does not exist, and a directory, are errors.
+            for uri in (tree.expand("src/missing.py"), tree.uri("src")):
+                with pytest.raises(MCPError) as caught:
+                    await client.read_resource(uri)
+                assert caught.value.code in (-32002, -32602), (uri, caught.value.error)
+
+
+# ---------------------------------------------------------------------------------------------
+# 2. The file tools
+
+
+@connections(ALL)
+async def test_file_tools(connect, conn: Connection, tree: Tree) -> None:
+    with anyio.fail_after(TEST_DEADLINE):
+        async with connect(conn, tree.root) as served:
+            client = served.client
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            assert set(tools) == {"list_directory", "find_files", "search_files", "read_file", "describe_file"}
+            for tool in tools.values():
+                assert tool.annotations is not None and tool.annotations.read_only_hint is True, tool
+
+            # list_directory: the top, then a subdirectory.
+            listed = await client.call_tool("list_directory", {"path": "."})
+            assert listed.is_error is False, listed
+            top = listed.structured_content
+            assert top is not None and top["path"] == "."
+            entries = {e["name"]: e for e in top["entries"]}
+            assert list(entries) == ["README.md", "data", "docs", "src"], top  # name order, no hidden/ignored
+            assert entries["README.md"] == {
+                "name": "README.md",
+                "path": "README.md",
+                "type": "file",
+                "size": len(README.encode()),
+            }
+            assert entries["src"] == {"name": "src", "path": "src", "type": "directory"}
+            assert "README.md" in text_of(listed) and "src/" in text_of(listed)
+
+            src = (await client.call_tool("list_directory", {"path": "src"})).structured_content
+            assert src is not None
+            assert [(e["path"], e["type"], e.get("size")) for e in src["entries"]] == [
+                ("src/main.py", "file", len(MAIN_PY)),
+                ("src/util.py", "file", len(UTIL_PY)),
+            ]
+
+            # find_files by glob.
+            found = await client.call_tool("find_files", {"glob": "*.py"})
+            assert found.is_error is False, found
+            assert found.structured_content == {"files": ["src/main.py", "src/util.py"], "truncated": False}
+            found = await client.call_tool("find_files", {"glob": "**/*.txt"})
+            assert found.structured_content == {"files": ["docs/guide.txt"], "truncated": False}
+            found = await client.call_tool("find_files", {"glob": "*.log"})
+            assert found.structured_content == {"files": [], "truncated": False}  # .gitignore'd
+
+            # read_file: a line range, then the whole file.
+            ranged = await client.call_tool("read_file", {"path": "src/main.py", "start_line": 3, "end_line": 5})
+            assert ranged.is_error is False, ranged
+            assert texts_of(ranged) == ["line 3\nline 4\nline 5\n", "[src/main.py: lines 3 to 5 of 10]"]
+            whole = await client.call_tool("read_file", {"path": "src/main.py"})
+            assert texts_of(whole) == [MAIN_PY]
+            past = await client.call_tool("read_file", {"path": "src/main.py", "start_line": 20})
+            assert past.is_error is True and "10 lines" in text_of(past), past
+            binary = await client.call_tool("read_file", {"path": "data/logo.png"})
+            assert binary.is_error is True and "binary" in text_of(binary), binary
+
+            # describe_file: a text file, a binary file, a directory.
+            described = await client.call_tool("describe_file", {"path": "src/main.py"})
+            assert described.is_error is False, described
+            d = described.structured_content
+            assert d is not None
+            assert {k: d[k] for k in ("path", "uri", "type", "size", "mimeType", "isBinary", "lineCount")} == {
+                "path": "src/main.py",
+                "uri": tree.uri("src/main.py"),
+                "type": "file",
+                "size": len(MAIN_PY),
+                "mimeType": "text/plain",
+                "isBinary": False,
+                "lineCount": 10,
+            }
+            assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", d["modified"]), d
+            logo = (await client.call_tool("describe_file", {"path": "data/logo.png"})).structured_content
+            assert logo is not None
+            assert (logo["type"], logo["isBinary"], logo["mimeType"], logo["size"]) == (
+                "file",
+                True,
+                "image/png",
+                len(LOGO),
+            )
+            assert "lineCount" not in logo
+            directory = (await client.call_tool("describe_file", {"path": "src"})).structured_content
+            assert directory is not None
+            assert (directory["type"], directory["uri"]) == ("directory", tree.uri("src"))
+
+
+# ---------------------------------------------------------------------------------------------
+# 3. search_files: progress, and cancellation
+
+
+@dataclass
+class Progress:
+    """Records a call's progress notifications."""
+
+    seen: list[tuple[float, float | None, str | None]] = field(default_factory=list)
+    first: anyio.Event = field(default_factory=anyio.Event)
+
+    async def __call__(self, progress: float, total: float | None, message: str | None) -> None:
+        self.seen.append((progress, total, message))
+        self.first.set()
+
+    @property
+    def values(self) -> list[float]:
+        return [p for p, _, _ in self.seen]
+
+
+MANY = 300
+"""Small files for the progress test; every tenth holds a needle."""
+
+
+@connections(ALL)
+async def test_search_reports_progress(connect, conn: Connection, tmp_path: Path) -> None:
+    root = tmp_path.resolve() / "many"
+    for n in range(MANY):
+        folder = root / f"part{n // 100}"
+        folder.mkdir(parents=True, exist_ok=True)
+        needle = f"the needle {n}\n" if n % 10 == 0 else ""
+        (folder / f"file{n:03}.txt").write_text(f"alpha {n}\nbeta\n{needle}gamma\n")
+    progress = Progress()
+    with anyio.fail_after(TEST_DEADLINE):
+        async with connect(conn, root) as served:
+            result = await served.client.call_tool(
+                "search_files", {"pattern": r"needle \d+"}, progress_callback=progress
+            )
+            assert result.is_error is False, result
+            found = result.structured_content
+            assert found is not None
+            assert found["filesScanned"] == MANY
+            assert found["truncated"] is False
+            expected = [
+                {"path": f"part{n // 100}/file{n:03}.txt", "line": 3, "text": f"the needle {n}"}
+                for n in range(0, MANY, 10)
+            ]
+            assert found["matches"] == expected
+            assert text_of(result).endswith(f"({MANY // 10} matching lines in {MANY} files scanned)")
+            # Progress handlers run as tasks: the last report may land just after the result.
+            with anyio.fail_after(EVENT_DEADLINE):
+                while not progress.values or max(progress.values) < MANY:
+                    await anyio.sleep(0.01)
+    assert len(progress.seen) >= 1
+    assert progress.values == sorted(progress.values), progress.seen
+    assert progress.values[-1] == MANY, progress.seen
+    for value, total, message in progress.seen:
+        assert total is None
+        assert message is not None
+        scanned, matches = re.fullmatch(r"(\d+) files scanned, (\d+) matching lines", message).groups()
+        assert int(scanned) == value
+        assert int(matches) <= MANY // 10
+
+
+BIG_FILES = 3_000
+BIG_LINES = 2_000
+BIG_LINE = "lorem ipsum dolor sit amet consectetur adipiscing elit\n"
+BIG_FILE_BYTES = BIG_LINES * len(BIG_LINE)
+
+
+def big_tree(base: Path) -> Path:
+    """3,000 files of 110 KB (hard links to one file, so the tree costs one file's disk and
+    page cache); a full search of it takes seconds."""
+    root = base / "big"
+    root.mkdir()
+    source = root / "source.txt"
+    source.write_text(BIG_LINE * BIG_LINES)
+    for n in range(BIG_FILES):
+        folder = root / f"d{n // 100:02}"
+        folder.mkdir(exist_ok=True)
+        os.link(source, folder / f"f{n % 100:03}.txt")
+    return root
+
+
+@pytest.mark.skipif(not Path("/proc/self/io").exists(), reason="reads duet's I/O counters from /proc")
+@connections(ALL)
+async def test_search_cancellation(connect, conn: Connection, tmp_path: Path) -> None:
+    """Cancel a search of a large tree once it reports progress: the client gets control back
+    at once, duet stops reading files, and the session keeps serving.
+
+    Legacy: the SDK sends `notifications/cancelled` when the call's cancel scope is cancelled.
+    2026-07-28: the same notification over stdio; over HTTP the SDK closes the request's POST
+    instead (closing the request is the cancellation)."""
+    root = big_tree(tmp_path.resolve())
+    tree_bytes = (BIG_FILES + 1) * BIG_FILE_BYTES
+    progress = Progress()
+    outcome: list[Any] = []
+    with anyio.fail_after(TEST_DEADLINE):
+        async with connect(conn, root) as served:
+            client = served.client
+            before = rchar(served.pid)
+
+            async with anyio.create_task_group() as group:
+
+                async def search() -> None:
+                    args = {"pattern": "needle"}
+                    outcome.append(await client.call_tool("search_files", args, progress_callback=progress))
+
+                group.start_soon(search)
+                with anyio.fail_after(READ_TIMEOUT):
+                    await progress.first.wait()
+                cancelled_at = time.monotonic()
+                group.cancel_scope.cancel()
+            returned_in = time.monotonic() - cancelled_at
+            assert outcome == [], f"the search finished before it could be cancelled: {outcome}"
+            assert returned_in < CANCEL_DEADLINE, returned_in
+            assert progress.values and max(progress.values) < BIG_FILES, progress.seen
+
+            # duet stops: after a moment for the file in hand, it reads nothing more.
+            await anyio.sleep(0.5)
+            settled = rchar(served.pid)
+            await anyio.sleep(1.0)
+            idle = rchar(served.pid) - settled
+            assert idle < BIG_FILE_BYTES, (
+                f"duet read {idle} bytes in the second after the cancelled search settled "
+                f"(one file is {BIG_FILE_BYTES}): the search is still running"
+            )
+            assert settled - before < tree_bytes // 10, (settled - before, tree_bytes)
+
+            # The session keeps serving.
+            first = await client.call_tool("read_file", {"path": "d00/f000.txt", "start_line": 1, "end_line": 1})
+            assert first.is_error is False, first
+            assert text_of(first) == BIG_LINE
+            one = await client.call_tool("search_files", {"pattern": "lorem", "path": "d07/f042.txt", "max_results": 1})
+            assert one.is_error is False, one
+            assert one.structured_content == {
+                "matches": [{"path": "d07/f042.txt", "line": 1, "text": BIG_LINE.strip()}],
+                "filesScanned": 1,
+                "truncated": True,
+            }
+
+
+# ---------------------------------------------------------------------------------------------
+# 4. Change notifications
+
+
+class Inbox:
+    """Collects what the client's `message_handler` receives and waits (bounded) for a match."""
+
+    def __init__(self) -> None:
+        self.messages: list[Any] = []
+        self._arrived = anyio.Event()
+
+    async def handler(self, message: Any) -> None:
+        self.messages.append(message)
+        arrived, self._arrived = self._arrived, anyio.Event()
+        arrived.set()
+
+    async def wait_for(self, matches: Callable[[Any], bool]) -> Any:
+        with anyio.fail_after(EVENT_DEADLINE):
+            while True:
+                for message in self.messages:
+                    if matches(message):
+                        return message
+                await self._arrived.wait()
+
+
+def updated(uri: str) -> Callable[[Any], bool]:
+    return lambda m: isinstance(m, ResourceUpdatedNotification) and m.params.uri == uri
+
+
+@pytest.mark.filterwarnings("ignore:resources/subscribe is removed")
+@pytest.mark.filterwarnings("ignore:resources/unsubscribe is removed")
+@connections(LEGACY)
+async def test_legacy_subscription_and_list_changed(connect, conn: Connection, tree: Tree) -> None:
+    """Handshake era: resources/subscribe to README.md, then edits → notifications/resources/updated
+    for that URI only; a new file → notifications/resources/list_changed."""
+    inbox = Inbox()
+    readme, guide = tree.uri("README.md"), tree.uri("docs/guide.txt")
+    with anyio.fail_after(TEST_DEADLINE):
+        async with connect(conn, tree.root, message_handler=inbox.handler) as served:
+            client = served.client
+            await client.subscribe_resource(readme)
+
+            # An edit to a file nobody subscribed to, then one to the subscribed file.
+            (tree.root / "docs" / "guide.txt").write_text(GUIDE + "edited\n")
+            await anyio.sleep(0.5)
+            (tree.root / "README.md").write_text(README + "An edit.\n")
+            await inbox.wait_for(updated(readme))
+            await anyio.sleep(0.3)  # anything sent with it has arrived too
+            assert not any(updated(guide)(m) for m in inbox.messages), inbox.messages
+            [contents] = (await client.read_resource(readme)).contents
+            assert isinstance(contents, TextResourceContents)
+            assert contents.text == README + "An edit.\n"
+
+            # A new file changes the list.
+            (tree.root / "docs" / "new.md").write_text("# New\n")
+            await inbox.wait_for(lambda m: isinstance(m, ResourceListChangedNotification))
+            names = {r.name for r in await all_resources(client)}
+            assert names == set(LISTED) | {"docs/new.md"}
+
+            # Unsubscribed: a later edit is not announced.
+            await client.unsubscribe_resource(readme)
+            inbox.messages.clear()
+            (tree.root / "README.md").write_text(README + "Another edit.\n")
+            (tree.root / "docs" / "other.md").write_text("# Other\n")  # a change that is announced
+            await inbox.wait_for(lambda m: isinstance(m, ResourceListChangedNotification))
+            await anyio.sleep(0.3)
+            assert not any(updated(readme)(m) for m in inbox.messages), inbox.messages
+
+
+async def next_event(subscription, skip: Callable[[Any], bool] = lambda _: False) -> Any:
+    """The next event of a `client.listen(...)` subscription (skipping `skip`), within EVENT_DEADLINE."""
+    with anyio.fail_after(EVENT_DEADLINE):
+        while True:
+            event = await subscription.__anext__()
+            if not skip(event):
+                return event
+
+
+@connections(MODERN_CONNECTIONS)
+async def test_auto_listen_resource_updated(connect, conn: Connection, tree: Tree) -> None:
+    """2026-07-28: a listen naming README.md gets ResourceUpdated for it after an edit, and not
+    for an edit to another file."""
+    readme = tree.uri("README.md")
+    with anyio.fail_after(TEST_DEADLINE):
+        async with connect(conn, tree.root) as served:
+            client = served.client
+            async with client.listen(resource_subscriptions=[readme]) as subscription:
+                assert subscription.honored.resource_subscriptions == [readme]
+                assert not subscription.honored.resources_list_changed
+                (tree.root / "docs" / "guide.txt").write_text(GUIDE + "edited\n")
+                await anyio.sleep(0.5)
+                (tree.root / "README.md").write_text(README + "An edit.\n")
+                assert await next_event(subscription) == ResourceUpdated(uri=readme)
+            [contents] = (await client.read_resource(readme)).contents
+            assert isinstance(contents, TextResourceContents)
+            assert contents.text == README + "An edit.\n"
+
+
+@connections(MODERN_CONNECTIONS)
+async def test_auto_listen_resources_list_changed(connect, conn: Connection, tree: Tree) -> None:
+    """2026-07-28: a listen for resource list changes gets ResourcesListChanged when a file appears,
+    and again when one goes away."""
+    with anyio.fail_after(TEST_DEADLINE):
+        async with connect(conn, tree.root) as served:
+            client = served.client
+            async with client.listen(resources_list_changed=True) as subscription:
+                assert subscription.honored.resources_list_changed is True
+                (tree.root / "src" / "added.py").write_text("x = 1\n")
+                assert await next_event(subscription) == ResourcesListChanged()
+                names = {r.name for r in await all_resources(client)}
+                assert names == set(LISTED) | {"src/added.py"}
+                (tree.root / "docs" / "guide.txt").unlink()
+                assert await next_event(subscription) == ResourcesListChanged()
+                names = {r.name for r in await all_resources(client)}
+                assert names == (set(LISTED) | {"src/added.py"}) - {"docs/guide.txt"}
+
+
+# ---------------------------------------------------------------------------------------------
+# 5. Confinement
+
+
+@connections(ALL)
+async def test_paths_cannot_escape_the_root(connect, conn: Connection, tree: Tree) -> None:
+    root = tree.root
+    os.symlink(tree.outside, root / "escape.txt")
+    os.symlink(tree.outside_dir, root / "escape_dir")
+    os.symlink("../../outside.txt", root / "src" / "relative_escape.txt")
+    inside_link = root / "docs" / "readme_link.md"
+    os.symlink(root / "README.md", inside_link)  # a link that stays inside is fine
+
+    escaping_paths = [
+        "../outside.txt",
+        "src/../../outside.txt",
+        "./../outside_dir/secret.txt",
+        str(tree.outside),
+        str(tree.outside_dir / "secret.txt"),
+        "file://" + quote(str(tree.outside)),
+        "/etc/passwd",
+        "file:///etc/passwd",
+        "escape.txt",
+        "escape_dir/secret.txt",
+        "src/relative_escape.txt",
+        str(root / "escape.txt"),
+        tree.uri("escape_dir/secret.txt"),
+    ]
+    with anyio.fail_after(TEST_DEADLINE):
+        async with connect(conn, root) as served:
+            client = served.client
+
+            for path in escaping_paths:
+                for tool in ("read_file", "describe_file"):
+                    result = await client.call_tool(tool, {"path": path})
+                    assert result.is_error is True, (tool, path, result)
+                    assert_no_leak(result)
+                    message = text_of(result)
+                    assert any(
+                        why in message
+                        for why in ("'..' is not allowed", "outside the workspace", "through a symbolic link")
+                    ), (tool, path, message)
+                ranged = await client.call_tool("read_file", {"path": path, "start_line": 1, "end_line": 1})
+                assert ranged.is_error is True, (path, ranged)
+                assert_no_leak(ranged)
+
+            for tool, args in [
+                ("list_directory", {"path": ".."}),
+                ("list_directory", {"path": "escape_dir"}),
+                ("list_directory", {"path": str(tree.outside_dir)}),
+                ("find_files", {"glob": "*", "path": ".."}),
+                ("find_files", {"glob": "*", "path": "escape_dir"}),
+                ("search_files", {"pattern": "SECRET", "path": ".."}),
+                ("search_files", {"pattern": "SECRET", "path": "escape_dir"}),
+                ("search_files", {"pattern": "SECRET", "path": "escape.txt"}),
+                ("search_files", {"pattern": "root", "path": "/etc"}),
+            ]:
+                result = await client.call_tool(tool, args)
+                assert result.is_error is True, (tool, args, result)
+                assert_no_leak(result)
+
+            # Searching and finding from the top never follows the links out.
+            searched = await client.call_tool("search_files", {"pattern": "SECRET"})
+            assert searched.is_error is False, searched
+            assert searched.structured_content is not None
+            assert searched.structured_content["matches"] == []
+            assert_no_leak(searched)
+            found = await client.call_tool("find_files", {"glob": "**/secret.txt"})
+            assert found.structured_content == {"files": [], "truncated": False}
+            listed = await client.call_tool("list_directory", {"path": "."})
+            assert_no_leak(listed)
+            entries = {e["name"]: e for e in listed.structured_content["entries"]}
+            assert entries["escape.txt"] == {"name": "escape.txt", "path": "escape.txt", "type": "symlink"}
+            assert entries["escape_dir"]["type"] == "symlink"
+
+            # The links are not resources, and reading them as resources fails.
+            resources = await all_resources(client)
+            assert_no_leak(resources)
+            assert {r.name for r in resources} == set(LISTED)
+            for uri in [
+                "file:///etc/passwd",
+                "file://localhost/etc/passwd",
+                "file://" + quote(str(tree.outside)),
+                tree.uri("escape.txt"),
+                tree.uri("escape_dir/secret.txt"),
+                tree.uri("src/relative_escape.txt"),
+                tree.uri("") + "/../outside.txt",
+                tree.uri("") + "/%2E%2E/outside.txt",
+                tree.expand("escape_dir/secret.txt"),
+            ]:
+                with pytest.raises(MCPError) as caught:
+                    answer = await client.read_resource(uri)
+                    assert_no_leak(answer)  # only reached if duet answers (then the raise check fails)
+                assert_no_leak(caught.value)
+                assert caught.value.code in (-32602, -32002), (uri, caught.value.error)
+
+            # Prompts resolve their paths the same way.
+            for path in ["../outside.txt", str(tree.outside), "escape.txt", "/etc/passwd"]:
+                with pytest.raises(MCPError) as caught:
+                    answer = await client.get_prompt("review_file", {"path": path})
+                    assert_no_leak(answer)
+                assert_no_leak(caught.value)
+            with pytest.raises(MCPError) as caught:
+                await client.get_prompt("summarize_directory", {"path": ".."})
+            assert_no_leak(caught.value)
+
+            # A link that stays inside the root is followed.
+            inside = await client.call_tool("read_file", {"path": "docs/readme_link.md"})
+            assert inside.is_error is False, inside
+            assert text_of(inside) == README
+
+
+# ---------------------------------------------------------------------------------------------
+# 6. Prompts and completion
+
+
+@connections(ALL)
+async def test_prompts_and_completion(connect, conn: Connection, tree: Tree) -> None:
+    with anyio.fail_after(TEST_DEADLINE):
+        async with connect(conn, tree.root) as served:
+            client = served.client
+            prompts = {p.name: p for p in (await client.list_prompts()).prompts}
+            assert set(prompts) == {"review_file", "summarize_directory"}
+            [path_arg] = prompts["review_file"].arguments or []
+            assert (path_arg.name, path_arg.required) == ("path", True)
+
+            review = await client.get_prompt("review_file", {"path": "src/main.py"})
+            assert len(review.messages) == 2, review
+            attached, ask = review.messages
+            assert attached.role == "user" and ask.role == "user"
+            assert isinstance(attached.content, EmbeddedResource), attached
+            resource = attached.content.resource
+            assert isinstance(resource, TextResourceContents), resource
+            assert resource.uri == tree.uri("src/main.py")
+            assert resource.text == MAIN_PY
+            assert isinstance(ask.content, TextContent)
+            assert "src/main.py" in ask.content.text
+
+            summary = await client.get_prompt("summarize_directory", {"path": "src"})
+            tree_text = summary.messages[0].content
+            assert isinstance(tree_text, TextContent), summary
+            assert "src/main.py" in tree_text.text and "src/util.py" in tree_text.text
+            assert "README.md" not in tree_text.text
+
+            with pytest.raises(MCPError):
+                await client.get_prompt("review_file", {"path": "src/missing.py"})
+
+            async def complete(ref: Any, value: str, name: str = "path") -> list[str]:
+                answer = await client.complete(ref, {"name": name, "value": value})
+                return answer.completion.values
+
+            review_ref = PromptReference(type="ref/prompt", name="review_file")
+            assert await complete(review_ref, "src/") == ["src/main.py", "src/util.py"]
+            assert await complete(review_ref, "src/u") == ["src/util.py"]
+            assert await complete(review_ref, "RE") == ["README.md"]
+            assert await complete(review_ref, "nothing-") == []
+            assert await complete(review_ref, "") == sorted(LISTED)
+
+            summarize_ref = PromptReference(type="ref/prompt", name="summarize_directory")
+            assert await complete(summarize_ref, "d") == ["data", "docs"]
+
+            template_ref = ResourceTemplateReference(type="ref/resource", uri=tree.template)
+            assert await complete(template_ref, "docs/") == ["docs/guide.txt"]
