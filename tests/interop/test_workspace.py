@@ -324,13 +324,19 @@ async def test_resources_list_and_read(connect, conn: Connection, tree: Tree) ->
             assert logo.mime_type == "image/png"
             assert base64.b64decode(logo.blob) == LOGO
 
-            # Through the template: listed files, and those the listing leaves out.
-            for rel, text in {"src/main.py": MAIN_PY, ".hidden.txt": HIDDEN, "debug.log": IGNORED}.items():
+            # Through the template: listed files, and a hidden one named explicitly.
+            for rel, text in {"src/main.py": MAIN_PY, ".hidden.txt": HIDDEN}.items():
                 uri = tree.expand(rel)
                 [contents] = (await client.read_resource(uri)).contents
                 assert isinstance(contents, TextResourceContents), (rel, contents)
                 assert contents.text == text, rel
                 assert contents.uri == uri
+
+            # A file .gitignore excludes is not served, even when named.
+            with pytest.raises(MCPError) as caught:
+                await client.read_resource(tree.expand("debug.log"))
+            assert "gitignore" in caught.value.error.message, caught.value.error
+            assert IGNORED.strip() not in str(caught.value.error)
 
             # A file that does not exist, and a directory, are errors.
             for uri in (tree.expand("src/missing.py"), tree.uri("src")):

@@ -3,6 +3,7 @@
 //! times as RFC 3339. Every open re-checks that it got a regular file, and one that lies
 //! under its root.
 
+use super::paths::Root;
 use std::ffi::OsStr;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
@@ -78,30 +79,36 @@ impl ReadError {
 }
 
 /// Opens a regular file under `root`. The path was checked before, but may have been
-/// swapped for a link since: what was actually opened is checked again.
-pub fn open(path: &Path, root: &Path) -> io::Result<File> {
+/// swapped for a link since: what was actually opened is checked again, both that it lies
+/// under the root and, when it is not the file the path named, that it is not excluded.
+pub fn open(path: &Path, root: &Root) -> io::Result<File> {
     let file = File::open(path)?;
     if !file.metadata()?.is_file() {
         return Err(io::Error::new(io::ErrorKind::InvalidInput, "not a regular file"));
     }
-    if !opened_under(&file, path, root) {
-        return Err(io::Error::new(io::ErrorKind::PermissionDenied, "it leads outside the workspace"));
+    let refuse = |why: &str| Err(io::Error::new(io::ErrorKind::PermissionDenied, why.to_string()));
+    match opened_path(&file, path) {
+        Some(opened) if !opened.starts_with(&root.path) => refuse("it leads outside the workspace"),
+        Some(opened) if opened != path && root.excluded(&opened).is_some() => {
+            refuse("it leads to a file excluded by ignore rules, which is not served")
+        }
+        Some(_) => Ok(file),
+        None => refuse("it leads outside the workspace"),
     }
-    Ok(file)
 }
 
-/// Whether the file opened from `path` lies under `root`.
-fn opened_under(file: &File, path: &Path, root: &Path) -> bool {
+/// Where the file opened from `path` really is, if that can be told.
+fn opened_path(file: &File, path: &Path) -> Option<std::path::PathBuf> {
     #[cfg(target_os = "linux")]
     {
         use std::os::fd::AsRawFd;
         // The kernel's name for the open file itself, whatever happened to the path.
         if let Ok(opened) = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())) {
-            return opened.starts_with(root);
+            return Some(opened);
         }
     }
-    // Elsewhere (or without /proc): the path still leads under the root, to that same file.
-    path.canonicalize().is_ok_and(|p| p.starts_with(root) && same_file(file, &p))
+    // Elsewhere (or without /proc): where the path leads now, if that is the same file.
+    path.canonicalize().ok().filter(|p| same_file(file, p))
 }
 
 #[cfg(unix)]
@@ -127,7 +134,7 @@ pub fn looks_binary(head: &[u8]) -> bool {
 
 /// A whole file under `root`: text if it is valid UTF-8 and its head looks like text,
 /// else bytes.
-pub fn read_whole(path: &Path, root: &Path) -> Result<Body, ReadError> {
+pub fn read_whole(path: &Path, root: &Root) -> Result<Body, ReadError> {
     let file = open(path, root)?;
     let size = file.metadata()?.len();
     if size > MAX_READ_BYTES {
@@ -157,7 +164,7 @@ pub struct Lines {
 
 /// Lines `start..=end` of a text file (to its end without `end`), at most
 /// [`MAX_READ_BYTES`] of them, from files of any size.
-pub fn read_lines(path: &Path, root: &Path, start: usize, end: Option<usize>) -> Result<Lines, ReadError> {
+pub fn read_lines(path: &Path, root: &Root, start: usize, end: Option<usize>) -> Result<Lines, ReadError> {
     let file = open(path, root)?;
     let size = file.metadata()?.len();
     let mut reader = BufReader::with_capacity(64 * 1024, file);
@@ -178,7 +185,7 @@ pub struct Sniffed {
     pub lines: Option<usize>,
 }
 
-pub fn sniff(path: &Path, root: &Path) -> Result<Sniffed, ReadError> {
+pub fn sniff(path: &Path, root: &Root) -> Result<Sniffed, ReadError> {
     let mut reader = BufReader::with_capacity(64 * 1024, open(path, root)?);
     if looks_binary(reader.fill_buf()?) {
         return Ok(Sniffed { binary: true, lines: None });
@@ -353,15 +360,24 @@ mod tests {
     #[cfg(unix)]
     #[test]
     fn opening_checks_where_the_file_really_is() {
-        let (root, outside) = (tempfile::TempDir::new().unwrap(), tempfile::TempDir::new().unwrap());
-        let root = root.path().canonicalize().unwrap();
+        let (dir, outside) = (tempfile::TempDir::new().unwrap(), tempfile::TempDir::new().unwrap());
+        let root = dir.path().canonicalize().unwrap();
         std::fs::write(outside.path().join("secret"), "s").unwrap();
         std::fs::write(root.join("plain"), "p").unwrap();
+        std::fs::write(root.join(".gitignore"), "*.key\n").unwrap();
+        std::fs::write(root.join("private.key"), "k").unwrap();
         std::os::unix::fs::symlink(outside.path().join("secret"), root.join("link")).unwrap();
-        assert!(open(&root.join("plain"), &root).is_ok());
-        let error = open(&root.join("link"), &root).unwrap_err();
+        std::os::unix::fs::symlink(root.join("private.key"), root.join("swapped")).unwrap();
+        let roots = super::super::paths::Roots::new(vec![root.clone()]).unwrap();
+        let served = roots.get(0);
+        assert!(open(&root.join("plain"), served).is_ok());
+        let error = open(&root.join("link"), served).unwrap_err();
         assert_eq!(error.kind(), io::ErrorKind::PermissionDenied);
-        assert_eq!(open(&root, &root).unwrap_err().kind(), io::ErrorKind::InvalidInput);
+        assert_eq!(open(&root, served).unwrap_err().kind(), io::ErrorKind::InvalidInput);
+        // A path checked before, that now leads to an ignored file.
+        let error = open(&root.join("swapped"), served).unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::PermissionDenied);
+        assert!(error.to_string().contains("excluded"), "{error}");
     }
 
     #[test]

@@ -3,11 +3,14 @@
 //! file rules leave out) as a `file://` resource, a `file://` template per root for any
 //! other file, tools to list, find, search, read and describe files, and prompts to review
 //! a file or summarize a directory. With [`Workspace::watch`] it raises resource changes as
-//! files change on disk.
+//! files change on disk. What `.gitignore` (or `.ignore`, or git's exclude files) leaves
+//! out, and anything in a `.git` directory, is never served, not even when named; hidden
+//! files nothing ignores are served when named.
 //!
 //! Tools and prompts live in a [`Registry`] (it validates their arguments); resources are
 //! served here, from a listing snapshot kept current by the watcher. Every path a client
-//! names goes through `paths` first: nothing outside the roots is ever opened.
+//! names goes through `paths` first: nothing outside the roots, and nothing ignored, is
+//! ever opened.
 
 mod files;
 mod listing;
@@ -143,7 +146,7 @@ impl Shared {
                 "{uri} is a directory; list it with the list_directory tool"
             )));
         }
-        match files::read_whole(&resolved.abs, &self.roots.get(resolved.root).path) {
+        match files::read_whole(&resolved.abs, self.roots.get(resolved.root)) {
             Ok(Body::Text(text)) => Ok(ResourceContents::text(uri, files::mime_type(&resolved.abs, Some(true)), text)),
             Ok(Body::Binary(bytes)) => {
                 Ok(ResourceContents::blob(uri, files::mime_type(&resolved.abs, Some(false)), &bytes))
@@ -170,8 +173,8 @@ fn info(roots: &Roots) -> ServerInfo {
     };
     ServerInfo::new("duet", env!("CARGO_PKG_VERSION")).title("duet workspace").instructions(format!(
         "Read-only access to the files under {}. {paths} Every file not ignored by .gitignore is a resource; \
-         find files with find_files, search their contents with search_files, and read big files in parts \
-         with read_file.",
+         ignored files and .git directories are not served at all. Find files with find_files, search their \
+         contents with search_files, and read big files in parts with read_file.",
         served.join(", ")
     ))
 }
@@ -184,7 +187,7 @@ fn template(root: &paths::Root) -> ResourceTemplate {
         title: Some(format!("Files under {}", root.path.display())),
         description: Some(format!(
             "Any file under this root by its relative path, including those the resource list leaves out \
-             (ignored, hidden, or beyond its first {} files).",
+             (hidden, or beyond its first {} files); files .gitignore excludes are not served.",
             listing::MAX_LISTED
         )),
         mime_type: None,

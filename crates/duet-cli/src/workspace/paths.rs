@@ -1,13 +1,18 @@
 //! Confinement: the workspace roots, and the one way a path a client names becomes a file
 //! the server may open. `..` is refused outright, an absolute path must lie under a root,
-//! symbolic links are resolved and the result must still lie under the same root, and
-//! only regular files and directories are served (never devices, FIFOs or sockets).
+//! symbolic links are resolved and the result must still lie under the same root, only
+//! regular files and directories are served (never devices, FIFOs or sockets), and what a
+//! walk leaves out as ignored (`.gitignore`, `.ignore`, git's exclude files), or anything
+//! in a `.git` directory, is refused: both the path as named and where its links lead.
+//! Hidden files that nothing ignores are served when named.
 //!
 //! Refusals name the path the client sent and nothing it could not already see: whether
-//! something exists outside the roots, or where a link points, is never said.
+//! something exists outside the roots or among ignored files, or where a link points, is
+//! never said.
 
 use super::WorkspaceError;
 use super::uri;
+use super::walk::{Exclusion, Rules};
 use duet::layer::LayerError;
 use std::fmt;
 use std::io;
@@ -22,6 +27,15 @@ pub struct Root {
     pub path: PathBuf,
     /// The absolute path as given, before symbolic links were resolved.
     given: PathBuf,
+    /// What walks from this root leave out as ignored.
+    rules: Rules,
+}
+
+impl Root {
+    /// Why `abs`, a path under this root, is not served; `None` when it is.
+    pub fn excluded(&self, abs: &Path) -> Option<Exclusion> {
+        self.rules.excluded(&self.path, abs)
+    }
 }
 
 /// The roots of a workspace, in the order given.
@@ -54,6 +68,7 @@ pub enum PathError {
     UnknownRoot { input: String, names: String },
     AllRoots(String),
     Escapes(String),
+    Excluded { input: String, why: Exclusion },
     NotFound(String),
     Special(String),
     Io { input: String, error: io::Error },
@@ -75,6 +90,12 @@ impl fmt::Display for PathError {
                 write!(f, "{input:?} names every root of the workspace; name a path under one of them")
             }
             PathError::Escapes(input) => write!(f, "{input:?} leads outside the workspace through a symbolic link"),
+            PathError::Excluded { input, why: Exclusion::Ignored(by) } => {
+                write!(f, "{input:?} is excluded by {by} and is not served")
+            }
+            PathError::Excluded { input, why: Exclusion::GitDir } => {
+                write!(f, "{input:?} is in a .git directory, which is not served")
+            }
             PathError::NotFound(input) => write!(f, "{input:?} does not exist in the workspace"),
             PathError::Special(input) => {
                 write!(f, "{input:?} is not a regular file or directory (devices, FIFOs and sockets are not served)")
@@ -123,7 +144,7 @@ impl Roots {
                 }
                 name = format!("{base}-{n}");
             }
-            roots.push(Root { name, path, given: absolute });
+            roots.push(Root { name, path, given: absolute, rules: Rules::new() });
         }
         Ok(Roots(roots))
     }
@@ -238,14 +259,24 @@ impl Roots {
         best.map(|(i, p, _)| (i, p))
     }
 
-    /// Resolves links and checks what the path turned out to be.
+    /// Resolves links and checks what the path turned out to be. An excluded path is
+    /// refused as named (before anything tells whether it exists) and as resolved.
     fn check(&self, root: usize, candidate: &Path, input: &str) -> Result<Resolved, PathError> {
+        let excluded = |why| PathError::Excluded { input: input.into(), why };
+        if let Some(why) = self.0[root].excluded(candidate) {
+            return Err(excluded(why));
+        }
         let abs = candidate.canonicalize().map_err(|error| match error.kind() {
             io::ErrorKind::NotFound => PathError::NotFound(input.into()),
             _ => PathError::Io { input: input.into(), error },
         })?;
         if !abs.starts_with(&self.0[root].path) {
             return Err(PathError::Escapes(input.into()));
+        }
+        if abs != candidate
+            && let Some(why) = self.0[root].excluded(&abs)
+        {
+            return Err(excluded(why));
         }
         let meta = abs.metadata().map_err(|error| PathError::Io { input: input.into(), error })?;
         let kind = match meta.file_type() {

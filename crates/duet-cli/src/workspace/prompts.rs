@@ -68,7 +68,7 @@ fn review_file(shared: &Shared, args: &BTreeMap<String, String>) -> Result<Promp
         return Err(invalid(format!("{name} is a directory; review_file reviews one file")));
     }
     let link = uri::from_path(&file.abs);
-    let contents = match files::read_whole(&file.abs, &shared.roots.get(file.root).path) {
+    let contents = match files::read_whole(&file.abs, shared.roots.get(file.root)) {
         Ok(Body::Text(text)) => ResourceContents::text(&link, files::mime_type(&file.abs, Some(true)), text),
         Ok(Body::Binary(bytes)) => ResourceContents::blob(&link, files::mime_type(&file.abs, Some(false)), &bytes),
         Err(e @ ReadError::TooLarge { .. }) => return Err(invalid(e.message(&name))),

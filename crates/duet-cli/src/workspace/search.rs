@@ -5,7 +5,7 @@
 
 use super::Shared;
 use super::files;
-use super::paths::Resolved;
+use super::paths::{Resolved, Root};
 use super::tools::{ToolOutcome, dot, path_schema, spec, structured};
 use super::walk;
 use duet::layer::{Registry, RegistryError, RequestCx};
@@ -166,7 +166,7 @@ pub fn search(shared: &Shared, scope: &[Resolved], query: &Query, feedback: &Fee
                 continue;
             }
             let name = shared.roots.display(base.root, entry.path());
-            search_file(entry.path(), &shared.roots.get(base.root).path, &name, query, feedback, &mut found);
+            search_file(entry.path(), shared.roots.get(base.root), &name, query, feedback, &mut found);
             found.files_scanned += 1;
             if found.cancelled {
                 return found;
@@ -186,7 +186,7 @@ pub fn search(shared: &Shared, scope: &[Resolved], query: &Query, feedback: &Fee
     found
 }
 
-fn search_file(path: &Path, root: &Path, name: &str, query: &Query, feedback: &Feedback<'_>, found: &mut Found) {
+fn search_file(path: &Path, root: &Root, name: &str, query: &Query, feedback: &Feedback<'_>, found: &mut Found) {
     let Ok(file) = files::open(path, root) else { return };
     let mut reader = BufReader::with_capacity(64 * 1024, file);
     match reader.fill_buf() {

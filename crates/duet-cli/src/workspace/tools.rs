@@ -89,7 +89,8 @@ pub fn register(registry: &mut Registry, shared: &Arc<Shared>) -> Result<(), Reg
             .title("Read a file")
             .description(format!(
                 "Reads a text file, whole or a range of its lines (1-based, inclusive). One read returns at \
-                 most {}: read bigger files in parts with start_line and end_line.",
+                 most {}: read bigger files in parts with start_line and end_line. Files .gitignore \
+                 excludes, and .git directories, are not served.",
                 files::human_size(files::MAX_READ_BYTES)
             ))
             .input_schema(json!({
@@ -366,7 +367,7 @@ fn read_file(shared: &Shared, args: ReadArgs) -> ToolOutcome {
     if file.kind == Kind::Dir {
         return Err(format!("{name} is a directory; list it with list_directory"));
     }
-    let root = &shared.roots.get(file.root).path;
+    let root = shared.roots.get(file.root);
     let binary = |e: files::ReadError| format!("{} ({})", e.message(&name), uri::from_path(&file.abs));
     if args.start_line.is_none() && args.end_line.is_none() {
         return match files::read_whole(&file.abs, root) {
@@ -430,7 +431,7 @@ fn describe_file(shared: &Shared, args: DescribeArgs) -> ToolOutcome {
     };
     let mut text = vec![format!("path: {name}"), format!("uri: {}", d.uri)];
     if target.kind == Kind::File {
-        let sniffed = files::sniff(&target.abs, &shared.roots.get(target.root).path).map_err(|e| e.message(&name))?;
+        let sniffed = files::sniff(&target.abs, shared.roots.get(target.root)).map_err(|e| e.message(&name))?;
         d.kind = "file";
         d.size = Some(meta.len());
         d.mime_type = Some(files::mime_type(&target.abs, Some(!sniffed.binary)));

@@ -1,9 +1,10 @@
 //! Watching the roots: a `notify` watcher feeds a thread of ours, which coalesces events
 //! for [`DEBOUNCE`], brings the listing up to date and raises what changed: a changed file
 //! as `ResourceUpdated`, a file that appeared or went away as `ResourcesChanged`. Events
-//! under hidden paths (such as `.git/`) are dropped at once; any other event that does not
-//! name a listed file leads to a rescan, and only a difference from the last listing is
-//! raised, so changes to ignored files raise nothing.
+//! under hidden paths (such as `.git/`) are dropped at once, except for edits of
+//! `.gitignore` and `.ignore` files, which change what is listed; any other event that
+//! does not name a listed file leads to a rescan, and only a difference from the last
+//! listing is raised, so changes to ignored files raise nothing.
 //!
 //! Dropping the [`Watcher`] drops the `notify` watcher and with it the sending end of the
 //! channel; the thread sees the channel close and ends.
@@ -14,7 +15,8 @@ use duet::layer::{Change, ChangeFeed};
 use notify::event::{AccessKind, AccessMode, ModifyKind};
 use notify::{Event, EventKind, RecommendedWatcher, RecursiveMode, Watcher as _};
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::ffi::OsStr;
+use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
@@ -79,12 +81,16 @@ impl Batch {
     }
 }
 
-/// Whether a path lies under a root, below it, with no hidden component in between.
+/// Whether a path lies under a root, below it, with no hidden component in between, or is
+/// an ignore file in such a place (its rules decide what is listed).
 fn visible(shared: &Shared, path: &Path) -> bool {
     let Some(root) = shared.roots.owner(path) else { return false };
     let Ok(rel) = path.strip_prefix(&shared.roots.get(root).path) else { return false };
-    let mut parts = rel.components().peekable();
-    parts.peek().is_some() && parts.all(|c| !c.as_os_str().to_string_lossy().starts_with('.'))
+    let hidden = |c: &Component<'_>| c.as_os_str().to_string_lossy().starts_with('.');
+    let parts: Vec<_> = rel.components().collect();
+    let Some((last, dirs)) = parts.split_last() else { return false };
+    dirs.iter().all(|c| !hidden(c))
+        && (!hidden(last) || [".gitignore", ".ignore"].map(OsStr::new).contains(&last.as_os_str()))
 }
 
 fn run(events: &Receiver<notify::Result<Event>>, shared: &Shared, feed: &ChangeFeed) {

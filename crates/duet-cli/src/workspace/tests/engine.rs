@@ -19,9 +19,13 @@ async fn every_version_lists_reads_calls_and_prompts() {
         assert_eq!(readme["contents"][0]["text"], "# Demo\nhello world\n", "{version}");
         let blob = client.request("resources/read", json!({"uri": f.uri("data/blob.bin")})).await;
         assert_eq!(blob["contents"][0]["blob"], "iVBORw0KGgoAaGVsbG//", "{version}");
+        let hidden = template.replace("{+path}", ".hidden/secret.txt");
+        let out = client.request("resources/read", json!({"uri": hidden})).await;
+        assert_eq!(out["contents"][0]["text"], "hello from a hidden directory\n");
         let ignored = template.replace("{+path}", "target/out.txt");
-        let out = client.request("resources/read", json!({"uri": ignored})).await;
-        assert_eq!(out["contents"][0]["text"], "hello from an ignored directory\n");
+        let refused = client.error("resources/read", json!({"uri": ignored})).await;
+        assert_eq!(refused.code, -32602, "{version}: {refused:?}");
+        assert!(refused.message.contains("excluded by .gitignore") && !refused.message.contains("hello"));
 
         let tools = client.list_all("tools/list", "tools").await;
         assert_eq!(tools.len(), 5);

@@ -57,9 +57,11 @@ async fn templates_reach_files_the_listing_leaves_out() {
     assert_eq!(templates.len(), 1);
     let template = &templates[0].uri_template;
     assert_eq!(template, &format!("{}/{{+path}}", crate::workspace::uri::from_path(&f.root)));
-    let expanded = template.replace("{+path}", "target/out.txt");
-    let out = f.read(&expanded).await.unwrap();
-    assert_eq!(out[0].body, ResourceBody::Text("hello from an ignored directory\n".into()));
+    // Hidden files are not listed but are served by name; ignored ones are not served.
+    let hidden = f.read(&template.replace("{+path}", ".hidden/secret.txt")).await.unwrap();
+    assert_eq!(hidden[0].body, ResourceBody::Text("hello from a hidden directory\n".into()));
+    let ignored = f.read(&template.replace("{+path}", "target/out.txt")).await.unwrap_err();
+    assert!(ignored.to_string().contains("is excluded by .gitignore and is not served"), "{ignored}");
     let other = f.read("test://elsewhere").await.unwrap_err();
     assert_eq!(other, LayerError::NotFound("Unknown resource: test://elsewhere".into()));
     let missing = f.read(&f.uri("nope.txt")).await.unwrap_err();

@@ -1,6 +1,7 @@
 //! Watching: edits reach subscribed sessions as `notifications/resources/updated`, new and
 //! removed files as `notifications/resources/list_changed`, changes to ignored files reach
-//! no one, and dropping the workspace ends the watcher thread.
+//! no one, an edited `.gitignore` changes the list, and dropping the workspace ends the
+//! watcher thread.
 
 use super::*;
 
@@ -64,6 +65,15 @@ async fn ignored_and_hidden_paths_raise_nothing() {
     write(&f.root, "README.md", "# Demo\nhello\n");
     let sent = client.sent.wait_for("notifications/resources/updated").await;
     assert_eq!(sent, [updated(&f.uri("README.md"))]);
+}
+
+#[tokio::test]
+async fn an_edited_gitignore_changes_the_list() {
+    let (f, client) = watched(Version::V2025_06_18).await;
+    write(&f.root, ".gitignore", "target/\n*.log\nnotes/\n");
+    client.sent.wait_for("notifications/resources/list_changed").await;
+    let listed: Vec<_> = f.ws.resources(&Principal::local()).iter().map(|r| r.name.clone()).collect();
+    assert_eq!(listed, ["README.md", "data/blob.bin", "src/lib.rs", "src/main.rs"]);
 }
 
 #[tokio::test]
