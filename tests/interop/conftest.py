@@ -12,10 +12,12 @@ import re
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+import anyio
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,6 +30,15 @@ STOP_GRACE = 5.0
 """Seconds between SIGTERM and SIGKILL when stopping duet."""
 
 LISTENING = re.compile(r"listening on (http://\S+)")
+
+HANDSHAKE = "2025-11-25"
+"""What the SDK offers in `initialize` (legacy mode); duet supports it, so it must answer with it."""
+
+MODERN = "2026-07-28"
+"""What the SDK speaks in auto mode."""
+
+EVENT_DEADLINE = 5.0
+"""Seconds to wait for a notification or listen event."""
 
 
 @dataclass
@@ -149,3 +160,42 @@ def duet_sse(duet_factory) -> DuetServer:
 def duet_stateless(duet_factory) -> DuetServer:
     """duet over streamable HTTP without sessions."""
     return duet_factory("--stateless")
+
+
+class Inbox:
+    """Collects what the client's `message_handler` receives and waits (bounded) for a match."""
+
+    def __init__(self) -> None:
+        self.messages: list[Any] = []
+        self._arrived = anyio.Event()
+
+    async def handler(self, message: Any) -> None:
+        self.messages.append(message)
+        arrived, self._arrived = self._arrived, anyio.Event()
+        arrived.set()
+
+    async def wait_for(self, matches: Callable[[Any], bool]) -> Any:
+        with anyio.fail_after(EVENT_DEADLINE):
+            while True:
+                for message in self.messages:
+                    if matches(message):
+                        return message
+                await self._arrived.wait()
+
+
+@dataclass(frozen=True)
+class Connection:
+    """How the SDK client reaches duet: a transport and the client's mode."""
+
+    transport: str
+    """stdio, http (Streamable HTTP) or sse (the legacy HTTP+SSE transport at /sse)."""
+    mode: str
+
+    @property
+    def modern(self) -> bool:
+        return self.mode != "legacy"
+
+    @property
+    def version(self) -> str:
+        """The protocol version the client must end up with."""
+        return MODERN if self.modern else HANDSHAKE

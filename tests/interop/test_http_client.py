@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 import pytest
+from conftest import EVENT_DEADLINE, HANDSHAKE, MODERN, Inbox
 from mcp import Client
 from mcp.client.sse import sse_client
 from mcp.client.subscriptions import ResourceUpdated, ToolsListChanged
@@ -39,16 +40,8 @@ pytestmark = pytest.mark.anyio
 TEST_DEADLINE = 30.0
 """Seconds any one test body may take."""
 
-EVENT_DEADLINE = 5.0
-"""Seconds to wait for a notification or listen event."""
-
 READ_TIMEOUT = 10.0
 """The client's per-request read timeout, in seconds."""
-
-HANDSHAKE = "2025-11-25"
-"""What the SDK offers in `initialize`; duet supports it, so it must answer with it."""
-
-MODERN = "2026-07-28"
 
 ECHO_INPUT_SCHEMA = {
     "type": "object",
@@ -125,25 +118,6 @@ async def open_client(server: DuetServer, conn: Connection, **options: Any) -> A
         yield client
 
 
-class Inbox:
-    """Collects what the client's `message_handler` receives and waits (bounded) for a match."""
-
-    def __init__(self) -> None:
-        self.messages: list[Any] = []
-        self._arrived = anyio.Event()
-
-    async def handler(self, message: Any) -> None:
-        self.messages.append(message)
-        arrived, self._arrived = self._arrived, anyio.Event()
-        arrived.set()
-
-    async def wait_for(self, matches: Callable[[Any], bool]) -> Any:
-        with anyio.fail_after(EVENT_DEADLINE):
-            while True:
-                for message in self.messages:
-                    if matches(message):
-                        return message
-                await self._arrived.wait()
 
 
 async def next_event(subscription) -> Any:

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import httpx2
 import pytest
-from conftest import DUET_BIN
+from conftest import DUET_BIN, HANDSHAKE, MODERN, Connection
 from mcp import Client, InputRequiredRoundsExceededError, StdioServerParameters
 from mcp.client.sse import sse_client
 from mcp.client.stdio import stdio_client
@@ -62,9 +62,6 @@ TEST_DEADLINE = 30.0
 READ_TIMEOUT = 10.0
 """The client's per-request read timeout, in seconds."""
 
-HANDSHAKE = "2025-11-25"
-MODERN = "2026-07-28"
-
 ORDER = "A-1042"
 BIG_REFUND = {"order_id": ORDER, "amount_cents": 25_000}
 """Above 100 USD: refund_order asks `confirm` (an elicitation form {ok: boolean}) first."""
@@ -77,20 +74,6 @@ REFUND_ID = re.compile(r"R-\d+")
 # Connections
 
 
-@dataclass(frozen=True)
-class Connection:
-    transport: str
-    """stdio, http (Streamable HTTP) or sse (the legacy HTTP+SSE transport at /sse)."""
-    mode: str
-
-    @property
-    def modern(self) -> bool:
-        return self.mode != "legacy"
-
-    @property
-    def version(self) -> str:
-        """The protocol version the client must end up with."""
-        return MODERN if self.modern else HANDSHAKE
 
 
 STDIO_LEGACY = Connection("stdio", "legacy")

@@ -33,7 +33,7 @@ from urllib.parse import quote
 
 import anyio
 import pytest
-from conftest import DUET_BIN
+from conftest import DUET_BIN, EVENT_DEADLINE, Connection, Inbox
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.subscriptions import ResourcesListChanged, ResourceUpdated
@@ -57,14 +57,8 @@ TEST_DEADLINE = 30.0
 READ_TIMEOUT = 10.0
 """The client's per-request read timeout, in seconds."""
 
-EVENT_DEADLINE = 5.0
-"""Seconds to wait for a change notification or listen event after an edit."""
-
 CANCEL_DEADLINE = 2.0
 """Seconds the client may take to get control back after cancelling a call."""
-
-HANDSHAKE = "2025-11-25"
-MODERN = "2026-07-28"
 
 SECRET = "TOP-SECRET-0f9c2d-outside-the-workspace"
 """The contents of the files just outside the root: no answer may ever contain it."""
@@ -77,19 +71,6 @@ PASSWD_MARK = "root:x:0:0"
 # Connections
 
 
-@dataclass(frozen=True)
-class Connection:
-    transport: str
-    """stdio, or http (Streamable HTTP)."""
-    mode: str
-
-    @property
-    def modern(self) -> bool:
-        return self.mode != "legacy"
-
-    @property
-    def version(self) -> str:
-        return MODERN if self.modern else HANDSHAKE
 
 
 STDIO_LEGACY = Connection("stdio", "legacy")
@@ -577,25 +558,6 @@ async def test_search_cancellation(connect, conn: Connection, tmp_path: Path) ->
 # 4. Change notifications
 
 
-class Inbox:
-    """Collects what the client's `message_handler` receives and waits (bounded) for a match."""
-
-    def __init__(self) -> None:
-        self.messages: list[Any] = []
-        self._arrived = anyio.Event()
-
-    async def handler(self, message: Any) -> None:
-        self.messages.append(message)
-        arrived, self._arrived = self._arrived, anyio.Event()
-        arrived.set()
-
-    async def wait_for(self, matches: Callable[[Any], bool]) -> Any:
-        with anyio.fail_after(EVENT_DEADLINE):
-            while True:
-                for message in self.messages:
-                    if matches(message):
-                        return message
-                await self._arrived.wait()
 
 
 def updated(uri: str) -> Callable[[Any], bool]:
