@@ -153,17 +153,6 @@ impl Response {
         self.outcome.as_ref().err().map(|e| e.code)
     }
 
-    pub fn to_value(&self) -> Value {
-        let mut m = Map::with_capacity(3);
-        m.insert("jsonrpc".into(), Value::from("2.0"));
-        m.insert("id".into(), self.id.as_ref().map_or(Value::Null, RequestId::to_value));
-        match &self.outcome {
-            Ok(result) => m.insert("result".into(), result.clone()),
-            Err(error) => m.insert("error".into(), error_value(error)),
-        };
-        Value::Object(m)
-    }
-
     /// Compact single-line JSON.
     pub fn to_line(&self) -> String {
         let mut out = String::with_capacity(128);
@@ -346,7 +335,7 @@ mod tests {
         let r = Response::result(RequestId::Int(1), json!({"text": "héllo\nworld"}));
         let line = r.to_line();
         assert_eq!(line, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"text\":\"héllo\\nworld\"}}");
-        assert_eq!(serde_json::from_str::<Value>(&line).unwrap(), r.to_value());
+        assert_eq!(serde_json::from_str::<Value>(&line).unwrap()["result"]["text"], "héllo\nworld");
         let e = Response::error(None, RpcError::parse_error());
         assert_eq!(
             e.to_line(),

@@ -63,14 +63,6 @@ impl UriTemplate {
         &self.source
     }
 
-    /// The variable names, in order.
-    pub fn variables(&self) -> impl Iterator<Item = &str> {
-        self.parts.iter().filter_map(|p| match p {
-            Part::Var { name, .. } => Some(name.as_str()),
-            Part::Literal(_) => None,
-        })
-    }
-
     /// The decoded variables when `uri` matches, else `None`.
     pub fn matches(&self, uri: &str) -> Option<BTreeMap<String, String>> {
         let mut vars = BTreeMap::new();

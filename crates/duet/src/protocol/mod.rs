@@ -10,7 +10,7 @@ mod session;
 pub mod shape;
 mod version;
 
-pub use listen::{Filter as ListenFilter, LISTEN_QUEUE};
+pub use listen::LISTEN_QUEUE;
 pub use server::{Server, ServerOptions, SessionOptions};
 pub use session::{Answer, Session, runs_inline};
 pub use shape::CacheHints;
