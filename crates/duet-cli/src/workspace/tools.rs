@@ -150,13 +150,7 @@ where
             blocking(move || work(&shared, args, &cx)).await?
         })
     })
-    .annotations(ToolAnnotations {
-        read_only_hint: Some(true),
-        destructive_hint: Some(false),
-        idempotent_hint: Some(true),
-        open_world_hint: Some(false),
-        ..Default::default()
-    })
+    .annotations(ToolAnnotations::read_only())
 }
 
 /// Turns a failure message into a tool error.
