@@ -5,13 +5,12 @@ use super::Version;
 use crate::jsonrpc::{MODERN_VERSIONS, RpcError, code, envelope_key as key, log_level_rank};
 use serde_json::{Map, Value, json};
 
-/// What a modern request says about itself.
+/// What a modern request says about itself (borrowed from its params).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Envelope {
+pub struct Envelope<'a> {
     pub version: Version,
-    pub client_capabilities: Value,
-    pub client_info: Option<Value>,
-    pub log_level: Option<String>,
+    pub client_capabilities: &'a Value,
+    pub log_level: Option<&'a str>,
 }
 
 /// Whether a request's params carry the envelope (its protocol version key).
@@ -37,32 +36,33 @@ pub fn unsupported_version(requested: &Value) -> RpcError {
 
 /// Reads and checks the envelope: both required keys, a string version that is a modern
 /// revision, and a valid log level when one is given.
-pub fn parse(params: &Map<String, Value>) -> Result<Envelope, RpcError> {
-    let empty = Map::new();
-    let meta = meta(params).unwrap_or(&empty);
-    let missing: Vec<&str> =
-        [key::PROTOCOL_VERSION, key::CLIENT_CAPABILITIES].into_iter().filter(|k| !meta.contains_key(*k)).collect();
-    if !missing.is_empty() {
+pub fn parse(params: &Map<String, Value>) -> Result<Envelope<'_>, RpcError> {
+    let meta = meta(params);
+    let missing: Vec<&str> = [key::PROTOCOL_VERSION, key::CLIENT_CAPABILITIES]
+        .into_iter()
+        .filter(|k| !meta.is_some_and(|m| m.contains_key(*k)))
+        .collect();
+    let Some(meta) = meta.filter(|_| missing.is_empty()) else {
         return Err(missing_keys_error(&missing));
-    }
+    };
     let requested = &meta[key::PROTOCOL_VERSION];
     let Some(version_str) = requested.as_str() else {
         return Err(RpcError::invalid_params(format!("{} must be a string", key::PROTOCOL_VERSION)));
     };
     let version =
         Version::parse(version_str).filter(|v| v.is_modern()).ok_or_else(|| unsupported_version(requested))?;
-    let client_capabilities = meta[key::CLIENT_CAPABILITIES].clone();
+    let client_capabilities = &meta[key::CLIENT_CAPABILITIES];
     if !client_capabilities.is_object() {
         return Err(RpcError::invalid_params(format!("{} must be an object", key::CLIENT_CAPABILITIES)));
     }
     let log_level = match meta.get(key::LOG_LEVEL) {
         None | Some(Value::Null) => None,
-        Some(Value::String(l)) if log_level_rank(l).is_some() => Some(l.clone()),
+        Some(Value::String(l)) if log_level_rank(l).is_some() => Some(l.as_str()),
         Some(other) => {
             return Err(RpcError::invalid_params(format!("Invalid log level: {other}")));
         }
     };
-    Ok(Envelope { version, client_capabilities, client_info: meta.get(key::CLIENT_INFO).cloned(), log_level })
+    Ok(Envelope { version, client_capabilities, log_level })
 }
 
 #[cfg(test)]
@@ -91,8 +91,10 @@ mod tests {
         ))
         .unwrap_err();
         assert_eq!(e.code, -32602);
-        let ok = parse(&params(json!({key::PROTOCOL_VERSION: "2026-07-28", key::CLIENT_CAPABILITIES: {"sampling": {}}, key::LOG_LEVEL: "debug"})))
-            .unwrap();
-        assert_eq!((ok.version, ok.log_level.as_deref()), (Version::V2026_07_28, Some("debug")));
+        let debug = params(
+            json!({key::PROTOCOL_VERSION: "2026-07-28", key::CLIENT_CAPABILITIES: {"sampling": {}}, key::LOG_LEVEL: "debug"}),
+        );
+        let ok = parse(&debug).unwrap();
+        assert_eq!((ok.version, ok.log_level), (Version::V2026_07_28, Some("debug")));
     }
 }

@@ -70,6 +70,8 @@ pub(crate) struct Shared {
     pub layer: Arc<dyn Layer>,
     pub options: ServerOptions,
     pub info: ServerInfo,
+    /// `info` as JSON, stamped on every 2026 result.
+    pub info_value: Value,
     pub listens: Listens,
     pub sealer: Sealer,
     sessions: Mutex<Vec<Weak<SessionShared>>>,
@@ -90,6 +92,7 @@ impl Server {
             StateKeys::new(StateKey::random())
         });
         let sealer = Sealer::new(keys, options.state_ttl);
+        let info_value = serde_json::to_value(&info).unwrap_or(Value::Null);
         let shared = Arc::new_cyclic(|weak: &Weak<Shared>| {
             let weak = weak.clone();
             let listener: Arc<dyn Fn(&Change) + Send + Sync> = Arc::new(move |change: &Change| {
@@ -102,6 +105,7 @@ impl Server {
                 layer: layer.clone(),
                 options,
                 info,
+                info_value,
                 listens: Listens::default(),
                 sealer,
                 sessions: Mutex::new(Vec::new()),

@@ -80,7 +80,6 @@ pub(crate) struct SessionState {
     pub version: Option<Version>,
     pub init_responded: bool,
     pub initialized: bool,
-    pub client_info: Option<Value>,
     pub client_capabilities: Value,
     /// Rank of the lowest level sent (handshake era).
     pub log_threshold: usize,
@@ -111,7 +110,6 @@ impl Session {
             version: options.stateless_version,
             init_responded: pre_initialized,
             initialized: pre_initialized,
-            client_info: None,
             client_capabilities: json!({}),
             log_threshold: default_level,
             subscriptions: HashSet::new(),
@@ -292,11 +290,10 @@ impl SessionShared {
                     "this session negotiated its protocol version with initialize; requests must not carry the 2026-07-28 _meta envelope",
                 ));
             }
-            let Envelope { version, client_capabilities, client_info, log_level } = envelope::parse(&params)?;
+            let Envelope { version, client_capabilities, log_level } = envelope::parse(&params)?;
             state.era = Some(Era::Modern);
             state.version = Some(version);
-            state.client_info = client_info;
-            (version, client_capabilities, log_level)
+            (version, client_capabilities.clone(), log_level.map(str::to_owned))
         } else if method == "initialize" {
             if state.era == Some(Era::Modern) {
                 let requested = params.get("protocolVersion").cloned().unwrap_or(Value::Null);
@@ -418,7 +415,7 @@ impl Call<'_> {
             let retry = self.params.contains_key("inputResponses") || self.params.contains_key("requestState");
             let configured = &server.options().cache;
             let cache = if retry { CacheHints { ttl_ms: 0, scope: configured.scope } } else { configured.clone() };
-            shape::stamp_modern(&self.method, &mut result, server.info(), &cache);
+            shape::stamp_modern(&self.method, &mut result, &server.shared.info_value, &cache);
         }
         Ok(result)
     }

@@ -5,7 +5,7 @@
 
 use super::Version;
 use crate::jsonrpc::{CACHEABLE_METHODS, envelope_key};
-use crate::layer::{Content, ContentKind, PromptResult, ServerInfo, Tool, ToolResult};
+use crate::layer::{Content, ContentKind, PromptResult, Tool, ToolResult};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
@@ -82,9 +82,9 @@ pub fn prompt_result(r: &PromptResult, v: Version) -> Value {
 }
 
 /// Stamps a complete 2026 result: `resultType`, cache hints on cacheable methods, and
-/// `serverInfo` in `_meta`. Values already present are kept; an `input_required` result
-/// gets no cache hints.
-pub fn stamp_modern(method: &str, result: &mut Value, info: &ServerInfo, cache: &CacheHints) {
+/// `serverInfo` (`info`, rendered once per server) in `_meta`. Values already present are
+/// kept; an `input_required` result gets no cache hints.
+pub fn stamp_modern(method: &str, result: &mut Value, info: &Value, cache: &CacheHints) {
     let Value::Object(m) = result else { return };
     let complete = m.entry("resultType").or_insert_with(|| Value::from("complete")) == "complete";
     if complete && CACHEABLE_METHODS.contains(&method) {
@@ -93,14 +93,14 @@ pub fn stamp_modern(method: &str, result: &mut Value, info: &ServerInfo, cache: 
     }
     let meta = m.entry("_meta").or_insert_with(|| Value::Object(Map::new()));
     if let Value::Object(meta) = meta {
-        meta.entry(envelope_key::SERVER_INFO).or_insert_with(|| serde_json::to_value(info).unwrap_or(Value::Null));
+        meta.entry(envelope_key::SERVER_INFO).or_insert_with(|| info.clone());
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::layer::{ResourceLink, ToolResult};
+    use crate::layer::{ResourceLink, ServerInfo, ToolResult};
 
     #[test]
     fn old_versions_lose_new_fields() {
@@ -131,7 +131,7 @@ mod tests {
 
     #[test]
     fn stamping() {
-        let info = ServerInfo::new("duet", "1");
+        let info = serde_json::to_value(ServerInfo::new("duet", "1")).unwrap();
         let mut list = json!({"tools": []});
         stamp_modern("tools/list", &mut list, &info, &CacheHints::default());
         assert_eq!(list["resultType"], "complete");

@@ -21,7 +21,6 @@ pub(super) fn initialize(call: &Call<'_>) -> Result<Value, RpcError> {
         state.era = Some(Era::Handshake);
         state.version = Some(version);
         state.init_responded = true;
-        state.client_info = call.params.get("clientInfo").cloned();
         state.client_capabilities = match call.params.get("capabilities") {
             Some(caps @ Value::Object(_)) => caps.clone(),
             _ => json!({}),

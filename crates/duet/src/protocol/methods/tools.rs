@@ -9,12 +9,12 @@ use serde_json::{Map, Value, json};
 
 pub(super) async fn call(call: &Call<'_>) -> Result<Value, RpcError> {
     let name = required_str(call, "name")?;
-    let args = match call.params.get("arguments") {
-        None | Some(Value::Null) => Map::new(),
-        Some(Value::Object(a)) => a.clone(),
+    let none = Value::Object(Map::new());
+    let arguments = match call.params.get("arguments") {
+        None | Some(Value::Null) => &none,
+        Some(object @ Value::Object(_)) => object,
         Some(_) => return Err(RpcError::invalid_params("arguments must be an object")),
     };
-    let arguments = Value::Object(args);
     let layer = call.server().layer();
     let invoke = |cx| {
         let args = arguments.as_object().cloned().unwrap_or_default();
@@ -26,7 +26,7 @@ pub(super) async fn call(call: &Call<'_>) -> Result<Value, RpcError> {
         }
         e => e.to_rpc(),
     };
-    let done = input::run(call, name, &arguments, invoke, fail).await?;
+    let done = input::run(call, name, arguments, invoke, fail).await?;
     // A tool that could not get its input fails as a tool: the model can act on that.
     let render = |r: &ToolResult| shape::tool_result(r, call.version);
     finish(done, render, |message| Ok(render(&ToolResult::error(message))))

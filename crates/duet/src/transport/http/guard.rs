@@ -29,12 +29,15 @@ const LOOPBACK_NAMES: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];
 const MATCH_OPTIONS: MatchOptions =
     MatchOptions { case_sensitive: false, require_literal_separator: false, require_literal_leading_dot: false };
 
-/// One allow-list entry: an `fnmatch` pattern, or (when it does not compile) the literal
-/// text, compared case-insensitively.
+/// One allow-list entry, compared case-insensitively: literal text, a literal prefix (a
+/// pattern whose only wildcard is a trailing `*`, like `localhost:*`), or any other
+/// `fnmatch` pattern. A pattern that does not compile is literal text. The first two are
+/// what nearly every list holds, and they are checked without the glob machinery.
 #[derive(Debug, Clone)]
 enum Matcher {
-    Glob(Pattern),
     Literal(String),
+    Prefix(String),
+    Glob(Pattern),
 }
 
 impl Matcher {
@@ -46,6 +49,13 @@ impl Matcher {
                 collapsed.push(c);
             }
         }
+        let is_literal = |text: &str| !text.contains(['*', '?', '[']);
+        if is_literal(&collapsed) {
+            return Matcher::Literal(collapsed);
+        }
+        if let Some(prefix) = collapsed.strip_suffix('*').filter(|p| is_literal(p)) {
+            return Matcher::Prefix(prefix.to_owned());
+        }
         match Pattern::new(&collapsed) {
             Ok(glob) => Matcher::Glob(glob),
             Err(_) => Matcher::Literal(pattern.to_owned()),
@@ -54,8 +64,11 @@ impl Matcher {
 
     fn matches(&self, value: &str) -> bool {
         match self {
-            Matcher::Glob(glob) => glob.matches_with(value, MATCH_OPTIONS),
             Matcher::Literal(text) => text.eq_ignore_ascii_case(value),
+            Matcher::Prefix(prefix) => {
+                value.len() >= prefix.len() && value.as_bytes()[..prefix.len()].eq_ignore_ascii_case(prefix.as_bytes())
+            }
+            Matcher::Glob(glob) => glob.matches_with(value, MATCH_OPTIONS),
         }
     }
 }
@@ -68,12 +81,10 @@ fn matches_any(list: &[Matcher], value: &str) -> bool {
     list.iter().any(|matcher| matcher.matches(value))
 }
 
-/// `name` and `name:*` for every loopback name, each `prefix`ed. The names are escaped,
-/// so `[::1]` is the literal address rather than a character class.
+/// `name` and `name:` followed by any port, for every loopback name, each `prefix`ed.
 fn loopback_patterns(prefix: &str) -> impl Iterator<Item = Matcher> + '_ {
     LOOPBACK_NAMES.into_iter().flat_map(move |name| {
-        let name = Pattern::escape(name);
-        [Matcher::new(&format!("{prefix}{name}")), Matcher::new(&format!("{prefix}{name}:*"))]
+        [Matcher::Literal(format!("{prefix}{name}")), Matcher::Prefix(format!("{prefix}{name}:"))]
     })
 }
 

@@ -5,21 +5,23 @@
 use crate::jsonrpc::{RpcError, code, envelope_key as key};
 use crate::protocol::{Version, envelope};
 use base64::Engine as _;
-use http::HeaderMap;
+use http::header::AsHeaderName;
+use http::{HeaderMap, HeaderName};
 use serde_json::{Map, Value};
 
-pub const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
-pub const METHOD_HEADER: &str = "mcp-method";
-pub const NAME_HEADER: &str = "mcp-name";
+pub static PROTOCOL_VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
+pub static METHOD_HEADER: HeaderName = HeaderName::from_static("mcp-method");
+pub static NAME_HEADER: HeaderName = HeaderName::from_static("mcp-name");
 
-pub fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+/// A header's value, trimmed (`None` when absent or not visible ASCII).
+pub fn header<K: AsHeaderName>(headers: &HeaderMap, name: K) -> Option<&str> {
     headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim)
 }
 
 /// A 2026 message: its `MCP-Protocol-Version` header names a modern revision, or its
 /// `_meta` carries an envelope key.
 pub fn is_modern(message: &Value, headers: &HeaderMap) -> bool {
-    if header(headers, PROTOCOL_VERSION_HEADER).and_then(Version::parse).is_some_and(Version::is_modern) {
+    if header(headers, &PROTOCOL_VERSION_HEADER).and_then(Version::parse).is_some_and(Version::is_modern) {
         return true;
     }
     let meta = message.get("params").and_then(|p| p.get("_meta")).and_then(Value::as_object);
@@ -50,11 +52,11 @@ pub fn check(headers: &HeaderMap, method: &str, params: &Map<String, Value>) -> 
         return Err(envelope::missing_keys_error(&missing));
     }
     let version = meta.and_then(|m| m.get(key::PROTOCOL_VERSION));
-    let header_version = header(headers, PROTOCOL_VERSION_HEADER);
+    let header_version = header(headers, &PROTOCOL_VERSION_HEADER);
     if header_version.is_none() || version.and_then(Value::as_str).is_some_and(|v| Some(v) != header_version) {
         return Err(mismatch("MCP-Protocol-Version header does not match the request envelope's protocol version"));
     }
-    if header(headers, METHOD_HEADER) != Some(method) {
+    if header(headers, &METHOD_HEADER) != Some(method) {
         return Err(mismatch("Mcp-Method header does not match the request body's method"));
     }
     let named = match method {
@@ -65,7 +67,7 @@ pub fn check(headers: &HeaderMap, method: &str, params: &Map<String, Value>) -> 
     if let Some(field) = named
         && let Some(expected) = params.get(field).and_then(Value::as_str)
     {
-        let sent = header(headers, NAME_HEADER).and_then(decode_header_value);
+        let sent = header(headers, &NAME_HEADER).and_then(decode_header_value);
         if sent.as_deref() != Some(expected) {
             return Err(mismatch(&format!("Mcp-Name header does not match the request body's '{field}' parameter")));
         }

@@ -30,22 +30,16 @@ pub struct Accept {
 
 impl Accept {
     pub fn parse(headers: &HeaderMap) -> Accept {
-        let values: Vec<String> = headers
-            .get_all(h::ACCEPT)
-            .iter()
-            .filter_map(|v| v.to_str().ok())
-            .flat_map(|v| v.split(','))
-            .map(|t| t.split(';').next().unwrap_or_default().trim().to_ascii_lowercase())
-            .filter(|t| !t.is_empty())
-            .collect();
-        if values.is_empty() {
-            return Accept { json: true, sse: true };
+        let types = headers.get_all(h::ACCEPT).iter().filter_map(|v| v.to_str().ok()).flat_map(|v| v.split(','));
+        let mut accept = Accept { json: false, sse: false };
+        let mut named_any = false;
+        for t in types.map(|t| t.split(';').next().unwrap_or_default().trim()).filter(|t| !t.is_empty()) {
+            named_any = true;
+            let is_one_of = |names: [&str; 3]| names.iter().any(|n| t.eq_ignore_ascii_case(n));
+            accept.json |= is_one_of(["application/json", "application/*", "*/*"]);
+            accept.sse |= is_one_of(["text/event-stream", "text/*", "*/*"]);
         }
-        let any = |types: &[&str]| values.iter().any(|v| types.contains(&v.as_str()));
-        Accept {
-            json: any(&["application/json", "application/*", "*/*"]),
-            sse: any(&["text/event-stream", "text/*", "*/*"]),
-        }
+        if named_any { accept } else { Accept { json: true, sse: true } }
     }
 }
 
@@ -163,7 +157,7 @@ async fn route(
         }
         _ => {}
     }
-    let header_version = header(headers, PROTOCOL_VERSION_HEADER);
+    let header_version = header(headers, &PROTOCOL_VERSION_HEADER);
     let negotiated = match header_version.map(|v| (v, Version::parse(v))) {
         Some((raw, None)) => {
             return http_error(StatusCode::BAD_REQUEST, &format!("Unsupported MCP-Protocol-Version: {raw}"));
@@ -190,14 +184,14 @@ async fn route(
         let mut response = respond(shared, http_session.session.clone(), message, principal, accept, false).await;
         if http_session.session.protocol_version().is_some() {
             if let Ok(id) = HeaderValue::from_str(&http_session.id) {
-                response.headers_mut().insert(SESSION_HEADER, id);
+                response.headers_mut().insert(&SESSION_HEADER, id);
             }
         } else {
             shared.sessions.remove(&http_session.id);
         }
         return response;
     }
-    let Some(id) = header(headers, SESSION_HEADER) else {
+    let Some(id) = header(headers, &SESSION_HEADER) else {
         return http_error(StatusCode::BAD_REQUEST, "Bad Request: Mcp-Session-Id header is required");
     };
     let Some(http_session) = shared.sessions.get(id, &principal).filter(|s| s.kind == Kind::Streamable) else {
@@ -281,15 +275,18 @@ pub(super) async fn respond(
     accept: Accept,
     modern: bool,
 ) -> Response<Body> {
-    if requests(&message).next().is_none() {
+    let (mut any_request, mut listen, mut streaming) = (false, false, false);
+    for method in requests(&message).map(|r| r["method"].as_str().unwrap_or_default()) {
+        any_request = true;
+        listen |= method == "subscriptions/listen";
+        streaming |= matches!(method, "subscriptions/listen" | "tools/call" | "resources/read" | "prompts/get");
+    }
+    if !any_request {
         return match session.handle(message, None, Some(principal)).await {
             Some(answer) => json(StatusCode::BAD_REQUEST, answer.to_line()),
             None => accepted(),
         };
     }
-    let method_is = |names: &[&str]| requests(&message).any(|r| names.contains(&r["method"].as_str().unwrap_or("")));
-    let listen = method_is(&["subscriptions/listen"]);
-    let streaming = listen || method_is(&["tools/call", "resources/read", "prompts/get"]);
     if listen && !accept.sse {
         return http_error(StatusCode::NOT_ACCEPTABLE, "subscriptions/listen requires Accept: text/event-stream");
     }

@@ -15,13 +15,13 @@ use crate::jsonrpc::{RequestId, Response as RpcResponse, RpcError};
 use crate::layer::Principal;
 use crate::protocol::Server;
 use futures::future::BoxFuture;
-use http::header::{self, HeaderValue};
+use http::header::{self, HeaderName, HeaderValue};
 use http::{HeaderMap, Method, Request, Response, StatusCode};
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-pub const SESSION_HEADER: &str = "mcp-session-id";
+pub static SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
 const ALLOW_ENDPOINT: &str = "GET, POST, DELETE";
 const CORS_ALLOW_HEADERS: &str =
     "Content-Type, Authorization, Accept, Mcp-Session-Id, MCP-Protocol-Version, Mcp-Method, Mcp-Name, Last-Event-ID";
@@ -158,7 +158,7 @@ impl HttpShared {
         let info = RequestInfo {
             transport: if legacy_path || message_path { "sse" } else { "http" },
             headers: &parts.headers,
-            session_id: parts.headers.get(SESSION_HEADER).and_then(|h| h.to_str().ok()),
+            session_id: parts.headers.get(&SESSION_HEADER).and_then(|h| h.to_str().ok()),
             principal: token_principal.as_ref(),
         };
         let principal = resolve(self.config.principal_resolver.as_ref(), &info);

@@ -42,7 +42,7 @@ pub(super) fn get<B>(shared: &HttpShared, req: Gated<B>) -> Response<Body> {
     if !Accept::parse(&req.parts.headers).sse {
         return http_error(StatusCode::NOT_ACCEPTABLE, "Not Acceptable: GET requires Accept: text/event-stream");
     }
-    let Some(id) = header(&req.parts.headers, SESSION_HEADER) else {
+    let Some(id) = header(&req.parts.headers, &SESSION_HEADER) else {
         return method_not_allowed("POST, DELETE");
     };
     let Some(session) = shared.sessions.get(id, &req.principal).filter(|s| s.kind == Kind::Streamable) else {
@@ -59,7 +59,7 @@ pub(super) fn delete<B>(shared: &HttpShared, req: Gated<B>) -> Response<Body> {
     if shared.config.stateless {
         return method_not_allowed("POST");
     }
-    let Some(id) = header(&req.parts.headers, SESSION_HEADER) else {
+    let Some(id) = header(&req.parts.headers, &SESSION_HEADER) else {
         return http_error(StatusCode::BAD_REQUEST, "Bad Request: Mcp-Session-Id header is required");
     };
     if shared.sessions.get(id, &req.principal).is_none() {
