@@ -10,7 +10,10 @@ and talks to it over each connection:
 What is checked: resources (the listing, text and blob reads, reads through the root's
 template), the file tools, `search_files` progress and cancellation, change notifications
 (`resources/subscribe` on the handshake era, `subscriptions/listen` on 2026-07-28), the
-confinement of every path to the root, and the prompts with their path completion.
+confinement of every path to the root, the prompts with their path completion, and the
+write tools of `duet serve --allow-write`, confirmed through the client's elicitation
+callback (a real `elicitation/create` request on the handshake era, an `input_required`
+result the SDK answers and retries on 2026-07-28).
 
 Cancellation is checked on the server as well as on the client: duet's `rchar` in
 /proc/PID/io (bytes it has read) must stop growing once a search is cancelled.
@@ -40,6 +43,9 @@ from mcp.client.subscriptions import ResourcesListChanged, ResourceUpdated
 from mcp_types import (
     BlobResourceContents,
     CallToolResult,
+    ElicitRequestFormParams,
+    ElicitRequestParams,
+    ElicitResult,
     EmbeddedResource,
     PromptReference,
     ResourceListChangedNotification,
@@ -120,7 +126,8 @@ def rchar(pid: int) -> int:
 
 @pytest.fixture
 def connect(duet_factory, tmp_path):
-    """`connect(conn, root, **options)`: an entered SDK client on a fresh `duet serve --root root`.
+    """`connect(conn, root, *flags, **options)`: an entered SDK client on a fresh
+    `duet serve --root root *flags` (e.g. `--allow-write`).
 
     HTTP servers are started (and stopped at teardown) by conftest's `duet_factory`; a stdio
     server is spawned by the SDK's stdio client, which stops it when the client exits (its
@@ -129,15 +136,15 @@ def connect(duet_factory, tmp_path):
     logs: list[Any] = []
 
     @asynccontextmanager
-    async def open_client(conn: Connection, root: Path, **options: Any) -> AsyncIterator[Served]:
+    async def open_client(conn: Connection, root: Path, *flags: str, **options: Any) -> AsyncIterator[Served]:
         pid: int | None = None
         if conn.transport == "stdio":
             log = open(tmp_path / f"duet-stdio-{len(logs)}.log", "w")  # noqa: SIM115 - closed below
             logs.append(log)
-            params = StdioServerParameters(command=DUET_BIN, args=["serve", "--root", str(root)])
+            params = StdioServerParameters(command=DUET_BIN, args=["serve", "--root", str(root), *flags])
             target: Any = stdio_client(params, errlog=log)
         else:
-            server = duet_factory("--root", str(root), fixtures=None)
+            server = duet_factory("--root", str(root), *flags, fixtures=None)
             target = server.url
             pid = server.process.pid
         async with Client(target, mode=conn.mode, read_timeout_seconds=READ_TIMEOUT, **options) as client:
@@ -815,3 +822,143 @@ async def test_prompts_and_completion(connect, conn: Connection, tree: Tree) -> 
 
             template_ref = ResourceTemplateReference(type="ref/resource", uri=tree.template)
             assert await complete(template_ref, "docs/") == ["docs/guide.txt"]
+
+
+# ---------------------------------------------------------------------------------------------
+# 7. Writing (`duet serve --allow-write`): every change confirmed by the user first
+
+
+@dataclass
+class Confirmer:
+    """An elicitation callback that answers every confirmation with `action` (and `ok: true`
+    when accepting), recording what the user was asked."""
+
+    action: str
+    asked: list[str] = field(default_factory=list)
+
+    async def __call__(self, context: Any, params: ElicitRequestParams) -> ElicitResult:
+        assert isinstance(params, ElicitRequestFormParams), params
+        assert params.requested_schema["properties"]["ok"] == {"type": "boolean"}, params
+        self.asked.append(params.message)
+        if self.action == "accept":
+            return ElicitResult(action="accept", content={"ok": True})
+        return ElicitResult(action=self.action)
+
+
+WRITE_TOOLS = {"write_file", "edit_file"}
+
+
+@connections(ALL)
+async def test_confirmed_writes_and_edits(connect, conn: Connection, tree: Tree) -> None:
+    """The user says yes: write_file creates a file (and its directory), edit_file changes one."""
+    confirmer = Confirmer("accept")
+    with anyio.fail_after(TEST_DEADLINE):
+        async with connect(conn, tree.root, "--allow-write", elicitation_callback=confirmer) as served:
+            client = served.client
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            assert WRITE_TOOLS <= set(tools), set(tools)
+            for name in WRITE_TOOLS:
+                hints = tools[name].annotations
+                assert hints is not None and hints.read_only_hint is False and hints.destructive_hint is True
+
+            created = await client.call_tool("write_file", {"path": "notes/todo.md", "content": "- write tests\n"})
+            assert created.is_error is False, created
+            assert created.structured_content == {
+                "path": "notes/todo.md",
+                "uri": tree.uri("notes/todo.md"),
+                "created": True,
+                "size": len("- write tests\n"),
+            }
+            assert (tree.root / "notes" / "todo.md").read_text() == "- write tests\n"
+            assert confirmer.asked == ["Create notes/todo.md (14 bytes, 1 line)?\n\n+ - write tests"]
+
+            edited = await client.call_tool("edit_file", {"path": "src/util.py", "old_text": "42", "new_text": "43"})
+            assert edited.is_error is False, edited
+            assert edited.structured_content is not None and edited.structured_content["replacements"] == 1
+            assert (tree.root / "src" / "util.py").read_text() == UTIL_PY.replace("42", "43")
+            assert confirmer.asked[1] == "Replace 1 occurrence in src/util.py (at line 2)?\n\n- 42\n+ 43"
+
+            # What was written is what the workspace serves.
+            [contents] = (await client.read_resource(tree.uri("notes/todo.md"))).contents
+            assert isinstance(contents, TextResourceContents) and contents.text == "- write tests\n"
+
+
+@pytest.mark.parametrize("action", ["decline", "cancel"])
+@connections(ALL)
+async def test_declined_writes_change_nothing(connect, conn: Connection, tree: Tree, action: str) -> None:
+    confirmer = Confirmer(action)
+    with anyio.fail_after(TEST_DEADLINE):
+        async with connect(conn, tree.root, "--allow-write", elicitation_callback=confirmer) as served:
+            client = served.client
+            replaced = await client.call_tool("write_file", {"path": "README.md", "content": "gone\n"})
+            created = await client.call_tool("write_file", {"path": "new/file.txt", "content": "x"})
+            edited = await client.call_tool("edit_file", {"path": "src/main.py", "old_text": "line 1\n", "new_text": ""})
+    past = "declined" if action == "decline" else "cancelled"
+    for result, name in [(replaced, "README.md"), (created, "new/file.txt"), (edited, "src/main.py")]:
+        assert result.is_error is True, result
+        assert f"the user {past}" in text_of(result), result
+        assert text_of(result).endswith(f"nothing was written to {name}"), result
+    assert len(confirmer.asked) == 3
+    assert confirmer.asked[0].startswith("Overwrite README.md ("), confirmer.asked
+    assert (tree.root / "README.md").read_text() == README
+    assert (tree.root / "src" / "main.py").read_text() == MAIN_PY
+    assert not (tree.root / "new").exists()
+
+
+@connections({"stdio-legacy": STDIO_LEGACY, "http-auto": HTTP_AUTO})
+async def test_writes_without_a_way_to_ask_the_user(connect, conn: Connection, tree: Tree) -> None:
+    """A client without an elicitation callback declares no elicitation capability: no write."""
+    with anyio.fail_after(TEST_DEADLINE):
+        async with connect(conn, tree.root, "--allow-write") as served:
+            result = await served.client.call_tool("write_file", {"path": "README.md", "content": "gone\n"})
+    assert result.is_error is True, result
+    assert "cannot ask the user" in text_of(result), result
+    assert (tree.root / "README.md").read_text() == README
+
+
+@connections(ALL)
+async def test_writes_cannot_escape_the_root(connect, conn: Connection, tree: Tree) -> None:
+    """Escapes are refused before the user is asked anything; nothing outside changes."""
+    os.symlink(tree.outside, tree.root / "escape.txt")
+    os.symlink(tree.outside_dir, tree.root / "escape_dir")
+    confirmer = Confirmer("accept")
+    with anyio.fail_after(TEST_DEADLINE):
+        async with connect(conn, tree.root, "--allow-write", elicitation_callback=confirmer) as served:
+            client = served.client
+            for path in [
+                "../outside.txt",
+                str(tree.outside),
+                "escape.txt",
+                "escape_dir/secret.txt",
+                "escape_dir/new.txt",
+                "debug.log",
+                ".git/config",
+            ]:
+                for tool, args in [
+                    ("write_file", {"path": path, "content": "pwned\n"}),
+                    ("edit_file", {"path": path, "old_text": "TOP", "new_text": "pwned"}),
+                ]:
+                    result = await client.call_tool(tool, args)
+                    assert result.is_error is True, (tool, path, result)
+                    assert_no_leak(result)
+    assert confirmer.asked == []
+    assert tree.outside.read_text() == SECRET + "\n"
+    assert sorted(p.name for p in tree.outside_dir.iterdir()) == ["secret.txt"]
+    assert (tree.root / "debug.log").read_text() == IGNORED
+    assert not (tree.root / ".git").exists()
+
+
+@pytest.mark.filterwarnings("ignore:resources/subscribe is removed")
+@connections(LEGACY)
+async def test_a_confirmed_write_reaches_subscribers(connect, conn: Connection, tree: Tree) -> None:
+    inbox = Inbox()
+    readme = tree.uri("README.md")
+    with anyio.fail_after(TEST_DEADLINE):
+        async with connect(
+            conn, tree.root, "--allow-write", elicitation_callback=Confirmer("accept"), message_handler=inbox.handler
+        ) as served:
+            await served.client.subscribe_resource(readme)
+            result = await served.client.call_tool("write_file", {"path": "README.md", "content": "# Rewritten\n"})
+            assert result.is_error is False, result
+            await inbox.wait_for(updated(readme))
+

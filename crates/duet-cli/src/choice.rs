@@ -4,6 +4,7 @@
 
 use crate::cli::{Fixtures, LayerArgs, PrincipalArgs};
 use crate::usage::Usage;
+use crate::workspace::Access;
 use crate::{manifest, workspace};
 use duet::fixtures;
 use duet::layer::{Layer, Principal};
@@ -27,12 +28,19 @@ pub fn layer(args: &LayerArgs, watch: bool) -> Result<Arc<dyn Layer>, Usage> {
         None if args.roots.is_empty() && default_manifest.is_file() => Some(default_manifest),
         None => None,
     };
+    if args.allow_write && manifest.is_some() {
+        return Err(Usage(format!(
+            "--allow-write applies to a workspace, but {DEFAULT_MANIFEST} in the working directory makes duet serve \
+             that manifest; add --root . to serve the directory instead"
+        )));
+    }
     if let Some(path) = manifest {
         let registry = manifest::load(path).map_err(|e| Usage(e.to_string()))?;
         return Ok(Arc::new(registry));
     }
     let roots = if args.roots.is_empty() { vec![PathBuf::from(".")] } else { args.roots.clone() };
-    let workspace = workspace::Workspace::open(roots).map_err(|e| Usage(e.to_string()))?;
+    let access = if args.allow_write { Access::ConfirmedWrites } else { Access::ReadOnly };
+    let workspace = workspace::Workspace::open(roots, access).map_err(|e| Usage(e.to_string()))?;
     if watch && let Err(e) = workspace.watch() {
         tracing::warn!("{e}; serving without change notifications");
     }

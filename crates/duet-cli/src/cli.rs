@@ -13,6 +13,11 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Serve MCP over stdio (default) or HTTP.
+    ///
+    /// Without a layer option, duet serves the working directory read-only (or the duet.toml
+    /// manifest there, when there is one). --allow-write adds the tools write_file and
+    /// edit_file, which change a file only after the user confirms that change through the
+    /// client (an elicitation form); clients that cannot ask the user get a tool error.
     Serve(Box<ServeArgs>),
     /// List the tools (a table, or the `tools/list` wire objects with --json).
     Tools(ListArgs),
@@ -39,9 +44,13 @@ pub struct LayerArgs {
     /// A manifest of commands, resources and prompts.
     #[arg(long, value_name = "FILE", conflicts_with = "fixtures")]
     pub manifest: Option<std::path::PathBuf>,
-    /// A directory to serve read-only (repeatable; default: the working directory).
+    /// A directory to serve (repeatable; default: the working directory).
     #[arg(long = "root", value_name = "DIR", conflicts_with_all = ["fixtures", "manifest"])]
     pub roots: Vec<std::path::PathBuf>,
+    /// Also serve write_file and edit_file, which change files under the roots once the
+    /// user confirms each change through the client.
+    #[arg(long, conflicts_with_all = ["fixtures", "manifest"])]
+    pub allow_write: bool,
 }
 
 /// Who the in-process commands act as: the local user unless a role or id is given.
@@ -115,6 +124,9 @@ pub struct ConfigArgs {
     /// A manifest to serve instead of directories.
     #[arg(long, value_name = "FILE", conflicts_with = "roots")]
     pub manifest: Option<std::path::PathBuf>,
+    /// Let the client change files (each change confirmed by the user): `serve --allow-write`.
+    #[arg(long, conflicts_with = "manifest")]
+    pub allow_write: bool,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

@@ -4,6 +4,7 @@
 mod choice;
 mod cli;
 mod commands;
+mod confirm;
 mod manifest;
 mod oauth_args;
 mod serve;

@@ -140,3 +140,58 @@ fn config_snippets_for_every_client() {
     let missing = duet(&["config", "--client", "cursor", "--root", "/no/such/dir"]);
     assert_eq!(missing.status.code(), Some(2));
 }
+
+/// The tool names `duet tools --json` lists with these arguments.
+fn tool_names(args: &[&str]) -> Vec<String> {
+    let out = duet(args);
+    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    let tools = stdout_json(&out);
+    tools.as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_string()).collect()
+}
+
+#[test]
+fn allow_write_adds_the_write_tools_to_a_workspace_only() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "a\n").unwrap();
+    let root = dir.path().to_str().unwrap();
+    let read_only = tool_names(&["tools", "--root", root, "--json"]);
+    assert!(read_only.contains(&"read_file".to_string()), "{read_only:?}");
+    assert!(!read_only.iter().any(|n| n == "write_file" || n == "edit_file"), "{read_only:?}");
+    let writable = tool_names(&["tools", "--root", root, "--allow-write", "--json"]);
+    for name in ["write_file", "edit_file"] {
+        assert!(writable.contains(&name.to_string()), "{name} missing from {writable:?}");
+    }
+    let table = String::from_utf8_lossy(&duet(&["tools", "--root", root, "--allow-write"]).stdout).into_owned();
+    assert!(table.lines().any(|l| l.starts_with("write_file ")), "{table}");
+
+    // Another layer has no files to write: a usage error, before anything starts.
+    for args in
+        [["serve", "--fixtures", "testkit", "--allow-write"], ["tools", "--manifest", "duet.toml", "--allow-write"]]
+    {
+        let out = duet(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("--allow-write"), "{args:?}");
+    }
+    // Nor does the manifest picked up from the working directory.
+    let manifest_dir = tempfile::tempdir().unwrap();
+    std::fs::write(manifest_dir.path().join("duet.toml"), "[server]\nname = \"m\"\nversion = \"1\"\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_duet"))
+        .args(["tools", "--allow-write"])
+        .current_dir(manifest_dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("add --root ."), "{}", String::from_utf8_lossy(&out.stderr));
+
+    // `call` has no client to ask the user: a tool error, and nothing is written.
+    let args = r#"{"path":"b.txt","content":"x"}"#;
+    let out = duet(&["call", "write_file", "--args", args, "--root", root, "--allow-write"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("cannot ask the user"), "{out:?}");
+    assert!(!dir.path().join("b.txt").exists());
+
+    // The snippet for a client passes the option on.
+    let snippet = stdout_json(&duet(&["config", "--client", "cursor", "--root", root, "--allow-write"]));
+    let argv = snippet["mcpServers"]["duet"]["args"].as_array().unwrap().clone();
+    assert_eq!(argv.last(), Some(&json!("--allow-write")), "{argv:?}");
+}

@@ -29,6 +29,9 @@ fn stdio_command(args: &ConfigArgs) -> Result<(String, Vec<String>), Usage> {
         for root in roots {
             argv.extend(["--root".to_string(), absolute(&root)?.display().to_string()]);
         }
+        if args.allow_write {
+            argv.push("--allow-write".into());
+        }
     }
     Ok((command, argv))
 }

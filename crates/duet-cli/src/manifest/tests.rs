@@ -513,18 +513,30 @@ async fn confirmation_asks_first() {
     assert!(!dir.path().join("m").exists(), "nothing runs before the answer");
 }
 
+/// Calls a tool that asks for confirmation as a client would: the first run asks, the
+/// second brings `answer` and the state of the question.
+async fn confirm_with(r: &Registry, tool: &str, args: Value, answer: Value) -> ToolResult {
+    let caps = json!({"elicitation": {}});
+    let asked = r.call_tool(tool, object(args.clone()), &cx_with(caps.clone(), json!({}))).await;
+    let Ok(Reply::InputRequired(input)) = asked else { panic!("expected an input request, got {asked:?}") };
+    let cx = RequestCx::builder(Principal::local())
+        .client_capabilities(caps)
+        .input_responses(object(json!({"confirm": answer})))
+        .state(input.state)
+        .build();
+    call_with(r, tool, args, &cx).await
+}
+
 #[tokio::test]
 async fn confirmation_declined_does_not_run() {
     let dir = tempfile::tempdir().unwrap();
     let r = registry_in(dir.path(), CONFIRMED);
-    let caps = json!({"elicitation": {}});
     for (answer, says) in [
         (json!({"action": "decline"}), "the user declined"),
         (json!({"action": "cancel"}), "the user cancelled"),
         (json!({"action": "accept", "content": {"ok": false}}), "the user did not confirm"),
     ] {
-        let cx = cx_with(caps.clone(), json!({"confirm": answer}));
-        let message = failed(call_with(&r, "remove", json!({"path": "m"}), &cx).await);
+        let message = failed(confirm_with(&r, "remove", json!({"path": "m"}), answer).await);
         assert_eq!(message, format!("Tool remove did not run: {says}"));
     }
     assert!(!dir.path().join("m").exists());
@@ -534,10 +546,21 @@ async fn confirmation_declined_does_not_run() {
 async fn confirmation_accepted_runs() {
     let dir = tempfile::tempdir().unwrap();
     let r = registry_in(dir.path(), CONFIRMED);
+    let answer = json!({"action": "accept", "content": {"ok": true}});
+    ok(confirm_with(&r, "remove", json!({"path": "m"}), answer).await);
+    assert!(dir.path().join("m").exists());
+}
+
+#[tokio::test]
+async fn an_answer_to_no_question_asks_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = registry_in(dir.path(), CONFIRMED);
+    // A "yes" the client made up, without the state of a question the server asked.
     let answer = json!({"confirm": {"action": "accept", "content": {"ok": true}}});
     let cx = cx_with(json!({"elicitation": {}}), answer);
-    ok(call_with(&r, "remove", json!({"path": "m"}), &cx).await);
-    assert!(dir.path().join("m").exists());
+    let asked = r.call_tool("remove", object(json!({"path": "m"})), &cx).await;
+    assert!(matches!(asked, Ok(Reply::InputRequired(_))), "{asked:?}");
+    assert!(!dir.path().join("m").exists());
 }
 
 #[tokio::test]

@@ -2,9 +2,8 @@
 //! and turns it into a `ToolSpec` whose handler fills in defaults, asks the user to confirm
 //! when the manifest says so, then runs the command.
 //!
-//! Confirmation is a multi round-trip request: the first run answers "input required"
-//! with an elicitation; the client asks the user and runs the tool again with the answer
-//! under the key `confirm`. The command runs only when the user accepted and ticked `ok`.
+//! Confirmation goes through `crate::confirm`, as for the workspace's write tools: the
+//! command runs only once the user said yes to the rendered `confirm` message.
 
 use super::args;
 use super::command::{Command, Limits};
@@ -12,8 +11,9 @@ use super::locate::{Locator, Place};
 use super::schema::{AnnotationsDecl, ArgType, ToolDecl};
 use super::template::{Argv, Template, text_of};
 use super::{Problem, check_roles};
-use duet::layer::{HandlerError, InputRequired, Reply, RequestCx, ToolAnnotations, ToolResult, ToolSpec};
-use serde_json::{Map, Value, json};
+use crate::confirm::Question;
+use duet::layer::{HandlerError, Reply, RequestCx, ToolAnnotations, ToolResult, ToolSpec};
+use serde_json::{Map, Value};
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Arc;
@@ -21,8 +21,6 @@ use std::time::Duration;
 
 /// Seconds a command may run when the manifest does not say.
 const DEFAULT_TIMEOUT: u64 = 60;
-/// The key of the confirmation's input request.
-const CONFIRM: &str = "confirm";
 
 /// Checks a tool's declaration (found at `at`) and builds its spec.
 pub fn compile(decl: ToolDecl, at: &Place, dir: &Path, locator: &Locator) -> Result<ToolSpec, Problem> {
@@ -188,39 +186,16 @@ impl ManifestTool {
             args.entry(name.as_str()).or_insert_with(|| value.clone());
         }
         if let Some(confirm) = &self.confirm {
-            match cx.input(CONFIRM) {
-                Some(answer) => {
-                    if let Some(refusal) = refusal(answer) {
-                        return ToolResult::error(format!("Tool {} did not run: {refusal}", self.name)).into();
-                    }
-                }
-                None if cx.client_supports("elicitation") => {
-                    let message = confirm.render_lenient(|arg| args.get(arg).and_then(text_of));
-                    let schema =
-                        json!({"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]});
-                    return Reply::InputRequired(InputRequired::new().elicit(CONFIRM, message, schema));
-                }
-                None => {
-                    return ToolResult::error(format!(
-                        "Tool {} needs the user's confirmation before it runs, and this client cannot ask the \
-                         user (it did not declare the elicitation capability)",
-                        self.name
-                    ))
-                    .into();
-                }
+            let question = Question {
+                tool: self.name.clone(),
+                message: confirm.render_lenient(|arg| args.get(arg).and_then(text_of)),
+                subject: Value::Null,
+                untouched: None,
+            };
+            if let Err(reply) = question.confirmed(&cx) {
+                return reply;
             }
         }
         self.command.run(&args, &cx).await.into()
-    }
-}
-
-/// Why an elicitation answer (`{action, content}`) does not confirm, if it does not.
-fn refusal(answer: &Value) -> Option<&'static str> {
-    match answer.get("action").and_then(Value::as_str) {
-        Some("accept") if answer.pointer("/content/ok") == Some(&Value::Bool(true)) => None,
-        Some("accept") => Some("the user did not confirm"),
-        Some("decline") => Some("the user declined"),
-        Some("cancel") => Some("the user cancelled"),
-        _ => Some("the confirmation answer was not understood"),
     }
 }

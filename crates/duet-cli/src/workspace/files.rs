@@ -98,7 +98,7 @@ pub fn open(path: &Path, root: &Root) -> io::Result<File> {
 }
 
 /// Where the file opened from `path` really is, if that can be told.
-fn opened_path(file: &File, path: &Path) -> Option<std::path::PathBuf> {
+pub fn opened_path(file: &File, path: &Path) -> Option<std::path::PathBuf> {
     #[cfg(target_os = "linux")]
     {
         use std::os::fd::AsRawFd;

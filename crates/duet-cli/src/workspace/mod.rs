@@ -7,11 +7,17 @@
 //! out, and anything in a `.git` directory, is never served, not even when named; hidden
 //! files nothing ignores are served when named.
 //!
+//! With [`Access::ConfirmedWrites`] (`duet serve --allow-write`) it also serves the tools
+//! `write_file` and `edit_file` (`write.rs`), which change a file only once the user has
+//! confirmed that change through the client; the same confinement applies to what they
+//! write, and nothing ignored or in `.git` is ever written.
+//!
 //! Tools and prompts live in a [`Registry`] (it validates their arguments); resources are
 //! served here, from a listing snapshot kept current by the watcher. Every path a client
 //! names goes through `paths` first: nothing outside the roots, and nothing ignored, is
 //! ever opened.
 
+mod atomic;
 mod files;
 mod listing;
 mod paths;
@@ -21,6 +27,7 @@ mod tools;
 mod uri;
 mod walk;
 mod watch;
+mod write;
 
 #[cfg(test)]
 mod tests;
@@ -41,7 +48,15 @@ use std::io;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, RwLock};
 
-/// The files under some directories, served read-only as an MCP layer.
+/// Whether the workspace's tools may change files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    ReadOnly,
+    /// `write_file` and `edit_file` are served; each change waits for the user's yes.
+    ConfirmedWrites,
+}
+
+/// The files under some directories, served as an MCP layer.
 pub struct Workspace {
     shared: Arc<Shared>,
     registry: Registry,
@@ -99,7 +114,7 @@ impl From<RegistryError> for WorkspaceError {
 impl Workspace {
     /// A workspace of these directories (relative ones are taken from the current
     /// directory). Lists their files once; call [`Workspace::watch`] to keep it current.
-    pub fn open(roots: Vec<PathBuf>) -> Result<Arc<Workspace>, WorkspaceError> {
+    pub fn open(roots: Vec<PathBuf>, access: Access) -> Result<Arc<Workspace>, WorkspaceError> {
         let roots = Roots::new(roots)?;
         let snapshot = Snapshot::scan(&roots);
         if snapshot.truncated() {
@@ -110,9 +125,12 @@ impl Workspace {
         }
         let templates = Arc::new(roots.iter().map(template).collect());
         let shared = Arc::new(Shared { roots, snapshot: RwLock::new(Arc::new(snapshot)) });
-        let mut registry = Registry::new(info(&shared.roots));
+        let mut registry = Registry::new(info(&shared.roots, access));
         tools::register(&mut registry, &shared)?;
         search::register(&mut registry, &shared)?;
+        if access == Access::ConfirmedWrites {
+            write::register(&mut registry, &shared)?;
+        }
         prompts::register(&mut registry, &shared)?;
         Ok(Arc::new(Workspace { shared, registry, templates, watcher: Mutex::new(None) }))
     }
@@ -164,17 +182,25 @@ async fn blocking<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) 
     tokio::task::spawn_blocking(work).await.map_err(|e| format!("the workspace task failed: {e}"))
 }
 
-fn info(roots: &Roots) -> ServerInfo {
+fn info(roots: &Roots, access: Access) -> ServerInfo {
     let served: Vec<String> = roots.iter().map(|r| format!("{} ({})", r.name, r.path.display())).collect();
     let paths = if roots.len() == 1 {
         "Paths are relative to the root; absolute paths and file:// URIs under it work too.".to_string()
     } else {
         "A relative path starts with a root's name; absolute paths and file:// URIs under a root work too.".into()
     };
+    let (access, writes) = match access {
+        Access::ReadOnly => ("Read-only access", ""),
+        Access::ConfirmedWrites => (
+            "Access",
+            " Change files with write_file (whole files) and edit_file (exact text): the user must confirm \
+             each change, and ignored files and .git directories cannot be written.",
+        ),
+    };
     ServerInfo::new("duet", env!("CARGO_PKG_VERSION")).title("duet workspace").instructions(format!(
-        "Read-only access to the files under {}. {paths} Every file not ignored by .gitignore is a resource; \
+        "{access} to the files under {}. {paths} Every file not ignored by .gitignore is a resource; \
          ignored files and .git directories are not served at all. Find files with find_files, search their \
-         contents with search_files, and read big files in parts with read_file.",
+         contents with search_files, and read big files in parts with read_file.{writes}",
         served.join(", ")
     ))
 }

@@ -6,6 +6,10 @@
 //! in a `.git` directory, is refused: both the path as named and where its links lead.
 //! Hidden files that nothing ignores are served when named.
 //!
+//! A path a tool writes (`duet serve --allow-write`) passes the same checks: an existing
+//! file as for reading, a new one through the nearest directory on its way that exists,
+//! and the path as resolved through it is checked again for exclusion.
+//!
 //! Refusals name the path the client sent and nothing it could not already see: whether
 //! something exists outside the roots or among ignored files, or where a link points, is
 //! never said.
@@ -59,6 +63,18 @@ pub struct Resolved {
     pub kind: Kind,
 }
 
+/// A file a tool may write, checked: it lies under its root once links are resolved, and
+/// it is a regular file or does not exist yet.
+#[derive(Debug)]
+pub struct WriteTarget {
+    /// The index of its root.
+    pub root: usize,
+    /// Where the file is or will be: canonical up to the last directory that exists, then
+    /// the names of those still missing and of the file.
+    pub abs: PathBuf,
+    pub exists: bool,
+}
+
 /// Why a path was refused.
 #[derive(Debug)]
 pub enum PathError {
@@ -72,6 +88,9 @@ pub enum PathError {
     NotFound(String),
     Special(String),
     Io { input: String, error: io::Error },
+    Directory(String),
+    ThroughFile(String),
+    Dangling(String),
 }
 
 impl fmt::Display for PathError {
@@ -101,6 +120,13 @@ impl fmt::Display for PathError {
                 write!(f, "{input:?} is not a regular file or directory (devices, FIFOs and sockets are not served)")
             }
             PathError::Io { input, error } => write!(f, "cannot access {input:?}: {error}"),
+            PathError::Directory(input) => write!(f, "{input:?} is a directory; name a file"),
+            PathError::ThroughFile(input) => {
+                write!(f, "{input:?} goes through a file as if it were a directory")
+            }
+            PathError::Dangling(input) => {
+                write!(f, "{input:?} goes through a symbolic link that leads nowhere; name the file itself")
+            }
         }
     }
 }
@@ -203,6 +229,58 @@ impl Roots {
             Some((root, candidate)) => Ok(vec![self.check(root, &candidate, input)?]),
             None => Ok(self.all()),
         }
+    }
+
+    /// Resolves a path a tool may write. An existing file is checked as for reading and
+    /// must be a regular file. For a new file, the nearest directory on its way that exists
+    /// is checked as for reading, and the path as resolved through that directory must not
+    /// be excluded either; the directories still missing are created only when it is
+    /// written.
+    pub fn resolve_write(&self, input: &str) -> Result<WriteTarget, PathError> {
+        if input.ends_with('/') {
+            return Err(PathError::Directory(input.into()));
+        }
+        let (root, candidate) = self.locate(input)?.ok_or_else(|| PathError::AllRoots(input.into()))?;
+        match self.check(root, &candidate, input) {
+            Ok(Resolved { kind: Kind::File, abs, .. }) => return Ok(WriteTarget { root, abs, exists: true }),
+            Ok(Resolved { kind: Kind::Dir, .. }) => return Err(PathError::Directory(input.into())),
+            Err(PathError::NotFound(_)) => {}
+            Err(PathError::Io { error, .. }) if error.kind() == io::ErrorKind::NotADirectory => {}
+            Err(e) => return Err(e),
+        }
+        // Up to the nearest thing that exists, remembering the names on the way.
+        let mut missing = Vec::new();
+        let mut base = candidate.as_path();
+        loop {
+            match base.symlink_metadata() {
+                Ok(_) => break,
+                Err(e) if matches!(e.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory) => {}
+                Err(error) => return Err(PathError::Io { input: input.into(), error }),
+            }
+            match (base.file_name(), base.parent()) {
+                (Some(name), Some(parent)) if base != self.0[root].path => {
+                    missing.push(name);
+                    base = parent;
+                }
+                _ => return Err(PathError::NotFound(input.into())),
+            }
+        }
+        if missing.is_empty() {
+            // It exists, yet resolving it found nothing: a link to nowhere.
+            return Err(PathError::Dangling(input.into()));
+        }
+        let dir = match self.check(root, base, input) {
+            Err(PathError::NotFound(_)) => return Err(PathError::Dangling(input.into())),
+            other => other?,
+        };
+        if dir.kind != Kind::Dir {
+            return Err(PathError::ThroughFile(input.into()));
+        }
+        let abs = missing.iter().rev().fold(dir.abs, |path, name| path.join(name));
+        if let Some(why) = self.0[root].excluded(&abs) {
+            return Err(PathError::Excluded { input: input.into(), why });
+        }
+        Ok(WriteTarget { root, abs, exists: false })
     }
 
     /// The root a path belongs to and where it would be, before touching the file system;

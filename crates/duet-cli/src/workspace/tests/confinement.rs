@@ -88,7 +88,7 @@ async fn symbolic_links_out_of_the_root_are_refused() {
     symlink(&secret, f.root.join("link.txt")).unwrap();
     symlink(outside.path(), f.root.join("linkdir")).unwrap();
     symlink(f.root.join("README.md"), f.root.join("inside.md")).unwrap();
-    let ws = Workspace::open(vec![f.root.clone()]).unwrap();
+    let ws = Workspace::open(vec![f.root.clone()], Access::ReadOnly).unwrap();
     let f = Fixture { ws, ..f };
 
     refused_by_tools(&f, "link.txt", "leads outside the workspace through a symbolic link").await;
@@ -257,7 +257,7 @@ async fn git_directories_are_never_served() {
     }
     refused_read(&f, &f.uri(".git/config"), why).await;
     refused_read(&f, &f.uri(".git/missing"), why).await;
-    let ws = Workspace::open(vec![f.root.clone()]).unwrap();
+    let ws = Workspace::open(vec![f.root.clone()], Access::ReadOnly).unwrap();
     let f = Fixture { ws, ..f };
     let listed = f.ws.resources(&Principal::local());
     assert!(listed.iter().all(|r| !r.name.contains(".git/")), "{listed:?}");

@@ -91,7 +91,7 @@ async fn notifications_cancelled_stops_a_running_search() {
     for i in 0..50 {
         write(&f.root, &format!("many/{i:02}.txt"), "needle\n");
     }
-    let ws = Workspace::open(vec![f.root.clone()]).unwrap();
+    let ws = Workspace::open(vec![f.root.clone()], Access::ReadOnly).unwrap();
     let client = Arc::new(Client::connect(&ws, Version::V2025_06_18).await);
 
     // The search's first progress report holds the search until the test has cancelled it.

@@ -292,7 +292,7 @@ async fn completions_stop_at_a_hundred() {
     for i in 0..150 {
         write(&f.root, &format!("gen/{i:03}.txt"), "x");
     }
-    let ws = Workspace::open(vec![f.root.clone()]).unwrap();
+    let ws = Workspace::open(vec![f.root.clone()], Access::ReadOnly).unwrap();
     let of = CompletionRef::Prompt { name: "review_file".into() };
     let arg = CompletionArg { name: "path".into(), value: "gen/".into(), context: BTreeMap::new() };
     let completion = ws.complete(of, arg, &cx()).await.unwrap();
@@ -305,7 +305,7 @@ async fn several_roots_are_named_and_kept_apart() {
     let (a, b) = (one.path().join("app"), two.path().join("app"));
     write(&a, "main.rs", "fn main() {}\n");
     write(&b, "lib.rs", "pub fn lib() {}\n");
-    let ws = Workspace::open(vec![a.clone(), b.clone(), a.clone()]).unwrap();
+    let ws = Workspace::open(vec![a.clone(), b.clone(), a.clone()], Access::ReadOnly).unwrap();
     let listing = ws.resources(&Principal::local());
     let names: Vec<_> = listing.iter().map(|r| r.name.as_str()).collect();
     assert_eq!(names.len(), 2);
@@ -331,7 +331,7 @@ async fn several_roots_are_named_and_kept_apart() {
 fn opening_needs_existing_directories() {
     let dir = TempDir::new().unwrap();
     write(dir.path(), "file.txt", "x");
-    let err = |roots: Vec<PathBuf>| Workspace::open(roots).err().unwrap().to_string();
+    let err = |roots: Vec<PathBuf>| Workspace::open(roots, Access::ReadOnly).err().unwrap().to_string();
     assert_eq!(err(vec![]), "a workspace needs at least one root directory");
     assert!(err(vec![dir.path().join("missing")]).contains("missing"));
     assert!(err(vec![dir.path().join("file.txt")]).ends_with("not a directory"));

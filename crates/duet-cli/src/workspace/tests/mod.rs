@@ -6,8 +6,9 @@ mod confinement;
 mod engine;
 mod layer;
 mod watching;
+mod writing;
 
-use super::Workspace;
+use super::{Access, Workspace};
 use duet::jsonrpc::{RpcError, Sink};
 use duet::layer::{Layer, LayerError, Principal, Reply, RequestCx, ResourceContents, ToolResult};
 use duet::protocol::{Answer, Server, ServerOptions, Session, SessionOptions, Version};
@@ -39,8 +40,17 @@ pub struct Fixture {
 }
 
 impl Fixture {
-    /// A project with text, binary, ignored and hidden files.
+    /// A project with text, binary, ignored and hidden files, served read-only.
     pub fn new() -> Fixture {
+        Fixture::with(Access::ReadOnly)
+    }
+
+    /// The same project, with the write tools.
+    pub fn writable() -> Fixture {
+        Fixture::with(Access::ConfirmedWrites)
+    }
+
+    fn with(access: Access) -> Fixture {
         let dir = TempDir::new().unwrap();
         let root = dir.path().canonicalize().unwrap();
         write(&root, "README.md", "# Demo\nhello world\n");
@@ -52,7 +62,7 @@ impl Fixture {
         write(&root, "target/out.txt", "hello from an ignored directory\n");
         write(&root, "debug.log", "hello from an ignored file\n");
         write(&root, ".hidden/secret.txt", "hello from a hidden directory\n");
-        let ws = Workspace::open(vec![root.clone()]).unwrap();
+        let ws = Workspace::open(vec![root.clone()], access).unwrap();
         Fixture { dir, root, ws }
     }
 

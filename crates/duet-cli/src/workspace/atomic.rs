@@ -1,0 +1,226 @@
+//! Writing one file in one step, where confinement put it. The bytes go to a temporary
+//! file beside the target, which then takes the target's name: a rename over an existing
+//! file (keeping its permissions), a hard link for a new one (which fails rather than
+//! replace a file that appeared meanwhile). A reader sees the old file or the new one,
+//! never half of one.
+//!
+//! Every step works relative to an open handle on the directory, and that handle is
+//! checked to be the directory confinement approved (under the root, by its real path):
+//! a directory swapped for a link after the check is not followed, and the directories a
+//! new file needs are created one at a time without following links. The temporary name
+//! is hidden (`.duet-write-…`), so the watcher never announces it.
+
+use super::files;
+use super::paths::Root;
+use std::ffi::{CStr, CString, OsStr};
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::os::fd::{AsRawFd, FromRawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// What the target was when the user was asked; the write fails if that changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expect {
+    /// No file: it is created, and never replaces one that appeared since.
+    Absent,
+    /// A regular file: it is replaced, keeping its permission bits.
+    File,
+}
+
+/// Writes `bytes` as the file `path` under `root` (absolute, resolved by confinement).
+pub fn write(root: &Root, path: &Path, bytes: &[u8], expect: Expect) -> io::Result<()> {
+    let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "the path names no file"));
+    };
+    let dir = open_dir(root, parent)?;
+    let name = c_name(name)?;
+    let changed = |what: &str| io::Error::other(format!("it {what} after the user confirmed the change"));
+    let mode = match (stat_at(&dir, &name)?, expect) {
+        (None, Expect::Absent) => None,
+        (Some(stat), Expect::File) if (stat.st_mode & libc::S_IFMT) == libc::S_IFREG => Some(stat.st_mode & 0o7777),
+        (None, Expect::File) => return Err(changed("was removed")),
+        (Some(_), Expect::Absent) => return Err(changed("was created")),
+        (Some(_), Expect::File) => return Err(changed("stopped being a regular file")),
+    };
+    let temp = temp_name();
+    let mut file = create_at(&dir, &temp)?;
+    let written = (|| {
+        file.write_all(bytes)?;
+        if let Some(mode) = mode {
+            // SAFETY: a descriptor we own.
+            cvt(unsafe { libc::fchmod(file.as_raw_fd(), mode) })?;
+        }
+        file.sync_all()?;
+        match expect {
+            Expect::File => rename_at(&dir, &temp, &name),
+            Expect::Absent => link_at(&dir, &temp, &name).map_err(|e| match e.kind() {
+                io::ErrorKind::AlreadyExists => changed("was created"),
+                _ => e,
+            }),
+        }
+    })();
+    // After a rename the temporary name is gone already; in every other case it goes now.
+    let _ = unlink_at(&dir, &temp);
+    written
+}
+
+/// An open handle on directory `path` (canonical, under `root`), creating the directories
+/// missing on the way.
+fn open_dir(root: &Root, path: &Path) -> io::Result<File> {
+    let refuse = || io::Error::new(io::ErrorKind::PermissionDenied, "its directory changed after it was checked");
+    let mut missing = Vec::new();
+    let mut base = path;
+    while let Err(e) = base.symlink_metadata() {
+        if e.kind() != io::ErrorKind::NotFound {
+            return Err(e);
+        }
+        let (Some(name), Some(parent)) = (base.file_name(), base.parent()) else { return Err(refuse()) };
+        missing.push(name);
+        base = parent;
+    }
+    if !base.starts_with(&root.path) {
+        return Err(refuse());
+    }
+    let mut dir = OpenOptions::new().read(true).custom_flags(libc::O_DIRECTORY | libc::O_CLOEXEC).open(base)?;
+    if files::opened_path(&dir, base).as_deref() != Some(base) {
+        return Err(refuse());
+    }
+    for name in missing.iter().rev() {
+        let name = c_name(name)?;
+        let created: libc::mode_t = 0o777;
+        // SAFETY: a directory descriptor we own and a NUL-terminated name.
+        match cvt(unsafe { libc::mkdirat(dir.as_raw_fd(), name.as_ptr(), created) }) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e),
+        }
+        let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+        dir = open_at(&dir, &name, flags)?;
+    }
+    Ok(dir)
+}
+
+fn c_name(name: &OsStr) -> io::Result<CString> {
+    CString::new(name.as_bytes()).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a NUL in a file name"))
+}
+
+/// A name no other write uses: hidden, and unique to this process and call.
+fn temp_name() -> CString {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    CString::new(format!(".duet-write-{}-{n}.tmp", std::process::id())).unwrap_or_default()
+}
+
+/// `Ok` unless a libc call returned -1; then the reason in `errno`.
+fn cvt(result: libc::c_int) -> io::Result<()> {
+    if result == -1 { Err(io::Error::last_os_error()) } else { Ok(()) }
+}
+
+fn open_at(dir: &File, name: &CStr, flags: libc::c_int) -> io::Result<File> {
+    let mode: libc::c_uint = 0o666;
+    // SAFETY: a directory descriptor we own and a NUL-terminated name.
+    let fd = unsafe { libc::openat(dir.as_raw_fd(), name.as_ptr(), flags, mode) };
+    cvt(fd)?;
+    // SAFETY: openat just returned this descriptor; nothing else owns it.
+    Ok(unsafe { File::from_raw_fd(fd) })
+}
+
+/// A new file for writing, never through a link (the mode is subject to the umask).
+fn create_at(dir: &File, name: &CStr) -> io::Result<File> {
+    open_at(dir, name, libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC)
+}
+
+/// What `name` in `dir` is, without following a link; `None` when there is nothing.
+fn stat_at(dir: &File, name: &CStr) -> io::Result<Option<libc::stat>> {
+    let mut stat = std::mem::MaybeUninit::<libc::stat>::uninit();
+    // SAFETY: a directory descriptor we own, a NUL-terminated name, room for one stat.
+    let result = unsafe { libc::fstatat(dir.as_raw_fd(), name.as_ptr(), stat.as_mut_ptr(), libc::AT_SYMLINK_NOFOLLOW) };
+    match cvt(result) {
+        // SAFETY: fstatat succeeded, so it filled the stat in.
+        Ok(()) => Ok(Some(unsafe { stat.assume_init() })),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+fn rename_at(dir: &File, from: &CStr, to: &CStr) -> io::Result<()> {
+    let fd = dir.as_raw_fd();
+    // SAFETY: a directory descriptor we own and NUL-terminated names.
+    cvt(unsafe { libc::renameat(fd, from.as_ptr(), fd, to.as_ptr()) })
+}
+
+fn link_at(dir: &File, from: &CStr, to: &CStr) -> io::Result<()> {
+    let fd = dir.as_raw_fd();
+    // SAFETY: a directory descriptor we own and NUL-terminated names.
+    cvt(unsafe { libc::linkat(fd, from.as_ptr(), fd, to.as_ptr(), 0) })
+}
+
+fn unlink_at(dir: &File, name: &CStr) -> io::Result<()> {
+    // SAFETY: a directory descriptor we own and a NUL-terminated name.
+    cvt(unsafe { libc::unlinkat(dir.as_raw_fd(), name.as_ptr(), 0) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::paths::Roots;
+    use super::*;
+    use std::fs::Permissions;
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+
+    fn root() -> (tempfile::TempDir, Roots) {
+        let dir = tempfile::TempDir::new().unwrap();
+        let roots = Roots::new(vec![dir.path().to_path_buf()]).unwrap();
+        (dir, roots)
+    }
+
+    #[test]
+    fn replaces_a_file_keeping_its_mode_and_leaves_no_temporary() {
+        let (_dir, roots) = root();
+        let root = roots.get(0);
+        let path = root.path.join("a.sh");
+        std::fs::write(&path, "old").unwrap();
+        std::fs::set_permissions(&path, Permissions::from_mode(0o750)).unwrap();
+        let before = path.metadata().unwrap().ino();
+        write(root, &path, b"new", Expect::File).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
+        let meta = path.metadata().unwrap();
+        assert_eq!(meta.mode() & 0o7777, 0o750);
+        assert_ne!(meta.ino(), before, "a new file took the name: readers never saw half of one");
+        let names: Vec<_> = std::fs::read_dir(&root.path).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names, ["a.sh"]);
+    }
+
+    #[test]
+    fn creates_missing_directories_and_refuses_what_changed() {
+        let (_dir, roots) = root();
+        let root = roots.get(0);
+        let path = root.path.join("x/y/new.txt");
+        write(root, &path, b"hi", Expect::Absent).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "hi");
+        let error = write(root, &path, b"again", Expect::Absent).unwrap_err();
+        assert!(error.to_string().contains("was created after the user confirmed"), "{error}");
+        let error = write(root, &root.path.join("gone.txt"), b"x", Expect::File).unwrap_err();
+        assert!(error.to_string().contains("was removed"), "{error}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "hi");
+    }
+
+    #[test]
+    fn a_directory_swapped_for_a_link_is_not_followed() {
+        let (_dir, roots) = root();
+        let outside = tempfile::TempDir::new().unwrap();
+        let root = roots.get(0);
+        // Checked as a directory under the root, then replaced by a link out of it.
+        std::os::unix::fs::symlink(outside.path(), root.path.join("sub")).unwrap();
+        let error = write(root, &root.path.join("sub/f.txt"), b"x", Expect::Absent).unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::PermissionDenied, "{error}");
+        // Nor is a link found where a directory was expected.
+        std::fs::create_dir(root.path.join("real")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), root.path.join("real/deeper")).unwrap();
+        let error = write(root, &root.path.join("real/deeper/f.txt"), b"x", Expect::Absent).unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::PermissionDenied, "{error}");
+        assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
+    }
+}
