@@ -30,6 +30,9 @@
 //! }
 //! ```
 //!
+//! A handler's future must be `Send`; one that keeps an `Rc`, a `RefCell` borrow or another
+//! `!Send` value across an `.await` is registered through [`layer::local`] instead.
+//!
 //! Over HTTP, [`transport::http::HttpServer`] runs the endpoint standalone, and
 //! [`transport::http::McpService`] is a `tower::Service` to mount in an axum or hyper app.
 

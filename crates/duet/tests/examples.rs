@@ -52,6 +52,19 @@ fn stdio_server_adds() {
 }
 
 #[test]
+fn local_state_tallies_with_a_handler_that_is_not_send() {
+    let [i, n] = init("2025-11-25", json!({}));
+    let tally = |id: i64, words: Value| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "tally", "arguments": {"words": words}}});
+    let mut answers = stdio_exchange("local_state", &[i, n, tally(1, json!(["a", "b", "a"])), tally(2, json!(["c"]))]);
+    answers.sort_by_key(|a| a["id"].as_i64());
+    let (first, second) = (&answers[1]["result"]["structuredContent"], &answers[2]["result"]["structuredContent"]);
+    assert_eq!((&first["counts"], &second["counts"]), (&json!({"a": 2, "b": 1}), &json!({"c": 1})), "{answers:?}");
+    let mut calls = [first["call"].as_u64(), second["call"].as_u64()];
+    calls.sort();
+    assert_eq!(calls, [Some(1), Some(2)], "each call counted once");
+}
+
+#[test]
 fn refund_asks_first_on_2026() {
     let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}});
     let args = json!({"order_id": "A-1042", "amount_cents": 25000});
