@@ -318,7 +318,10 @@ fn done_bytes(answer: Option<Answer>) -> Option<Bytes> {
 
 /// An SSE stream scoped to the request: its notifications, then its response. The head
 /// waits for the first message, so an error that has its own status (404, 400) is answered
-/// as plain JSON with that status. A 2026 request is cancelled when the client goes away.
+/// as plain JSON with that status. A 2026 request is cancelled when the client goes away,
+/// so it runs here until its first message: one that ends before sending a notification
+/// (most do) is answered as one event without a task or a stream. Handshake-era work runs
+/// on its own task, to completion even if the client goes away.
 async fn respond_sse(
     shared: &HttpShared,
     session: Session,
@@ -334,36 +337,54 @@ async fn respond_sse(
         })
     };
     let cancel = CancellationToken::new();
-    // From here on, the client going away (this future or the body dropped) cancels a 2026
-    // request.
-    let guard = modern.then(|| cancel.clone().drop_guard());
     let run = {
         let cancel = cancel.clone();
         async move {
             let handled = session.handle(message, Some(sink), Some(principal));
-            let answer = if modern {
-                tokio::select! {
-                    biased;
-                    _ = cancel.cancelled() => None,
-                    answer = handled => answer,
-                }
-            } else {
-                handled.await
+            let answer = tokio::select! {
+                biased;
+                _ = cancel.cancelled() => None,
+                answer = handled => answer,
             };
             let _ = tx.send(Event::Done(answer));
         }
+        .in_current_span()
     };
-    tokio::spawn(run.in_current_span());
     let keepalive = shared.config.keepalive_interval;
-    let (first, done) = match tokio::time::timeout(keepalive, rx.recv()).await {
-        Ok(Some(Event::Done(Some(answer)))) if status_of(&answer, modern) != StatusCode::OK => {
+    let mut run = Box::pin(run);
+    // The first message, or `None` after a keep-alive interval of silence.
+    let first = if modern {
+        let mut pending = true;
+        let first = tokio::select! {
+            biased;
+            _ = &mut run => {
+                pending = false;
+                Some(rx.recv().await)
+            }
+            event = rx.recv() => Some(event),
+            _ = tokio::time::sleep(keepalive) => None,
+        };
+        if pending {
+            tokio::spawn(run);
+        }
+        first
+    } else {
+        tokio::spawn(run);
+        tokio::time::timeout(keepalive, rx.recv()).await.ok()
+    };
+    let (first, done) = match first {
+        Some(Some(Event::Done(Some(answer)))) if status_of(&answer, modern) != StatusCode::OK => {
             return json(status_of(&answer, modern), answer.to_line());
         }
-        Ok(Some(Event::Done(answer))) => (done_bytes(answer), true),
-        Ok(Some(Event::Note(bytes))) => (Some(bytes), false),
-        Ok(None) => (None, true),
-        Err(_) => (Some(Bytes::from_static(body::KEEPALIVE)), false),
+        Some(Some(Event::Done(answer))) => {
+            return sse_response(body::full(done_bytes(answer).unwrap_or_default()));
+        }
+        Some(Some(Event::Note(bytes))) => (Some(bytes), false),
+        Some(None) => (None, true),
+        None => (Some(Bytes::from_static(body::KEEPALIVE)), false),
     };
+    // From here on, the client going away (the body dropped) cancels a 2026 request.
+    let guard = modern.then(|| cancel.drop_guard());
     let rest = futures::stream::unfold((!done).then_some(rx), |rx| async move {
         let mut rx = rx?;
         match rx.recv().await? {
