@@ -2,8 +2,9 @@
 # Runs every test duet has: formatting, lints, the Rust test suites (unit, engine,
 # stdio and HTTP over real processes and sockets), the official MCP conformance suite
 # for both protocol eras, the official Python SDK client against duet, and the OAuth
-# resource server against a real authorization server (oidc-provider).
-# Installs what it needs (npm and PyPI packages, pinned) on first use.
+# resource server against a real authorization server (oidc-provider), and the benchmark
+# harness in its smoke mode (every case and server once, briefly; no thresholds).
+# Installs what it needs (npm, PyPI and Debian packages, pinned) on first use.
 set -euo pipefail
 cd "$(dirname "$0")"
 # The binary the process-level tests run.
@@ -31,3 +32,6 @@ step "Python SDK client interop"
 
 step "OAuth discovery with the Python SDK client against oidc-provider"
 ./scripts/oauth-tests.sh
+
+step "benchmark harness, smoke mode (checks that it runs; no thresholds)"
+./bench/run.sh --quick
