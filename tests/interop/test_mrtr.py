@@ -342,7 +342,7 @@ async def test_multiple_inputs_in_one_round(connect, conn: Connection) -> None:
             result = await client.call_tool("test_input_required_result_multiple_inputs", {})
     assert result.is_error is False, result
     assert text_of(result) == (
-        'Received user_name: {"name":"Alice"}; greeting: Hello there!; client_roots: file:///a'
+        'Received client_roots: file:///a; greeting: Hello there!; user_name: {"name":"Alice"}'
     )
     assert len(elicitor.calls) == 1
 
