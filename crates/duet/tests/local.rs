@@ -7,6 +7,7 @@
 #[path = "engine/client.rs"]
 #[allow(dead_code)]
 mod client;
+mod stdio_support;
 
 use client::{Client, bounded, eventually, texts};
 use duet::layer::{
@@ -300,34 +301,10 @@ async fn a_local_panic_is_resumed_with_its_own_payload() {
     assert_eq!(panic.downcast_ref::<u32>(), Some(&7));
 }
 
-/// Collects what the stdio transport writes.
-#[derive(Clone, Default)]
-struct Captured(Arc<std::sync::Mutex<Vec<u8>>>);
-
-impl std::io::Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().expect("lock").extend_from_slice(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 /// Serves `requests` over the stdio transport until they are all answered; the answers by id.
 async fn serve_stdio(requests: &[Value]) -> Vec<Value> {
-    let input: String = requests.iter().map(|r| format!("{r}\n")).collect();
-    let output = Captured::default();
-    let serve = duet::transport::stdio::serve(
-        server(&Probe::default()),
-        std::io::Cursor::new(input.into_bytes()),
-        output.clone(),
-        Duration::from_secs(5),
-    );
-    bounded("serving stdio", serve).await.expect("serve");
-    let written = String::from_utf8(output.0.lock().expect("lock").clone()).expect("UTF-8");
-    let mut answers: Vec<Value> = written.lines().map(|l| serde_json::from_str(l).expect("a JSON line")).collect();
+    let serve = stdio_support::serve_lines(server(&Probe::default()), requests);
+    let mut answers = bounded("serving stdio", serve).await;
     answers.sort_by_key(|a| a["id"].as_i64());
     answers
 }

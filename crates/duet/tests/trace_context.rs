@@ -3,6 +3,8 @@
 //! call, and whatever its handler does, is one trace with the caller's. Spans go to an
 //! in-memory exporter through `tracing-opentelemetry` (the `otel` feature).
 
+mod stdio_support;
+
 use duet::layer::{Layer, Registry, ServerInfo, ToolResult, ToolSpec};
 use duet::protocol::{Server, ServerOptions};
 use duet::transport::http::{HttpConfig, HttpServer};
@@ -103,21 +105,6 @@ async fn a_tool_call_is_one_trace_with_its_caller() {
     assert_eq!(from_header.parent_span_id, SpanId::from_hex("1111111111111111").expect("hex"));
 }
 
-/// Collects what the stdio transport writes.
-#[derive(Clone, Default)]
-struct Captured(Arc<std::sync::Mutex<Vec<u8>>>);
-
-impl std::io::Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().expect("lock").extend_from_slice(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 #[tokio::test]
 async fn stdio_requests_join_their_callers_trace_too() {
     let exporter = InMemorySpanExporter::default();
@@ -131,12 +118,8 @@ async fn stdio_requests_join_their_callers_trace_too() {
                       "io.modelcontextprotocol/clientCapabilities": {}});
     let request = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
                          "params": {"name": "traced", "arguments": {}, "_meta": meta}});
-    let input = std::io::Cursor::new(format!("{request}\n").into_bytes());
-    let output = Captured::default();
     let server = Server::new(Arc::new(registry()), ServerOptions::default());
-    duet::transport::stdio::serve(server, input, output.clone(), Duration::from_secs(5)).await.expect("serve");
-    let written = String::from_utf8(output.0.lock().expect("lock").clone()).expect("UTF-8");
-    let answer: Value = serde_json::from_str(written.trim()).expect("one answer");
+    let [answer] = &stdio_support::serve_lines(server, &[request]).await[..] else { panic!("not one answer") };
     assert_eq!(answer["result"]["content"][0]["text"], TRACE_ID, "{answer}");
     let _ = provider.force_flush();
     let spans = exporter.get_finished_spans().expect("spans");
