@@ -45,9 +45,8 @@ where
         register: true,
     });
     let mut lines = spawn_reader(input);
-    let mut batch = Vec::new().into_iter();
     let mut tasks = JoinSet::new();
-    while let Some(line) = next_line(&mut lines, &mut batch).await {
+    while let Some(line) = lines.recv().await {
         while tasks.try_join_next().is_some() {}
         let text = line.trim_ascii();
         if text.is_empty() {
@@ -83,45 +82,24 @@ where
     writer_thread.join().unwrap_or_else(|_| Err(io::Error::other("the stdout writer panicked")))
 }
 
-/// The next line: from the batch at hand, else from the next batch the reader sends.
-async fn next_line(
-    lines: &mut mpsc::Receiver<Vec<Vec<u8>>>,
-    batch: &mut std::vec::IntoIter<Vec<u8>>,
-) -> Option<Vec<u8>> {
-    loop {
-        if let Some(line) = batch.next() {
-            return Some(line);
-        }
-        *batch = lines.recv().await?.into_iter();
-    }
-}
-
 /// Reads lines on a dedicated thread (a blocking read works the same on every platform).
-/// Lines that arrive together are handed over together: one wake-up per read, not per line.
-fn spawn_reader<R: Read + Send + 'static>(input: R) -> mpsc::Receiver<Vec<Vec<u8>>> {
+fn spawn_reader<R: Read + Send + 'static>(input: R) -> mpsc::Receiver<Vec<u8>> {
     let (tx, rx) = mpsc::channel(64);
     std::thread::Builder::new()
         .name("duet-stdin".into())
         .spawn(move || {
             let mut reader = BufReader::new(input);
-            let mut batch = Vec::new();
             loop {
                 let mut line = Vec::new();
                 match reader.read_until(b'\n', &mut line) {
                     Ok(0) => break,
-                    Ok(_) => batch.push(line),
+                    Ok(_) if tx.blocking_send(line).is_ok() => {}
+                    Ok(_) => break,
                     Err(e) => {
                         tracing::warn!("reading stdin failed: {e}");
                         break;
                     }
                 }
-                // Hand over before a read that may block.
-                if !reader.buffer().contains(&b'\n') && tx.blocking_send(std::mem::take(&mut batch)).is_err() {
-                    return;
-                }
-            }
-            if !batch.is_empty() {
-                let _ = tx.blocking_send(batch);
             }
         })
         .ok();
@@ -232,9 +210,8 @@ mod tests {
         let pieces: [&[u8]; 5] =
             [b"{\"a\":1}\n{\"b\"", b":2}\n{\"c\":3}\n{\"d\":4}\n", b"{\"e\"", b":5}\n", b"{\"f\":6}"];
         let mut lines = spawn_reader(Pieces(pieces.into_iter().collect()));
-        let mut batch = Vec::new().into_iter();
         let mut got = Vec::new();
-        while let Some(line) = next_line(&mut lines, &mut batch).await {
+        while let Some(line) = lines.recv().await {
             got.push(String::from_utf8(line).unwrap());
         }
         let want = ["{\"a\":1}\n", "{\"b\":2}\n", "{\"c\":3}\n", "{\"d\":4}\n", "{\"e\":5}\n", "{\"f\":6}"];
