@@ -28,17 +28,22 @@ say() { printf '==> %s\n' "$*"; }
 
 # 1. The load generator: wrk, from Debian, pinned.
 if ! command -v wrk >/dev/null 2>&1 || [ "$(dpkg-query -W -f='${Version}' wrk 2>/dev/null || true)" != "$WRK_VERSION" ]; then
+  SUDO=()
   if [ "$(id -u)" != 0 ]; then
-    echo "bench: wrk $WRK_VERSION is needed: run 'apt-get install wrk=$WRK_VERSION' as root" >&2
-    exit 1
+    if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+      SUDO=(sudo -n)
+    else
+      echo "bench: wrk $WRK_VERSION is needed: run 'apt-get install wrk=$WRK_VERSION' as root" >&2
+      exit 1
+    fi
   fi
   say "installing wrk $WRK_VERSION (apt-get)"
-  export DEBIAN_FRONTEND=noninteractive
-  if ! apt-get install -y -q "wrk=$WRK_VERSION" >/dev/null; then
-    apt-get update -q >/dev/null
-    apt-get install -y -q "wrk=$WRK_VERSION" >/dev/null || {
+  APT=("${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get)
+  if ! "${APT[@]}" install -y -q "wrk=$WRK_VERSION" >/dev/null; then
+    "${APT[@]}" update -q >/dev/null
+    "${APT[@]}" install -y -q "wrk=$WRK_VERSION" >/dev/null || {
       echo "bench: wrk $WRK_VERSION is no longer in Debian's archive; installing the current wrk" >&2
-      apt-get install -y -q wrk >/dev/null
+      "${APT[@]}" install -y -q wrk >/dev/null
     }
   fi
 fi
