@@ -34,17 +34,21 @@ pub fn unsupported_version(requested: &Value) -> RpcError {
         .with_data(json!({"supported": MODERN_VERSIONS, "requested": requested}))
 }
 
-/// Reads and checks the envelope: both required keys, a string version that is a modern
-/// revision, and a valid log level when one is given.
-pub fn parse(params: &Map<String, Value>) -> Result<Envelope<'_>, RpcError> {
+/// The request's `_meta` when it carries both required envelope keys; otherwise the error
+/// that names the missing ones.
+pub fn required_meta(params: &Map<String, Value>) -> Result<&Map<String, Value>, RpcError> {
     let meta = meta(params);
     let missing: Vec<&str> = [key::PROTOCOL_VERSION, key::CLIENT_CAPABILITIES]
         .into_iter()
         .filter(|k| !meta.is_some_and(|m| m.contains_key(*k)))
         .collect();
-    let Some(meta) = meta.filter(|_| missing.is_empty()) else {
-        return Err(missing_keys_error(&missing));
-    };
+    meta.filter(|_| missing.is_empty()).ok_or_else(|| missing_keys_error(&missing))
+}
+
+/// Reads and checks the envelope: both required keys, a string version that is a modern
+/// revision, and a valid log level when one is given.
+pub fn parse(params: &Map<String, Value>) -> Result<Envelope<'_>, RpcError> {
+    let meta = required_meta(params)?;
     let requested = &meta[key::PROTOCOL_VERSION];
     let Some(version_str) = requested.as_str() else {
         return Err(RpcError::invalid_params(format!("{} must be a string", key::PROTOCOL_VERSION)));

@@ -43,15 +43,7 @@ fn mismatch(message: &str) -> RpcError {
 
 /// The ladder for one 2026 request.
 pub fn check(headers: &HeaderMap, method: &str, params: &Map<String, Value>) -> Result<(), RpcError> {
-    let meta = envelope::meta(params);
-    let missing: Vec<&str> = [key::PROTOCOL_VERSION, key::CLIENT_CAPABILITIES]
-        .into_iter()
-        .filter(|k| !meta.is_some_and(|m| m.contains_key(*k)))
-        .collect();
-    if !missing.is_empty() {
-        return Err(envelope::missing_keys_error(&missing));
-    }
-    let version = meta.and_then(|m| m.get(key::PROTOCOL_VERSION));
+    let version = envelope::required_meta(params)?.get(key::PROTOCOL_VERSION);
     let header_version = header(headers, &PROTOCOL_VERSION_HEADER);
     if header_version.is_none() || version.and_then(Value::as_str).is_some_and(|v| Some(v) != header_version) {
         return Err(mismatch("MCP-Protocol-Version header does not match the request envelope's protocol version"));
