@@ -133,20 +133,63 @@ impl RpcError {
     }
 }
 
+/// A successful result: a JSON value, or JSON text rendered once and shared between
+/// responses (a cached list page).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Output {
+    Value(Value),
+    Rendered(Rendered),
+}
+
+impl Output {
+    /// The result as a JSON value (rendered text is parsed back).
+    pub fn into_value(self) -> Value {
+        match self {
+            Output::Value(value) => value,
+            Output::Rendered(text) => serde_json::from_str(text.as_str()).unwrap_or(Value::Null),
+        }
+    }
+}
+
+impl From<Value> for Output {
+    fn from(value: Value) -> Self {
+        Output::Value(value)
+    }
+}
+
+/// The compact JSON text of one value, cheap to clone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rendered(Arc<str>);
+
+impl Rendered {
+    pub fn new(value: &Value) -> Self {
+        Rendered(encode(value).into())
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
 /// One response: the id it answers (null when the request could not be read) and its outcome.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Response {
     pub id: Option<RequestId>,
-    pub outcome: Result<Value, RpcError>,
+    pub outcome: Result<Output, RpcError>,
 }
 
 impl Response {
-    pub fn result(id: RequestId, result: Value) -> Self {
-        Response { id: Some(id), outcome: Ok(result) }
+    pub fn result(id: RequestId, result: impl Into<Output>) -> Self {
+        Response { id: Some(id), outcome: Ok(result.into()) }
     }
 
     pub fn error(id: Option<RequestId>, error: RpcError) -> Self {
         Response { id, outcome: Err(error) }
+    }
+
+    /// The outcome with the result as a JSON value.
+    pub fn into_result(self) -> Result<Value, RpcError> {
+        self.outcome.map(Output::into_value)
     }
 
     pub fn error_code(&self) -> Option<i64> {
@@ -155,29 +198,35 @@ impl Response {
 
     /// Compact single-line JSON.
     pub fn to_line(&self) -> String {
-        let mut out = String::with_capacity(128);
-        out.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
-        match &self.id {
-            Some(id) => out.push_str(&encode(&id.to_value())),
-            None => out.push_str("null"),
-        }
-        match &self.outcome {
-            Ok(result) => {
-                out.push_str(",\"result\":");
-                out.push_str(&encode(result));
+        let mut out = Vec::with_capacity(160);
+        self.write_line(&mut out);
+        // serde_json writes UTF-8 only.
+        String::from_utf8(out).unwrap_or_default()
+    }
+
+    /// Appends the compact single-line JSON of this response to `out`.
+    pub fn write_line(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+        // Serializing ids, values and error objects cannot fail: keys are strings and
+        // numbers finite.
+        let _ = serde_json::to_writer(&mut *out, &self.id);
+        let _ = match &self.outcome {
+            Ok(Output::Value(result)) => {
+                out.extend_from_slice(b",\"result\":");
+                serde_json::to_writer(&mut *out, result)
+            }
+            Ok(Output::Rendered(text)) => {
+                out.extend_from_slice(b",\"result\":");
+                out.extend_from_slice(text.as_str().as_bytes());
+                Ok(())
             }
             Err(error) => {
-                out.push_str(",\"error\":");
-                out.push_str(&encode(&error_value(error)));
+                out.extend_from_slice(b",\"error\":");
+                serde_json::to_writer(&mut *out, error)
             }
-        }
-        out.push('}');
-        out
+        };
+        out.push(b'}');
     }
-}
-
-fn error_value(error: &RpcError) -> Value {
-    serde_json::to_value(error).unwrap_or(Value::Null)
 }
 
 /// A notification the server sends.

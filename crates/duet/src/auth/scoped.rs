@@ -6,8 +6,8 @@
 
 use super::scopes::{Kind, ScopeMap};
 use crate::layer::{
-    ChangeFeed, Completion, CompletionArg, CompletionRef, Layer, LayerError, Listing, Outcome, Principal, Prompt,
-    PromptResult, RequestCx, Resource, ResourceContents, ResourceTemplate, ServerInfo, Tool, ToolResult,
+    ChangeFeed, Completion, CompletionArg, CompletionRef, Filtered, Layer, LayerError, Listing, Outcome, Principal,
+    Prompt, PromptResult, RequestCx, Resource, ResourceContents, ResourceTemplate, ServerInfo, Tool, ToolResult,
 };
 use async_trait::async_trait;
 use serde_json::{Map, Value};
@@ -18,18 +18,33 @@ use std::sync::Arc;
 pub struct ScopedLayer {
     inner: Arc<dyn Layer>,
     map: Arc<ScopeMap>,
+    tools: Filtered<Tool>,
+    resources: Filtered<Resource>,
+    templates: Filtered<ResourceTemplate>,
+    prompts: Filtered<Prompt>,
 }
 
 impl ScopedLayer {
     pub fn new(inner: Arc<dyn Layer>, map: Arc<ScopeMap>) -> Self {
-        ScopedLayer { inner, map }
+        ScopedLayer {
+            inner,
+            map,
+            tools: Filtered::default(),
+            resources: Filtered::default(),
+            templates: Filtered::default(),
+            prompts: Filtered::default(),
+        }
     }
 
-    fn filter<T: Clone>(&self, all: Listing<T>, kind: Kind, who: &Principal, key: impl Fn(&T) -> &str) -> Listing<T> {
-        if all.iter().all(|item| self.map.allows(kind, key(item), who)) {
-            return all;
-        }
-        Arc::new(all.iter().filter(|item| self.map.allows(kind, key(item), who)).cloned().collect())
+    fn filter<T: Clone>(
+        &self,
+        filtered: &Filtered<T>,
+        all: Listing<T>,
+        kind: Kind,
+        who: &Principal,
+        key: impl Fn(&T) -> &str,
+    ) -> Listing<T> {
+        filtered.filter(&all, |_, item| self.map.allows(kind, key(item), who))
     }
 
     fn guard(&self, kind: Kind, name: &str, who: &Principal) -> Result<(), LayerError> {
@@ -49,19 +64,19 @@ impl Layer for ScopedLayer {
     }
 
     fn tools(&self, who: &Principal) -> Listing<Tool> {
-        self.filter(self.inner.tools(who), Kind::Tool, who, |t| &t.name)
+        self.filter(&self.tools, self.inner.tools(who), Kind::Tool, who, |t| &t.name)
     }
 
     fn resources(&self, who: &Principal) -> Listing<Resource> {
-        self.filter(self.inner.resources(who), Kind::Resource, who, |r| &r.uri)
+        self.filter(&self.resources, self.inner.resources(who), Kind::Resource, who, |r| &r.uri)
     }
 
     fn templates(&self, who: &Principal) -> Listing<ResourceTemplate> {
-        self.filter(self.inner.templates(who), Kind::Resource, who, |t| &t.uri_template)
+        self.filter(&self.templates, self.inner.templates(who), Kind::Resource, who, |t| &t.uri_template)
     }
 
     fn prompts(&self, who: &Principal) -> Listing<Prompt> {
-        self.filter(self.inner.prompts(who), Kind::Prompt, who, |p| &p.name)
+        self.filter(&self.prompts, self.inner.prompts(who), Kind::Prompt, who, |p| &p.name)
     }
 
     async fn call_tool(&self, name: &str, args: Map<String, Value>, cx: &RequestCx) -> Outcome<ToolResult> {
@@ -124,6 +139,8 @@ mod tests {
         let writer = Principal::new("w", ["mcp:tools", "files:write"]);
         assert_eq!(names(&layer.tools(&reader)), ["echo"]);
         assert_eq!(names(&layer.tools(&writer)), ["echo", "write_file"]);
+        let other_reader = Principal::new("r2", ["mcp:tools"]);
+        assert!(Arc::ptr_eq(&layer.tools(&reader), &layer.tools(&other_reader)), "one listing per visible subset");
         assert!(layer.tools(&Principal::anonymous()).is_empty());
         assert_eq!(layer.prompts(&Principal::anonymous()).len(), 1, "unguarded kinds stay visible");
         let cx = RequestCx::builder(reader).build();

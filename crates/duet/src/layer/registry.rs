@@ -2,6 +2,7 @@
 //! URI templates, prompts and completions, each visible to every principal or to some
 //! roles only. Listing order is the order of registration.
 
+use super::filtered::Filtered;
 use super::typed::{IntoReply, schema_for};
 use super::*;
 use futures::FutureExt;
@@ -390,13 +391,35 @@ pub struct Registry {
     feed: Arc<ChangeFeed>,
 }
 
-/// Everything listed, for principals who see everything.
 #[derive(Default)]
 struct Listings {
-    tools: Listing<Tool>,
-    resources: Listing<Resource>,
-    templates: Listing<ResourceTemplate>,
-    prompts: Listing<Prompt>,
+    tools: Shown<Tool>,
+    resources: Shown<Resource>,
+    templates: Shown<ResourceTemplate>,
+    prompts: Shown<Prompt>,
+}
+
+/// The listing of one kind: everything, and what principals who see only some of it see.
+struct Shown<T> {
+    all: Listing<T>,
+    some: Filtered<T>,
+}
+
+impl<T> Default for Shown<T> {
+    fn default() -> Self {
+        Shown { all: Listing::default(), some: Filtered::default() }
+    }
+}
+
+impl<T: Clone> Shown<T> {
+    fn new(items: Vec<T>) -> Self {
+        Shown { all: Arc::new(items), some: Filtered::default() }
+    }
+
+    /// What `who` sees of `specs` (whose definitions are `all`, in order).
+    fn to<S>(&self, specs: &[S], visibility: impl Fn(&S) -> &Visibility, who: &Principal) -> Listing<T> {
+        self.some.filter(&self.all, |i, _| specs.get(i).is_some_and(|s| visibility(s).allows(who)))
+    }
 }
 
 impl Registry {
@@ -444,7 +467,7 @@ impl Registry {
         let input = compile("inputSchema", &spec.def.input_schema)?;
         let output = spec.def.output_schema.as_ref().map(|s| compile("outputSchema", s)).transpose()?;
         self.tools.push(CompiledTool { spec, input, output });
-        self.listings.tools = Arc::new(self.tools.iter().map(|t| t.spec.def.clone()).collect());
+        self.listings.tools = Shown::new(self.tools.iter().map(|t| t.spec.def.clone()).collect());
         Ok(self)
     }
 
@@ -453,7 +476,7 @@ impl Registry {
             return Err(RegistryError::Duplicate { kind: "resource", name: spec.def.uri });
         }
         self.resources.push(spec);
-        self.listings.resources = Arc::new(self.resources.iter().map(|r| r.def.clone()).collect());
+        self.listings.resources = Shown::new(self.resources.iter().map(|r| r.def.clone()).collect());
         Ok(self)
     }
 
@@ -463,7 +486,7 @@ impl Registry {
             return Err(RegistryError::Duplicate { kind: "template", name: spec.def.uri_template });
         }
         self.templates.push(CompiledTemplate { spec, template });
-        self.listings.templates = Arc::new(self.templates.iter().map(|t| t.spec.def.clone()).collect());
+        self.listings.templates = Shown::new(self.templates.iter().map(|t| t.spec.def.clone()).collect());
         let mut order: Vec<usize> = (0..self.templates.len()).collect();
         order.sort_by_key(|i| std::cmp::Reverse(self.templates[*i].spec.def.uri_template.len()));
         self.template_order = order;
@@ -475,21 +498,8 @@ impl Registry {
             return Err(RegistryError::Duplicate { kind: "prompt", name: spec.def.name });
         }
         self.prompts.push(spec);
-        self.listings.prompts = Arc::new(self.prompts.iter().map(|p| p.def.clone()).collect());
+        self.listings.prompts = Shown::new(self.prompts.iter().map(|p| p.def.clone()).collect());
         Ok(self)
-    }
-
-    fn listing<S, T: Clone>(
-        all: &Listing<T>,
-        specs: &[S],
-        visibility: impl Fn(&S) -> &Visibility,
-        who: &Principal,
-    ) -> Listing<T> {
-        if specs.iter().all(|s| visibility(s).allows(who)) {
-            return all.clone();
-        }
-        let visible = specs.iter().zip(all.iter()).filter(|(s, _)| visibility(s).allows(who));
-        Arc::new(visible.map(|(_, t)| t.clone()).collect())
     }
 
     fn find_tool(&self, name: &str, who: &Principal) -> Option<&CompiledTool> {
@@ -569,19 +579,19 @@ impl Layer for Registry {
     }
 
     fn tools(&self, who: &Principal) -> Listing<Tool> {
-        Self::listing(&self.listings.tools, &self.tools, |t| &t.spec.visibility, who)
+        self.listings.tools.to(&self.tools, |t| &t.spec.visibility, who)
     }
 
     fn resources(&self, who: &Principal) -> Listing<Resource> {
-        Self::listing(&self.listings.resources, &self.resources, |r| &r.visibility, who)
+        self.listings.resources.to(&self.resources, |r| &r.visibility, who)
     }
 
     fn templates(&self, who: &Principal) -> Listing<ResourceTemplate> {
-        Self::listing(&self.listings.templates, &self.templates, |t| &t.spec.visibility, who)
+        self.listings.templates.to(&self.templates, |t| &t.spec.visibility, who)
     }
 
     fn prompts(&self, who: &Principal) -> Listing<Prompt> {
-        Self::listing(&self.listings.prompts, &self.prompts, |p| &p.visibility, who)
+        self.listings.prompts.to(&self.prompts, |p| &p.visibility, who)
     }
 
     async fn call_tool(&self, name: &str, args: Map<String, Value>, cx: &RequestCx) -> Outcome<ToolResult> {
@@ -699,6 +709,9 @@ mod tests {
         let names = |p: &Principal| r.tools(p).iter().map(|t| t.name.clone()).collect::<Vec<_>>();
         assert_eq!(names(&Principal::local()), ["echo", "liar"]);
         assert_eq!(names(&Principal::new("root", ["admin"])), ["echo", "admin", "liar"]);
+        let (local, other) = (r.tools(&Principal::local()), r.tools(&Principal::new("other", ["ops"])));
+        assert!(Arc::ptr_eq(&local, &other), "principals who see the same tools share one listing");
+        assert!(Arc::ptr_eq(&r.tools(&Principal::new("root", ["admin"])), &r.listings.tools.all));
         let hidden = r.call_tool("admin", Map::new(), &cx(Principal::local())).await;
         assert_eq!(hidden.unwrap_err(), LayerError::NotFound("Unknown tool: admin".into()));
     }

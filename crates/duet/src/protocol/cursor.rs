@@ -5,23 +5,24 @@ use crate::jsonrpc::RpcError;
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde_json::{Value, json};
+use std::ops::Range;
 
-/// One page of `items` from the position `cursor` names, and the cursor of the next page.
-/// `page_size` 0 means one page with everything.
-pub fn paginate<'a, T>(
+/// The positions in a list of `len` items of the page `cursor` names, and the cursor of the
+/// next page. `page_size` 0 means one page with everything.
+pub fn paginate(
     kind: &str,
-    items: &'a [T],
+    len: usize,
     cursor: Option<&Value>,
     page_size: usize,
-) -> Result<(&'a [T], Option<String>), RpcError> {
+) -> Result<(Range<usize>, Option<String>), RpcError> {
     let offset = match cursor {
         None | Some(Value::Null) => 0,
         Some(c) => decode(kind, c).ok_or_else(|| RpcError::invalid_params("Invalid cursor"))?,
     };
-    let start = offset.min(items.len());
-    let end = if page_size == 0 { items.len() } else { start.saturating_add(page_size).min(items.len()) };
-    let next = (end < items.len()).then(|| encode(kind, end));
-    Ok((&items[start..end], next))
+    let start = offset.min(len);
+    let end = if page_size == 0 { len } else { start.saturating_add(page_size).min(len) };
+    let next = (end < len).then(|| encode(kind, end));
+    Ok((start..end, next))
 }
 
 pub fn encode(kind: &str, offset: usize) -> String {
@@ -43,25 +44,23 @@ mod tests {
 
     #[test]
     fn pages_concatenate() {
-        let items: Vec<u32> = (0..7).collect();
-        let (p1, c1) = paginate("tools", &items, None, 3).unwrap();
-        let (p2, c2) = paginate("tools", &items, Some(&json!(c1.unwrap())), 3).unwrap();
-        let (p3, c3) = paginate("tools", &items, Some(&json!(c2.unwrap())), 3).unwrap();
-        assert_eq!([p1, p2, p3].concat(), items);
+        let (p1, c1) = paginate("tools", 7, None, 3).unwrap();
+        let (p2, c2) = paginate("tools", 7, Some(&json!(c1.unwrap())), 3).unwrap();
+        let (p3, c3) = paginate("tools", 7, Some(&json!(c2.unwrap())), 3).unwrap();
+        assert_eq!((p1, p2, p3), (0..3, 3..6, 6..7));
         assert_eq!(c3, None);
-        assert_eq!(paginate("tools", &items, None, 0).unwrap(), (&items[..], None));
+        assert_eq!(paginate("tools", 7, None, 0).unwrap(), (0..7, None));
     }
 
     #[test]
     fn bad_cursors() {
-        let items = [1, 2, 3];
         let python_style = URL_SAFE_NO_PAD.encode(r#"{"k": "tools", "o": 2}"#);
-        assert_eq!(paginate("tools", &items, Some(&json!(python_style)), 1).unwrap().0, &[3]);
+        assert_eq!(paginate("tools", 3, Some(&json!(python_style)), 1).unwrap().0, 2..3);
         let past_end = encode("tools", 10);
-        assert!(paginate("tools", &items, Some(&json!(past_end)), 1).unwrap().0.is_empty());
+        assert!(paginate("tools", 3, Some(&json!(past_end)), 1).unwrap().0.is_empty());
         let negative = URL_SAFE_NO_PAD.encode(r#"{"k":"tools","o":-1}"#);
         for bad in [json!("not-a-cursor"), json!(""), json!(5), json!(encode("prompts", 1)), json!(negative)] {
-            let err = paginate("tools", &items, Some(&bad), 1).unwrap_err();
+            let err = paginate("tools", 3, Some(&bad), 1).unwrap_err();
             assert_eq!((err.code, err.message.as_str()), (-32602, "Invalid cursor"), "{bad}");
         }
     }

@@ -5,6 +5,7 @@ pub mod cursor;
 pub mod envelope;
 mod listen;
 mod methods;
+mod pages;
 mod server;
 mod session;
 pub mod shape;

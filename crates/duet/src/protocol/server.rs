@@ -3,6 +3,7 @@
 //! out to. Transports create one [`Session`] per connection (or per request) from it.
 
 use super::listen::Listens;
+use super::pages::Pages;
 use super::session::{Session, SessionShared};
 use super::shape::CacheHints;
 use super::{Era, Version};
@@ -73,6 +74,8 @@ pub(crate) struct Shared {
     /// `info` as JSON, stamped on every 2026 result.
     pub info_value: Value,
     pub listens: Listens,
+    /// List pages, each rendered once.
+    pub pages: Pages,
     pub sealer: Sealer,
     sessions: Mutex<Vec<Weak<SessionShared>>>,
     /// Kept alive here; the layer's feed holds it weakly.
@@ -107,6 +110,7 @@ impl Server {
                 info,
                 info_value,
                 listens: Listens::default(),
+                pages: Pages::default(),
                 sealer,
                 sessions: Mutex::new(Vec::new()),
                 _listener: listener,

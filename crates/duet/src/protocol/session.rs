@@ -9,7 +9,7 @@ use super::server::{Server, SessionOptions};
 use super::shape::{self, CacheHints};
 use super::{Era, Version};
 use crate::jsonrpc::{
-    Incoming, LATEST_HANDSHAKE_VERSION, MODERN_VERSIONS, RequestId, Response, RpcError, Sink, classify, code,
+    Incoming, LATEST_HANDSHAKE_VERSION, MODERN_VERSIONS, Output, RequestId, Response, RpcError, Sink, classify, code,
     log_level_rank,
 };
 use crate::layer::{Change, Principal, RequestCx};
@@ -39,10 +39,17 @@ impl Answer {
 
     /// Compact single-line JSON.
     pub fn to_line(&self) -> String {
-        match self {
-            Answer::One(r) => r.to_line(),
-            Answer::Batch(rs) => format!("[{}]", rs.iter().map(Response::to_line).collect::<Vec<_>>().join(",")),
+        let Answer::Batch(rs) = self else { return self.responses()[0].to_line() };
+        let mut out = Vec::with_capacity(160 * rs.len() + 2);
+        out.push(b'[');
+        for (i, r) in rs.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            r.write_line(&mut out);
         }
+        out.push(b']');
+        String::from_utf8(out).unwrap_or_default()
     }
 }
 
@@ -406,18 +413,32 @@ impl Call<'_> {
         }
     }
 
-    async fn run(self) -> Result<Value, RpcError> {
-        let mut result = methods::dispatch(&self).await?;
-        if self.modern() {
-            let server = self.server();
-            // A retry's result must not be cached, yet a complete read result carries hints:
-            // it gets a time to live of zero.
-            let retry = self.params.contains_key("inputResponses") || self.params.contains_key("requestState");
-            let configured = &server.options().cache;
-            let cache = if retry { CacheHints { ttl_ms: 0, scope: configured.scope } } else { configured.clone() };
-            shape::stamp_modern(&self.method, &mut result, &server.shared.info_value, &cache);
+    /// Whether this request retries one that asked for input.
+    pub fn is_retry(&self) -> bool {
+        self.params.contains_key("inputResponses") || self.params.contains_key("requestState")
+    }
+
+    /// Stamps this 2026 request's complete result (see [`shape::stamp_modern`]).
+    pub fn stamp(&self, result: &mut Value) {
+        let server = self.server();
+        // A retry's result must not be cached, yet a complete read result carries hints: it
+        // gets a time to live of zero.
+        let configured = &server.options().cache;
+        let cache =
+            if self.is_retry() { CacheHints { ttl_ms: 0, scope: configured.scope } } else { configured.clone() };
+        shape::stamp_modern(&self.method, result, &server.shared.info_value, &cache);
+    }
+
+    /// Runs the request; a value result of a 2026 request is stamped here, rendered results
+    /// were stamped when they were rendered.
+    async fn run(self) -> Result<Output, RpcError> {
+        match methods::dispatch(&self).await? {
+            Output::Value(mut result) if self.modern() => {
+                self.stamp(&mut result);
+                Ok(Output::Value(result))
+            }
+            output => Ok(output),
         }
-        Ok(result)
     }
 }
 

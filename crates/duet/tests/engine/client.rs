@@ -4,7 +4,7 @@
 //! test can forget to.
 
 use duet::fixtures::testkit;
-use duet::jsonrpc::{Response, RpcError, Sink};
+use duet::jsonrpc::{RequestId, Response, RpcError, Sink};
 use duet::layer::{ChangeFeed, Principal};
 use duet::protocol::{Answer, Server, ServerOptions, Session, SessionOptions, Version};
 use duet_testing::Schemas;
@@ -253,7 +253,7 @@ impl Client {
                 let method = methods
                     .get(&id.to_value().to_string())
                     .unwrap_or_else(|| panic!("a result for id {id}, which asked nothing"));
-                Schemas::get().assert_result(self.version.as_str(), method, result);
+                Schemas::get().assert_result(self.version.as_str(), method, &result.clone().into_value());
             }
             Err(error) => {
                 let error = serde_json::to_value(error).expect("an error serializes");
@@ -283,8 +283,8 @@ impl Client {
             Some(Answer::One(response)) => response,
             other => panic!("{method} should get one response, got {other:?}"),
         };
-        assert_eq!(response.id.map(|i| i.to_value()), Some(id));
-        response.outcome.unwrap_or_else(|e| panic!("{method} failed at {}: {e:?}", self.version))
+        assert_eq!(response.id.as_ref().map(RequestId::to_value), Some(id));
+        response.into_result().unwrap_or_else(|e| panic!("{method} failed at {}: {e:?}", self.version))
     }
 
     /// The error of a request that must fail.
@@ -295,7 +295,7 @@ impl Client {
         assert_eq!(response.id.map(|i| i.to_value()), Some(id));
         match response.outcome {
             Err(e) => e,
-            Ok(result) => panic!("{method} should fail at {}, got {result}", self.version),
+            Ok(result) => panic!("{method} should fail at {}, got {result:?}", self.version),
         }
     }
 

@@ -49,7 +49,7 @@ async fn params_must_be_an_object() {
     // `params: null` counts as `{}`.
     let message = json!({"jsonrpc": "2.0", "id": 10, "method": "ping", "params": null});
     let response = client.answer(message).await;
-    assert_eq!(response.outcome, Ok(json!({})));
+    assert_eq!(response.outcome, Ok(json!({}).into()));
 }
 
 #[tokio::test]
@@ -78,8 +78,8 @@ async fn batches_run_on_2025_03_26() {
     let Some(Answer::Batch(responses)) = client.send(batch).await else { panic!("a batch gets a batch answer") };
     let ids: Vec<Option<RequestId>> = responses.iter().map(|r| r.id.clone()).collect();
     assert_eq!(ids, [Some(RequestId::Int(1)), Some(RequestId::Int(2))]);
-    assert_eq!(responses[0].outcome, Ok(json!({})));
-    let tools = responses[1].outcome.as_ref().unwrap();
+    assert_eq!(responses[0].outcome, Ok(json!({}).into()));
+    let tools = responses[1].clone().into_result().unwrap();
     assert_eq!(tools["tools"].as_array().unwrap().len(), 3);
 
     // A batch of notifications only is not answered at all.

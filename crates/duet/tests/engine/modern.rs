@@ -3,14 +3,16 @@
 //! `subscriptions/listen` streams.
 
 use crate::client::{
-    Client, MODERN, Recorder, SUBSCRIPTION_ID, bounded, enveloped, eventually, methods, params_of, testkit_server_with,
+    Client, MODERN, Recorder, SUBSCRIPTION_ID, bounded, enveloped, eventually, methods, names, params_of,
+    testkit_server_with,
 };
 use crate::flows::everyday_requests;
-use duet::jsonrpc::{Response, RpcError};
+use duet::jsonrpc::{Output, Response, RpcError};
 use duet::layer::{
-    Change, HandlerError, InputRequired, Registry, Reply, RequestCx, ResourceContents, ResourceSpec, ServerInfo,
+    Change, HandlerError, InputRequired, Principal, Registry, Reply, RequestCx, ResourceContents, ResourceSpec,
+    ServerInfo, ToolResult, ToolSpec,
 };
-use duet::protocol::{Answer, CacheHints, Server, ServerOptions, Version};
+use duet::protocol::{Answer, CacheHints, Server, ServerOptions, SessionOptions, Version};
 use serde_json::{Value, json};
 use std::sync::Arc;
 
@@ -78,6 +80,58 @@ async fn results_are_stamped_and_cacheable_ones_carry_hints() {
         assert_eq!(error.code, -32602, "{uri}: on 2026 a missing resource is -32602");
         assert_eq!(error.data, Some(json!({"uri": uri})));
     }
+}
+
+/// The `tools/list` answer of `server` to `who` at `version` (enveloped at 2026).
+async fn list_tools(server: &Server, who: &Principal, version: Version, params: Value) -> Response {
+    let params = if version.is_modern() { enveloped(params) } else { params };
+    let stateless_version = (!version.is_modern()).then_some(version);
+    let session =
+        server.session(SessionOptions { principal: Some(who.clone()), stateless_version, ..Default::default() });
+    let message = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": params});
+    match session.handle(message, None, None).await {
+        Some(Answer::One(response)) => response,
+        other => panic!("tools/list should get one response, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn list_pages_are_rendered_once_for_each_listing_and_version() {
+    let mut registry = Registry::new(ServerInfo::new("pages", "1"));
+    let tool = |name: &str| ToolSpec::new(name, |_, _| async { ToolResult::text("ok") });
+    let output = json!({"type": "object", "properties": {"n": {"type": "integer"}}});
+    registry.tool(tool("open").output_schema(output)).expect("tool");
+    registry.tool(tool("admin").roles(["admin"])).expect("tool");
+    registry.tool(tool("ops").roles(["ops"])).expect("tool");
+    let server = Server::new(Arc::new(registry), ServerOptions { page_size: 2, ..Default::default() });
+    let (admin, root, ops) =
+        (Principal::new("a", ["admin"]), Principal::new("r", ["admin", "ops"]), Principal::new("o", ["ops"]));
+    let names = |response: Response| {
+        let result = response.into_result().expect("a list");
+        (names(result["tools"].as_array().unwrap()), result.get("nextCursor").cloned())
+    };
+    for round in 0..2 {
+        // Each principal sees its own items, every time, whoever asked first.
+        let first = list_tools(&server, &admin, MODERN, json!({})).await;
+        assert!(matches!(first.outcome, Ok(Output::Rendered(_))), "round {round}: {first:?}");
+        assert_eq!(names(first), (vec!["open".to_string(), "admin".to_string()], None));
+        assert_eq!(names(list_tools(&server, &ops, MODERN, json!({})).await).0, ["open", "ops"]);
+        let (page, cursor) = names(list_tools(&server, &root, MODERN, json!({})).await);
+        assert_eq!(page, ["open", "admin"]);
+        let cursor = cursor.expect("root sees three tools in two pages");
+        let (rest, _) = names(list_tools(&server, &root, MODERN, json!({"cursor": cursor})).await);
+        assert_eq!(rest, ["ops"]);
+        // Each version gets its own shape: no outputSchema before 2025-06-18.
+        let old = list_tools(&server, &admin, Version::V2025_03_26, json!({})).await.into_result().unwrap();
+        assert!(old["tools"][0].get("outputSchema").is_none(), "{old}");
+        assert!(old.get("ttlMs").is_none() && old.get("_meta").is_none(), "{old}");
+        let new = list_tools(&server, &admin, MODERN, json!({})).await.into_result().unwrap();
+        assert!(new["tools"][0].get("outputSchema").is_some(), "{new}");
+        assert_eq!(new["_meta"][SERVER_INFO]["name"], "pages");
+    }
+    // A retry is answered afresh, with a time to live of zero.
+    let retry = list_tools(&server, &admin, MODERN, json!({"requestState": "x"})).await;
+    assert!(matches!(retry.outcome, Ok(Output::Value(_))), "{retry:?}");
 }
 
 /// A server whose one resource asks the client to confirm before it answers, with cache
@@ -301,6 +355,7 @@ async fn a_listen_stream_carries_what_its_filter_asks_for() {
         panic!("a closed listen stream ends with a result, got {answer:?}")
     };
     assert_eq!(id.map(|i| i.to_value()), Some(json!("L1")));
+    let result = result.into_value();
     assert_eq!(result["_meta"][SUBSCRIPTION_ID], "L1");
     assert_eq!(result["resultType"], "complete");
     assert_eq!(client.server.listen_count(), 0);

@@ -216,10 +216,11 @@ impl Client {
     pub async fn send(&self, method: &str, message: Value, sink: Option<Sink>) -> Result<Value, RpcError> {
         let answer = bounded(&format!("the answer to {method}"), self.session.handle(message, sink, None)).await;
         let Some(Answer::One(response)) = answer else { panic!("{method} should get one response, got {answer:?}") };
-        if let Ok(result) = &response.outcome {
+        let outcome = response.into_result();
+        if let Ok(result) = &outcome {
             Schemas::get().assert_result(self.version.as_str(), method, result);
         }
-        response.outcome
+        outcome
     }
 
     /// The result of a request that must succeed.

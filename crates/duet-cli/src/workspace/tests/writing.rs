@@ -456,7 +456,7 @@ async fn the_handshake_era_asks_with_a_real_request() {
     let reply = json!({"jsonrpc": "2.0", "id": ask["id"], "result": YES()});
     assert_eq!(session.handle(reply, None, None).await, None);
     let Some(Answer::One(response)) = bounded("the tool's result", running).await.unwrap() else { panic!() };
-    let result = response.outcome.unwrap();
+    let result = response.into_result().unwrap();
     Schemas::get().assert_result("2025-06-18", "tools/call", &result);
     assert_eq!(result["isError"], false, "{result}");
     assert_eq!(read(&f, "README.md"), "handshake\n");

@@ -11,16 +11,16 @@ mod subscriptions;
 mod tools;
 
 use super::session::Call;
-use crate::jsonrpc::RpcError;
+use crate::jsonrpc::{Output, RpcError};
 use serde_json::{Map, Value};
 
 /// Runs the method of `call`, or answers -32601 for a method its era does not have.
-pub(crate) async fn dispatch(call: &Call<'_>) -> Result<Value, RpcError> {
-    match (call.modern(), call.method.as_str()) {
-        (_, "tools/list") => listing::tools(call),
-        (_, "resources/list") => listing::resources(call),
-        (_, "resources/templates/list") => listing::templates(call),
-        (_, "prompts/list") => listing::prompts(call),
+pub(crate) async fn dispatch(call: &Call<'_>) -> Result<Output, RpcError> {
+    let result = match (call.modern(), call.method.as_str()) {
+        (_, "tools/list") => return listing::tools(call),
+        (_, "resources/list") => return listing::resources(call),
+        (_, "resources/templates/list") => return listing::templates(call),
+        (_, "prompts/list") => return listing::prompts(call),
         (_, "tools/call") => tools::call(call).await,
         (_, "resources/read") => resources::read(call).await,
         (_, "prompts/get") => prompts::get(call).await,
@@ -33,7 +33,8 @@ pub(crate) async fn dispatch(call: &Call<'_>) -> Result<Value, RpcError> {
         (true, "server/discover") => Ok(call.server().discover()),
         (true, "subscriptions/listen") => subscriptions::listen(call).await,
         (_, method) => Err(RpcError::method_not_found(method)),
-    }
+    };
+    result.map(Output::Value)
 }
 
 /// A required, non-empty string parameter.
