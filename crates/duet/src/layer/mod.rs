@@ -34,7 +34,8 @@ use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// A listing for one principal. Cheap to clone.
+/// A listing for one principal. Cheap to clone. The engine renders each page of a listing
+/// once per `Arc`: hand out the same one while the items stay the same (see [`Filtered`]).
 pub type Listing<T> = Arc<Vec<T>>;
 
 /// Complete, input required, or a protocol-level failure.
@@ -61,7 +62,8 @@ pub struct CompletionArg {
 }
 
 /// What a program serves, per principal. [`Registry`] implements it; a program may
-/// implement it directly. Listing methods are called on every list request: keep them cheap.
+/// implement it directly. Listing methods are called on every list request: keep them cheap,
+/// and return the same [`Listing`] while nothing changed, so its rendered pages are reused.
 #[async_trait]
 pub trait Layer: Send + Sync + 'static {
     fn info(&self) -> &ServerInfo;
