@@ -133,8 +133,8 @@ impl RpcError {
     }
 }
 
-/// A successful result: a JSON value, or JSON text rendered once and shared between
-/// responses (a cached list page).
+/// A successful result: a JSON value, or JSON text rendered straight from typed data (a
+/// tool result) or once for many responses (a cached list page).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Output {
     Value(Value),
@@ -162,12 +162,19 @@ impl From<Value> for Output {
 pub struct Rendered(Arc<str>);
 
 impl Rendered {
-    pub fn new(value: &Value) -> Self {
-        Rendered(encode(value).into())
+    /// Renders `value`; fails only for data JSON cannot hold (a map with non-string keys).
+    pub fn new(value: &impl Serialize) -> Result<Self, serde_json::Error> {
+        Ok(Rendered(serde_json::to_string(value)?.into()))
     }
 
     pub fn as_str(&self) -> &str {
         &self.0
+    }
+}
+
+impl From<&Value> for Rendered {
+    fn from(value: &Value) -> Self {
+        Rendered(encode(value).into())
     }
 }
 

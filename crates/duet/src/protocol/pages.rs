@@ -48,7 +48,7 @@ impl Pages {
         if let Some(page) = self.lock().get(&key) {
             return page.text.clone();
         }
-        let text = Rendered::new(&render());
+        let text = Rendered::from(&render());
         let mut pages = self.lock();
         if pages.len() >= MAX_PAGES {
             pages.retain(|_, page| page.listing.strong_count() > 0);

@@ -365,6 +365,11 @@ impl Call<'_> {
         self.version.is_modern()
     }
 
+    /// The `serverInfo` a 2026 result is stamped with; `None` on the handshake era.
+    pub fn server_info(&self) -> Option<&Value> {
+        self.modern().then_some(&self.server().shared.info_value)
+    }
+
     /// The handler context of this request, without input.
     pub fn request_cx(&self) -> RequestCx {
         self.request_cx_with(Map::new(), None)

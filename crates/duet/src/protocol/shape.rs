@@ -7,7 +7,9 @@ use super::Version;
 use crate::jsonrpc::{CACHEABLE_METHODS, envelope_key};
 use crate::layer::{Content, ContentKind, PromptResult, Tool, ToolResult};
 use serde::Serialize;
+use serde::ser::SerializeMap;
 use serde_json::{Map, Value, json};
+use std::borrow::Cow;
 
 /// Cache hints stamped on the cacheable results of 2026 requests.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,36 +41,78 @@ pub fn tool(tool: &Tool, v: Version) -> Value {
     Value::Object(m)
 }
 
-pub fn content(c: &Content, v: Version) -> Value {
-    let replacement = match &c.kind {
+/// `c` as a client at `v` may receive it: content kinds its revision lacks become text.
+fn shaped(c: &Content, v: Version) -> Cow<'_, Content> {
+    match &c.kind {
         ContentKind::Audio { mime_type, .. } if !v.has_audio() => {
-            Some(format!("[{mime_type} audio omitted: protocol version {v} has no audio content]"))
+            Cow::Owned(Content::text(format!("[{mime_type} audio omitted: protocol version {v} has no audio content]")))
         }
         ContentKind::ResourceLink(link) if !v.has_structured_output() => {
-            Some(format!("Resource: {} <{}>", link.name, link.uri))
+            Cow::Owned(Content::text(format!("Resource: {} <{}>", link.name, link.uri)))
         }
-        _ => None,
-    };
-    match replacement {
-        Some(text) => serde_json::to_value(Content::text(text)).unwrap_or(Value::Null),
-        None => serde_json::to_value(c).unwrap_or(Value::Null),
+        _ => Cow::Borrowed(c),
     }
 }
 
-pub fn tool_result(r: &ToolResult, v: Version) -> Value {
-    let mut m = Map::with_capacity(4);
-    m.insert("content".into(), Value::Array(r.content.iter().map(|c| content(c, v)).collect()));
-    if let Some(s) = &r.structured_content
-        && v.has_structured_output()
-        && (v.structured_content_any() || s.is_object())
-    {
-        m.insert("structuredContent".into(), s.clone());
+pub fn content(c: &Content, v: Version) -> Value {
+    serde_json::to_value(shaped(c, v)).unwrap_or(Value::Null)
+}
+
+/// A tool result as a client at `v` receives it, serialized straight from the
+/// [`ToolResult`]. With `server_info` (a 2026 request) it is stamped as
+/// [`stamp_modern`] stamps a result.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ShapedToolResult<'a> {
+    content: Vec<Cow<'a, Content>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    structured_content: Option<&'a Value>,
+    is_error: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    result_type: Option<&'static str>,
+    #[serde(rename = "_meta", skip_serializing_if = "Meta::is_empty")]
+    meta: Meta<'a>,
+}
+
+/// A result's `_meta`: the handler's own entries, and `serverInfo` unless it set one.
+struct Meta<'a> {
+    own: Option<&'a Map<String, Value>>,
+    server_info: Option<&'a Value>,
+}
+
+impl Meta<'_> {
+    fn server_info(&self) -> Option<&Value> {
+        self.server_info.filter(|_| !self.own.is_some_and(|m| m.contains_key(envelope_key::SERVER_INFO)))
     }
-    m.insert("isError".into(), Value::Bool(r.is_error));
-    if let Some(meta) = &r.meta {
-        m.insert("_meta".into(), Value::Object(meta.clone()));
+
+    fn is_empty(&self) -> bool {
+        self.own.is_none_or(Map::is_empty) && self.server_info().is_none()
     }
-    Value::Object(m)
+}
+
+impl Serialize for Meta<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        for (k, v) in self.own.into_iter().flatten() {
+            map.serialize_entry(k, v)?;
+        }
+        if let Some(info) = self.server_info() {
+            map.serialize_entry(envelope_key::SERVER_INFO, info)?;
+        }
+        map.end()
+    }
+}
+
+pub fn tool_result<'a>(r: &'a ToolResult, v: Version, server_info: Option<&'a Value>) -> ShapedToolResult<'a> {
+    let structured = r.structured_content.as_ref();
+    ShapedToolResult {
+        content: r.content.iter().map(|c| shaped(c, v)).collect(),
+        structured_content: structured
+            .filter(|s| v.has_structured_output() && (v.structured_content_any() || s.is_object())),
+        is_error: r.is_error,
+        result_type: server_info.map(|_| "complete"),
+        meta: Meta { own: r.meta.as_ref(), server_info },
+    }
 }
 
 pub fn prompt_result(r: &PromptResult, v: Version) -> Value {
@@ -102,6 +146,10 @@ mod tests {
     use super::*;
     use crate::layer::{ResourceLink, ServerInfo, ToolResult};
 
+    fn shaped_tool_result(r: &ToolResult, v: Version, server_info: Option<&Value>) -> Value {
+        serde_json::to_value(tool_result(r, v, server_info)).unwrap()
+    }
+
     #[test]
     fn old_versions_lose_new_fields() {
         let r = ToolResult::structured(json!({"a": 1})).with_content(Content::audio(b"x", "audio/wav")).with_content(
@@ -114,19 +162,19 @@ mod tests {
                 size: None,
             }),
         );
-        let old = tool_result(&r, Version::V2024_11_05);
+        let old = shaped_tool_result(&r, Version::V2024_11_05, None);
         assert!(old.get("structuredContent").is_none());
         assert_eq!(old["content"][1]["type"], "text");
         assert_eq!(old["content"][2]["text"], "Resource: a <test://a>");
-        let mid = tool_result(&r, Version::V2025_03_26);
+        let mid = shaped_tool_result(&r, Version::V2025_03_26, None);
         assert_eq!(mid["content"][1]["type"], "audio");
         assert_eq!(mid["content"][2]["type"], "text");
-        let new = tool_result(&r, Version::V2025_06_18);
+        let new = shaped_tool_result(&r, Version::V2025_06_18, None);
         assert_eq!(new["structuredContent"], json!({"a": 1}));
         assert_eq!(new["content"][2]["type"], "resource_link");
         let scalar = ToolResult::structured(json!([1, 2]));
-        assert!(tool_result(&scalar, Version::V2025_11_25).get("structuredContent").is_none());
-        assert_eq!(tool_result(&scalar, Version::V2026_07_28)["structuredContent"], json!([1, 2]));
+        assert!(shaped_tool_result(&scalar, Version::V2025_11_25, None).get("structuredContent").is_none());
+        assert_eq!(shaped_tool_result(&scalar, Version::V2026_07_28, None)["structuredContent"], json!([1, 2]));
     }
 
     #[test]
@@ -141,5 +189,25 @@ mod tests {
         stamp_modern("tools/call", &mut call, &info, &CacheHints::default());
         assert!(call.get("ttlMs").is_none());
         assert_eq!(call["_meta"]["x"], 1);
+    }
+
+    #[test]
+    fn tool_results_are_stamped_like_any_2026_result() {
+        let info = serde_json::to_value(ServerInfo::new("duet", "1")).unwrap();
+        let mut r = ToolResult::text("hi");
+        let plain = shaped_tool_result(&r, Version::V2025_11_25, None);
+        assert_eq!(plain, json!({"content": [{"type": "text", "text": "hi"}], "isError": false}));
+        let mut expected = plain.clone();
+        stamp_modern("tools/call", &mut expected, &info, &CacheHints::default());
+        assert_eq!(shaped_tool_result(&r, Version::V2026_07_28, Some(&info)), expected);
+        // The handler's own `_meta` is kept, its own serverInfo too.
+        let own = json!({"x": 1, envelope_key::SERVER_INFO: "mine"});
+        r.meta = own.as_object().cloned();
+        let stamped = shaped_tool_result(&r, Version::V2026_07_28, Some(&info));
+        assert_eq!(stamped["_meta"], own);
+        r.meta = json!({"x": 1}).as_object().cloned();
+        let stamped = shaped_tool_result(&r, Version::V2026_07_28, Some(&info));
+        assert_eq!(stamped["_meta"], json!({"x": 1, envelope_key::SERVER_INFO: info}));
+        assert_eq!(shaped_tool_result(&r, Version::V2025_11_25, None)["_meta"], json!({"x": 1}));
     }
 }

@@ -21,7 +21,7 @@ pub(crate) async fn dispatch(call: &Call<'_>) -> Result<Output, RpcError> {
         (_, "resources/list") => return listing::resources(call),
         (_, "resources/templates/list") => return listing::templates(call),
         (_, "prompts/list") => return listing::prompts(call),
-        (_, "tools/call") => tools::call(call).await,
+        (_, "tools/call") => return tools::call(call).await,
         (_, "resources/read") => resources::read(call).await,
         (_, "prompts/get") => prompts::get(call).await,
         (_, "completion/complete") => completion::complete(call).await,

@@ -1,13 +1,14 @@
 //! `tools/call`: validates the request, runs the tool, and shapes its result for the
 //! client's version. Only an unknown tool is a protocol error.
 
-use super::{Call, finish, input, required_str};
-use crate::jsonrpc::RpcError;
+use super::input::{self, Done};
+use super::{Call, required_str};
+use crate::jsonrpc::{Output, Rendered, RpcError};
 use crate::layer::{LayerError, ToolResult};
 use crate::protocol::shape;
 use serde_json::{Map, Value, json};
 
-pub(super) async fn call(call: &Call<'_>) -> Result<Value, RpcError> {
+pub(super) async fn call(call: &Call<'_>) -> Result<Output, RpcError> {
     let name = required_str(call, "name")?;
     let none = Value::Object(Map::new());
     let arguments = match call.params.get("arguments") {
@@ -26,8 +27,13 @@ pub(super) async fn call(call: &Call<'_>) -> Result<Value, RpcError> {
         }
         e => e.to_rpc(),
     };
-    let done = input::run(call, name, arguments, invoke, fail).await?;
     // A tool that could not get its input fails as a tool: the model can act on that.
-    let render = |r: &ToolResult| shape::tool_result(r, call.version);
-    finish(done, render, |message| Ok(render(&ToolResult::error(message))))
+    let result = match input::run(call, name, arguments, invoke, fail).await? {
+        Done::Complete(result) => result,
+        Done::InputFailed(message) => ToolResult::error(message),
+        Done::InputRequired(result) => return Ok(Output::Value(result)),
+    };
+    // Rendered straight to JSON text, stamped at 2026: no `Value` in between.
+    let shaped = shape::tool_result(&result, call.version, call.server_info());
+    Rendered::new(&shaped).map(Output::Rendered).map_err(|_| RpcError::internal())
 }
