@@ -177,6 +177,15 @@ class Server:
             pass
         return out
 
+    def cpu_seconds(self) -> float | None:
+        """User plus system CPU time the server has used so far (all its threads)."""
+        try:
+            with open(f"/proc/{self.proc.pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except (OSError, IndexError, ValueError):
+            return None
+
     def alive(self) -> bool:
         return self.proc.poll() is None
 
@@ -471,12 +480,16 @@ class Bench:
                 return row
             if self.args.warmup > 0:
                 self.wrk.run(server.url, reqs, conns, self.args.warmup)
+            cpu_before = server.cpu_seconds()
             r = self.wrk.run(server.url, reqs, conns, self.args.duration)
+            cpu_after = server.cpu_seconds()
             st = server.status()
             # The case's request must still work after the load.
             _, after = prepare_check_again(server, reqs)
             row.update(rps=r["rps"], p50=r["p50"], p99=r["p99"], errors=r["errors"], requests=r["requests"],
                        hwm=st.get("VmHWM"), rss=st.get("VmRSS"))
+            if cpu_before is not None and cpu_after is not None and r["requests"]:
+                row["cpu_us"] = (cpu_after - cpu_before) / r["requests"] * 1e6
             if after:
                 row["problem"] = f"after load: {after}"
             if not server.alive():
@@ -884,7 +897,7 @@ def summarize(rows: list[dict]) -> dict:
         s = {"label": rs[0]["label"], "kind": rs[0]["kind"], "runs": len(rs), "ok": len(ok),
              "problems": sorted({r["problem"] for r in rs if "problem" in r}),
              "ctype": next((r.get("ctype") for r in rs if r.get("ctype")), None)}
-        for f in ("rps", "p50", "p99", "hwm", "rss", "per_session", "before", "after", "growth", "rss_first",
+        for f in ("rps", "p50", "p99", "cpu_us", "hwm", "rss", "per_session", "before", "after", "growth", "rss_first",
                   "rss_total", "first", "total", "pages", "tools"):
             s[f] = median([r.get(f) for r in ok])
         s["errors"] = sum(r.get("errors") or 0 for r in rs)
@@ -934,9 +947,9 @@ def markdown(bench: Bench, summary: dict, meta: dict) -> tuple[str, list[str]]:
             extra = " | vs own JSON"
         if case == "tools-list":
             extra = " | pages | tools | listings/s"
-        L.append("| server | conns | reply | req/s | p50 ms | p99 ms | peak RSS MiB | errors | vs ceiling | "
-                 f"vs faster peer{extra} |")
-        L.append("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|" + ("---:|" if case == "2026-sse" else "")
+        L.append("| server | conns | reply | req/s | p50 ms | p99 ms | server CPU µs/req | peak RSS MiB | errors | "
+                 f"vs ceiling | vs faster peer{extra} |")
+        L.append("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|" if case == "2026-sse" else "")
                  + ("---:|---:|---:|" if case == "tools-list" else ""))
         order = {"duet": 0, "ceiling": 1, "peer": 2}
         for (c, sv, conns), s in sorted(items, key=lambda kv: (kv[0][2], order[kv[1]["kind"]], kv[0][1])):
@@ -953,7 +966,7 @@ def markdown(bench: Bench, summary: dict, meta: dict) -> tuple[str, list[str]]:
                 vs_peer = s["rps"] / best_peer if best_peer and s["rps"] and s["kind"] == "duet" else None
             cells = [s["label"], str(conns), s["ctype"] or "—",
                      "—" if s["rps"] is None else f"{s['rps']:,.0f}", fmt_ms(s["p50"]), fmt_ms(s["p99"]),
-                     fmt_mib(s["hwm"]), str(s["errors"]) + (f" ({'; '.join(s['problems'])})" if s["problems"] else ""),
+                     "—" if s.get("cpu_us") is None else f"{s['cpu_us']:.1f}", fmt_mib(s["hwm"]), str(s["errors"]) + (f" ({'; '.join(s['problems'])})" if s["problems"] else ""),
                      fmt_ratio(vs_ceiling), fmt_ratio(vs_peer)]
             if case == "2026-sse":
                 j = summary.get(("2026-json", sv, conns))
