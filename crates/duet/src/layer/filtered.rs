@@ -7,8 +7,8 @@ use super::Listing;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 
-/// How many filtered listings one [`Filtered`] keeps before dropping those of listings that
-/// are gone (and, if still full, all of them).
+/// How many filtered listings one [`Filtered`] keeps before starting over. Those of listings
+/// that are gone are dropped whenever a new one is made.
 const MAX_FILTERED: usize = 256;
 
 /// Memoized filters of listings of `T`.
@@ -41,11 +41,9 @@ impl<T: Clone> Filtered<T> {
         if let Some((_, listing)) = memo.get(&key) {
             return listing.clone();
         }
+        memo.retain(|_, (source, _)| source.strong_count() > 0);
         if memo.len() >= MAX_FILTERED {
-            memo.retain(|_, (source, _)| source.strong_count() > 0);
-            if memo.len() >= MAX_FILTERED {
-                memo.clear();
-            }
+            memo.clear();
         }
         let items = all.iter().zip(&key.1).filter(|(_, k)| **k).map(|(t, _)| t.clone());
         let listing: Listing<T> = Arc::new(items.collect());
@@ -74,15 +72,15 @@ mod tests {
     }
 
     #[test]
-    fn a_full_memo_forgets_the_filters_of_listings_that_are_gone() {
+    fn the_filters_of_listings_that_are_gone_are_dropped() {
         let filtered = Filtered::default();
         let kept: Listing<u32> = Arc::new(vec![1, 2]);
         let first = filtered.filter(&kept, |i, _| i == 0);
-        for _ in 0..MAX_FILTERED {
+        for _ in 0..10 {
             let gone: Listing<u32> = Arc::new(vec![1, 2]);
             filtered.filter(&gone, |i, _| i == 0);
         }
-        assert!(filtered.memo.lock().unwrap().len() <= 2);
+        assert_eq!(filtered.memo.lock().unwrap().len(), 2, "the kept listing's and the last one made");
         assert!(Arc::ptr_eq(&first, &filtered.filter(&kept, |i, _| i == 0)));
     }
 }

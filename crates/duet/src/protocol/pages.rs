@@ -11,8 +11,8 @@ use std::any::Any;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 
-/// How many pages the cache keeps; past that it drops the pages of listings that are gone,
-/// then, if still full, everything.
+/// How many pages the cache keeps before starting over. The pages of listings that are gone
+/// are dropped whenever a page is rendered.
 const MAX_PAGES: usize = 1024;
 
 #[derive(Default)]
@@ -50,11 +50,9 @@ impl Pages {
         }
         let text = Rendered::from(&render());
         let mut pages = self.lock();
+        pages.retain(|_, page| page.listing.strong_count() > 0);
         if pages.len() >= MAX_PAGES {
-            pages.retain(|_, page| page.listing.strong_count() > 0);
-            if pages.len() >= MAX_PAGES {
-                pages.clear();
-            }
+            pages.clear();
         }
         let weak: Weak<dyn Any + Send + Sync> = Arc::downgrade(listing) as Weak<dyn Any + Send + Sync>;
         pages.insert(key, Page { listing: weak, text: text.clone() });
@@ -98,16 +96,30 @@ mod tests {
     }
 
     #[test]
-    fn a_full_cache_forgets_the_pages_of_listings_that_are_gone() {
+    fn the_pages_of_listings_that_are_gone_are_dropped() {
         let pages = Pages::default();
         let kept: Listing<u32> = Arc::new(vec![1]);
         pages.get_or_render("tools", &kept, Version::V2026_07_28, 0, || json!(1));
-        for _ in 0..MAX_PAGES {
+        for _ in 0..10 {
             let gone: Listing<u32> = Arc::new(vec![2]);
             pages.get_or_render("tools", &gone, Version::V2026_07_28, 0, || json!(2));
         }
-        assert!(pages.len() <= 2, "{} pages kept", pages.len());
+        assert_eq!(pages.len(), 2, "the kept listing's page and the last one rendered");
         let again = pages.get_or_render("tools", &kept, Version::V2026_07_28, 0, || json!("rendered again"));
         assert_eq!(again.as_str(), "1");
+    }
+
+    #[test]
+    fn a_full_cache_starts_over() {
+        let pages = Pages::default();
+        let listing: Listing<u32> = Arc::new(vec![1]);
+        for start in 0..=MAX_PAGES {
+            pages.get_or_render("tools", &listing, Version::V2026_07_28, start, || json!(start));
+        }
+        assert_eq!(pages.len(), 1);
+        assert_eq!(
+            pages.get_or_render("tools", &listing, Version::V2026_07_28, MAX_PAGES, || json!(0)).as_str(),
+            "1024"
+        );
     }
 }
