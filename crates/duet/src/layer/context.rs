@@ -15,8 +15,8 @@ pub struct RequestCx {
 }
 
 struct Inner {
-    principal: Principal,
-    client_capabilities: Value,
+    principal: Arc<Principal>,
+    client_capabilities: Arc<Value>,
     request_id: Option<RequestId>,
     progress_token: Option<RequestId>,
     last_progress: Mutex<Option<f64>>,
@@ -29,25 +29,30 @@ struct Inner {
 
 /// Builds a [`RequestCx`]; the engine uses it, and so can tests and in-process callers.
 pub struct RequestCxBuilder {
-    inner: Inner,
+    principal: Arc<Principal>,
+    client_capabilities: Option<Arc<Value>>,
+    request_id: Option<RequestId>,
+    progress_token: Option<RequestId>,
+    log_threshold: Option<usize>,
+    notify: Option<Sink>,
+    cancel: Option<CancellationToken>,
+    input_responses: Map<String, Value>,
+    state: Option<Value>,
 }
 
 impl RequestCx {
     /// A context for an in-process call by `principal`: no client, no notifications.
-    pub fn builder(principal: Principal) -> RequestCxBuilder {
+    pub fn builder(principal: impl Into<Arc<Principal>>) -> RequestCxBuilder {
         RequestCxBuilder {
-            inner: Inner {
-                principal,
-                client_capabilities: json!({}),
-                request_id: None,
-                progress_token: None,
-                last_progress: Mutex::new(None),
-                log_threshold: None,
-                notify: None,
-                cancel: CancellationToken::new(),
-                input_responses: Map::new(),
-                state: None,
-            },
+            principal: principal.into(),
+            client_capabilities: None,
+            request_id: None,
+            progress_token: None,
+            log_threshold: None,
+            notify: None,
+            cancel: None,
+            input_responses: Map::new(),
+            state: None,
         }
     }
 
@@ -154,49 +159,61 @@ impl RequestCx {
 
 impl RequestCxBuilder {
     pub fn request_id(mut self, id: RequestId) -> Self {
-        self.inner.request_id = Some(id);
+        self.request_id = Some(id);
         self
     }
 
-    pub fn client_capabilities(mut self, caps: Value) -> Self {
-        self.inner.client_capabilities = caps;
+    pub fn client_capabilities(mut self, caps: impl Into<Arc<Value>>) -> Self {
+        self.client_capabilities = Some(caps.into());
         self
     }
 
     /// Where progress and log notifications of this request go.
     pub fn notify(mut self, sink: Sink) -> Self {
-        self.inner.notify = Some(sink);
+        self.notify = Some(sink);
         self
     }
 
     pub fn progress_token(mut self, token: Option<RequestId>) -> Self {
-        self.inner.progress_token = token;
+        self.progress_token = token;
         self
     }
 
     /// The lowest level sent to the client; `None` sends no log messages.
     pub fn log_threshold(mut self, level: Option<&str>) -> Self {
-        self.inner.log_threshold = level.and_then(log_level_rank);
+        self.log_threshold = level.and_then(log_level_rank);
         self
     }
 
     pub fn cancel(mut self, token: CancellationToken) -> Self {
-        self.inner.cancel = token;
+        self.cancel = Some(token);
         self
     }
 
     pub fn input_responses(mut self, responses: Map<String, Value>) -> Self {
-        self.inner.input_responses = responses;
+        self.input_responses = responses;
         self
     }
 
     pub fn state(mut self, state: Option<Value>) -> Self {
-        self.inner.state = state;
+        self.state = state;
         self
     }
 
     pub fn build(self) -> RequestCx {
-        RequestCx { inner: Arc::new(self.inner) }
+        let inner = Inner {
+            principal: self.principal,
+            client_capabilities: self.client_capabilities.unwrap_or_else(|| Arc::new(json!({}))),
+            request_id: self.request_id,
+            progress_token: self.progress_token,
+            last_progress: Mutex::new(None),
+            log_threshold: self.log_threshold,
+            notify: self.notify,
+            cancel: self.cancel.unwrap_or_default(),
+            input_responses: self.input_responses,
+            state: self.state,
+        };
+        RequestCx { inner: Arc::new(inner) }
     }
 }
 

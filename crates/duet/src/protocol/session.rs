@@ -18,7 +18,7 @@ use serde_json::{Map, Value, json};
 use std::collections::{HashMap, HashSet};
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
@@ -62,6 +62,9 @@ pub fn runs_inline(message: &Value) -> bool {
     }
 }
 
+/// The principal of a session that was given none.
+static ANONYMOUS: LazyLock<Arc<Principal>> = LazyLock::new(|| Arc::new(Principal::anonymous()));
+
 /// One connection's session. Cheap to clone.
 #[derive(Clone)]
 pub struct Session {
@@ -70,7 +73,7 @@ pub struct Session {
 
 pub(crate) struct SessionShared {
     pub server: Server,
-    principal: Principal,
+    principal: Arc<Principal>,
     send: Option<Sink>,
     state: Mutex<SessionState>,
     inflight: Mutex<HashMap<RequestId, CancellationToken>>,
@@ -87,7 +90,7 @@ pub(crate) struct SessionState {
     pub version: Option<Version>,
     pub init_responded: bool,
     pub initialized: bool,
-    pub client_capabilities: Value,
+    pub client_capabilities: Arc<Value>,
     /// Rank of the lowest level sent (handshake era).
     pub log_threshold: usize,
     pub subscriptions: HashSet<String>,
@@ -101,8 +104,8 @@ pub(crate) struct Call<'a> {
     pub method: String,
     pub params: Map<String, Value>,
     pub version: Version,
-    pub principal: Principal,
-    pub client_capabilities: Value,
+    pub principal: Arc<Principal>,
+    pub client_capabilities: Arc<Value>,
     pub log_level: Option<String>,
     pub notify: Option<Sink>,
     pub cancel: CancellationToken,
@@ -117,14 +120,14 @@ impl Session {
             version: options.stateless_version,
             init_responded: pre_initialized,
             initialized: pre_initialized,
-            client_capabilities: json!({}),
+            client_capabilities: Arc::new(json!({})),
             log_threshold: default_level,
             subscriptions: HashSet::new(),
         };
         Session {
             inner: Arc::new(SessionShared {
                 server,
-                principal: options.principal.unwrap_or_else(Principal::anonymous),
+                principal: options.principal.map(Arc::new).unwrap_or_else(|| ANONYMOUS.clone()),
                 send: options.send,
                 state: Mutex::new(state),
                 inflight: Mutex::new(HashMap::new()),
@@ -154,6 +157,7 @@ impl Session {
     /// request's notifications (an SSE stream); without one they go to the session's send.
     /// `principal` overrides the session's principal for this message.
     pub async fn handle(&self, message: Value, sink: Option<Sink>, principal: Option<Principal>) -> Option<Answer> {
+        let principal = principal.map(Arc::new);
         match message {
             Value::Array(items) => self.handle_batch(items, sink, principal).await,
             single => self.inner.handle_one(single, sink.as_ref(), principal.as_ref()).await.map(Answer::One),
@@ -164,7 +168,7 @@ impl Session {
         &self,
         items: Vec<Value>,
         sink: Option<Sink>,
-        principal: Option<Principal>,
+        principal: Option<Arc<Principal>>,
     ) -> Option<Answer> {
         if items.is_empty() {
             return Some(Answer::One(Response::error(None, RpcError::invalid_request("Invalid Request: empty batch"))));
@@ -208,7 +212,12 @@ impl SessionShared {
         self.state().era
     }
 
-    async fn handle_one(&self, message: Value, sink: Option<&Sink>, principal: Option<&Principal>) -> Option<Response> {
+    async fn handle_one(
+        &self,
+        message: Value,
+        sink: Option<&Sink>,
+        principal: Option<&Arc<Principal>>,
+    ) -> Option<Response> {
         match classify(message) {
             Incoming::Invalid(response) => Some(response),
             Incoming::Response { id: Some(id), outcome } => {
@@ -252,7 +261,7 @@ impl SessionShared {
         method: String,
         params: Map<String, Value>,
         sink: Option<&Sink>,
-        principal: Option<&Principal>,
+        principal: Option<&Arc<Principal>>,
     ) -> Option<Response> {
         let cancel = self.closed.child_token();
         self.inflight.lock().unwrap_or_else(|p| p.into_inner()).insert(id.clone(), cancel.clone());
@@ -287,7 +296,7 @@ impl SessionShared {
         method: String,
         params: Map<String, Value>,
         sink: Option<&Sink>,
-        principal: Option<&Principal>,
+        principal: Option<&Arc<Principal>>,
         cancel: CancellationToken,
     ) -> Result<Call<'_>, RpcError> {
         let mut state = self.state();
@@ -300,7 +309,7 @@ impl SessionShared {
             let Envelope { version, client_capabilities, log_level } = envelope::parse(&params)?;
             state.era = Some(Era::Modern);
             state.version = Some(version);
-            (version, client_capabilities.clone(), log_level.map(str::to_owned))
+            (version, Arc::new(client_capabilities.clone()), log_level.map(str::to_owned))
         } else if method == "initialize" {
             if state.era == Some(Era::Modern) {
                 let requested = params.get("protocolVersion").cloned().unwrap_or(Value::Null);
@@ -310,7 +319,7 @@ impl SessionShared {
                 )
                 .with_data(json!({"supported": MODERN_VERSIONS, "requested": requested})));
             }
-            (Version::parse(LATEST_HANDSHAKE_VERSION).unwrap_or(Version::V2025_11_25), Value::Null, None)
+            (Version::parse(LATEST_HANDSHAKE_VERSION).unwrap_or(Version::V2025_11_25), Arc::new(Value::Null), None)
         } else {
             if state.era == Some(Era::Modern) {
                 return Err(envelope::missing_keys_error(&[

@@ -4,6 +4,7 @@ use super::Call;
 use crate::jsonrpc::{LATEST_HANDSHAKE_VERSION, RpcError, log_level_rank};
 use crate::protocol::{Era, Version};
 use serde_json::{Map, Value, json};
+use std::sync::Arc;
 
 pub(super) fn initialize(call: &Call<'_>) -> Result<Value, RpcError> {
     let Some(Value::String(requested)) = call.params.get("protocolVersion") else {
@@ -21,10 +22,10 @@ pub(super) fn initialize(call: &Call<'_>) -> Result<Value, RpcError> {
         state.era = Some(Era::Handshake);
         state.version = Some(version);
         state.init_responded = true;
-        state.client_capabilities = match call.params.get("capabilities") {
+        state.client_capabilities = Arc::new(match call.params.get("capabilities") {
             Some(caps @ Value::Object(_)) => caps.clone(),
             _ => json!({}),
-        };
+        });
     }
     let server = call.server();
     let mut result = json!({

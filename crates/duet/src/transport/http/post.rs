@@ -170,7 +170,8 @@ async fn route(
         let version = negotiated.or_else(|| Version::parse(DEFAULT_HTTP_VERSION)).filter(|_| !initialize);
         let session = shared.server.session(SessionOptions {
             send: None,
-            principal: Some(principal.clone()),
+            // Every message of a one-shot session brings its principal (below).
+            principal: None,
             stateless_version: version,
             register: false,
         });
@@ -230,7 +231,8 @@ async fn handle_modern(
     }
     let session = shared.server.session(SessionOptions {
         send: None,
-        principal: Some(principal.clone()),
+        // Every message of a one-shot session brings its principal (below).
+        principal: None,
         stateless_version: None,
         register: false,
     });
