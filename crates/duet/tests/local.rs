@@ -197,6 +197,13 @@ fn call(name: &str, arguments: Value) -> Value {
 }
 
 /// What each spec kind answers, checked through `client`.
+/// A client of `server` in each era, the handshake one initialized.
+async fn clients_of_both_eras(server: &Server) -> [Client; 2] {
+    let handshake = Client::connect(server, Version::V2025_06_18);
+    handshake.initialize(Version::V2025_06_18.as_str()).await;
+    [handshake, Client::connect(server, Version::V2026_07_28)]
+}
+
 async fn every_kind_answers(client: &Client) {
     let words = client.request("tools/call", call("words", json!({"words": ["a", "b"]}))).await;
     assert_eq!(texts(&words), ["< a b >"], "{}", client.version);
@@ -215,11 +222,7 @@ async fn every_kind_answers(client: &Client) {
 #[tokio::test]
 async fn every_spec_kind_serves_a_local_handler_in_both_eras() {
     let server = server(&Probe::default());
-    for version in [Version::V2025_06_18, Version::V2026_07_28] {
-        let client = Client::connect(&server, version);
-        if !version.is_modern() {
-            client.initialize(version.as_str()).await;
-        }
+    for client in clients_of_both_eras(&server).await {
         every_kind_answers(&client).await;
     }
 }
@@ -273,11 +276,8 @@ async fn a_local_call_that_times_out_is_dropped() {
 #[tokio::test]
 async fn a_panicking_local_handler_is_answered_like_a_panicking_send_handler() {
     let server = server(&Probe::default());
-    for version in [Version::V2025_06_18, Version::V2026_07_28] {
-        let client = Client::connect(&server, version);
-        if !version.is_modern() {
-            client.initialize(version.as_str()).await;
-        }
+    for client in clients_of_both_eras(&server).await {
+        let version = client.version;
         let sent = client.error("tools/call", call("explode", json!({}))).await;
         let local = client.error("tools/call", call("explode_local", json!({}))).await;
         assert_eq!((local.code, local.message.as_str()), (-32603, "Internal error"), "{version}");

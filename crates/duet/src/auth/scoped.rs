@@ -36,7 +36,7 @@ impl ScopedLayer {
         }
     }
 
-    fn filter<T: Clone>(
+    fn filter<T: Clone + Send + Sync + 'static>(
         &self,
         filtered: &Filtered<T>,
         all: Listing<T>,

@@ -9,6 +9,7 @@ mod definition;
 mod error;
 mod filtered;
 mod local;
+pub(crate) mod memo;
 mod registry;
 mod reply;
 mod template;

@@ -411,7 +411,7 @@ impl<T> Default for Shown<T> {
     }
 }
 
-impl<T: Clone> Shown<T> {
+impl<T: Clone + Send + Sync + 'static> Shown<T> {
     fn new(items: Vec<T>) -> Self {
         Shown { all: Arc::new(items), some: Filtered::default() }
     }

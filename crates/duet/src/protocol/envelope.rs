@@ -48,7 +48,11 @@ pub fn required_meta(params: &Map<String, Value>) -> Result<&Map<String, Value>,
 /// Reads and checks the envelope: both required keys, a string version that is a modern
 /// revision, and a valid log level when one is given.
 pub fn parse(params: &Map<String, Value>) -> Result<Envelope<'_>, RpcError> {
-    let meta = required_meta(params)?;
+    parse_meta(required_meta(params)?)
+}
+
+/// [`parse`] of a `_meta` that [`required_meta`] returned.
+pub fn parse_meta(meta: &Map<String, Value>) -> Result<Envelope<'_>, RpcError> {
     let requested = &meta[key::PROTOCOL_VERSION];
     let Some(version_str) = requested.as_str() else {
         return Err(RpcError::invalid_params(format!("{} must be a string", key::PROTOCOL_VERSION)));

@@ -6,32 +6,22 @@
 use super::Version;
 use crate::jsonrpc::Rendered;
 use crate::layer::Listing;
+use crate::layer::memo::PerListing;
 use serde_json::Value;
-use std::any::Any;
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, Weak};
 
 /// How many pages the cache keeps before starting over. The pages of listings that are gone
 /// are dropped whenever a page is rendered.
 const MAX_PAGES: usize = 1024;
 
-#[derive(Default)]
 pub(crate) struct Pages {
-    pages: Mutex<HashMap<PageKey, Page>>,
+    /// By listing, kind, version and the position of the page's first item.
+    pages: PerListing<(&'static str, Version, usize), Rendered>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-struct PageKey {
-    kind: &'static str,
-    /// The listing's address; its entry's `Weak` keeps the address from being reused.
-    listing: usize,
-    version: Version,
-    start: usize,
-}
-
-struct Page {
-    listing: Weak<dyn Any + Send + Sync>,
-    text: Rendered,
+impl Default for Pages {
+    fn default() -> Self {
+        Pages { pages: PerListing::new(MAX_PAGES) }
+    }
 }
 
 impl Pages {
@@ -44,28 +34,7 @@ impl Pages {
         start: usize,
         render: impl FnOnce() -> Value,
     ) -> Rendered {
-        let key = PageKey { kind, listing: Arc::as_ptr(listing) as usize, version, start };
-        if let Some(page) = self.lock().get(&key) {
-            return page.text.clone();
-        }
-        let text = Rendered::from(&render());
-        let mut pages = self.lock();
-        pages.retain(|_, page| page.listing.strong_count() > 0);
-        if pages.len() >= MAX_PAGES {
-            pages.clear();
-        }
-        let weak: Weak<dyn Any + Send + Sync> = Arc::downgrade(listing) as Weak<dyn Any + Send + Sync>;
-        pages.insert(key, Page { listing: weak, text: text.clone() });
-        text
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<PageKey, Page>> {
-        self.pages.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    #[cfg(test)]
-    fn len(&self) -> usize {
-        self.lock().len()
+        self.pages.get_or_make(listing, (kind, version, start), |_| Rendered::from(&render()))
     }
 }
 
@@ -73,6 +42,7 @@ impl Pages {
 mod tests {
     use super::*;
     use serde_json::json;
+    use std::sync::Arc;
 
     #[test]
     fn renders_once_per_listing_version_and_position() {
@@ -93,33 +63,5 @@ mod tests {
         let other: Listing<u32> = Arc::new(vec![1, 2, 3]);
         assert_eq!(pages.get_or_render("tools", &other, v, 0, || render(5)).as_str(), r#"{"n":5}"#);
         assert_eq!(renders.get(), 5);
-    }
-
-    #[test]
-    fn the_pages_of_listings_that_are_gone_are_dropped() {
-        let pages = Pages::default();
-        let kept: Listing<u32> = Arc::new(vec![1]);
-        pages.get_or_render("tools", &kept, Version::V2026_07_28, 0, || json!(1));
-        for _ in 0..10 {
-            let gone: Listing<u32> = Arc::new(vec![2]);
-            pages.get_or_render("tools", &gone, Version::V2026_07_28, 0, || json!(2));
-        }
-        assert_eq!(pages.len(), 2, "the kept listing's page and the last one rendered");
-        let again = pages.get_or_render("tools", &kept, Version::V2026_07_28, 0, || json!("rendered again"));
-        assert_eq!(again.as_str(), "1");
-    }
-
-    #[test]
-    fn a_full_cache_starts_over() {
-        let pages = Pages::default();
-        let listing: Listing<u32> = Arc::new(vec![1]);
-        for start in 0..=MAX_PAGES {
-            pages.get_or_render("tools", &listing, Version::V2026_07_28, start, || json!(start));
-        }
-        assert_eq!(pages.len(), 1);
-        assert_eq!(
-            pages.get_or_render("tools", &listing, Version::V2026_07_28, MAX_PAGES, || json!(0)).as_str(),
-            "1024"
-        );
     }
 }

@@ -43,7 +43,8 @@ fn mismatch(message: &str) -> RpcError {
 
 /// The ladder for one 2026 request.
 pub fn check(headers: &HeaderMap, method: &str, params: &Map<String, Value>) -> Result<(), RpcError> {
-    let version = envelope::required_meta(params)?.get(key::PROTOCOL_VERSION);
+    let meta = envelope::required_meta(params)?;
+    let version = meta.get(key::PROTOCOL_VERSION);
     let header_version = header(headers, &PROTOCOL_VERSION_HEADER);
     if header_version.is_none() || version.and_then(Value::as_str).is_some_and(|v| Some(v) != header_version) {
         return Err(mismatch("MCP-Protocol-Version header does not match the request envelope's protocol version"));
@@ -64,7 +65,7 @@ pub fn check(headers: &HeaderMap, method: &str, params: &Map<String, Value>) -> 
             return Err(mismatch(&format!("Mcp-Name header does not match the request body's '{field}' parameter")));
         }
     }
-    envelope::parse(params).map(|_| ())
+    envelope::parse_meta(meta).map(|_| ())
 }
 
 #[cfg(test)]
