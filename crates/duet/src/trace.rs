@@ -89,7 +89,6 @@ pub fn request_span(message: &Value, headers: Option<&HeaderMap>) -> Span {
         Value::Array(_) => "batch",
         single => single.get("method").and_then(Value::as_str).unwrap_or("message"),
     };
-    let context = of_message(message, headers);
     let span = tracing::info_span!(
         "mcp.request",
         otel.name = method,
@@ -97,7 +96,11 @@ pub fn request_span(message: &Value, headers: Option<&HeaderMap>) -> Span {
         trace_id = tracing::field::Empty,
         parent_span_id = tracing::field::Empty,
     );
-    if let Some(context) = &context {
+    // No subscriber wants the span: the caller's context is not even read.
+    if span.is_disabled() {
+        return span;
+    }
+    if let Some(context) = &of_message(message, headers) {
         span.record("trace_id", context.parent.trace_id.as_str());
         span.record("parent_span_id", context.parent.parent_id.as_str());
         #[cfg(feature = "otel")]

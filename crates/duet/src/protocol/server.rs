@@ -10,6 +10,7 @@ use super::{Era, Version};
 use crate::jsonrpc::{SUPPORTED_VERSIONS, Sink};
 use crate::layer::{Change, Layer, Principal, ServerInfo};
 use crate::mrtr::seal::{DEFAULT_STATE_TTL, STATE_KEY_ENV, Sealer, StateKey, StateKeys};
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
@@ -57,7 +58,9 @@ pub struct SessionOptions {
     pub principal: Option<Principal>,
     /// A handshake-era session that is initialized already at this version (stateless HTTP).
     pub stateless_version: Option<Version>,
-    /// Whether the session receives change notifications (false for one-shot sessions).
+    /// Whether the session lasts: it receives change notifications, can ask its client, and
+    /// its requests can be cancelled by `notifications/cancelled`. False for one-shot
+    /// sessions, which handle one message.
     pub register: bool,
 }
 
@@ -71,8 +74,10 @@ pub(crate) struct Shared {
     pub layer: Arc<dyn Layer>,
     pub options: ServerOptions,
     pub info: ServerInfo,
-    /// `info` as JSON, stamped on every 2026 result.
+    /// `info` as JSON, stamped on every 2026 result: as a value, and rendered for results
+    /// serialized straight from typed data.
     pub info_value: Value,
+    pub info_rendered: Box<RawValue>,
     pub listens: Listens,
     /// List pages, each rendered once.
     pub pages: Pages,
@@ -96,6 +101,8 @@ impl Server {
         });
         let sealer = Sealer::new(keys, options.state_ttl);
         let info_value = serde_json::to_value(&info).unwrap_or(Value::Null);
+        // Rendering a value cannot fail: its keys are strings and its numbers finite.
+        let info_rendered = serde_json::value::to_raw_value(&info_value).unwrap_or_default();
         let shared = Arc::new_cyclic(|weak: &Weak<Shared>| {
             let weak = weak.clone();
             let listener: Arc<dyn Fn(&Change) + Send + Sync> = Arc::new(move |change: &Change| {
@@ -109,6 +116,7 @@ impl Server {
                 options,
                 info,
                 info_value,
+                info_rendered,
                 listens: Listens::default(),
                 pages: Pages::default(),
                 sealer,

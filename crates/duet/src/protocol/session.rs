@@ -14,6 +14,7 @@ use crate::jsonrpc::{
 };
 use crate::layer::{Change, Principal, RequestCx};
 use futures::FutureExt;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 use std::collections::{HashMap, HashSet};
 use std::panic::AssertUnwindSafe;
@@ -64,6 +65,8 @@ pub fn runs_inline(message: &Value) -> bool {
 
 /// The principal of a session that was given none.
 static ANONYMOUS: LazyLock<Arc<Principal>> = LazyLock::new(|| Arc::new(Principal::anonymous()));
+/// The capabilities of a client that declared none yet.
+static NO_CAPABILITIES: LazyLock<Arc<Value>> = LazyLock::new(|| Arc::new(json!({})));
 
 /// One connection's session. Cheap to clone.
 #[derive(Clone)]
@@ -120,7 +123,7 @@ impl Session {
             version: options.stateless_version,
             init_responded: pre_initialized,
             initialized: pre_initialized,
-            client_capabilities: Arc::new(json!({})),
+            client_capabilities: NO_CAPABILITIES.clone(),
             log_threshold: default_level,
             subscriptions: HashSet::new(),
         };
@@ -160,7 +163,12 @@ impl Session {
         let principal = principal.map(Arc::new);
         match message {
             Value::Array(items) => self.handle_batch(items, sink, principal).await,
-            single => self.inner.handle_one(single, sink.as_ref(), principal.as_ref()).await.map(Answer::One),
+            // A one-shot session's single request is the only one it will see: nothing can
+            // reach it to cancel it, so it is not tracked.
+            single => {
+                let tracked = self.inner.lasting;
+                self.inner.handle_one(single, sink.as_ref(), principal.as_ref(), tracked).await.map(Answer::One)
+            }
         }
     }
 
@@ -187,7 +195,7 @@ impl Session {
         if let Err(message) = allowed {
             return Some(Answer::One(Response::error(None, RpcError::invalid_request(message))));
         }
-        let runs = items.into_iter().map(|m| self.inner.handle_one(m, sink.as_ref(), principal.as_ref()));
+        let runs = items.into_iter().map(|m| self.inner.handle_one(m, sink.as_ref(), principal.as_ref(), true));
         let responses: Vec<Response> = futures::future::join_all(runs).await.into_iter().flatten().collect();
         (!responses.is_empty()).then_some(Answer::Batch(responses))
     }
@@ -212,11 +220,14 @@ impl SessionShared {
         self.state().era
     }
 
+    /// Handles one message; a `tracked` request can be cancelled by a
+    /// `notifications/cancelled` that names it.
     async fn handle_one(
         &self,
         message: Value,
         sink: Option<&Sink>,
         principal: Option<&Arc<Principal>>,
+        tracked: bool,
     ) -> Option<Response> {
         match classify(message) {
             Incoming::Invalid(response) => Some(response),
@@ -232,7 +243,9 @@ impl SessionShared {
                 self.handle_notification(&method, &params);
                 None
             }
-            Incoming::Request { id, method, params } => self.handle_request(id, method, params, sink, principal).await,
+            Incoming::Request { id, method, params } => {
+                self.handle_request(id, method, params, sink, principal, tracked).await
+            }
         }
     }
 
@@ -262,12 +275,16 @@ impl SessionShared {
         params: Map<String, Value>,
         sink: Option<&Sink>,
         principal: Option<&Arc<Principal>>,
+        tracked: bool,
     ) -> Option<Response> {
         let cancel = self.closed.child_token();
-        self.inflight.lock().unwrap_or_else(|p| p.into_inner()).insert(id.clone(), cancel.clone());
+        let tracked_id = tracked.then(|| id.clone());
+        if let Some(id) = &tracked_id {
+            self.inflight.lock().unwrap_or_else(|p| p.into_inner()).insert(id.clone(), cancel.clone());
+        }
         // However the request ends (answered, cancelled, or its future dropped because the
         // client went away), work it started on other tasks sees the cancellation.
-        let _in_flight = InFlight { session: self, id: id.clone(), cancel: cancel.clone() };
+        let _in_flight = InFlight { session: self, id: tracked_id, cancel: cancel.clone() };
         let run = async {
             let call = self.route(id.clone(), method, params, sink, principal, cancel.clone())?;
             let method = call.method.clone();
@@ -375,8 +392,8 @@ impl Call<'_> {
     }
 
     /// The `serverInfo` a 2026 result is stamped with; `None` on the handshake era.
-    pub fn server_info(&self) -> Option<&Value> {
-        self.modern().then_some(&self.server().shared.info_value)
+    pub fn server_info(&self) -> Option<&RawValue> {
+        self.modern().then_some(&self.server().shared.info_rendered)
     }
 
     /// The handler context of this request, without input.
@@ -467,19 +484,21 @@ pub enum AskError {
     NoChannel,
 }
 
-/// A running request: cancels its token and forgets it when the request ends.
+/// A running request: cancels its token and, when it was tracked under `id`, forgets it
+/// when the request ends.
 struct InFlight<'a> {
     session: &'a SessionShared,
-    id: RequestId,
+    id: Option<RequestId>,
     cancel: CancellationToken,
 }
 
 impl Drop for InFlight<'_> {
     fn drop(&mut self) {
         self.cancel.cancel();
+        let Some(id) = &self.id else { return };
         let mut inflight = self.session.inflight.lock().unwrap_or_else(|p| p.into_inner());
-        if inflight.get(&self.id).is_some_and(|t| t == &self.cancel) {
-            inflight.remove(&self.id);
+        if inflight.get(id).is_some_and(|t| t == &self.cancel) {
+            inflight.remove(id);
         }
     }
 }

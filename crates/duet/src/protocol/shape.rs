@@ -8,6 +8,7 @@ use crate::jsonrpc::{CACHEABLE_METHODS, envelope_key};
 use crate::layer::{Content, ContentKind, PromptResult, Tool, ToolResult};
 use serde::Serialize;
 use serde::ser::SerializeMap;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 use std::borrow::Cow;
 
@@ -74,14 +75,15 @@ pub struct ShapedToolResult<'a> {
     meta: Meta<'a>,
 }
 
-/// A result's `_meta`: the handler's own entries, and `serverInfo` unless it set one.
+/// A result's `_meta`: the handler's own entries, and `serverInfo` (rendered once per
+/// server) unless it set one.
 struct Meta<'a> {
     own: Option<&'a Map<String, Value>>,
-    server_info: Option<&'a Value>,
+    server_info: Option<&'a RawValue>,
 }
 
 impl Meta<'_> {
-    fn server_info(&self) -> Option<&Value> {
+    fn server_info(&self) -> Option<&RawValue> {
         self.server_info.filter(|_| !self.own.is_some_and(|m| m.contains_key(envelope_key::SERVER_INFO)))
     }
 
@@ -103,7 +105,7 @@ impl Serialize for Meta<'_> {
     }
 }
 
-pub fn tool_result<'a>(r: &'a ToolResult, v: Version, server_info: Option<&'a Value>) -> ShapedToolResult<'a> {
+pub fn tool_result<'a>(r: &'a ToolResult, v: Version, server_info: Option<&'a RawValue>) -> ShapedToolResult<'a> {
     let structured = r.structured_content.as_ref();
     ShapedToolResult {
         content: r.content.iter().map(|c| shaped(c, v)).collect(),
@@ -147,7 +149,8 @@ mod tests {
     use crate::layer::{ResourceLink, ServerInfo, ToolResult};
 
     fn shaped_tool_result(r: &ToolResult, v: Version, server_info: Option<&Value>) -> Value {
-        serde_json::to_value(tool_result(r, v, server_info)).unwrap()
+        let rendered = server_info.map(|info| serde_json::value::to_raw_value(info).unwrap());
+        serde_json::to_value(tool_result(r, v, rendered.as_deref())).unwrap()
     }
 
     #[test]

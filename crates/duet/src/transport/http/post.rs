@@ -67,9 +67,11 @@ where
     }
 }
 
-/// Parses a JSON-RPC body: an object or an array, else a 400.
+/// Parses a JSON-RPC body: an object or an array, else a 400. The body is checked to be
+/// UTF-8 once, as a whole, rather than string by string.
 pub(super) fn parse_message(bytes: &[u8]) -> Result<Value, Refused> {
-    match serde_json::from_slice::<Value>(bytes) {
+    let parsed = std::str::from_utf8(bytes).map_err(serde::de::Error::custom).and_then(serde_json::from_str::<Value>);
+    match parsed {
         Ok(v @ (Value::Object(_) | Value::Array(_))) => Ok(v),
         Ok(_) => Err(Box::new(http_error(StatusCode::BAD_REQUEST, "Invalid Request"))),
         Err(_) => Err(Box::new(rpc_error(StatusCode::BAD_REQUEST, None, RpcError::parse_error()))),
