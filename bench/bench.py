@@ -124,12 +124,43 @@ def duet_http(paths, *flags, fixtures="testkit"):
 URL_RE = re.compile(r"(http://127\.0\.0\.1:\d+/\S*)")
 
 
+def confined_to(cpus: set[int] | None):
+    """A preexec_fn that confines the child process, and every thread it starts, to the given
+    CPUs before it runs (as `taskset` would, so a runtime sizes its thread pool to them); None
+    when cpus is None."""
+    if cpus is None:
+        return None
+    cpus = set(cpus)
+    return lambda: os.sched_setaffinity(0, cpus)
+
+
+class Pinning:
+    """CPUs for a load run: the server on server_cpus, wrk with wrk_threads threads on wrk_cpus."""
+
+    def __init__(self, server_cpus: set[int], wrk_cpus: set[int], wrk_threads: int = 1):
+        self.server_cpus = server_cpus
+        self.wrk_cpus = wrk_cpus
+        self.wrk_threads = wrk_threads
+
+    @classmethod
+    def own_core_for_wrk(cls) -> tuple[Pinning | None, str | None]:
+        """The server on the last available CPU, wrk (1 thread) on the others: (pinning, None),
+        or (None, why not) when fewer than 2 CPUs are available."""
+        cpus = sorted(os.sched_getaffinity(0))
+        if len(cpus) < 2:
+            return None, f"only {len(cpus)} CPU available to the benchmark (needs 2)"
+        return cls({cpus[-1]}, set(cpus[:-1])), None
+
+    def as_row(self) -> dict:
+        return {"server": sorted(self.server_cpus), "wrk": sorted(self.wrk_cpus), "wrk_threads": self.wrk_threads}
+
+
 class Server:
     """A running server process: started on 127.0.0.1, stopped by stop() (or at exit)."""
 
     live: set = set()
 
-    def __init__(self, spec: Spec, stdio: bool = False):
+    def __init__(self, spec: Spec, stdio: bool = False, cpus: set[int] | None = None):
         self.spec = spec
         self.tail: list[str] = []
         self.url = None
@@ -140,6 +171,7 @@ class Server:
             stderr=subprocess.PIPE,
             env={**os.environ, "RUST_LOG": "error"},
             start_new_session=True,
+            preexec_fn=confined_to(cpus),
         )
         Server.live.add(self)
         if not stdio:
@@ -360,8 +392,10 @@ class Wrk:
         self.workdir = workdir
         self.n = 0
 
-    def run(self, url: str, reqs, conns: int, seconds: float, stop_after_total: int | None = None) -> dict:
-        threads = 1 if conns < 2 else 2
+    def run(self, url: str, reqs, conns: int, seconds: float, stop_after_total: int | None = None,
+            threads: int | None = None, cpus: set[int] | None = None) -> dict:
+        """One wrk run; threads: 1 at 1 connection, else 2, unless given; cpus: where wrk may run."""
+        threads = threads or (1 if conns < 2 else 2)
         per_thread = None if stop_after_total is None else max(1, stop_after_total // threads)
         path = urllib.parse.urlsplit(url).path
         self.n += 1
@@ -371,12 +405,13 @@ class Wrk:
         dur = max(1, int(round(seconds)))
         cmd = [self.binary, f"-t{threads}", f"-c{conns}", f"-d{dur}s", "--timeout", "5s", "-s", script, url]
         if stop_after_total is None:
-            p = subprocess.run(cmd, capture_output=True, text=True, timeout=dur + 60)
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=dur + 60, preexec_fn=confined_to(cpus))
             stdout, stderr = p.stdout, p.stderr
         else:
             # wrk waits out its duration even when every thread has stopped: once each thread
             # says it has its share, interrupt it (SIGINT makes wrk stop and report).
-            p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                 preexec_fn=confined_to(cpus))
             lines, stopped = [], 0
             for line in p.stdout:
                 lines.append(line)
@@ -465,13 +500,18 @@ class Bench:
         ]
 
     # -- one load measurement on a fresh server
-    def measure_load(self, case: str, spec: Spec, conns: int, pass_no: int, prepare) -> dict:
-        """prepare(server) -> (list of (headers, body), content type, problem)."""
+    def measure_load(self, case: str, spec: Spec, conns: int, pass_no: int, prepare,
+                     pinning: Pinning | None = None) -> dict:
+        """prepare(server) -> (list of (headers, body), content type, problem). With pinning, the
+        server and wrk run on the CPUs it gives them."""
         row = {"case": case, "server": spec.key, "label": spec.label, "kind": spec.kind, "conns": conns,
                "pass": pass_no}
+        if pinning:
+            row["cpus"] = pinning.as_row()
+        placed = {"threads": pinning.wrk_threads, "cpus": pinning.wrk_cpus} if pinning else {}
         server = None
         try:
-            server = Server(spec)
+            server = Server(spec, cpus=pinning.server_cpus if pinning else None)
             reqs, ctype, problem = prepare(server)
             row["ctype"] = ctype
             if problem:
@@ -479,9 +519,9 @@ class Bench:
                 self.log(f"  {case} {spec.label} c={conns}: FAILED CHECK: {problem}")
                 return row
             if self.args.warmup > 0:
-                self.wrk.run(server.url, reqs, conns, self.args.warmup)
+                self.wrk.run(server.url, reqs, conns, self.args.warmup, **placed)
             cpu_before = server.cpu_seconds()
-            r = self.wrk.run(server.url, reqs, conns, self.args.duration)
+            r = self.wrk.run(server.url, reqs, conns, self.args.duration, **placed)
             cpu_after = server.cpu_seconds()
             st = server.status()
             # The case's request must still work after the load.
@@ -505,7 +545,8 @@ class Bench:
             self.rows.append(row)
         return row
 
-    def interleave(self, case: str, specs: list[Spec], conc_list: list[int], prepare_for):
+    def interleave(self, case: str, specs: list[Spec], conc_list: list[int], prepare_for,
+                   pinning: Pinning | None = None):
         """Runs every (server, concurrency) of a case, alternating servers, for each pass; the
         order of servers rotates between passes."""
         self.log(f"case {case}")
@@ -513,7 +554,7 @@ class Bench:
             for conns in conc_list:
                 order = specs[pass_no % len(specs):] + specs[:pass_no % len(specs)]
                 for spec in order:
-                    self.measure_load(case, spec, conns, pass_no, prepare_for(spec))
+                    self.measure_load(case, spec, conns, pass_no, prepare_for(spec), pinning)
 
     # -- the cases
     def case_2026(self, conc_list):
@@ -533,6 +574,14 @@ class Bench:
 
         self.interleave("2026-json", self.specs_2026_json(), conc_list, prep_json)
         self.interleave("2026-sse", self.specs_2026_sse(), conc_list, prep_sse)
+        # The JSON case again at 16 connections, with wrk off the server's core: on shared cores
+        # p99 measures the scheduler (the bare ceiling's is the MCP servers').
+        pinning, why_not = Pinning.own_core_for_wrk()
+        if pinning is None:
+            self.log(f"case 2026-json-own-core: skipped: {why_not}")
+            self.notes.append(f"2026 JSON with the load generator on its own core: not run, {why_not}.")
+        else:
+            self.interleave("2026-json-own-core", self.specs_2026_json(), [16], prep_json, pinning)
 
     def case_2025(self, conc_list):
         def prep_session(spec):
@@ -858,6 +907,7 @@ CASE_TITLES = {
     "2025-stateless": "tools/call echo, 2025-11-25 stateless (no initialize)",
     "tools-list": "tools/list with 200 tools, 2026-07-28 JSON, every page in turn, 16 connections "
                   "(vs faster peer: in whole listings/s)",
+    "2026-json-own-core": "tools/call echo, 2026-07-28, JSON replies, 16 connections, load generator on its own core",
 }
 
 
@@ -881,6 +931,10 @@ def fmt_ratio(x):
     return "—" if x is None else f"{x:.2f}×"
 
 
+def fmt_cpus(cpus):
+    return f"CPU{'s' if len(cpus) > 1 else ''} {','.join(map(str, cpus))}"
+
+
 def group(rows, **match):
     return [r for r in rows if all(r.get(k) == v for k, v in match.items())]
 
@@ -896,7 +950,8 @@ def summarize(rows: list[dict]) -> dict:
         ok = [r for r in rs if "problem" not in r]
         s = {"label": rs[0]["label"], "kind": rs[0]["kind"], "runs": len(rs), "ok": len(ok),
              "problems": sorted({r["problem"] for r in rs if "problem" in r}),
-             "ctype": next((r.get("ctype") for r in rs if r.get("ctype")), None)}
+             "ctype": next((r.get("ctype") for r in rs if r.get("ctype")), None),
+             "cpus": next((r.get("cpus") for r in rs if r.get("cpus")), None)}
         for f in ("rps", "p50", "p99", "cpu_us", "hwm", "rss", "per_session", "before", "after", "growth", "rss_first",
                   "rss_total", "first", "total", "pages", "tools"):
             s[f] = median([r.get(f) for r in ok])
@@ -915,8 +970,8 @@ def markdown(bench: Bench, summary: dict, meta: dict) -> tuple[str, list[str]]:
     L.append(f"- duet: commit {meta['commit']}{' + uncommitted changes' if meta['dirty'] else ''}, "
              f"binary `{os.path.relpath(a.duet_bin, ROOT)}`")
     L.append(f"- Machine: {meta['cores']} cores ({meta['cpu']}), {meta['mem_gib']:.0f} GiB, Linux {meta['kernel']}")
-    L.append(f"- Load generator: {meta['wrk']} on the same cores (1 thread at 1 connection, else 2); "
-             f"{a.duration:g} s per run after {a.warmup:g} s of warm-up, {a.passes} pass(es), servers interleaved "
+    L.append(f"- Load generator: {meta['wrk']} on the same cores as the server (1 thread at 1 connection, else 2), "
+             f"except in the own-core case; {a.duration:g} s per run after {a.warmup:g} s of warm-up, {a.passes} pass(es), servers interleaved "
              f"and rotated; medians shown")
     L.append(f"- Peers: rmcp {meta['rmcp']}, tower-mcp {meta['tower']}, hyper {meta['hyper']} (ceiling); "
              f"built from crates.io by bench/run.sh")
@@ -936,7 +991,7 @@ def markdown(bench: Bench, summary: dict, meta: dict) -> tuple[str, list[str]]:
                 if c == case and k == conns and s["kind"] == "peer" and s[field] is not None]
         return best(vals) if vals else (None, None)
 
-    for case in ("2026-json", "2026-sse", "2025-session", "2025-stateless", "tools-list"):
+    for case in ("2026-json", "2026-sse", "2026-json-own-core", "2025-session", "2025-stateless", "tools-list"):
         items = [(k, s) for k, s in summary.items() if k[0] == case]
         if not items:
             continue
@@ -945,11 +1000,22 @@ def markdown(bench: Bench, summary: dict, meta: dict) -> tuple[str, list[str]]:
         extra = ""
         if case == "2026-sse":
             extra = " | vs own JSON"
+        if case == "2026-json-own-core":
+            extra = " | p99 vs better peer"
+            cpus = next((s["cpus"] for _, s in items if s.get("cpus")), None)
+            if cpus:
+                L.append(f"The 2026 JSON case again, each server confined to {fmt_cpus(cpus['server'])} and wrk "
+                         f"({cpus['wrk_threads']} thread{'s' if cpus['wrk_threads'] > 1 else ''}) to "
+                         f"{fmt_cpus(cpus['wrk'])} (`sched_setaffinity`). On shared cores every server's p99 at 16 "
+                         "connections, the bare ceiling's included, is the scheduler slicing wrk's threads against "
+                         "the server's; here p99 is the server's own.")
+                L.append("")
         if case == "tools-list":
             extra = " | pages | tools | listings/s"
         L.append("| server | conns | reply | req/s | p50 ms | p99 ms | server CPU µs/req | peak RSS MiB | errors | "
                  f"vs ceiling | vs faster peer{extra} |")
-        L.append("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|" if case == "2026-sse" else "")
+        L.append("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+                 + ("---:|" if case in ("2026-sse", "2026-json-own-core") else "")
                  + ("---:|---:|---:|" if case == "tools-list" else ""))
         order = {"duet": 0, "ceiling": 1, "peer": 2}
         for (c, sv, conns), s in sorted(items, key=lambda kv: (kv[0][2], order[kv[1]["kind"]], kv[0][1])):
@@ -971,6 +1037,9 @@ def markdown(bench: Bench, summary: dict, meta: dict) -> tuple[str, list[str]]:
             if case == "2026-sse":
                 j = summary.get(("2026-json", sv, conns))
                 cells.append(fmt_ratio(s["rps"] / j["rps"] if j and j["rps"] and s["rps"] else None))
+            if case == "2026-json-own-core":
+                best_p99, _ = peers_best(case, conns, "p99", min)
+                cells.append(fmt_ratio(s["p99"] / best_p99 if best_p99 and s["p99"] and s["kind"] != "peer" else None))
             if case == "tools-list":
                 pages = s.get("pages")
                 tools = s.get("tools")
@@ -1048,6 +1117,12 @@ def markdown(bench: Bench, summary: dict, meta: dict) -> tuple[str, list[str]]:
     if d and d["p99"] and bp99:
         r = d["p99"] / bp99
         check("p99 at 16 conns (2026 JSON) vs better peer", f"{d['p99'] / 1000:.2f} ms = {r:.2f}×", "≤ 0.5×", r <= 0.5)
+    if "2026" in a.cases.split(",") or "http" in a.cases.split(","):
+        d = get("2026-json-own-core", "duet", 16)
+        bp99, _ = peers_best("2026-json-own-core", 16, "p99", min)
+        r = d["p99"] / bp99 if d and d["p99"] and bp99 else None
+        check("p99 at 16 conns, load generator on its own core (2026 JSON) vs better peer",
+              None if r is None else f"{d['p99'] / 1000:.2f} ms = {r:.2f}×", "≤ 0.5×", r is not None and r <= 0.5)
     big = max((k[2] for k in summary if k[0] == "sessions" and k[1] == "duet"), default=None)
     if big:
         s = get("sessions", "duet", big)
@@ -1189,7 +1264,8 @@ def main():
     ap.add_argument("--stdio-window", type=int, default=64)
     ap.add_argument("--growth", help="FIRST,TOTAL stateless requests for the RSS growth check")
     ap.add_argument("--cases", default="2026,2025,list,sessions,stdio,growth",
-                    help="subset of: 2026,2025,list,sessions,stdio,growth")
+                    help="subset of: 2026,2025,list,sessions,stdio,growth (2026: JSON, SSE, and JSON at 16 "
+                         "connections with the load generator on its own core)")
     ap.add_argument("--note", default="", help="what changed since the last run (goes into RESULTS.md)")
     ap.add_argument("--results", help="markdown file to add the section to (default: bench/RESULTS.md for full "
                                       "runs, none for quick runs)")
