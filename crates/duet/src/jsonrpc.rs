@@ -1,6 +1,6 @@
 //! JSON-RPC 2.0 as MCP uses it: the protocol constants of both eras, request ids, error
-//! objects, responses, compact single-line encoding, and the framing rules that turn one
-//! decoded JSON value into a request, a notification, a stray response or an error.
+//! objects, responses and their compact single-line encoding. Decoding what a client sends
+//! is [`crate::message`]'s.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -253,78 +253,6 @@ pub fn encode(value: &Value) -> String {
     serde_json::to_string(value).unwrap_or_default()
 }
 
-/// What one decoded message turned out to be.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Incoming {
-    Request {
-        id: RequestId,
-        method: String,
-        params: Map<String, Value>,
-    },
-    Notification {
-        method: String,
-        params: Map<String, Value>,
-    },
-    /// A response from the client: ignored unless something waits for it.
-    Response {
-        id: Option<RequestId>,
-        outcome: Result<Value, RpcError>,
-    },
-    /// A notification whose params are not an object: dropped silently.
-    Dropped,
-    /// A message that breaks the framing rules; the error answers it.
-    Invalid(Response),
-}
-
-/// Applies the framing rules of one (non-batch) message.
-pub fn classify(message: Value) -> Incoming {
-    let Value::Object(mut obj) = message else {
-        return Incoming::Invalid(Response::error(None, RpcError::invalid_request("Invalid Request")));
-    };
-    let has_id = obj.contains_key("id");
-    let id = obj.get("id").and_then(RequestId::from_value);
-    if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-        return Incoming::Invalid(Response::error(id, RpcError::invalid_request("Invalid Request")));
-    }
-    let Some(method) = obj.remove("method") else {
-        if obj.contains_key("result") || obj.contains_key("error") {
-            let outcome = match obj.remove("error") {
-                Some(e) => {
-                    Err(serde_json::from_value(e).unwrap_or_else(|_| RpcError::invalid_request("malformed error")))
-                }
-                None => Ok(obj.remove("result").unwrap_or(Value::Null)),
-            };
-            return Incoming::Response { id, outcome };
-        }
-        return Incoming::Invalid(Response::error(id, RpcError::invalid_request("Invalid Request")));
-    };
-    let Value::String(method) = method else {
-        return Incoming::Invalid(Response::error(
-            id,
-            RpcError::invalid_request("Invalid Request: method must be a string"),
-        ));
-    };
-    if has_id && id.is_none() {
-        return Incoming::Invalid(Response::error(None, RpcError::invalid_request("Invalid Request: bad id")));
-    }
-    let params = match obj.remove("params") {
-        None | Some(Value::Null) => Map::new(),
-        Some(Value::Object(p)) => p,
-        Some(_) => {
-            return match id {
-                Some(id) => {
-                    Incoming::Invalid(Response::error(Some(id), RpcError::invalid_params("params must be an object")))
-                }
-                None => Incoming::Dropped,
-            };
-        }
-    };
-    match id {
-        Some(id) => Incoming::Request { id, method, params },
-        None => Incoming::Notification { method, params },
-    }
-}
-
 /// The rank of a log level (0 = debug), or `None` when it is not one of [`LOG_LEVELS`].
 pub fn log_level_rank(level: &str) -> Option<usize> {
     LOG_LEVELS.iter().position(|l| *l == level)
@@ -335,13 +263,6 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn invalid(v: Value) -> Response {
-        match classify(v) {
-            Incoming::Invalid(r) => r,
-            other => panic!("expected invalid, got {other:?}"),
-        }
-    }
-
     #[test]
     fn ids_are_strings_or_integers_only() {
         assert_eq!(RequestId::from_value(&json!(1)), Some(RequestId::Int(1)));
@@ -349,41 +270,6 @@ mod tests {
         for bad in [json!(null), json!(true), json!(1.5), json!({}), json!([])] {
             assert_eq!(RequestId::from_value(&bad), None, "{bad}");
         }
-    }
-
-    #[test]
-    fn envelope_errors() {
-        let r = invalid(json!({"id": 1, "method": "ping"}));
-        assert_eq!((r.id.clone(), r.error_code()), (Some(RequestId::Int(1)), Some(-32600)));
-        let r = invalid(json!({"jsonrpc": "1.0", "id": 2, "method": "ping"}));
-        assert_eq!(r.error_code(), Some(-32600));
-        let r = invalid(json!({"jsonrpc": "2.0", "id": 3, "method": 5}));
-        assert_eq!(r.outcome.unwrap_err().message, "Invalid Request: method must be a string");
-        for bad_id in [json!(null), json!(true), json!(1.5)] {
-            let r = invalid(json!({"jsonrpc": "2.0", "id": bad_id, "method": "ping"}));
-            assert_eq!(r.id, None);
-            assert_eq!(r.outcome.unwrap_err().message, "Invalid Request: bad id");
-        }
-        let r = invalid(json!("just a string"));
-        assert_eq!((r.id.clone(), r.error_code()), (None, Some(-32600)));
-        let r = invalid(json!({"jsonrpc": "2.0", "id": 4}));
-        assert_eq!(r.error_code(), Some(-32600));
-    }
-
-    #[test]
-    fn params_rules() {
-        let r = invalid(json!({"jsonrpc": "2.0", "id": 1, "method": "x", "params": [1, 2]}));
-        assert_eq!(r.outcome.unwrap_err(), RpcError::invalid_params("params must be an object"));
-        assert_eq!(classify(json!({"jsonrpc": "2.0", "method": "x", "params": 3})), Incoming::Dropped);
-        match classify(json!({"jsonrpc": "2.0", "id": 1, "method": "x", "params": null})) {
-            Incoming::Request { params, .. } => assert!(params.is_empty()),
-            other => panic!("{other:?}"),
-        }
-    }
-
-    #[test]
-    fn stray_responses_are_recognised() {
-        assert!(matches!(classify(json!({"jsonrpc": "2.0", "id": 7, "result": {}})), Incoming::Response { .. }));
     }
 
     #[test]

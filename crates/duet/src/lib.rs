@@ -41,6 +41,7 @@ pub mod auth;
 pub mod fixtures;
 pub mod jsonrpc;
 pub mod layer;
+pub mod message;
 pub mod mrtr;
 pub mod protocol;
 pub mod trace;

@@ -8,6 +8,7 @@
 //! installs an OpenTelemetry layer exports the request, and everything a handler does
 //! inside it, as children of the caller's span.
 
+use crate::message::{Incoming, Message, Meta};
 use http::HeaderMap;
 use serde_json::Value;
 use tracing::Span;
@@ -57,11 +58,10 @@ pub fn parse_traceparent(value: &str) -> Option<TraceParent> {
     Some(TraceParent { trace_id, parent_id, flags })
 }
 
-/// The trace context of a JSON-RPC request's `params._meta`.
-pub fn from_meta(params: Option<&Value>) -> Option<TraceContext> {
-    let meta = params?.get("_meta")?;
-    let parent = parse_traceparent(meta.get("traceparent")?.as_str()?)?;
-    let state = meta.get("tracestate").and_then(Value::as_str).map(str::to_owned);
+/// The trace context of a JSON-RPC message's `params._meta`.
+pub fn from_meta(meta: &Meta) -> Option<TraceContext> {
+    let parent = parse_traceparent(meta.other.get("traceparent")?.as_str()?)?;
+    let state = meta.other.get("tracestate").and_then(Value::as_str).map(str::to_owned);
     Some(TraceContext { parent, state })
 }
 
@@ -72,22 +72,22 @@ pub fn from_headers(headers: &HeaderMap) -> Option<TraceContext> {
     Some(TraceContext { parent, state })
 }
 
-/// The trace context of an incoming message: its own `_meta` first (the first request of
-/// a batch), then the transport's headers.
-pub fn of_message(message: &Value, headers: Option<&HeaderMap>) -> Option<TraceContext> {
-    let first = match message {
-        Value::Array(items) => items.iter().find(|i| i.get("method").is_some()),
-        single => Some(single),
-    };
-    first.and_then(|m| from_meta(m.get("params"))).or_else(|| headers.and_then(from_headers))
+/// The trace context of an incoming message: its own `_meta` first (the first request or
+/// notification of a batch), then the transport's headers.
+pub fn of_message(message: &Message, headers: Option<&HeaderMap>) -> Option<TraceContext> {
+    let first = message.items().iter().find_map(|m| match m {
+        Incoming::Request { meta, .. } | Incoming::Notification { meta, .. } => Some(meta),
+        _ => None,
+    });
+    first.and_then(from_meta).or_else(|| headers.and_then(from_headers))
 }
 
 /// The span a request runs in: `mcp.request` with its method, and the caller's trace as
 /// its parent.
-pub fn request_span(message: &Value, headers: Option<&HeaderMap>) -> Span {
+pub fn request_span(message: &Message, headers: Option<&HeaderMap>) -> Span {
     let method = match message {
-        Value::Array(_) => "batch",
-        single => single.get("method").and_then(Value::as_str).unwrap_or("message"),
+        Message::Batch(_) => "batch",
+        Message::One(_) => message.method().unwrap_or("message"),
     };
     let span = tracing::info_span!(
         "mcp.request",
@@ -164,12 +164,13 @@ mod tests {
         let mut headers = HeaderMap::new();
         headers
             .insert("traceparent", "00-11111111111111111111111111111111-2222222222222222-00".parse().expect("ascii"));
-        let with_meta =
-            json!({"method": "tools/call", "params": {"_meta": {"traceparent": PARENT, "tracestate": "k=v"}}});
+        let with_meta = Message::from(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"_meta": {"traceparent": PARENT, "tracestate": "k=v"}}}),
+        );
         let cx = of_message(&with_meta, Some(&headers)).expect("context");
         assert_eq!(cx.parent.parent_id, "00f067aa0ba902b7");
         assert_eq!(cx.state.as_deref(), Some("k=v"));
-        let without = json!({"method": "tools/call", "params": {}});
+        let without = Message::from(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {}}));
         assert_eq!(of_message(&without, Some(&headers)).map(|c| c.parent.parent_id), Some("2222222222222222".into()));
         assert_eq!(of_message(&without, None), None);
     }

@@ -135,6 +135,16 @@ async fn statuses_of_2026_errors() {
     // The envelope alone makes a batch 2026.
     m.post_json(json!([request])).send().await.expect_status(StatusCode::BAD_REQUEST);
 
+    // A message that breaks the framing rules is answered with its -32600, as a 400.
+    let as_2026 = |body: Value| m.post_json(body).header("mcp-protocol-version", MODERN);
+    let wrong_jsonrpc = json!({"jsonrpc": "1.0", "id": 7, "method": "tools/list", "params": enveloped(json!({}))});
+    as_2026(wrong_jsonrpc).send().await.expect_rpc_error(StatusCode::BAD_REQUEST, -32600, &json!(7));
+    let null_id = json!({"jsonrpc": "2.0", "id": null, "method": "tools/list", "params": enveloped(json!({}))});
+    as_2026(null_id).send().await.expect_http_error(StatusCode::BAD_REQUEST, "Invalid Request: bad id");
+    // A notification, even one whose params are not an object, is accepted and dropped.
+    let odd_notification = json!({"jsonrpc": "2.0", "method": "notifications/x", "params": 3});
+    as_2026(odd_notification).send().await.expect_status(StatusCode::ACCEPTED);
+
     let listen = m.post("subscriptions/listen", json!({"notifications": {"toolsListChanged": true}}));
     listen
         .header("accept", "application/json")

@@ -30,7 +30,7 @@
 use crate::layer::Principal;
 use glob::{MatchOptions, Pattern};
 use serde::Deserialize;
-use serde_json::Value;
+use serde_json::{Map, Value};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 
@@ -248,14 +248,14 @@ impl ScopeMap {
 
 /// The guarded primitive a JSON-RPC request uses, if any: `tools/call`, `prompts/get` and
 /// `resources/read` (and `resources/subscribe`).
-pub fn operation(method: &str, params: Option<&Value>) -> Option<(Kind, String)> {
+pub fn operation(method: &str, params: &Map<String, Value>) -> Option<(Kind, String)> {
     let (kind, key) = match method {
         "tools/call" => (Kind::Tool, "name"),
         "prompts/get" => (Kind::Prompt, "name"),
         "resources/read" | "resources/subscribe" => (Kind::Resource, "uri"),
         _ => return None,
     };
-    let name = params?.get(key)?.as_str()?;
+    let name = params.get(key)?.as_str()?;
     Some((kind, name.to_owned()))
 }
 
@@ -339,11 +339,12 @@ mod tests {
 
     #[test]
     fn operations_of_requests() {
-        let call = json!({"name": "echo", "arguments": {}});
-        assert_eq!(operation("tools/call", Some(&call)), Some((Kind::Tool, "echo".into())));
-        let read = json!({"uri": "test://info"});
-        assert_eq!(operation("resources/read", Some(&read)), Some((Kind::Resource, "test://info".into())));
-        assert_eq!(operation("tools/list", None), None);
-        assert_eq!(operation("tools/call", Some(&json!({}))), None);
+        let params = |v: Value| v.as_object().cloned().unwrap();
+        let call = params(json!({"name": "echo", "arguments": {}}));
+        assert_eq!(operation("tools/call", &call), Some((Kind::Tool, "echo".into())));
+        let read = params(json!({"uri": "test://info"}));
+        assert_eq!(operation("resources/read", &read), Some((Kind::Resource, "test://info".into())));
+        assert_eq!(operation("tools/list", &Map::new()), None);
+        assert_eq!(operation("tools/call", &Map::new()), None);
     }
 }

@@ -3,23 +3,15 @@
 
 use super::Version;
 use crate::jsonrpc::{MODERN_VERSIONS, RpcError, code, envelope_key as key, log_level_rank};
-use serde_json::{Map, Value, json};
+use crate::message::Meta;
+use serde_json::{Value, json};
 
-/// What a modern request says about itself (borrowed from its params).
+/// What a modern request says about itself (borrowed from its `_meta`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Envelope<'a> {
     pub version: Version,
     pub client_capabilities: &'a Value,
     pub log_level: Option<&'a str>,
-}
-
-/// Whether a request's params carry the envelope (its protocol version key).
-pub fn is_enveloped(params: &Map<String, Value>) -> bool {
-    meta(params).is_some_and(|m| m.contains_key(key::PROTOCOL_VERSION))
-}
-
-pub fn meta(params: &Map<String, Value>) -> Option<&Map<String, Value>> {
-    params.get("_meta").and_then(Value::as_object)
 }
 
 /// The -32602 error of an envelope that lacks required keys.
@@ -34,36 +26,32 @@ pub fn unsupported_version(requested: &Value) -> RpcError {
         .with_data(json!({"supported": MODERN_VERSIONS, "requested": requested}))
 }
 
-/// The request's `_meta` when it carries both required envelope keys; otherwise the error
-/// that names the missing ones.
-pub fn required_meta(params: &Map<String, Value>) -> Result<&Map<String, Value>, RpcError> {
-    let meta = meta(params);
-    let missing: Vec<&str> = [key::PROTOCOL_VERSION, key::CLIENT_CAPABILITIES]
-        .into_iter()
-        .filter(|k| !meta.is_some_and(|m| m.contains_key(*k)))
-        .collect();
-    meta.filter(|_| missing.is_empty()).ok_or_else(|| missing_keys_error(&missing))
+/// The two required envelope keys, the requested version and the client's capabilities;
+/// otherwise the error that names the missing ones.
+pub fn required(meta: &Meta) -> Result<(&Value, &Value), RpcError> {
+    match (&meta.protocol_version, &meta.client_capabilities) {
+        (Some(version), Some(capabilities)) => Ok((version, capabilities)),
+        (version, capabilities) => {
+            let missing =
+                [(key::PROTOCOL_VERSION, version.is_none()), (key::CLIENT_CAPABILITIES, capabilities.is_none())];
+            Err(missing_keys_error(&missing.into_iter().filter_map(|(k, gone)| gone.then_some(k)).collect::<Vec<_>>()))
+        }
+    }
 }
 
 /// Reads and checks the envelope: both required keys, a string version that is a modern
 /// revision, and a valid log level when one is given.
-pub fn parse(params: &Map<String, Value>) -> Result<Envelope<'_>, RpcError> {
-    parse_meta(required_meta(params)?)
-}
-
-/// [`parse`] of a `_meta` that [`required_meta`] returned.
-pub fn parse_meta(meta: &Map<String, Value>) -> Result<Envelope<'_>, RpcError> {
-    let requested = &meta[key::PROTOCOL_VERSION];
+pub fn parse(meta: &Meta) -> Result<Envelope<'_>, RpcError> {
+    let (requested, client_capabilities) = required(meta)?;
     let Some(version_str) = requested.as_str() else {
         return Err(RpcError::invalid_params(format!("{} must be a string", key::PROTOCOL_VERSION)));
     };
     let version =
         Version::parse(version_str).filter(|v| v.is_modern()).ok_or_else(|| unsupported_version(requested))?;
-    let client_capabilities = &meta[key::CLIENT_CAPABILITIES];
     if !client_capabilities.is_object() {
         return Err(RpcError::invalid_params(format!("{} must be an object", key::CLIENT_CAPABILITIES)));
     }
-    let log_level = match meta.get(key::LOG_LEVEL) {
+    let log_level = match &meta.log_level {
         None | Some(Value::Null) => None,
         Some(Value::String(l)) if log_level_rank(l).is_some() => Some(l.as_str()),
         Some(other) => {
@@ -77,29 +65,29 @@ pub fn parse_meta(meta: &Map<String, Value>) -> Result<Envelope<'_>, RpcError> {
 mod tests {
     use super::*;
 
-    fn params(meta: Value) -> Map<String, Value> {
-        json!({"_meta": meta}).as_object().unwrap().clone()
+    fn meta(meta: Value) -> Meta {
+        serde_json::from_value(meta).unwrap()
     }
 
     #[test]
     fn checks_in_order() {
-        let e = parse(&params(json!({key::PROTOCOL_VERSION: "2026-07-28"}))).unwrap_err();
+        let e = parse(&meta(json!({key::PROTOCOL_VERSION: "2026-07-28"}))).unwrap_err();
         assert_eq!(
             e.message,
             "params._meta is missing the required envelope key(s): io.modelcontextprotocol/clientCapabilities"
         );
-        let e = parse(&params(json!({key::PROTOCOL_VERSION: 5, key::CLIENT_CAPABILITIES: {}}))).unwrap_err();
+        let e = parse(&meta(json!({key::PROTOCOL_VERSION: 5, key::CLIENT_CAPABILITIES: {}}))).unwrap_err();
         assert_eq!(e.code, -32602);
-        let e = parse(&params(json!({key::PROTOCOL_VERSION: "2099-01-01", key::CLIENT_CAPABILITIES: {}}))).unwrap_err();
+        let e = parse(&meta(json!({key::PROTOCOL_VERSION: "2099-01-01", key::CLIENT_CAPABILITIES: {}}))).unwrap_err();
         assert_eq!((e.code, e.data), (-32022, Some(json!({"supported": ["2026-07-28"], "requested": "2099-01-01"}))));
-        let e = parse(&params(json!({key::PROTOCOL_VERSION: "2025-11-25", key::CLIENT_CAPABILITIES: {}}))).unwrap_err();
+        let e = parse(&meta(json!({key::PROTOCOL_VERSION: "2025-11-25", key::CLIENT_CAPABILITIES: {}}))).unwrap_err();
         assert_eq!(e.code, -32022);
-        let e = parse(&params(
+        let e = parse(&meta(
             json!({key::PROTOCOL_VERSION: "2026-07-28", key::CLIENT_CAPABILITIES: {}, key::LOG_LEVEL: "loud"}),
         ))
         .unwrap_err();
         assert_eq!(e.code, -32602);
-        let debug = params(
+        let debug = meta(
             json!({key::PROTOCOL_VERSION: "2026-07-28", key::CLIENT_CAPABILITIES: {"sampling": {}}, key::LOG_LEVEL: "debug"}),
         );
         let ok = parse(&debug).unwrap();

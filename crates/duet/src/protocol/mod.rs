@@ -13,6 +13,6 @@ mod version;
 
 pub use listen::LISTEN_QUEUE;
 pub use server::{Server, ServerOptions, SessionOptions};
-pub use session::{Answer, Session, runs_inline};
+pub use session::{Answer, Session};
 pub use shape::CacheHints;
 pub use version::{Era, Version};

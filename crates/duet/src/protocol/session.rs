@@ -9,10 +9,10 @@ use super::server::{Server, SessionOptions};
 use super::shape::{self, CacheHints};
 use super::{Era, Version};
 use crate::jsonrpc::{
-    Incoming, LATEST_HANDSHAKE_VERSION, MODERN_VERSIONS, Output, RequestId, Response, RpcError, Sink, classify, code,
-    log_level_rank,
+    LATEST_HANDSHAKE_VERSION, MODERN_VERSIONS, Output, RequestId, Response, RpcError, Sink, code, log_level_rank,
 };
 use crate::layer::{Change, Principal, RequestCx};
+use crate::message::{Incoming, Message, Meta};
 use futures::FutureExt;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
@@ -51,15 +51,6 @@ impl Answer {
         }
         out.push(b']');
         String::from_utf8(out).unwrap_or_default()
-    }
-}
-
-/// Whether a transport should handle `message` in arrival order rather than concurrently:
-/// `initialize`, notifications and responses are; other requests and batches are not.
-pub fn runs_inline(message: &Value) -> bool {
-    match message {
-        Value::Object(m) => !m.contains_key("id") || m.get("method").and_then(Value::as_str) == Some("initialize"),
-        _ => false,
     }
 }
 
@@ -105,7 +96,9 @@ pub(crate) struct Call<'a> {
     pub session: &'a SessionShared,
     pub id: RequestId,
     pub method: String,
+    /// The params without `_meta`, which is in `meta`.
     pub params: Map<String, Value>,
+    pub meta: Meta,
     pub version: Version,
     pub principal: Arc<Principal>,
     pub client_capabilities: Arc<Value>,
@@ -156,16 +149,27 @@ impl Session {
         self.inner.state().version
     }
 
-    /// Handles one decoded message (an object or a batch array). `sink` receives this
-    /// request's notifications (an SSE stream); without one they go to the session's send.
-    /// `principal` overrides the session's principal for this message.
+    /// Handles one message given as a JSON value (an object or a batch array); see
+    /// [`Session::handle_message`].
     pub async fn handle(&self, message: Value, sink: Option<Sink>, principal: Option<Principal>) -> Option<Answer> {
+        self.handle_message(Message::from(message), sink, principal).await
+    }
+
+    /// Handles one decoded message. `sink` receives this request's notifications (an SSE
+    /// stream); without one they go to the session's send. `principal` overrides the
+    /// session's principal for this message.
+    pub async fn handle_message(
+        &self,
+        message: Message,
+        sink: Option<Sink>,
+        principal: Option<Principal>,
+    ) -> Option<Answer> {
         let principal = principal.map(Arc::new);
         match message {
-            Value::Array(items) => self.handle_batch(items, sink, principal).await,
+            Message::Batch(items) => self.handle_batch(items, sink, principal).await,
             // A one-shot session's single request is the only one it will see: nothing can
             // reach it to cancel it, so it is not tracked.
-            single => {
+            Message::One(single) => {
                 let tracked = self.inner.lasting;
                 self.inner.handle_one(single, sink.as_ref(), principal.as_ref(), tracked).await.map(Answer::One)
             }
@@ -174,7 +178,7 @@ impl Session {
 
     async fn handle_batch(
         &self,
-        items: Vec<Value>,
+        items: Vec<Incoming>,
         sink: Option<Sink>,
         principal: Option<Arc<Principal>>,
     ) -> Option<Answer> {
@@ -224,12 +228,12 @@ impl SessionShared {
     /// `notifications/cancelled` that names it.
     async fn handle_one(
         &self,
-        message: Value,
+        message: Incoming,
         sink: Option<&Sink>,
         principal: Option<&Arc<Principal>>,
         tracked: bool,
     ) -> Option<Response> {
-        match classify(message) {
+        match message {
             Incoming::Invalid(response) => Some(response),
             Incoming::Response { id: Some(id), outcome } => {
                 let waiting = self.pending.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
@@ -239,12 +243,12 @@ impl SessionShared {
                 None
             }
             Incoming::Response { id: None, .. } | Incoming::Dropped => None,
-            Incoming::Notification { method, params } => {
+            Incoming::Notification { method, params, .. } => {
                 self.handle_notification(&method, &params);
                 None
             }
-            Incoming::Request { id, method, params } => {
-                self.handle_request(id, method, params, sink, principal, tracked).await
+            Incoming::Request { id, method, params, meta } => {
+                self.handle_request(id, (method, params, meta), sink, principal, tracked).await
             }
         }
     }
@@ -271,8 +275,7 @@ impl SessionShared {
     async fn handle_request(
         &self,
         id: RequestId,
-        method: String,
-        params: Map<String, Value>,
+        asked: Asked,
         sink: Option<&Sink>,
         principal: Option<&Arc<Principal>>,
         tracked: bool,
@@ -286,7 +289,7 @@ impl SessionShared {
         // client went away), work it started on other tasks sees the cancellation.
         let _in_flight = InFlight { session: self, id: tracked_id, cancel: cancel.clone() };
         let run = async {
-            let call = self.route(id.clone(), method, params, sink, principal, cancel.clone())?;
+            let call = self.route(id.clone(), asked, sink, principal, cancel.clone())?;
             let method = call.method.clone();
             AssertUnwindSafe(call.run()).catch_unwind().await.unwrap_or_else(|panic| {
                 let what = panic
@@ -310,20 +313,20 @@ impl SessionShared {
     fn route(
         &self,
         id: RequestId,
-        method: String,
-        params: Map<String, Value>,
+        (method, params, meta): Asked,
         sink: Option<&Sink>,
         principal: Option<&Arc<Principal>>,
         cancel: CancellationToken,
     ) -> Result<Call<'_>, RpcError> {
         let mut state = self.state();
-        let (version, client_capabilities, log_level) = if envelope::is_enveloped(&params) {
+        // A request that names a protocol version in `_meta` is a 2026 request.
+        let (version, client_capabilities, log_level) = if meta.protocol_version.is_some() {
             if state.era == Some(Era::Handshake) {
                 return Err(RpcError::invalid_request(
                     "this session negotiated its protocol version with initialize; requests must not carry the 2026-07-28 _meta envelope",
                 ));
             }
-            let Envelope { version, client_capabilities, log_level } = envelope::parse(&params)?;
+            let Envelope { version, client_capabilities, log_level } = envelope::parse(&meta)?;
             state.era = Some(Era::Modern);
             state.version = Some(version);
             (version, Arc::new(client_capabilities.clone()), log_level.map(str::to_owned))
@@ -356,6 +359,7 @@ impl SessionShared {
             id,
             method,
             params,
+            meta,
             version,
             principal: principal.cloned().unwrap_or_else(|| self.principal.clone()),
             client_capabilities,
@@ -404,8 +408,7 @@ impl Call<'_> {
     /// The handler context of this request, with the client's answers to earlier input
     /// requests and the handler's own state.
     pub fn request_cx_with(&self, input_responses: Map<String, Value>, state: Option<Value>) -> RequestCx {
-        let meta = envelope::meta(&self.params);
-        let progress_token = meta.and_then(|m| m.get("progressToken")).and_then(RequestId::from_value);
+        let progress_token = self.meta.progress_token.as_ref().and_then(RequestId::from_value);
         let mut cx = RequestCx::builder(self.principal.clone())
             .request_id(self.id.clone())
             .client_capabilities(self.client_capabilities.clone())
@@ -472,6 +475,9 @@ impl Call<'_> {
         }
     }
 }
+
+/// What a request asks: its method, its params and its `_meta`.
+type Asked = (String, Map<String, Value>, Meta);
 
 /// Why a request to the client got no usable answer.
 #[derive(Debug, thiserror::Error)]

@@ -6,7 +6,8 @@
 
 use crate::jsonrpc::{Response, RpcError, Sink, encode};
 use crate::layer::Principal;
-use crate::protocol::{Server, SessionOptions, runs_inline};
+use crate::message::Message;
+use crate::protocol::{Server, SessionOptions};
 use serde_json::Value;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Write};
@@ -52,19 +53,19 @@ where
         if text.is_empty() {
             continue;
         }
-        let Some(message) = std::str::from_utf8(text).ok().and_then(|t| serde_json::from_str::<Value>(t).ok()) else {
+        let Some(message) = std::str::from_utf8(text).ok().and_then(|t| serde_json::from_str::<Message>(t).ok()) else {
             writer.line(Response::error(None, RpcError::parse_error()).to_line());
             continue;
         };
         let span = crate::trace::request_span(&message, None);
-        if runs_inline(&message) {
-            if let Some(answer) = session.handle(message, None, None).instrument(span).await {
+        if message.runs_inline() {
+            if let Some(answer) = session.handle_message(message, None, None).instrument(span).await {
                 writer.line(answer.to_line());
             }
         } else {
             let (session, writer) = (session.clone(), writer.clone());
             let run = async move {
-                if let Some(answer) = session.handle(message, None, None).await {
+                if let Some(answer) = session.handle_message(message, None, None).await {
                     writer.line(answer.to_line());
                 }
             };

@@ -7,7 +7,6 @@ use super::post::{parse_message, read_body, sse_response};
 use super::service::{Gated, HttpShared, http_error};
 use super::sessions::{HttpSession, Kind};
 use super::stream::{StreamOpen, outbox_stream};
-use crate::protocol::runs_inline;
 use http::{Response, StatusCode};
 use std::sync::Arc;
 use tracing::Instrument;
@@ -61,7 +60,7 @@ where
         Err(refused) => return *refused,
     };
     let span = crate::trace::request_span(&message, Some(&parts.headers));
-    if runs_inline(&message) {
+    if message.runs_inline() {
         deliver(&session, message, principal).instrument(span).await;
     } else {
         tokio::spawn(async move { deliver(&session, message, principal).await }.instrument(span));
@@ -71,8 +70,8 @@ where
     response
 }
 
-async fn deliver(session: &HttpSession, message: serde_json::Value, principal: crate::layer::Principal) {
-    if let Some(answer) = session.session.handle(message, None, Some(principal)).await {
+async fn deliver(session: &HttpSession, message: crate::message::Message, principal: crate::layer::Principal) {
+    if let Some(answer) = session.session.handle_message(message, None, Some(principal)).await {
         session.outbox.push(answer.to_line());
     }
 }

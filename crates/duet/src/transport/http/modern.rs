@@ -2,7 +2,8 @@
 //! POST belongs to, and the ladder of envelope and header checks (first failure wins,
 //! answered with HTTP 400 and the request's id).
 
-use crate::jsonrpc::{RpcError, code, envelope_key as key};
+use crate::jsonrpc::{RpcError, code};
+use crate::message::{Incoming, Meta};
 use crate::protocol::{Version, envelope};
 use base64::Engine as _;
 use http::header::AsHeaderName;
@@ -20,12 +21,14 @@ pub fn header<K: AsHeaderName>(headers: &HeaderMap, name: K) -> Option<&str> {
 
 /// A 2026 message: its `MCP-Protocol-Version` header names a modern revision, or its
 /// `_meta` carries an envelope key.
-pub fn is_modern(message: &Value, headers: &HeaderMap) -> bool {
+pub fn is_modern(message: &Incoming, headers: &HeaderMap) -> bool {
     if header(headers, &PROTOCOL_VERSION_HEADER).and_then(Version::parse).is_some_and(Version::is_modern) {
         return true;
     }
-    let meta = message.get("params").and_then(|p| p.get("_meta")).and_then(Value::as_object);
-    meta.is_some_and(|m| m.contains_key(key::PROTOCOL_VERSION) || m.contains_key(key::CLIENT_CAPABILITIES))
+    match message {
+        Incoming::Request { meta, .. } | Incoming::Notification { meta, .. } => meta.is_enveloped(),
+        _ => false,
+    }
 }
 
 /// Decodes a header value sent as `=?base64?…?=` (`None` when that base64 is invalid);
@@ -42,11 +45,10 @@ fn mismatch(message: &str) -> RpcError {
 }
 
 /// The ladder for one 2026 request.
-pub fn check(headers: &HeaderMap, method: &str, params: &Map<String, Value>) -> Result<(), RpcError> {
-    let meta = envelope::required_meta(params)?;
-    let version = meta.get(key::PROTOCOL_VERSION);
+pub fn check(headers: &HeaderMap, method: &str, params: &Map<String, Value>, meta: &Meta) -> Result<(), RpcError> {
+    let (version, _) = envelope::required(meta)?;
     let header_version = header(headers, &PROTOCOL_VERSION_HEADER);
-    if header_version.is_none() || version.and_then(Value::as_str).is_some_and(|v| Some(v) != header_version) {
+    if header_version.is_none() || version.as_str().is_some_and(|v| Some(v) != header_version) {
         return Err(mismatch("MCP-Protocol-Version header does not match the request envelope's protocol version"));
     }
     if header(headers, &METHOD_HEADER) != Some(method) {
@@ -65,12 +67,14 @@ pub fn check(headers: &HeaderMap, method: &str, params: &Map<String, Value>) -> 
             return Err(mismatch(&format!("Mcp-Name header does not match the request body's '{field}' parameter")));
         }
     }
-    envelope::parse_meta(meta).map(|_| ())
+    envelope::parse(meta).map(|_| ())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::jsonrpc::envelope_key as key;
+    use crate::message::Message;
     use serde_json::json;
 
     fn headers(pairs: &[(&str, &str)]) -> HeaderMap {
@@ -81,22 +85,38 @@ mod tests {
         h
     }
 
-    fn params(version: Value, extra: Value) -> Map<String, Value> {
-        let mut p = json!({"_meta": {key::PROTOCOL_VERSION: version, key::CLIENT_CAPABILITIES: {}}});
-        p.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
-        p.as_object().unwrap().clone()
+    /// A decoded message: a request (or notification, without `id`) carrying `params`.
+    fn message(params: Value, id: Option<i64>) -> Incoming {
+        let mut m = json!({"jsonrpc": "2.0", "method": "tools/call", "params": params});
+        if let Some(id) = id {
+            m["id"] = json!(id);
+        }
+        let Message::One(one) = Message::from(m) else { panic!("one message") };
+        one
     }
 
-    fn code_of(h: &HeaderMap, method: &str, p: &Map<String, Value>) -> i64 {
-        check(h, method, p).unwrap_err().code
+    /// The params and meta of a request with an envelope at `version`, and `extra` params.
+    fn params(version: Value, extra: Value) -> (Map<String, Value>, Meta) {
+        let mut p = json!({"_meta": {key::PROTOCOL_VERSION: version, key::CLIENT_CAPABILITIES: {}}});
+        p.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        let Incoming::Request { params, meta, .. } = message(p, Some(1)) else { panic!("a request") };
+        (params, meta)
+    }
+
+    fn check_of(h: &HeaderMap, method: &str, (params, meta): &(Map<String, Value>, Meta)) -> Result<(), RpcError> {
+        check(h, method, params, meta)
+    }
+
+    fn code_of(h: &HeaderMap, method: &str, p: &(Map<String, Value>, Meta)) -> i64 {
+        check_of(h, method, p).unwrap_err().code
     }
 
     #[test]
     fn the_ladder() {
         let ok = headers(&[("mcp-protocol-version", "2026-07-28"), ("mcp-method", "tools/call"), ("mcp-name", "echo")]);
         let p = params(json!("2026-07-28"), json!({"name": "echo"}));
-        assert!(check(&ok, "tools/call", &p).is_ok());
-        let no_caps = json!({"_meta": {key::PROTOCOL_VERSION: "2026-07-28"}}).as_object().unwrap().clone();
+        assert!(check_of(&ok, "tools/call", &p).is_ok());
+        let no_caps = (Map::new(), serde_json::from_value(json!({key::PROTOCOL_VERSION: "2026-07-28"})).unwrap());
         assert_eq!(code_of(&ok, "tools/call", &no_caps), -32602);
         assert_eq!(code_of(&headers(&[("mcp-method", "tools/call"), ("mcp-name", "echo")]), "tools/call", &p), -32020);
         let wrong_version =
@@ -112,7 +132,7 @@ mod tests {
             ("mcp-method", "tools/call"),
             ("mcp-name", "=?base64?ZWNobw==?="),
         ]);
-        assert!(check(&encoded, "tools/call", &p).is_ok());
+        assert!(check_of(&encoded, "tools/call", &p).is_ok());
         let bad_b64 = headers(&[
             ("mcp-protocol-version", "2026-07-28"),
             ("mcp-method", "tools/call"),
@@ -121,7 +141,7 @@ mod tests {
         assert_eq!(code_of(&bad_b64, "tools/call", &p), -32020);
         let future =
             headers(&[("mcp-protocol-version", "v999.0.0"), ("mcp-method", "tools/call"), ("mcp-name", "echo")]);
-        let err = check(&future, "tools/call", &params(json!("v999.0.0"), json!({"name": "echo"}))).unwrap_err();
+        let err = check_of(&future, "tools/call", &params(json!("v999.0.0"), json!({"name": "echo"}))).unwrap_err();
         assert_eq!((err.code, err.data.unwrap()["requested"].clone()), (-32022, json!("v999.0.0")));
         let numeric = headers(&[("mcp-protocol-version", "5"), ("mcp-method", "tools/list")]);
         assert_eq!(code_of(&numeric, "tools/list", &params(json!(5), json!({}))), -32602);
@@ -130,10 +150,11 @@ mod tests {
     #[test]
     fn era_detection() {
         let modern = headers(&[("mcp-protocol-version", "2026-07-28")]);
-        assert!(is_modern(&json!({"method": "server/discover"}), &modern));
+        assert!(is_modern(&message(json!({}), Some(1)), &modern));
         let legacy = headers(&[("mcp-protocol-version", "2025-11-25")]);
-        assert!(!is_modern(&json!({"method": "tools/list"}), &legacy));
-        let enveloped = json!({"params": {"_meta": {key::CLIENT_CAPABILITIES: {}}}});
+        assert!(!is_modern(&message(json!({}), Some(1)), &legacy));
+        let enveloped = message(json!({"_meta": {key::CLIENT_CAPABILITIES: {}}}), None);
         assert!(is_modern(&enveloped, &HeaderMap::new()));
+        assert!(!is_modern(&message(json!({"_meta": {"progressToken": 1}}), Some(1)), &HeaderMap::new()));
     }
 }

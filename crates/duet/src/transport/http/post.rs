@@ -8,8 +8,9 @@ use super::modern::{self, PROTOCOL_VERSION_HEADER, header};
 use super::service::{Gated, HttpShared, SESSION_HEADER, http_error, json, rpc_error};
 use super::sessions::Kind;
 use crate::auth::scopes;
-use crate::jsonrpc::{DEFAULT_HTTP_VERSION, RequestId, RpcError, Sink, code, encode};
+use crate::jsonrpc::{DEFAULT_HTTP_VERSION, RpcError, Sink, code, encode};
 use crate::layer::Principal;
+use crate::message::{Incoming, Message};
 use crate::protocol::{Answer, Session, SessionOptions, Version};
 use bytes::Bytes;
 use http::header::{self as h, HeaderValue};
@@ -67,27 +68,16 @@ where
     }
 }
 
-/// Parses a JSON-RPC body: an object or an array, else a 400. The body is checked to be
+/// Decodes a JSON-RPC body: an object or an array, else a 400. The body is checked to be
 /// UTF-8 once, as a whole, rather than string by string.
-pub(super) fn parse_message(bytes: &[u8]) -> Result<Value, Refused> {
-    let parsed = std::str::from_utf8(bytes).map_err(serde::de::Error::custom).and_then(serde_json::from_str::<Value>);
+pub(super) fn parse_message(bytes: &[u8]) -> Result<Message, Refused> {
+    let parsed = std::str::from_utf8(bytes).map_err(serde::de::Error::custom).and_then(serde_json::from_str::<Message>);
+    let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
     match parsed {
-        Ok(v @ (Value::Object(_) | Value::Array(_))) => Ok(v),
+        Ok(message) if matches!(first, Some(b'{' | b'[')) => Ok(message),
         Ok(_) => Err(Box::new(http_error(StatusCode::BAD_REQUEST, "Invalid Request"))),
         Err(_) => Err(Box::new(rpc_error(StatusCode::BAD_REQUEST, None, RpcError::parse_error()))),
     }
-}
-
-fn is_request(v: &Value) -> bool {
-    v.get("method").is_some() && v.get("id").is_some()
-}
-
-fn requests(message: &Value) -> impl Iterator<Item = &Value> {
-    let items = match message {
-        Value::Array(items) => items.as_slice(),
-        single => std::slice::from_ref(single),
-    };
-    items.iter().filter(|v| is_request(v))
 }
 
 pub(super) async fn handle<B>(shared: &HttpShared, req: Gated<B>) -> Response<Body>
@@ -118,13 +108,12 @@ where
 
 /// 403 when a request in `message` uses a primitive whose scopes the principal lacks. The
 /// challenge lists every scope the message's operations need, so a client steps up once.
-fn check_scopes(shared: &HttpShared, message: &Value, principal: &Principal) -> Option<Response<Body>> {
+fn check_scopes(shared: &HttpShared, message: &Message, principal: &Principal) -> Option<Response<Body>> {
     let map = shared.config.scopes.as_ref()?;
     let mut required: Vec<String> = Vec::new();
     let mut lacking: Option<(scopes::Kind, String)> = None;
-    for request in requests(message) {
-        let method = request["method"].as_str().unwrap_or_default();
-        let Some((kind, name)) = scopes::operation(method, request.get("params")) else { continue };
+    for (method, params, _) in message.requests() {
+        let Some((kind, name)) = scopes::operation(method, params) else { continue };
         for scope in map.required(kind, &name) {
             if !required.contains(scope) {
                 required.push(scope.clone());
@@ -143,18 +132,18 @@ fn check_scopes(shared: &HttpShared, message: &Value, principal: &Principal) -> 
 async fn route(
     shared: &HttpShared,
     headers: &HeaderMap,
-    message: Value,
+    message: Message,
     principal: Principal,
     accept: Accept,
 ) -> Response<Body> {
     match &message {
-        Value::Array(items) if items.iter().any(|i| modern::is_modern(i, headers)) => {
+        Message::Batch(items) if items.iter().any(|i| modern::is_modern(i, headers)) => {
             return http_error(
                 StatusCode::BAD_REQUEST,
                 "JSON-RPC batches are not supported by protocol version 2026-07-28",
             );
         }
-        Value::Object(_) if modern::is_modern(&message, headers) => {
+        Message::One(one) if modern::is_modern(one, headers) => {
             return handle_modern(shared, headers, message, principal, accept).await;
         }
         _ => {}
@@ -167,7 +156,7 @@ async fn route(
         Some((_, Some(v))) => Some(v),
         None => None,
     };
-    let initialize = message.get("method").and_then(Value::as_str) == Some("initialize");
+    let initialize = message.method() == Some("initialize");
     if shared.config.stateless {
         let version = negotiated.or_else(|| Version::parse(DEFAULT_HTTP_VERSION)).filter(|_| !initialize);
         let session = shared.server.session(SessionOptions {
@@ -212,24 +201,24 @@ async fn route(
     respond(shared, session, message, principal, accept, false).await
 }
 
-/// A 2026 message: the ladder, then a one-shot session that keeps nothing.
+/// A 2026 message: the ladder, then a one-shot session that keeps nothing. An invalid
+/// message is answered with its error.
 async fn handle_modern(
     shared: &HttpShared,
     headers: &HeaderMap,
-    message: Value,
+    message: Message,
     principal: Principal,
     accept: Accept,
 ) -> Response<Body> {
-    if !is_request(&message) {
-        // Client notifications carry nothing for a stateless server over HTTP.
-        return accepted();
-    }
-    if let (Some(method), Some(params)) = (message["method"].as_str(), params_of(&message)) {
-        let empty = serde_json::Map::new();
-        if let Err(error) = modern::check(headers, method, params.unwrap_or(&empty)) {
-            let id = RequestId::from_value(&message["id"]);
-            return rpc_error(StatusCode::BAD_REQUEST, id, error);
+    match &message {
+        Message::One(Incoming::Request { id, method, params, meta }) => {
+            if let Err(error) = modern::check(headers, method, params, meta) {
+                return rpc_error(StatusCode::BAD_REQUEST, Some(id.clone()), error);
+            }
         }
+        Message::One(Incoming::Invalid(_)) => {}
+        // Client notifications carry nothing for a stateless server over HTTP.
+        _ => return accepted(),
     }
     let session = shared.server.session(SessionOptions {
         send: None,
@@ -239,16 +228,6 @@ async fn handle_modern(
         register: false,
     });
     respond(shared, session, message, principal, accept, true).await
-}
-
-/// `Some(params)` when params are an object or absent; `None` when malformed (the engine
-/// answers that).
-fn params_of(message: &Value) -> Option<Option<&serde_json::Map<String, Value>>> {
-    match message.get("params") {
-        None | Some(Value::Null) => Some(None),
-        Some(Value::Object(p)) => Some(Some(p)),
-        Some(_) => None,
-    }
 }
 
 fn accepted() -> Response<Body> {
@@ -274,19 +253,19 @@ fn status_of(answer: &Answer, modern: bool) -> StatusCode {
 pub(super) async fn respond(
     shared: &HttpShared,
     session: Session,
-    message: Value,
+    message: Message,
     principal: Principal,
     accept: Accept,
     modern: bool,
 ) -> Response<Body> {
     let (mut any_request, mut listen, mut streaming) = (false, false, false);
-    for method in requests(&message).map(|r| r["method"].as_str().unwrap_or_default()) {
+    for (method, ..) in message.requests() {
         any_request = true;
         listen |= method == "subscriptions/listen";
         streaming |= matches!(method, "subscriptions/listen" | "tools/call" | "resources/read" | "prompts/get");
     }
     if !any_request {
-        return match session.handle(message, None, Some(principal)).await {
+        return match session.handle_message(message, None, Some(principal)).await {
             Some(answer) => json(StatusCode::BAD_REQUEST, answer.to_line()),
             None => accepted(),
         };
@@ -299,10 +278,10 @@ pub(super) async fn respond(
         return respond_sse(shared, session, message, principal, modern).await;
     }
     let answer = if modern {
-        session.handle(message, None, Some(principal)).await
+        session.handle_message(message, None, Some(principal)).await
     } else {
         // Handshake-era work runs to completion even if the client goes away.
-        let run = async move { session.handle(message, None, Some(principal)).await };
+        let run = async move { session.handle_message(message, None, Some(principal)).await };
         tokio::spawn(run.in_current_span()).await.unwrap_or(None)
     };
     match answer {
@@ -329,7 +308,7 @@ fn done_bytes(answer: Option<Answer>) -> Option<Bytes> {
 async fn respond_sse(
     shared: &HttpShared,
     session: Session,
-    message: Value,
+    message: Message,
     principal: Principal,
     modern: bool,
 ) -> Response<Body> {
@@ -344,7 +323,7 @@ async fn respond_sse(
     let run = {
         let cancel = cancel.clone();
         async move {
-            let handled = session.handle(message, Some(sink), Some(principal));
+            let handled = session.handle_message(message, Some(sink), Some(principal));
             let answer = tokio::select! {
                 biased;
                 _ = cancel.cancelled() => None,
