@@ -508,9 +508,8 @@ impl Registry {
 
     async fn run_tool(&self, tool: &CompiledTool, args: Map<String, Value>, cx: &RequestCx) -> Outcome<ToolResult> {
         let args = Value::Object(args);
-        let problems: Vec<String> = tool.input.iter_errors(&args).map(|e| describe(&e)).collect();
-        if !problems.is_empty() {
-            return Ok(Reply::Complete(ToolResult::error(format!("Invalid arguments: {}", problems.join("; ")))));
+        if let Some(problems) = problems(&tool.input, &args) {
+            return Ok(Reply::Complete(ToolResult::error(format!("Invalid arguments: {problems}"))));
         }
         let Value::Object(args) = args else { unreachable!("validated as an object above") };
         let run = (tool.spec.handler)(args, cx.clone());
@@ -542,10 +541,7 @@ fn check_output(tool: &CompiledTool, result: ToolResult) -> ToolResult {
     };
     let problem = match &result.structured_content {
         None => Some("it returned no structured content".to_string()),
-        Some(v) => {
-            let errors: Vec<String> = validator.iter_errors(v).map(|e| describe(&e)).collect();
-            (!errors.is_empty()).then(|| errors.join("; "))
-        }
+        Some(v) => problems(validator, v),
     };
     match problem {
         None => result,
@@ -557,6 +553,15 @@ fn check_output(tool: &CompiledTool, result: ToolResult) -> ToolResult {
             ))
         }
     }
+}
+
+/// Why `instance` does not match the schema, every problem in one line; `None` when it does
+/// (checked first, without collecting errors).
+fn problems(validator: &jsonschema::Validator, instance: &Value) -> Option<String> {
+    if validator.is_valid(instance) {
+        return None;
+    }
+    Some(validator.iter_errors(instance).map(|e| describe(&e)).collect::<Vec<_>>().join("; "))
 }
 
 fn describe(error: &jsonschema::ValidationError<'_>) -> String {
