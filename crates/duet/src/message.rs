@@ -1,9 +1,9 @@
 //! Decoding what a client sends: one JSON text becomes a [`Message`] (one message or a
 //! batch) of [`Incoming`] messages, each already sorted by the JSON-RPC framing rules into a
 //! request, a notification, a stray response or an error, with its `params._meta` read into
-//! typed fields. The rules run while the text is parsed, so no intermediate `Value` tree of
-//! the message is built and the 2026 envelope is read once; a `Value` (an in-process caller's
-//! message) decodes through the same rules.
+//! typed fields. The rules run while the text is parsed: only the values of params become
+//! `Value`s, and the 2026 envelope is read once. A `Value` (an in-process caller's message)
+//! decodes through the same rules.
 
 use crate::jsonrpc::{RequestId, Response, RpcError, envelope_key as key};
 use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};

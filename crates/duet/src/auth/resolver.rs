@@ -2,7 +2,7 @@
 //! (a bearer token's); a program's own resolver may then confirm or replace it. Roles never
 //! come from anything the client says about itself (`clientInfo`).
 
-use crate::layer::Principal;
+use crate::layer::{ANONYMOUS, Principal};
 use http::HeaderMap;
 use std::sync::Arc;
 
@@ -20,19 +20,19 @@ pub struct RequestInfo<'a> {
 pub type PrincipalResolver = Arc<dyn Fn(&RequestInfo<'_>) -> Option<Principal> + Send + Sync>;
 
 /// The default order: the authenticated principal, then the local user for stdio, then
-/// anonymous.
-pub fn default_principal(info: &RequestInfo<'_>) -> Principal {
+/// anonymous (one principal shared by every such request).
+pub fn default_principal(info: &RequestInfo<'_>) -> Arc<Principal> {
     match (info.principal, info.transport) {
-        (Some(p), _) => p.clone(),
-        (None, "stdio") => Principal::local(),
-        (None, _) => Principal::anonymous(),
+        (Some(p), _) => Arc::new(p.clone()),
+        (None, "stdio") => Arc::new(Principal::local()),
+        (None, _) => ANONYMOUS.clone(),
     }
 }
 
 /// Runs `custom` (if any) and falls back to the default order, keeping the authenticated
 /// principal when the custom resolver declines.
-pub fn resolve(custom: Option<&PrincipalResolver>, info: &RequestInfo<'_>) -> Principal {
-    custom.and_then(|r| r(info)).unwrap_or_else(|| default_principal(info))
+pub fn resolve(custom: Option<&PrincipalResolver>, info: &RequestInfo<'_>) -> Arc<Principal> {
+    custom.and_then(|r| r(info)).map(Arc::new).unwrap_or_else(|| default_principal(info))
 }
 
 #[cfg(test)]
@@ -45,12 +45,13 @@ mod tests {
         let token = Principal::new("alice", ["analyst"]);
         let info = RequestInfo { transport: "http", headers: &headers, session_id: None, principal: Some(&token) };
         let declines: PrincipalResolver = Arc::new(|_| None);
-        assert_eq!(resolve(Some(&declines), &info), token);
+        assert_eq!(*resolve(Some(&declines), &info), token);
         let replaces: PrincipalResolver = Arc::new(|i| Some(Principal::new(format!("via-{}", i.transport), ["x"])));
         assert_eq!(resolve(Some(&replaces), &info).id, "via-http");
         let anon = RequestInfo { principal: None, ..info };
-        assert_eq!(resolve(None, &anon), Principal::anonymous());
+        assert!(Arc::ptr_eq(&resolve(None, &anon), &resolve(None, &anon)), "anonymous is shared");
+        assert_eq!(*resolve(None, &anon), Principal::anonymous());
         let stdio = RequestInfo { transport: "stdio", ..anon };
-        assert_eq!(resolve(None, &stdio), Principal::local());
+        assert_eq!(*resolve(None, &stdio), Principal::local());
     }
 }

@@ -28,6 +28,7 @@ pub use template::UriTemplate;
 pub use typed::{IntoReply, Json, schema_for};
 
 mod principal;
+pub(crate) use principal::ANONYMOUS;
 pub use principal::Principal;
 
 use async_trait::async_trait;

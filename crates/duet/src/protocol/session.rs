@@ -11,7 +11,7 @@ use super::{Era, Version};
 use crate::jsonrpc::{
     LATEST_HANDSHAKE_VERSION, MODERN_VERSIONS, Output, RequestId, Response, RpcError, Sink, code, log_level_rank,
 };
-use crate::layer::{Change, Principal, RequestCx};
+use crate::layer::{ANONYMOUS, Change, Principal, RequestCx};
 use crate::message::{Incoming, Message, Meta};
 use futures::FutureExt;
 use serde_json::value::RawValue;
@@ -54,8 +54,6 @@ impl Answer {
     }
 }
 
-/// The principal of a session that was given none.
-static ANONYMOUS: LazyLock<Arc<Principal>> = LazyLock::new(|| Arc::new(Principal::anonymous()));
 /// The capabilities of a client that declared none yet.
 static NO_CAPABILITIES: LazyLock<Arc<Value>> = LazyLock::new(|| Arc::new(json!({})));
 
@@ -152,7 +150,7 @@ impl Session {
     /// Handles one message given as a JSON value (an object or a batch array); see
     /// [`Session::handle_message`].
     pub async fn handle(&self, message: Value, sink: Option<Sink>, principal: Option<Principal>) -> Option<Answer> {
-        self.handle_message(Message::from(message), sink, principal).await
+        self.handle_message(Message::from(message), sink, principal.map(Arc::new)).await
     }
 
     /// Handles one decoded message. `sink` receives this request's notifications (an SSE
@@ -162,9 +160,8 @@ impl Session {
         &self,
         message: Message,
         sink: Option<Sink>,
-        principal: Option<Principal>,
+        principal: Option<Arc<Principal>>,
     ) -> Option<Answer> {
-        let principal = principal.map(Arc::new);
         match message {
             Message::Batch(items) => self.handle_batch(items, sink, principal).await,
             // A one-shot session's single request is the only one it will see: nothing can
@@ -290,13 +287,12 @@ impl SessionShared {
         let _in_flight = InFlight { session: self, id: tracked_id, cancel: cancel.clone() };
         let run = async {
             let call = self.route(id.clone(), asked, sink, principal, cancel.clone())?;
-            let method = call.method.clone();
             AssertUnwindSafe(call.run()).catch_unwind().await.unwrap_or_else(|panic| {
                 let what = panic
                     .downcast_ref::<&str>()
                     .copied()
                     .or_else(|| panic.downcast_ref::<String>().map(String::as_str));
-                tracing::error!(%method, panic = what.unwrap_or("?"), "a handler panicked");
+                tracing::error!(method = %call.method, panic = what.unwrap_or("?"), "a handler panicked");
                 Err(RpcError::internal())
             })
         };
@@ -465,8 +461,8 @@ impl Call<'_> {
 
     /// Runs the request; a value result of a 2026 request is stamped here, rendered results
     /// were stamped when they were rendered.
-    async fn run(self) -> Result<Output, RpcError> {
-        match methods::dispatch(&self).await? {
+    async fn run(&self) -> Result<Output, RpcError> {
+        match methods::dispatch(self).await? {
             Output::Value(mut result) if self.modern() => {
                 self.stamp(&mut result);
                 Ok(Output::Value(result))

@@ -70,7 +70,7 @@ where
     response
 }
 
-async fn deliver(session: &HttpSession, message: crate::message::Message, principal: crate::layer::Principal) {
+async fn deliver(session: &HttpSession, message: crate::message::Message, principal: Arc<crate::layer::Principal>) {
     if let Some(answer) = session.session.handle_message(message, None, Some(principal)).await {
         session.outbox.push(answer.to_line());
     }

@@ -9,6 +9,7 @@ use base64::Engine as _;
 use http::header::AsHeaderName;
 use http::{HeaderMap, HeaderName};
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 
 pub static PROTOCOL_VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
 pub static METHOD_HEADER: HeaderName = HeaderName::from_static("mcp-method");
@@ -33,10 +34,12 @@ pub fn is_modern(message: &Incoming, headers: &HeaderMap) -> bool {
 
 /// Decodes a header value sent as `=?base64?…?=` (`None` when that base64 is invalid);
 /// other values are literal.
-pub fn decode_header_value(raw: &str) -> Option<String> {
+pub fn decode_header_value(raw: &str) -> Option<Cow<'_, str>> {
     match raw.strip_prefix("=?base64?").and_then(|r| r.strip_suffix("?=")) {
-        None => Some(raw.to_string()),
-        Some(b64) => String::from_utf8(base64::engine::general_purpose::STANDARD.decode(b64).ok()?).ok(),
+        None => Some(Cow::Borrowed(raw)),
+        Some(b64) => {
+            String::from_utf8(base64::engine::general_purpose::STANDARD.decode(b64).ok()?).ok().map(Cow::Owned)
+        }
     }
 }
 

@@ -133,7 +133,7 @@ async fn route(
     shared: &HttpShared,
     headers: &HeaderMap,
     message: Message,
-    principal: Principal,
+    principal: Arc<Principal>,
     accept: Accept,
 ) -> Response<Body> {
     match &message {
@@ -207,7 +207,7 @@ async fn handle_modern(
     shared: &HttpShared,
     headers: &HeaderMap,
     message: Message,
-    principal: Principal,
+    principal: Arc<Principal>,
     accept: Accept,
 ) -> Response<Body> {
     match &message {
@@ -254,7 +254,7 @@ pub(super) async fn respond(
     shared: &HttpShared,
     session: Session,
     message: Message,
-    principal: Principal,
+    principal: Arc<Principal>,
     accept: Accept,
     modern: bool,
 ) -> Response<Body> {
@@ -309,7 +309,7 @@ async fn respond_sse(
     shared: &HttpShared,
     session: Session,
     message: Message,
-    principal: Principal,
+    principal: Arc<Principal>,
     modern: bool,
 ) -> Response<Body> {
     let (tx, mut rx) = mpsc::unbounded_channel::<Event>();

@@ -42,7 +42,7 @@ pub(crate) struct HttpShared {
 /// A request after the gates: its head, who sends it, and its body.
 pub(crate) struct Gated<B> {
     pub parts: http::request::Parts,
-    pub principal: Principal,
+    pub principal: Arc<Principal>,
     pub body: B,
 }
 
