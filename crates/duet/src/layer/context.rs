@@ -5,8 +5,11 @@
 use crate::jsonrpc::{LOG_LEVELS, RequestId, Sink, log_level_rank, notification};
 use crate::layer::Principal;
 use serde_json::{Map, Value, json};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, LazyLock, Mutex};
 use tokio_util::sync::CancellationToken;
+
+/// The capabilities of a client that declared none (yet), made once and shared.
+pub(crate) static NO_CAPABILITIES: LazyLock<Arc<Value>> = LazyLock::new(|| Arc::new(json!({})));
 
 /// The per-request context handed to every handler. Cheap to clone.
 #[derive(Clone)]
@@ -203,7 +206,7 @@ impl RequestCxBuilder {
     pub fn build(self) -> RequestCx {
         let inner = Inner {
             principal: self.principal,
-            client_capabilities: self.client_capabilities.unwrap_or_else(|| Arc::new(json!({}))),
+            client_capabilities: self.client_capabilities.unwrap_or_else(|| NO_CAPABILITIES.clone()),
             request_id: self.request_id,
             progress_token: self.progress_token,
             last_progress: Mutex::new(None),

@@ -17,6 +17,7 @@ mod typed;
 
 pub use changes::{Change, ChangeFeed, Listener};
 pub use content::*;
+pub(crate) use context::NO_CAPABILITIES;
 pub use context::{RequestCx, RequestCxBuilder, normalize_level};
 pub use definition::*;
 pub use error::{ACCESS_DENIED, HandlerError, LayerError, RATE_LIMITED, as_layer_error};

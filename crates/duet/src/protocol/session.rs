@@ -11,7 +11,7 @@ use super::{Era, Version};
 use crate::jsonrpc::{
     LATEST_HANDSHAKE_VERSION, MODERN_VERSIONS, Output, RequestId, Response, RpcError, Sink, code, log_level_rank,
 };
-use crate::layer::{ANONYMOUS, Change, Principal, RequestCx};
+use crate::layer::{ANONYMOUS, Change, NO_CAPABILITIES, Principal, RequestCx};
 use crate::message::{Incoming, Message, Meta};
 use futures::FutureExt;
 use serde_json::value::RawValue;
@@ -19,7 +19,7 @@ use serde_json::{Map, Value, json};
 use std::collections::{HashMap, HashSet};
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
@@ -53,9 +53,6 @@ impl Answer {
         String::from_utf8(out).unwrap_or_default()
     }
 }
-
-/// The capabilities of a client that declared none yet.
-static NO_CAPABILITIES: LazyLock<Arc<Value>> = LazyLock::new(|| Arc::new(json!({})));
 
 /// One connection's session. Cheap to clone.
 #[derive(Clone)]

@@ -20,10 +20,10 @@ pub fn header<K: AsHeaderName>(headers: &HeaderMap, name: K) -> Option<&str> {
     headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim)
 }
 
-/// A 2026 message: its `MCP-Protocol-Version` header names a modern revision, or its
-/// `_meta` carries an envelope key.
-pub fn is_modern(message: &Incoming, headers: &HeaderMap) -> bool {
-    if header(headers, &PROTOCOL_VERSION_HEADER).and_then(Version::parse).is_some_and(Version::is_modern) {
+/// A 2026 message: `header_version` (its `MCP-Protocol-Version` header, read) is a modern
+/// revision, or its `_meta` carries an envelope key.
+pub fn is_modern(message: &Incoming, header_version: Option<Version>) -> bool {
+    if header_version.is_some_and(Version::is_modern) {
         return true;
     }
     match message {
@@ -152,12 +152,11 @@ mod tests {
 
     #[test]
     fn era_detection() {
-        let modern = headers(&[("mcp-protocol-version", "2026-07-28")]);
-        assert!(is_modern(&message(json!({}), Some(1)), &modern));
-        let legacy = headers(&[("mcp-protocol-version", "2025-11-25")]);
-        assert!(!is_modern(&message(json!({}), Some(1)), &legacy));
+        let (modern, legacy) = (Version::parse("2026-07-28"), Version::parse("2025-11-25"));
+        assert!(is_modern(&message(json!({}), Some(1)), modern));
+        assert!(!is_modern(&message(json!({}), Some(1)), legacy));
         let enveloped = message(json!({"_meta": {key::CLIENT_CAPABILITIES: {}}}), None);
-        assert!(is_modern(&enveloped, &HeaderMap::new()));
-        assert!(!is_modern(&message(json!({"_meta": {"progressToken": 1}}), Some(1)), &HeaderMap::new()));
+        assert!(is_modern(&enveloped, None));
+        assert!(!is_modern(&message(json!({"_meta": {"progressToken": 1}}), Some(1)), None));
     }
 }

@@ -136,20 +136,21 @@ async fn route(
     principal: Arc<Principal>,
     accept: Accept,
 ) -> Response<Body> {
+    let header_version = header(headers, &PROTOCOL_VERSION_HEADER).map(|raw| (raw, Version::parse(raw)));
+    let asked = header_version.and_then(|(_, v)| v);
     match &message {
-        Message::Batch(items) if items.iter().any(|i| modern::is_modern(i, headers)) => {
+        Message::Batch(items) if items.iter().any(|i| modern::is_modern(i, asked)) => {
             return http_error(
                 StatusCode::BAD_REQUEST,
                 "JSON-RPC batches are not supported by protocol version 2026-07-28",
             );
         }
-        Message::One(one) if modern::is_modern(one, headers) => {
+        Message::One(one) if modern::is_modern(one, asked) => {
             return handle_modern(shared, headers, message, principal, accept).await;
         }
         _ => {}
     }
-    let header_version = header(headers, &PROTOCOL_VERSION_HEADER);
-    let negotiated = match header_version.map(|v| (v, Version::parse(v))) {
+    let negotiated = match header_version {
         Some((raw, None)) => {
             return http_error(StatusCode::BAD_REQUEST, &format!("Unsupported MCP-Protocol-Version: {raw}"));
         }
