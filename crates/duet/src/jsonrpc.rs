@@ -205,10 +205,20 @@ impl Response {
 
     /// Compact single-line JSON.
     pub fn to_line(&self) -> String {
-        let mut out = Vec::with_capacity(160);
+        let mut out = Vec::with_capacity(self.line_capacity());
         self.write_line(&mut out);
         // serde_json writes UTF-8 only.
         String::from_utf8(out).unwrap_or_default()
+    }
+
+    /// Room for the line: exact for a rendered result (which needs no growing), a guess for
+    /// the rest.
+    pub(crate) fn line_capacity(&self) -> usize {
+        const FRAME: usize = 48;
+        match &self.outcome {
+            Ok(Output::Rendered(text)) => FRAME + text.as_str().len(),
+            _ => 160,
+        }
     }
 
     /// Appends the compact single-line JSON of this response to `out`.

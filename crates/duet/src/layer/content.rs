@@ -175,9 +175,10 @@ impl ToolResult {
         ToolResult { is_error: true, ..Self::text(message) }
     }
 
-    /// Structured output, also serialized into a text block for clients that read text only.
+    /// Structured output, also serialized into a text block for clients that read text only;
+    /// compact, which costs a model fewer tokens than indented JSON.
     pub fn structured(value: Value) -> Self {
-        let text = serde_json::to_string_pretty(&value).unwrap_or_default();
+        let text = serde_json::to_string(&value).unwrap_or_default();
         ToolResult { structured_content: Some(value), ..Self::text(text) }
     }
 
@@ -278,6 +279,16 @@ mod tests {
         assert_eq!(
             serde_json::to_value(ToolResult::error("boom")).unwrap(),
             json!({"content": [{"type": "text", "text": "boom"}], "isError": true})
+        );
+    }
+
+    #[test]
+    fn structured_output_is_also_compact_text() {
+        let r = ToolResult::structured(json!({"text": "hi", "n": [1, 2]}));
+        assert_eq!(r.structured_content, Some(json!({"text": "hi", "n": [1, 2]})));
+        assert_eq!(
+            serde_json::to_value(&r.content).unwrap(),
+            json!([{"type": "text", "text": r#"{"n":[1,2],"text":"hi"}"#}])
         );
     }
 

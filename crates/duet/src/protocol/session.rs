@@ -41,7 +41,7 @@ impl Answer {
     /// Compact single-line JSON.
     pub fn to_line(&self) -> String {
         let Answer::Batch(rs) = self else { return self.responses()[0].to_line() };
-        let mut out = Vec::with_capacity(160 * rs.len() + 2);
+        let mut out = Vec::with_capacity(rs.iter().map(Response::line_capacity).sum::<usize>() + rs.len() + 1);
         out.push(b'[');
         for (i, r) in rs.iter().enumerate() {
             if i > 0 {
