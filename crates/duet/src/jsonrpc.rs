@@ -211,8 +211,8 @@ impl Response {
         String::from_utf8(out).unwrap_or_default()
     }
 
-    /// Room for the line: exact for a rendered result (which needs no growing), a guess for
-    /// the rest.
+    /// Room for the line: enough for a rendered result and an id of up to 15 characters (no
+    /// growing), a guess for the rest.
     pub(crate) fn line_capacity(&self) -> usize {
         const FRAME: usize = 48;
         match &self.outcome {
