@@ -17,7 +17,7 @@ pub static NAME_HEADER: HeaderName = HeaderName::from_static("mcp-name");
 
 /// A header's value, trimmed (`None` when absent or not visible ASCII).
 pub fn header<K: AsHeaderName>(headers: &HeaderMap, name: K) -> Option<&str> {
-    headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim)
+    headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim_ascii)
 }
 
 /// A 2026 message: `header_version` (its `MCP-Protocol-Version` header, read) is a modern
