@@ -7,13 +7,15 @@ use super::post::{parse_message, read_body, sse_response};
 use super::service::{Gated, HttpShared, http_error};
 use super::sessions::{HttpSession, Kind};
 use super::stream::{StreamOpen, outbox_stream};
+use crate::layer::Principal;
+use crate::message::Message;
 use http::{Response, StatusCode};
 use std::sync::Arc;
 use tracing::Instrument;
 
 /// Removes the session from the table when its stream ends.
 struct EndsSession {
-    shared: Arc<super::service::HttpShared>,
+    shared: Arc<HttpShared>,
     id: String,
 }
 
@@ -70,7 +72,7 @@ where
     response
 }
 
-async fn deliver(session: &HttpSession, message: crate::message::Message, principal: Arc<crate::layer::Principal>) {
+async fn deliver(session: &HttpSession, message: Message, principal: Arc<Principal>) {
     if let Some(answer) = session.session.handle_message(message, None, Some(principal)).await {
         session.outbox.push(answer.to_line());
     }
