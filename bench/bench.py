@@ -470,6 +470,7 @@ class Bench:
         return [
             Spec("duet", "duet", duet_http(p), "duet"),
             Spec("ceiling", "hyper ceiling", [p.ceiling], "ceiling"),
+            Spec("floor", "JSON floor (hyper + serde_json echo)", [p.ceiling, "--echo"], "floor"),
             Spec("rmcp", "rmcp (stateless JSON)", [p.rmcp, "http-json"], "peer", accept_override=ACCEPT_BOTH),
             Spec("tower", "tower-mcp (stateless)", [p.tower, "http"], "peer"),
         ]
@@ -960,6 +961,20 @@ def summarize(rows: list[dict]) -> dict:
     return out
 
 
+def floor_note(summary: dict) -> list[str]:
+    """How far the JSON floor (parse, echo, no MCP work) sits below the ceiling, and duet below it."""
+    parts = []
+    for conns in (16, 64):
+        d, c, f = (summary.get(("2026-json", k, conns)) for k in ("duet", "ceiling", "floor"))
+        if d and c and f and d["rps"] and c["rps"] and f["rps"]:
+            parts.append(f"at {conns} connections the floor reaches {f['rps'] / c['rps']:.2f}× the ceiling "
+                         f"and duet {d['rps'] / f['rps']:.2f}× the floor")
+    if not parts:
+        return []
+    return ["The JSON floor parses each body with serde_json and echoes its id and arguments: the least a "
+            "JSON-RPC server answering this call must do, with no MCP work. " + "; ".join(parts) + ".", ""]
+
+
 def markdown(bench: Bench, summary: dict, meta: dict) -> tuple[str, list[str]]:
     a = bench.args
     L = []
@@ -973,7 +988,7 @@ def markdown(bench: Bench, summary: dict, meta: dict) -> tuple[str, list[str]]:
     L.append(f"- Load generator: {meta['wrk']} on the same cores as the server (1 thread at 1 connection, else 2), "
              f"except in the own-core case; {a.duration:g} s per run after {a.warmup:g} s of warm-up, {a.passes} pass(es), servers interleaved "
              f"and rotated; medians shown")
-    L.append(f"- Peers: rmcp {meta['rmcp']}, tower-mcp {meta['tower']}, hyper {meta['hyper']} (ceiling); "
+    L.append(f"- Peers: rmcp {meta['rmcp']}, tower-mcp {meta['tower']}, hyper {meta['hyper']} (ceiling and JSON floor); "
              f"built from crates.io by bench/run.sh")
     L.append(f"- Took {meta['took_s'] / 60:.1f} min" + (f"; load average {meta['load']}" if meta.get("load") else ""))
     L.append("- Errors: HTTP-level (connect/read/write/timeouts/non-2xx) counted by wrk; each case's reply is "
@@ -1017,7 +1032,7 @@ def markdown(bench: Bench, summary: dict, meta: dict) -> tuple[str, list[str]]:
         L.append("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"
                  + ("---:|" if case in ("2026-sse", "2026-json-own-core") else "")
                  + ("---:|---:|---:|" if case == "tools-list" else ""))
-        order = {"duet": 0, "ceiling": 1, "peer": 2}
+        order = {"duet": 0, "ceiling": 1, "floor": 2, "peer": 3}
         for (c, sv, conns), s in sorted(items, key=lambda kv: (kv[0][2], order[kv[1]["kind"]], kv[0][1])):
             ceil = summary.get((case, "ceiling", conns))
             vs_ceiling = s["rps"] / ceil["rps"] if ceil and ceil["rps"] and s["rps"] and s["kind"] != "ceiling" else None
@@ -1047,6 +1062,8 @@ def markdown(bench: Bench, summary: dict, meta: dict) -> tuple[str, list[str]]:
                           "—" if not (pages and s["rps"]) else f"{s['rps'] / pages:,.0f}"]
             L.append("| " + " | ".join(cells) + " |")
         L.append("")
+        if case == "2026-json":
+            L += floor_note(summary)
 
     # Sessions
     items = [(k, s) for k, s in summary.items() if k[0] == "sessions"]

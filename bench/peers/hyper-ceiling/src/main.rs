@@ -1,7 +1,12 @@
-//! The ceiling of the benchmark: a bare hyper HTTP/1.1 server on 127.0.0.1 that reads each
-//! request body and answers it with one fixed JSON-RPC result (what an echo `tools/call`
-//! returns), doing no MCP work at all. Usage: `hyper-ceiling [--port N]`; prints
-//! `listening on http://127.0.0.1:PORT/mcp` on stderr.
+//! The references of the benchmark: bare hyper HTTP/1.1 servers on 127.0.0.1 that do no
+//! MCP work at all.
+//! - `hyper-ceiling [--port N]`, the ceiling: reads each request body and answers one fixed
+//!   JSON-RPC result (what an echo `tools/call` returns).
+//! - `hyper-ceiling --echo [--port N]`, the JSON floor: parses each body with serde_json and
+//!   answers with its id and its arguments echoed, the least any JSON-RPC server answering
+//!   an echo `tools/call` must do (no envelope, no schema, no session).
+//!
+//! Prints `listening on http://127.0.0.1:PORT/mcp` on stderr.
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
@@ -10,6 +15,7 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
+use serde_json::{Value, json};
 use std::convert::Infallible;
 
 const REPLY: &[u8] = br#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"{\"text\":\"hi\"}"}],"structuredContent":{"text":"hi"},"isError":false}}"#;
@@ -17,18 +23,36 @@ const REPLY: &[u8] = br#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"t
 async fn answer(req: Request<Incoming>) -> Result<Response<Full<Bytes>>, Infallible> {
     // Read the whole body, as any JSON-RPC server must.
     let _ = req.into_body().collect().await;
-    let mut res = Response::new(Full::new(Bytes::from_static(REPLY)));
+    Ok(json_response(Bytes::from_static(REPLY)))
+}
+
+async fn echo(req: Request<Incoming>) -> Result<Response<Full<Bytes>>, Infallible> {
+    let body = req.into_body().collect().await.map(|c| c.to_bytes()).unwrap_or_default();
+    let message: Value = serde_json::from_slice(&body).unwrap_or_default();
+    let arguments = message.pointer("/params/arguments").cloned().unwrap_or_default();
+    let reply = json!({"jsonrpc": "2.0", "id": message.get("id"), "result": {
+        "content": [{"type": "text", "text": arguments.to_string()}],
+        "structuredContent": arguments,
+        "isError": false,
+    }});
+    Ok(json_response(serde_json::to_vec(&reply).unwrap_or_default().into()))
+}
+
+fn json_response(body: Bytes) -> Response<Full<Bytes>> {
+    let mut res = Response::new(Full::new(body));
     res.headers_mut().insert(hyper::header::CONTENT_TYPE, hyper::header::HeaderValue::from_static("application/json"));
-    Ok(res)
+    res
 }
 
 #[tokio::main]
 async fn main() {
-    let mut port = 0u16;
+    let (mut port, mut echoes) = (0u16, false);
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
-        if a == "--port" {
-            port = args.next().and_then(|p| p.parse().ok()).expect("--port N");
+        match a.as_str() {
+            "--port" => port = args.next().and_then(|p| p.parse().ok()).expect("--port N"),
+            "--echo" => echoes = true,
+            other => panic!("unknown argument {other}; usage: hyper-ceiling [--echo] [--port N]"),
         }
     }
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await.expect("bind");
@@ -37,7 +61,12 @@ async fn main() {
         let Ok((stream, _)) = listener.accept().await else { continue };
         let _ = stream.set_nodelay(true);
         tokio::spawn(async move {
-            let _ = http1::Builder::new().serve_connection(TokioIo::new(stream), service_fn(answer)).await;
+            let http = http1::Builder::new();
+            let _ = if echoes {
+                http.serve_connection(TokioIo::new(stream), service_fn(echo)).await
+            } else {
+                http.serve_connection(TokioIo::new(stream), service_fn(answer)).await
+            };
         });
     }
 }
