@@ -962,7 +962,7 @@ def summarize(rows: list[dict]) -> dict:
 
 
 def floor_note(summary: dict) -> list[str]:
-    """How far the JSON floor (parse, echo, no MCP work) sits below the ceiling, and duet below it."""
+    """How far the JSON floor (parse, echo, no MCP work) sits below the ceiling, and duet from it."""
     parts = []
     for conns in (16, 64):
         d, c, f = (summary.get(("2026-json", k, conns)) for k in ("duet", "ceiling", "floor"))
@@ -971,8 +971,10 @@ def floor_note(summary: dict) -> list[str]:
                          f"and duet {d['rps'] / f['rps']:.2f}× the floor")
     if not parts:
         return []
-    return ["The JSON floor parses each body with serde_json and echoes its id and arguments: the least a "
-            "JSON-RPC server answering this call must do, with no MCP work. " + "; ".join(parts) + ".", ""]
+    found = "; ".join(parts)
+    return ["The JSON floor parses each body into a `serde_json::Value` and echoes its id and arguments, as a "
+            "JSON-RPC server written the usual way does, and does no MCP work. "
+            + found[0].upper() + found[1:] + ".", ""]
 
 
 def markdown(bench: Bench, summary: dict, meta: dict) -> tuple[str, list[str]]:

@@ -2,9 +2,9 @@
 //! MCP work at all.
 //! - `hyper-ceiling [--port N]`, the ceiling: reads each request body and answers one fixed
 //!   JSON-RPC result (what an echo `tools/call` returns).
-//! - `hyper-ceiling --echo [--port N]`, the JSON floor: parses each body with serde_json and
-//!   answers with its id and its arguments echoed, the least any JSON-RPC server answering
-//!   an echo `tools/call` must do (no envelope, no schema, no session).
+//! - `hyper-ceiling --echo [--port N]`, the JSON floor: parses each body into a
+//!   `serde_json::Value` and answers with its id and its arguments echoed, as a JSON-RPC
+//!   server written the usual way does, with no MCP work (no envelope, no schema, no session).
 //!
 //! Prints `listening on http://127.0.0.1:PORT/mcp` on stderr.
 
