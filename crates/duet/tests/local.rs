@@ -7,6 +7,7 @@
 #[path = "engine/client.rs"]
 #[allow(dead_code)]
 mod client;
+mod otel_support;
 mod stdio_support;
 
 use client::{Client, bounded, eventually, texts};
@@ -17,8 +18,8 @@ use duet::layer::{
 use duet::protocol::{Server, ServerOptions, Version};
 use duet::transport::http::{HttpConfig, HttpServer};
 use futures::FutureExt;
-use opentelemetry::trace::{TraceContextExt, TracerProvider as _};
-use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider};
+use opentelemetry::trace::TraceContextExt;
+use otel_support::SpanRecorder;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use std::cell::RefCell;
@@ -29,7 +30,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
-use tracing_subscriber::layer::SubscriberExt;
 
 #[derive(Deserialize, schemars::JsonSchema)]
 struct Add {
@@ -331,11 +331,7 @@ async fn stdio_serves_local_handlers() {
 #[tokio::test]
 async fn a_local_handler_runs_in_the_request_trace() {
     const TRACE_ID: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
-    let exporter = InMemorySpanExporter::default();
-    let provider = SdkTracerProvider::builder().with_simple_exporter(exporter.clone()).build();
-    let subscriber =
-        tracing_subscriber::registry().with(tracing_opentelemetry::layer().with_tracer(provider.tracer("duet-test")));
-    let _default = tracing::subscriber::set_default(subscriber);
+    let recorder = SpanRecorder::install();
 
     let meta = json!({"traceparent": format!("00-{TRACE_ID}-00f067aa0ba902b7-01"),
                       "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -344,8 +340,7 @@ async fn a_local_handler_runs_in_the_request_trace() {
                          "params": {"name": "traced", "arguments": {}, "_meta": meta}});
     let answers = serve_stdio(&[request]).await;
     assert_eq!(texts(&answers[0]["result"]), [TRACE_ID], "{answers:?}");
-    let _ = provider.force_flush();
-    let spans = exporter.get_finished_spans().expect("spans");
+    let spans = recorder.spans();
     let named = |name: &str| spans.iter().find(|s| s.name == name).unwrap_or_else(|| panic!("no {name} span"));
     let (request, backend) = (named("tools/call"), named("backend.call"));
     assert_eq!(backend.parent_span_id, request.span_context.span_id(), "the local call nests under the request");

@@ -3,18 +3,19 @@
 //! call, and whatever its handler does, is one trace with the caller's. Spans go to an
 //! in-memory exporter through `tracing-opentelemetry` (the `otel` feature).
 
+mod otel_support;
 mod stdio_support;
 
 use duet::layer::{Layer, Registry, ServerInfo, ToolResult, ToolSpec};
 use duet::protocol::{Server, ServerOptions};
 use duet::transport::http::{HttpConfig, HttpServer};
-use opentelemetry::trace::{SpanId, TraceContextExt, TraceId, TracerProvider as _};
-use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
+use opentelemetry::trace::{SpanId, TraceContextExt, TraceId};
+use opentelemetry_sdk::trace::SpanData;
+use otel_support::SpanRecorder;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
-use tracing_subscriber::layer::SubscriberExt;
 
 const TRACE_ID: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
 const PARENT_ID: &str = "00f067aa0ba902b7";
@@ -63,11 +64,7 @@ fn span<'a>(spans: &'a [SpanData], name: &str, trace: &str) -> &'a SpanData {
 // the test set.
 #[tokio::test]
 async fn a_tool_call_is_one_trace_with_its_caller() {
-    let exporter = InMemorySpanExporter::default();
-    let provider = SdkTracerProvider::builder().with_simple_exporter(exporter.clone()).build();
-    let subscriber =
-        tracing_subscriber::registry().with(tracing_opentelemetry::layer().with_tracer(provider.tracer("duet-test")));
-    let _default = tracing::subscriber::set_default(subscriber);
+    let recorder = SpanRecorder::install();
 
     let layer: Arc<dyn Layer> = Arc::new(registry());
     let config = HttpConfig { port: 0, json_response: true, ..HttpConfig::default() };
@@ -93,8 +90,7 @@ async fn a_tool_call_is_one_trace_with_its_caller() {
     assert!(own.len() == 32 && own != TRACE_ID && own != header_trace, "{answer}");
 
     server.shutdown(Duration::from_secs(1)).await;
-    let _ = provider.force_flush();
-    let spans = exporter.get_finished_spans().expect("spans");
+    let spans = recorder.spans();
     let request = span(&spans, "tools/call", TRACE_ID);
     assert_eq!(request.parent_span_id, SpanId::from_hex(PARENT_ID).expect("hex"), "its parent is the caller's span");
     assert!(request.parent_span_is_remote);
@@ -107,11 +103,7 @@ async fn a_tool_call_is_one_trace_with_its_caller() {
 
 #[tokio::test]
 async fn stdio_requests_join_their_callers_trace_too() {
-    let exporter = InMemorySpanExporter::default();
-    let provider = SdkTracerProvider::builder().with_simple_exporter(exporter.clone()).build();
-    let subscriber =
-        tracing_subscriber::registry().with(tracing_opentelemetry::layer().with_tracer(provider.tracer("duet-test")));
-    let _default = tracing::subscriber::set_default(subscriber);
+    let recorder = SpanRecorder::install();
 
     let meta = json!({"traceparent": format!("00-{TRACE_ID}-{PARENT_ID}-01"),
                       "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -121,7 +113,6 @@ async fn stdio_requests_join_their_callers_trace_too() {
     let server = Server::new(Arc::new(registry()), ServerOptions::default());
     let [answer] = &stdio_support::serve_lines(server, &[request]).await[..] else { panic!("not one answer") };
     assert_eq!(answer["result"]["content"][0]["text"], TRACE_ID, "{answer}");
-    let _ = provider.force_flush();
-    let spans = exporter.get_finished_spans().expect("spans");
+    let spans = recorder.spans();
     assert_eq!(span(&spans, "tools/call", TRACE_ID).parent_span_id, SpanId::from_hex(PARENT_ID).expect("hex"));
 }
