@@ -34,7 +34,7 @@ impl Accept {
         let types = headers.get_all(h::ACCEPT).iter().filter_map(|v| v.to_str().ok()).flat_map(|v| v.split(','));
         let mut accept = Accept { json: false, sse: false };
         let mut named_any = false;
-        for t in types.map(|t| t.split(';').next().unwrap_or_default().trim_ascii()).filter(|t| !t.is_empty()) {
+        for t in types.map(media_type).filter(|t| !t.is_empty()) {
             named_any = true;
             let is_one_of = |names: [&str; 3]| names.iter().any(|n| t.eq_ignore_ascii_case(n));
             accept.json |= is_one_of(["application/json", "application/*", "*/*"]);
@@ -42,6 +42,11 @@ impl Accept {
         }
         if named_any { accept } else { Accept { json: true, sse: true } }
     }
+}
+
+/// The media type of a `Content-Type` value or of one `Accept` entry, without its parameters.
+fn media_type(value: &str) -> &str {
+    value.split(';').next().unwrap_or_default().trim_ascii()
 }
 
 /// A request refused before the engine saw it: the response that says why.
@@ -88,7 +93,7 @@ where
     let Gated { parts, principal, body } = req;
     let headers = &parts.headers;
     let content_type = headers.get(h::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or_default();
-    if !content_type.split(';').next().unwrap_or_default().trim_ascii().eq_ignore_ascii_case("application/json") {
+    if !media_type(content_type).eq_ignore_ascii_case("application/json") {
         return http_error(StatusCode::UNSUPPORTED_MEDIA_TYPE, "Content-Type must be application/json");
     }
     let accept = Accept::parse(headers);
