@@ -1,7 +1,7 @@
 //! Streamable HTTP over real sockets, handshake era: the session lifecycle, session errors,
 //! request validation, the DNS-rebinding guard, CORS, and stateless JSON mode.
 
-mod http_support;
+pub mod http_support;
 
 use duet::transport::http::HttpConfig;
 use http_support::*;

@@ -1,7 +1,7 @@
 //! Bearer tokens over real sockets: 401 challenges, sessions bound to the token's
 //! principal, an unauthenticated health endpoint, and principal resolvers.
 
-mod http_support;
+pub mod http_support;
 
 use duet::auth::TokenAuth;
 use duet::auth::resolver::RequestInfo;

@@ -2,7 +2,7 @@
 //! per principal), the header timeout, the connection cap, and a body refused by its
 //! declared length before it is sent.
 
-mod http_support;
+pub mod http_support;
 
 use duet::transport::http::HttpConfig;
 use http_support::*;

@@ -2,7 +2,7 @@
 //! HTTP statuses of 2026 errors, and `subscriptions/listen` streams (changes, client
 //! disconnect, server shutdown).
 
-mod http_support;
+pub mod http_support;
 
 use duet::layer::Change;
 use duet::transport::http::HttpConfig;

@@ -1,7 +1,7 @@
 //! Server-initiated messages of the handshake era over real sockets: the standalone GET
 //! stream of a Streamable HTTP session, and the deprecated HTTP+SSE transport.
 
-mod http_support;
+pub mod http_support;
 
 use duet::layer::Change;
 use duet::transport::http::HttpConfig;

@@ -1,0 +1,116 @@
+//! Raw sockets, for the requests `reqwest` will not send (malformed, slow or cut short):
+//! [`RawResponse`] read off a socket, a whole raw exchange, and waiting for the server to
+//! close a connection.
+
+use super::{bounded, within};
+use duet_testing::Schemas;
+use serde_json::{Value, json};
+use std::net::SocketAddr;
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+/// A raw HTTP response read off a socket.
+#[derive(Debug)]
+pub struct RawResponse {
+    pub status_line: String,
+    pub head: String,
+    pub body: String,
+}
+
+impl RawResponse {
+    pub fn status(&self) -> u16 {
+        let code = self.status_line.split(' ').nth(1).unwrap_or_default();
+        code.parse().unwrap_or_else(|_| panic!("a bad status line {:?}", self.status_line))
+    }
+
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.head.lines().skip(1).find_map(|line| {
+            let (n, v) = line.split_once(':')?;
+            n.trim().eq_ignore_ascii_case(name).then(|| v.trim())
+        })
+    }
+
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {:?}", self.body))
+    }
+
+    /// The body is an HTTP-level JSON-RPC error (id null, -32600) with `message`.
+    pub fn expect_http_error(&self, status: u16, message: &str) {
+        assert_eq!(self.status(), status, "{self:?}");
+        let body = self.json();
+        Schemas::get().assert_error(&body["error"]);
+        assert_eq!(body["jsonrpc"], "2.0", "{body}");
+        assert_eq!(body["id"], Value::Null, "{body}");
+        assert_eq!((&body["error"]["code"], &body["error"]["message"]), (&json!(-32600), &json!(message)), "{body}");
+    }
+}
+
+/// Reads one response (head, then `Content-Length` bytes of body or up to EOF) within
+/// [`WAIT`].
+pub async fn read_response<R: AsyncReadExt + Unpin>(reader: &mut R) -> RawResponse {
+    bounded("a raw response", async {
+        let mut buf = Vec::new();
+        let mut chunk = [0u8; 8192];
+        let head_end = loop {
+            if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                break end;
+            }
+            let n = reader.read(&mut chunk).await.expect("reading the response fails");
+            assert!(n > 0, "the connection closed before a response head: {:?}", String::from_utf8_lossy(&buf));
+            buf.extend_from_slice(&chunk[..n]);
+        };
+        let head = String::from_utf8(buf[..head_end].to_vec()).expect("the head is UTF-8");
+        let mut body = buf[head_end + 4..].to_vec();
+        let mut response =
+            RawResponse { status_line: head.lines().next().unwrap_or_default().to_string(), head, body: String::new() };
+        match response.header("content-length").map(|n| n.parse::<usize>().expect("a numeric Content-Length")) {
+            Some(length) => {
+                while body.len() < length {
+                    let n = reader.read(&mut chunk).await.expect("reading the body fails");
+                    assert!(n > 0, "the connection closed inside the body");
+                    body.extend_from_slice(&chunk[..n]);
+                }
+                body.truncate(length);
+            }
+            None if response.header("transfer-encoding").is_none() => {
+                // No length: the body runs to the end of the connection.
+                let _ = reader.read_to_end(&mut body).await;
+            }
+            None => panic!("a chunked raw response is not expected here: {}", response.head),
+        }
+        response.body = String::from_utf8(body).expect("the body is UTF-8");
+        response
+    })
+    .await
+}
+
+/// Sends `request` on a new connection while reading the answer (so an early answer is
+/// not lost to a reset), and returns the answer.
+pub async fn raw_exchange(addr: SocketAddr, request: Vec<u8>) -> RawResponse {
+    let stream = bounded("connecting", TcpStream::connect(addr)).await.expect("connect");
+    let (mut reader, mut writer) = stream.into_split();
+    let writing = tokio::spawn(async move {
+        // The server may answer and close before it read everything.
+        let _ = writer.write_all(&request).await;
+        writer
+    });
+    let response = read_response(&mut reader).await;
+    let _ = writing.await;
+    response
+}
+
+/// Reads until the peer closes the connection (EOF or reset); the bytes read.
+pub async fn read_until_closed(stream: &mut TcpStream, limit: Duration) -> Vec<u8> {
+    within(limit, "the server closing the connection", async {
+        let mut out = Vec::new();
+        let mut chunk = [0u8; 4096];
+        loop {
+            match stream.read(&mut chunk).await {
+                Ok(0) | Err(_) => return out,
+                Ok(n) => out.extend_from_slice(&chunk[..n]),
+            }
+        }
+    })
+    .await
+}

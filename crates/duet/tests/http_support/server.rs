@@ -1,0 +1,98 @@
+//! [`TestServer`]: a real `HttpServer` over the test registry on a free loopback port, and
+//! the clients and raw connections that talk to it.
+
+use super::{Client, MODERN, bounded};
+use duet::fixtures::testkit;
+use duet::layer::ChangeFeed;
+use duet::protocol::{Server, ServerOptions};
+use duet::transport::http::{HttpConfig, HttpServer};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::TcpStream;
+
+/// A running server over the test registry. `stop` shuts it down; if a test fails
+/// before that, `Drop` closes its sessions and listen streams and the test's runtime
+/// ends the rest.
+pub struct TestServer {
+    http: Option<HttpServer>,
+    /// The engine handed to `HttpServer::bind` (a clone shares its state).
+    pub server: Server,
+    pub feed: Arc<ChangeFeed>,
+    pub addr: SocketAddr,
+    /// `http://127.0.0.1:<port>`
+    pub base: String,
+    /// The MCP endpoint's URL.
+    pub url: String,
+    http_client: reqwest::Client,
+}
+
+impl TestServer {
+    pub async fn start(config: HttpConfig) -> TestServer {
+        let registry = testkit::registry();
+        let feed = registry.change_feed();
+        let server = Server::new(Arc::new(registry), ServerOptions::default());
+        let http = HttpServer::bind(server.clone(), config).await.expect("the test server binds");
+        let addr = http.local_addr();
+        let url = http.url();
+        let http_client = reqwest::Client::builder().no_proxy().build().expect("a reqwest client");
+        TestServer { base: format!("http://{addr}"), url, addr, server, feed, http: Some(http), http_client }
+    }
+
+    pub fn http(&self) -> &HttpServer {
+        self.http.as_ref().expect("the server is running")
+    }
+
+    /// Takes the server out (to shut it down concurrently with reading a stream).
+    pub fn take_http(&mut self) -> HttpServer {
+        self.http.take().expect("the server is running")
+    }
+
+    pub fn session_count(&self) -> usize {
+        self.http().service().session_count()
+    }
+
+    /// Shuts the server down, within [`WAIT`].
+    pub async fn stop(mut self) {
+        let http = self.take_http();
+        bounded("shutting the server down", http.shutdown(Duration::from_secs(2))).await;
+    }
+
+    /// A client speaking `version`, without a session.
+    pub fn client(&self, version: &str) -> Client {
+        Client::new(self.http_client.clone(), &self.base, &self.url, version)
+    }
+
+    /// A client with an initialized session at `version`.
+    pub async fn session(&self, version: &str) -> Client {
+        let mut client = self.client(version);
+        client.initialize().await;
+        client
+    }
+
+    /// A 2026-07-28 client: every request carries the envelope and the headers.
+    pub fn modern(&self) -> Client {
+        self.client(MODERN)
+    }
+
+    /// A raw TCP connection to the server.
+    pub async fn connect(&self) -> TcpStream {
+        bounded("connecting", TcpStream::connect(self.addr)).await.expect("connect")
+    }
+
+    /// The `Host` header value a well-behaved client sends.
+    pub fn host(&self) -> String {
+        self.addr.to_string()
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        if let Some(http) = self.http.take() {
+            http.service().close();
+            if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                runtime.spawn(http.shutdown(Duration::ZERO));
+            }
+        }
+    }
+}
