@@ -15,12 +15,20 @@
 //! a form (it did not declare the elicitation capability) gets a tool error: the tool
 //! cannot be confirmed, so it does not act.
 
-use duet::layer::{InputRequired, Reply, RequestCx, ToolResult};
+use duet::layer::{Elicited, InputRequired, Reply, RequestCx, ToolResult};
 use duet::mrtr::missing_capabilities;
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 /// The key of the confirmation's input request, and of the state that records it.
 pub const KEY: &str = "confirm";
+
+// The form a confirmation asks the user to fill in: one box to tick. (Doc comments here
+// would become descriptions in the form's schema.)
+#[derive(Deserialize, schemars::JsonSchema)]
+struct Confirm {
+    ok: bool,
+}
 
 /// A question for the user, which a tool must have answered yes before it acts.
 pub struct Question {
@@ -40,17 +48,20 @@ impl Question {
     /// `Ok` when the user confirmed this very question; otherwise what the tool answers
     /// instead of acting: the question itself (input required), or a tool error that says
     /// why the tool did not act.
-    pub fn confirmed(self, cx: &RequestCx) -> Result<(), Reply<ToolResult>> {
+    pub fn confirmed<S>(self, cx: &RequestCx<S>) -> Result<(), Reply<ToolResult>> {
         let asked = json!({"message": self.message, "subject": self.subject});
-        let answered_now = cx.state().and_then(|state| state.get(KEY)) == Some(&asked);
-        if let Some(answer) = cx.input(KEY).filter(|_| answered_now) {
-            return match refusal(answer) {
-                None => Ok(()),
-                Some(why) => Err(self.error(format!("did not run: {why}"))),
+        let answered_now = cx.request_state().and_then(|state| state.get(KEY)) == Some(&asked);
+        if answered_now && cx.input(KEY).is_some() {
+            let why = match cx.elicited::<Confirm>(KEY) {
+                Some(Elicited::Accepted(Confirm { ok: true })) => return Ok(()),
+                Some(Elicited::Accepted(Confirm { ok: false })) => "the user did not confirm",
+                Some(Elicited::Declined) => "the user declined",
+                Some(Elicited::Cancelled) => "the user cancelled",
+                None => "the confirmation answer was not understood",
             };
+            return Err(self.error(format!("did not run: {why}")));
         }
-        let schema = json!({"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]});
-        let input = InputRequired::new().elicit(KEY, self.message.clone(), schema);
+        let input = InputRequired::new().elicit::<Confirm>(KEY, self.message.clone());
         if missing_capabilities(&input.requests, cx.client_capabilities()).is_some() {
             return Err(self.error(
                 "needs the user's confirmation before it runs, and this client cannot ask the user \
@@ -58,23 +69,12 @@ impl Question {
                     .into(),
             ));
         }
-        Err(Reply::InputRequired(input.state(json!({KEY: asked}))))
+        Err(Reply::InputRequired(input.request_state(json!({KEY: asked}))))
     }
 
     fn error(&self, what: String) -> Reply<ToolResult> {
         let untouched = self.untouched.as_ref().map_or_else(String::new, |u| format!("; {u}"));
         ToolResult::error(format!("Tool {} {what}{untouched}", self.tool)).into()
-    }
-}
-
-/// Why an elicitation answer (`{action, content}`) does not confirm, if it does not.
-fn refusal(answer: &Value) -> Option<&'static str> {
-    match answer.get("action").and_then(Value::as_str) {
-        Some("accept") if answer.pointer("/content/ok") == Some(&Value::Bool(true)) => None,
-        Some("accept") => Some("the user did not confirm"),
-        Some("decline") => Some("the user declined"),
-        Some("cancel") => Some("the user cancelled"),
-        _ => Some("the confirmation answer was not understood"),
     }
 }
 

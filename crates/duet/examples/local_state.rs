@@ -49,8 +49,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     });
     let mut registry = Registry::new(ServerInfo::new("tally", "1.0.0"));
-    registry
-        .tool(ToolSpec::typed("tally", tally).output::<Counts>().description("Counts how often each word occurs"))?;
+    registry.tool(ToolSpec::typed("tally", tally).description("Counts how often each word occurs"))?;
     duet::serve_stdio(registry).await?;
     Ok(())
 }

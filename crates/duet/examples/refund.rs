@@ -17,34 +17,38 @@ struct Refund {
     amount_cents: u64,
 }
 
-fn refund_order(refunds: Arc<MemoryStore>) -> ToolSpec {
-    ToolSpec::typed("refund_order", move |r: Refund, cx| {
-        let refunds = refunds.clone();
-        async move {
-            let usd = format!("{:.2}", r.amount_cents as f64 / 100.0);
-            if r.amount_cents > 10_000 {
-                let asked = json!({"order_id": r.order_id, "amount_cents": r.amount_cents});
-                match cx.elicited("confirm").filter(|_| cx.state() == Some(&asked)) {
-                    None if !cx.client_supports("elicitation") => {
-                        return Ok(Reply::Complete(ToolResult::error("Refunds over 100 USD need user confirmation; this client cannot ask. Use the support console.")));
-                    }
-                    None => {
-                        let form = json!({"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]});
-                        let ask = InputRequired::new().elicit("confirm", format!("Refund {usd} USD on {}?", r.order_id), form);
-                        return Ok(Reply::InputRequired(ask.state(asked)));
-                    }
-                    Some(Ok(answer)) if answer.get("ok") == Some(&json!(true)) => {}
-                    Some(_) => return Ok(Reply::Complete(ToolResult::text("Refund cancelled by the user."))),
-                }
+/// The form the user confirms a big refund with.
+#[derive(Deserialize, schemars::JsonSchema)]
+struct Confirm {
+    ok: bool,
+}
+
+async fn refund_order(r: Refund, cx: RequestCx<Arc<MemoryStore>>) -> Result<Reply<ToolResult>, HandlerError> {
+    if r.amount_cents > 10_000 {
+        // The question travels sealed: an answer counts only beside the state it was asked with.
+        let asked = json!({"order_id": r.order_id, "amount_cents": r.amount_cents});
+        match cx.elicited::<Confirm>("confirm").filter(|_| cx.request_state() == Some(&asked)) {
+            None if !cx.client_supports("elicitation") => {
+                return Ok(
+                    ToolResult::error("Refunds over 100 USD need user confirmation; this client cannot ask.").into()
+                );
             }
-            // A replayed retry gets the first refund back instead of a second one.
-            let key = format!("{}:{}:{}", cx.principal().id, r.order_id, r.amount_cents);
-            let day = Duration::from_secs(86_400);
-            let refund = at_most_once(&*refunds, &key, day, || async { payments_refund(&r.order_id, r.amount_cents) }).await?;
-            Ok::<_, HandlerError>(Reply::Complete(ToolResult::structured(refund)))
+            None => {
+                let question = format!("Refund {:.2} USD on {}?", r.amount_cents as f64 / 100.0, r.order_id);
+                return Ok(Reply::InputRequired(
+                    InputRequired::new().elicit::<Confirm>("confirm", question).request_state(asked),
+                ));
+            }
+            Some(Elicited::Accepted(Confirm { ok: true })) => {}
+            Some(_) => return Ok(ToolResult::text("Refund cancelled by the user.").into()),
         }
-    })
-    .description("Refunds an order; above 100 USD the user confirms first")
+    }
+    // A replayed retry gets the first refund back instead of a second one.
+    let key = format!("{}:{}:{}", cx.principal().id, r.order_id, r.amount_cents);
+    let day = Duration::from_secs(86_400);
+    let refund =
+        at_most_once(cx.state().as_ref(), &key, day, || async { payments_refund(&r.order_id, r.amount_cents) });
+    Ok(ToolResult::structured(refund.await?).into())
 }
 
 /// Stands in for the payments backend.
@@ -54,8 +58,11 @@ fn payments_refund(order_id: &str, amount_cents: u64) -> Result<serde_json::Valu
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let mut registry = Registry::new(ServerInfo::new("support-desk", "1.0.0"));
-    registry.tool(refund_order(Arc::new(MemoryStore::new())))?;
+    let mut registry = Registry::with_state(ServerInfo::new("support-desk", "1.0.0"), Arc::new(MemoryStore::new()));
+    registry.tool(
+        ToolSpec::typed("refund_order", refund_order)
+            .description("Refunds an order; above 100 USD the user confirms first"),
+    )?;
     duet::serve_stdio(registry).await?;
     Ok(())
 }

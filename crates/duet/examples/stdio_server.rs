@@ -23,7 +23,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     registry
         .tool(
             ToolSpec::typed("add", |input: Add, _cx| async move { Json(Sum { sum: input.a + input.b }) })
-                .output::<Sum>()
                 .description("Adds two integers"),
         )?
         .resource(ResourceSpec::text("calc://about", "about", "text/plain", "A calculator served by duet."))?;

@@ -1,7 +1,10 @@
-//! JSON-RPC 2.0 as MCP uses it: the protocol constants of both eras, request ids, error
-//! objects, responses and their compact single-line encoding. Decoding what a client sends
-//! is [`crate::message`]'s.
+//! JSON-RPC 2.0 as MCP uses it: request ids, error objects and codes, and responses with
+//! their compact single-line encoding. A result is JSON text from the start ([`Rendered`]):
+//! the engine serializes each result from its type once, and a transport writes that text
+//! out as it is. Decoding what a client sends is [`crate::message`]'s.
 
+use crate::message::Message;
+use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::fmt;
@@ -10,32 +13,6 @@ use std::sync::Arc;
 /// Where messages the server sends unprompted go (a stdout writer, an SSE stream, an outbox).
 /// Called from any thread; must not block.
 pub type Sink = Arc<dyn Fn(Value) + Send + Sync>;
-
-/// Revisions negotiated with `initialize` (the handshake era), oldest first.
-pub const HANDSHAKE_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
-/// Revisions carried per request in the `_meta` envelope (the stateless era).
-pub const MODERN_VERSIONS: [&str; 1] = ["2026-07-28"];
-/// Every revision duet speaks, oldest first.
-pub const SUPPORTED_VERSIONS: [&str; 5] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"];
-/// Handshake revisions that allow JSON-RPC batches.
-pub const BATCH_VERSIONS: [&str; 2] = ["2024-11-05", "2025-03-26"];
-/// The version assumed for an HTTP request without `MCP-Protocol-Version`.
-pub const DEFAULT_HTTP_VERSION: &str = "2025-03-26";
-/// The version `initialize` answers when the client asks for one duet does not speak.
-pub const LATEST_HANDSHAKE_VERSION: &str = "2025-11-25";
-/// Methods whose 2026 results carry `ttlMs` and `cacheScope`.
-pub const CACHEABLE_METHODS: [&str; 6] =
-    ["tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read", "server/discover"];
-
-/// Keys of the 2026 `_meta` envelope.
-pub mod envelope_key {
-    pub const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
-    pub const CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
-    pub const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
-    pub const LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
-    pub const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
-    pub const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
-}
 
 /// JSON-RPC and MCP error codes.
 pub mod code {
@@ -53,9 +30,6 @@ pub mod code {
     /// The requested protocol version is not supported (2026).
     pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
 }
-
-/// The RFC 5424 levels of `notifications/message`, least severe first.
-pub const LOG_LEVELS: [&str; 8] = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
 
 /// A request id: a string or an integer, never null, a boolean or a float.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -133,116 +107,107 @@ impl RpcError {
     }
 }
 
-/// A successful result: a JSON value, or JSON text rendered straight from typed data (a
-/// tool result) or once for many responses (a cached list page).
-#[derive(Debug, Clone, PartialEq)]
-pub enum Output {
-    Value(Value),
-    Rendered(Rendered),
-}
-
-impl Output {
-    /// The result as a JSON value (rendered text is parsed back).
-    pub fn into_value(self) -> Value {
-        match self {
-            Output::Value(value) => value,
-            Output::Rendered(text) => serde_json::from_str(text.as_str()).unwrap_or(Value::Null),
-        }
-    }
-}
-
-impl From<Value> for Output {
-    fn from(value: Value) -> Self {
-        Output::Value(value)
-    }
-}
-
-/// The compact JSON text of one value, cheap to clone.
+/// Compact JSON text, rendered once and cheap to clone: a result as the engine serialized it
+/// from its type, or a list page shared by every response that sends it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Rendered(Arc<str>);
+pub struct Rendered(Bytes);
 
 impl Rendered {
     /// Renders `value`; fails only for data JSON cannot hold (a map with non-string keys).
     pub fn new(value: &impl Serialize) -> Result<Self, serde_json::Error> {
-        Ok(Rendered(serde_json::to_string(value)?.into()))
+        serde_json::to_vec(value).map(|text| Rendered(text.into()))
     }
 
-    pub fn as_str(&self) -> &str {
+    pub fn as_bytes(&self) -> &[u8] {
         &self.0
     }
-}
 
-impl From<&Value> for Rendered {
-    fn from(value: &Value) -> Self {
-        Rendered(encode(value).into())
+    /// The text parsed back into a value (for tests and in-process callers).
+    pub fn to_value(&self) -> Value {
+        serde_json::from_slice(&self.0).unwrap_or(Value::Null)
     }
 }
 
-/// One response: the id it answers (null when the request could not be read) and its outcome.
+/// One response: the id it answers (null when the request could not be read) and its result.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Response {
     pub id: Option<RequestId>,
-    pub outcome: Result<Output, RpcError>,
+    pub result: Result<Rendered, RpcError>,
 }
 
 impl Response {
-    pub fn result(id: RequestId, result: impl Into<Output>) -> Self {
-        Response { id: Some(id), outcome: Ok(result.into()) }
-    }
-
     pub fn error(id: Option<RequestId>, error: RpcError) -> Self {
-        Response { id, outcome: Err(error) }
+        Response { id, result: Err(error) }
     }
 
-    /// The outcome with the result as a JSON value.
-    pub fn into_result(self) -> Result<Value, RpcError> {
-        self.outcome.map(Output::into_value)
+    /// The result as a JSON value, or the error.
+    pub fn into_value(self) -> Result<Value, RpcError> {
+        self.result.map(|text| text.to_value())
     }
 
     pub fn error_code(&self) -> Option<i64> {
-        self.outcome.as_ref().err().map(|e| e.code)
+        self.result.as_ref().err().map(|e| e.code)
     }
 
-    /// Compact single-line JSON.
-    pub fn to_line(&self) -> String {
-        let mut out = Vec::with_capacity(self.line_capacity());
-        self.write_line(&mut out);
-        // serde_json writes UTF-8 only.
-        String::from_utf8(out).unwrap_or_default()
-    }
-
-    /// Room for the line: enough for a rendered result and an id of up to 15 characters (no
-    /// growing), a guess for the rest.
-    pub(crate) fn line_capacity(&self) -> usize {
+    /// Room for the line: enough for a result and an id of up to 15 characters (no
+    /// growing), a guess for an error.
+    fn line_capacity(&self) -> usize {
         const FRAME: usize = 48;
-        match &self.outcome {
-            Ok(Output::Rendered(text)) => FRAME + text.as_str().len(),
-            _ => 160,
+        match &self.result {
+            Ok(text) => FRAME + text.as_bytes().len(),
+            Err(_) => 160,
         }
     }
 
     /// Appends the compact single-line JSON of this response to `out`.
-    pub fn write_line(&self, out: &mut Vec<u8>) {
+    fn write_line(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
-        // Serializing ids, values and error objects cannot fail: keys are strings and
-        // numbers finite.
+        // Serializing ids and error objects cannot fail: keys are strings and numbers finite.
         let _ = serde_json::to_writer(&mut *out, &self.id);
-        let _ = match &self.outcome {
-            Ok(Output::Value(result)) => {
+        match &self.result {
+            Ok(text) => {
                 out.extend_from_slice(b",\"result\":");
-                serde_json::to_writer(&mut *out, result)
-            }
-            Ok(Output::Rendered(text)) => {
-                out.extend_from_slice(b",\"result\":");
-                out.extend_from_slice(text.as_str().as_bytes());
-                Ok(())
+                out.extend_from_slice(text.as_bytes());
             }
             Err(error) => {
                 out.extend_from_slice(b",\"error\":");
-                serde_json::to_writer(&mut *out, error)
+                let _ = serde_json::to_writer(&mut *out, error);
             }
-        };
+        }
         out.push(b'}');
+    }
+
+    /// Compact single-line JSON.
+    pub fn to_line(&self) -> String {
+        Message::One(self.clone()).to_line()
+    }
+}
+
+impl Message<Response> {
+    /// The responses, one or all of a batch.
+    pub fn responses(&self) -> &[Response] {
+        self.items()
+    }
+
+    /// Compact single-line JSON: one response object, or the array of a batch.
+    pub fn to_line(&self) -> String {
+        let responses = self.responses();
+        let mut out = Vec::with_capacity(responses.iter().map(Response::line_capacity).sum::<usize>() + 2);
+        match self {
+            Message::One(response) => response.write_line(&mut out),
+            Message::Batch(responses) => {
+                out.push(b'[');
+                for (i, r) in responses.iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    r.write_line(&mut out);
+                }
+                out.push(b']');
+            }
+        }
+        // serde_json writes UTF-8 only, and the rest is ASCII.
+        String::from_utf8(out).unwrap_or_default()
     }
 }
 
@@ -263,11 +228,6 @@ pub fn encode(value: &Value) -> String {
     serde_json::to_string(value).unwrap_or_default()
 }
 
-/// The rank of a log level (0 = debug), or `None` when it is not one of [`LOG_LEVELS`].
-pub fn log_level_rank(level: &str) -> Option<usize> {
-    LOG_LEVELS.iter().position(|l| *l == level)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -284,7 +244,8 @@ mod tests {
 
     #[test]
     fn lines_are_compact_and_keep_non_ascii() {
-        let r = Response::result(RequestId::Int(1), json!({"text": "héllo\nworld"}));
+        let result = Rendered::new(&json!({"text": "héllo\nworld"})).unwrap();
+        let r = Response { id: Some(RequestId::Int(1)), result: Ok(result) };
         let line = r.to_line();
         assert_eq!(line, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"text\":\"héllo\\nworld\"}}");
         assert_eq!(serde_json::from_str::<Value>(&line).unwrap()["result"]["text"], "héllo\nworld");
@@ -293,5 +254,7 @@ mod tests {
             e.to_line(),
             "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700,\"message\":\"Parse error\"}}"
         );
+        let batch = Message::Batch(vec![r, e]).to_line();
+        assert!(batch.starts_with("[{\"jsonrpc\"") && batch.ends_with("\"Parse error\"}}]"), "{batch}");
     }
 }

@@ -42,6 +42,7 @@ pub mod fixtures;
 pub mod jsonrpc;
 pub mod layer;
 pub mod message;
+pub mod method;
 pub mod mrtr;
 pub mod protocol;
 pub mod trace;
@@ -50,8 +51,9 @@ pub mod transport;
 /// What most programs need in one import.
 pub mod prelude {
     pub use crate::layer::{
-        Content, HandlerError, InputRequired, Json, Layer, LayerError, PromptMessage, PromptResult, PromptSpec,
-        Registry, Reply, RequestCx, ResourceContents, ResourceSpec, ServerInfo, TemplateSpec, ToolResult, ToolSpec,
+        Content, Elicited, HandlerError, InputRequired, Json, Layer, LayerError, PromptMessage, PromptResult,
+        PromptSpec, Registry, Reply, RequestCx, ResourceContents, ResourceSpec, ServerInfo, TemplateSpec, ToolResult,
+        ToolSpec,
     };
     pub use crate::protocol::{Server, ServerOptions};
 }

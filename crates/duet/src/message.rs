@@ -1,40 +1,51 @@
 //! Decoding what a client sends: one JSON text becomes a [`Message`] (one message or a
 //! batch) of [`Incoming`] messages, each already sorted by the JSON-RPC framing rules into a
-//! request, a notification, a stray response or an error, with its `params._meta` read into
-//! typed fields. The rules run while the text is parsed: only the values of params become
-//! `Value`s, and the 2026 envelope is read once. A `Value` (an in-process caller's message)
-//! decodes through the same rules.
+//! request, a notification, a stray response or an error, its method looked up in the
+//! method table and its `params._meta` read into typed fields. The rules run while the text
+//! is parsed: only the values of params become `Value`s. A `Value` (an in-process caller's
+//! message) decodes through the same rules. The engine answers with a `Message` of
+//! responses: one, or a batch.
 
-use crate::jsonrpc::{RequestId, Response, RpcError, envelope_key as key};
+use crate::jsonrpc::{RequestId, Response, RpcError};
+use crate::method::Method;
+use crate::protocol::envelope::key;
 use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::fmt;
 
-/// One decoded JSON text: a single message or a batch.
+/// One JSON text: a single message or a batch. What a client sends decodes into messages
+/// of [`Incoming`]; what the engine answers is a message of responses.
 // A single message is by far the common case: it is kept inline rather than boxed.
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
-pub enum Message {
-    One(Incoming),
-    Batch(Vec<Incoming>),
+pub enum Message<T = Incoming> {
+    One(T),
+    Batch(Vec<T>),
+}
+
+/// A request: its id, its method, its params without `_meta`, and its `_meta`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Request {
+    pub id: RequestId,
+    pub method: Method,
+    pub params: Map<String, Value>,
+    pub meta: Meta,
+}
+
+/// A notification: a request without an id, never answered.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Notification {
+    pub method: Method,
+    pub params: Map<String, Value>,
+    pub meta: Meta,
 }
 
 /// What one message turned out to be.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Incoming {
-    Request {
-        id: RequestId,
-        method: String,
-        /// The params without `_meta`, which is in `meta`.
-        params: Map<String, Value>,
-        meta: Meta,
-    },
-    Notification {
-        method: String,
-        params: Map<String, Value>,
-        meta: Meta,
-    },
+    Request(Request),
+    Notification(Notification),
     /// A response from the client: ignored unless something waits for it.
     Response {
         id: Option<RequestId>,
@@ -60,27 +71,31 @@ pub struct Meta {
     pub other: Map<String, Value>,
 }
 
-impl Message {
-    /// The method of a single request or notification.
-    pub fn method(&self) -> Option<&str> {
-        match self {
-            Message::One(Incoming::Request { method, .. } | Incoming::Notification { method, .. }) => Some(method),
-            _ => None,
-        }
-    }
-
+impl<T> Message<T> {
     /// The messages, one or all of a batch.
-    pub fn items(&self) -> &[Incoming] {
+    pub fn items(&self) -> &[T] {
         match self {
             Message::One(one) => std::slice::from_ref(one),
             Message::Batch(items) => items,
         }
     }
+}
 
-    /// The requests among the messages: method, params and meta.
-    pub fn requests(&self) -> impl Iterator<Item = (&str, &Map<String, Value>, &Meta)> {
+impl Message {
+    /// The method of a single request or notification.
+    pub fn method(&self) -> Option<&Method> {
+        match self {
+            Message::One(
+                Incoming::Request(Request { method, .. }) | Incoming::Notification(Notification { method, .. }),
+            ) => Some(method),
+            _ => None,
+        }
+    }
+
+    /// The requests among the messages.
+    pub fn requests(&self) -> impl Iterator<Item = &Request> {
         self.items().iter().filter_map(|m| match m {
-            Incoming::Request { method, params, meta, .. } => Some((method.as_str(), params, meta)),
+            Incoming::Request(request) => Some(request),
             _ => None,
         })
     }
@@ -90,7 +105,7 @@ impl Message {
     /// batches are not.
     pub fn runs_inline(&self) -> bool {
         match self {
-            Message::One(Incoming::Request { method, .. }) => method == "initialize",
+            Message::One(Incoming::Request(request)) => request.method == Method::Initialize,
             Message::One(_) => true,
             Message::Batch(_) => false,
         }
@@ -101,13 +116,6 @@ impl Message {
 impl From<Value> for Message {
     fn from(value: Value) -> Self {
         Message::deserialize(value).unwrap_or_else(|_| Message::One(invalid(None, "Invalid Request")))
-    }
-}
-
-impl Meta {
-    /// Whether it carries a 2026 envelope key (its protocol version or client capabilities).
-    pub fn is_enveloped(&self) -> bool {
-        self.protocol_version.is_some() || self.client_capabilities.is_some()
     }
 }
 
@@ -377,9 +385,10 @@ impl<'de> Shape<'de> for IncomingShape {
                 });
             }
         };
+        let method = Method::parse(&method);
         Ok(match id {
-            Some(id) => Incoming::Request { id, method, params, meta },
-            None => Incoming::Notification { method, params, meta },
+            Some(id) => Incoming::Request(Request { id, method, params, meta }),
+            None => Incoming::Notification(Notification { method, params, meta }),
         })
     }
 
@@ -423,11 +432,11 @@ mod tests {
         let r = invalid(json!({"jsonrpc": 2, "id": 2, "method": "ping"}));
         assert_eq!(r.error_code(), Some(-32600));
         let r = invalid(json!({"jsonrpc": "2.0", "id": 3, "method": 5}));
-        assert_eq!(r.outcome.unwrap_err().message, "Invalid Request: method must be a string");
+        assert_eq!(r.result.unwrap_err().message, "Invalid Request: method must be a string");
         for bad_id in [json!(null), json!(true), json!(1.5), json!({"a": 1})] {
             let r = invalid(json!({"jsonrpc": "2.0", "id": bad_id, "method": "ping"}));
             assert_eq!(r.id, None);
-            assert_eq!(r.outcome.unwrap_err().message, "Invalid Request: bad id");
+            assert_eq!(r.result.unwrap_err().message, "Invalid Request: bad id");
         }
         for not_an_object in [json!("just a string"), json!(5), json!(null), json!(true), json!([[1]])] {
             let r = match decode(not_an_object) {
@@ -447,10 +456,10 @@ mod tests {
     #[test]
     fn params_rules() {
         let r = invalid(json!({"jsonrpc": "2.0", "id": 1, "method": "x", "params": [1, 2]}));
-        assert_eq!(r.outcome.unwrap_err(), RpcError::invalid_params("params must be an object"));
+        assert_eq!(r.result.unwrap_err(), RpcError::invalid_params("params must be an object"));
         assert_eq!(one(json!({"jsonrpc": "2.0", "method": "x", "params": 3})), Incoming::Dropped);
         match one(json!({"jsonrpc": "2.0", "id": 1, "method": "x", "params": null})) {
-            Incoming::Request { params, meta, .. } => assert_eq!((params, meta), (Map::new(), Meta::default())),
+            Incoming::Request(r) => assert_eq!((r.params, r.meta), (Map::new(), Meta::default())),
             other => panic!("{other:?}"),
         }
     }
@@ -459,7 +468,7 @@ mod tests {
     fn unknown_keys_are_ignored_and_the_last_of_a_repeated_key_wins() {
         let text = r#"{"jsonrpc":"2.0","id":1,"method":"a","extra":{"x":[1]},"method":"b"}"#;
         match serde_json::from_str::<Message>(text).unwrap() {
-            Message::One(Incoming::Request { method, .. }) => assert_eq!(method, "b"),
+            Message::One(Incoming::Request(r)) => assert_eq!(r.method, Method::Other("b".into())),
             other => panic!("{other:?}"),
         }
     }
@@ -478,7 +487,8 @@ mod tests {
                 "vendor/x": [1]
             }
         }});
-        let Incoming::Request { id, params, meta, .. } = one(request) else { panic!() };
+        let Incoming::Request(Request { id, method, params, meta }) = one(request) else { panic!() };
+        assert_eq!(method, Method::ToolsCall);
         assert_eq!(id, RequestId::Str("r".into()));
         assert_eq!(Value::Object(params), json!({"name": "echo"}));
         assert_eq!(meta.protocol_version, Some(json!("2026-07-28")));
@@ -486,14 +496,16 @@ mod tests {
         assert_eq!((meta.log_level, meta.progress_token), (Some(json!("debug")), Some(json!(7))));
         assert_eq!(Value::Object(meta.other), json!({"traceparent": "00-abc", "vendor/x": [1]}));
         // A `_meta` that is not an object carries nothing.
-        let Incoming::Notification { meta, .. } =
+        let Incoming::Notification(Notification { meta, .. }) =
             one(json!({"jsonrpc": "2.0", "method": "n", "params": {"_meta": [1, {"a": 2}]}}))
         else {
             panic!()
         };
         assert_eq!(meta, Meta::default());
         let escaped = r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"_meta":{"io.modelcontextprotocol\/protocolVersion":"v"}}}"#;
-        let Message::One(Incoming::Request { meta, .. }) = serde_json::from_str(escaped).unwrap() else { panic!() };
+        let Message::One(Incoming::Request(Request { meta, .. })) = serde_json::from_str(escaped).unwrap() else {
+            panic!()
+        };
         assert_eq!(meta.protocol_version, Some(json!("v")));
     }
 
@@ -508,13 +520,13 @@ mod tests {
             3
         ]));
         let Message::Batch(items) = &batch else { panic!("{batch:?}") };
-        assert!(matches!(items[0], Incoming::Request { .. }));
-        assert!(matches!(items[1], Incoming::Notification { .. }));
+        assert!(matches!(items[0], Incoming::Request(_)));
+        assert!(matches!(items[1], Incoming::Notification(_)));
         assert_eq!(items[2], Incoming::Response { id: Some(RequestId::Int(7)), outcome: Ok(json!({})) });
         assert_eq!(items[3], Incoming::Response { id: Some(RequestId::Int(8)), outcome: Err(RpcError::new(-1, "no")) });
         assert!(matches!(&items[4], Incoming::Response { outcome: Err(e), .. } if e.message == "malformed error"));
         assert!(matches!(items[5], Incoming::Invalid(_)));
-        assert_eq!(batch.requests().map(|(method, ..)| method).collect::<Vec<_>>(), ["ping"]);
+        assert_eq!(batch.requests().map(|r| r.method.clone()).collect::<Vec<_>>(), [Method::Ping]);
         assert!(!batch.runs_inline());
         assert_eq!(decode(json!([])), Message::Batch(vec![]));
     }

@@ -8,7 +8,7 @@
 //! installs an OpenTelemetry layer exports the request, and everything a handler does
 //! inside it, as children of the caller's span.
 
-use crate::message::{Incoming, Message, Meta};
+use crate::message::{Incoming, Message, Meta, Notification, Request};
 use http::HeaderMap;
 use serde_json::Value;
 use tracing::Span;
@@ -76,7 +76,7 @@ pub fn from_headers(headers: &HeaderMap) -> Option<TraceContext> {
 /// notification of a batch), then the transport's headers.
 pub fn of_message(message: &Message, headers: Option<&HeaderMap>) -> Option<TraceContext> {
     let first = message.items().iter().find_map(|m| match m {
-        Incoming::Request { meta, .. } | Incoming::Notification { meta, .. } => Some(meta),
+        Incoming::Request(Request { meta, .. }) | Incoming::Notification(Notification { meta, .. }) => Some(meta),
         _ => None,
     });
     first.and_then(from_meta).or_else(|| headers.and_then(from_headers))
@@ -87,7 +87,7 @@ pub fn of_message(message: &Message, headers: Option<&HeaderMap>) -> Option<Trac
 pub fn request_span(message: &Message, headers: Option<&HeaderMap>) -> Span {
     let method = match message {
         Message::Batch(_) => "batch",
-        Message::One(_) => message.method().unwrap_or("message"),
+        Message::One(_) => message.method().map_or("message", |m| m.as_str()),
     };
     let span = tracing::info_span!(
         "mcp.request",

@@ -115,17 +115,14 @@ fn registry(probe: &Probe) -> Registry {
             .input_schema(words),
         )
         .unwrap()
-        .tool(
-            ToolSpec::typed(
-                "add",
-                local(|input: Add, _| async move {
-                    let shared = Rc::new(input.a);
-                    tokio::task::yield_now().await;
-                    Json(Sum { sum: *shared + input.b })
-                }),
-            )
-            .output::<Sum>(),
-        )
+        .tool(ToolSpec::typed(
+            "add",
+            local(|input: Add, _| async move {
+                let shared = Rc::new(input.a);
+                tokio::task::yield_now().await;
+                Json(Sum { sum: *shared + input.b })
+            }),
+        ))
         .unwrap()
         .resource(ResourceSpec::new(
             "local://note",

@@ -3,7 +3,6 @@
 
 use crate::choice;
 use crate::cli::ListArgs;
-use duet::protocol::{Version, shape};
 use serde_json::{Value, json};
 use std::process::ExitCode;
 
@@ -37,7 +36,7 @@ pub fn tools(args: ListArgs) -> anyhow::Result<ExitCode> {
     };
     let tools = layer.tools(&choice::principal(&args.principal));
     if args.json {
-        print_json(&Value::Array(tools.iter().map(|t| shape::tool(t, Version::V2026_07_28)).collect()));
+        print_json(&json!(*tools));
     } else {
         print_table(&tools.iter().map(|t| (t.name.clone(), shorten(t.description.as_deref()))).collect::<Vec<_>>());
     }

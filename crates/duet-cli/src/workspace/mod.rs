@@ -34,9 +34,9 @@ mod tests;
 
 use async_trait::async_trait;
 use duet::layer::{
-    ChangeFeed, Completion, CompletionArg, CompletionRef, Layer, LayerError, Listing, Outcome, Principal, Prompt,
-    PromptResult, Registry, RegistryError, Reply, RequestCx, Resource, ResourceContents, ResourceTemplate, ServerInfo,
-    Tool, ToolResult,
+    ChangeFeed, Completion, CompletionArg, CompletionRef, Layer, LayerError, Listing, Principal, Prompt, PromptResult,
+    Registry, RegistryError, Reply, RequestCx, Resource, ResourceContents, ResourceTemplate, ServerInfo, Tool,
+    ToolResult,
 };
 use files::{Body, ReadError};
 use listing::{Snapshot, Want};
@@ -245,11 +245,16 @@ impl Layer for Workspace {
         self.registry.prompts(who)
     }
 
-    async fn call_tool(&self, name: &str, args: Map<String, Value>, cx: &RequestCx) -> Outcome<ToolResult> {
+    async fn call_tool(
+        &self,
+        name: &str,
+        args: Map<String, Value>,
+        cx: &RequestCx,
+    ) -> Result<Reply<ToolResult>, LayerError> {
         self.registry.call_tool(name, args, cx).await
     }
 
-    async fn read_resource(&self, uri: &str, _cx: &RequestCx) -> Outcome<Vec<ResourceContents>> {
+    async fn read_resource(&self, uri: &str, _cx: &RequestCx) -> Result<Reply<Vec<ResourceContents>>, LayerError> {
         if !uri::is_file_uri(uri) {
             return Err(LayerError::NotFound(format!("Unknown resource: {uri}")));
         }
@@ -258,7 +263,12 @@ impl Layer for Workspace {
         Ok(Reply::Complete(vec![contents]))
     }
 
-    async fn get_prompt(&self, name: &str, args: BTreeMap<String, String>, cx: &RequestCx) -> Outcome<PromptResult> {
+    async fn get_prompt(
+        &self,
+        name: &str,
+        args: BTreeMap<String, String>,
+        cx: &RequestCx,
+    ) -> Result<Reply<PromptResult>, LayerError> {
         self.registry.get_prompt(name, args, cx).await
     }
 

@@ -12,7 +12,7 @@ use super::paths::WriteTarget;
 use super::tools::structured;
 use super::{Shared, blocking, uri};
 use crate::confirm::Question;
-use duet::layer::{Registry, RegistryError, Reply, RequestCx, ToolAnnotations, ToolResult, ToolSpec};
+use duet::layer::{Registry, RegistryError, Reply, RequestCx, ToolAnnotations, ToolResult, ToolSpec, schema_for};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -44,7 +44,7 @@ pub fn register(registry: &mut Registry, shared: &Arc<Shared>) -> Result<(), Reg
                  edit_file.",
                 files::human_size(MAX_FILE_BYTES)
             ))
-            .output::<Written>(),
+            .output_schema(schema_for::<Written>()),
     )?;
     registry.tool(
         spec(shared, "edit_file", edit_file, false)
@@ -54,7 +54,7 @@ pub fn register(registry: &mut Registry, shared: &Arc<Shared>) -> Result<(), Reg
                  whitespace and line breaks included (or set replace_all to replace every occurrence). The user \
                  must confirm the edit first (the client asks them); if they decline, nothing is changed.",
             )
-            .output::<Edited>(),
+            .output_schema(schema_for::<Edited>()),
     )?;
     Ok(())
 }

@@ -4,11 +4,12 @@
 //! this wrapper is the same rule for every other path (stdio, the legacy SSE transport, a
 //! batch, a program calling the engine in-process).
 
-use super::scopes::{Kind, ScopeMap};
+use super::scopes::ScopeMap;
 use crate::layer::{
-    ChangeFeed, Completion, CompletionArg, CompletionRef, Filtered, Layer, LayerError, Listing, Outcome, Principal,
-    Prompt, PromptResult, RequestCx, Resource, ResourceContents, ResourceTemplate, ServerInfo, Tool, ToolResult,
+    ChangeFeed, Completion, CompletionArg, CompletionRef, Filtered, Layer, LayerError, Listing, Principal, Prompt,
+    PromptResult, Reply, RequestCx, Resource, ResourceContents, ResourceTemplate, ServerInfo, Tool, ToolResult,
 };
+use crate::method::Primitive;
 use async_trait::async_trait;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -40,14 +41,14 @@ impl ScopedLayer {
         &self,
         filtered: &Filtered<T>,
         all: Listing<T>,
-        kind: Kind,
+        kind: Primitive,
         who: &Principal,
         key: impl Fn(&T) -> &str,
     ) -> Listing<T> {
         filtered.filter(&all, |_, item| self.map.allows(kind, key(item), who))
     }
 
-    fn guard(&self, kind: Kind, name: &str, who: &Principal) -> Result<(), LayerError> {
+    fn guard(&self, kind: Primitive, name: &str, who: &Principal) -> Result<(), LayerError> {
         let missing = self.map.missing(kind, name, who);
         if missing.is_empty() {
             return Ok(());
@@ -64,40 +65,50 @@ impl Layer for ScopedLayer {
     }
 
     fn tools(&self, who: &Principal) -> Listing<Tool> {
-        self.filter(&self.tools, self.inner.tools(who), Kind::Tool, who, |t| &t.name)
+        self.filter(&self.tools, self.inner.tools(who), Primitive::Tool, who, |t| &t.name)
     }
 
     fn resources(&self, who: &Principal) -> Listing<Resource> {
-        self.filter(&self.resources, self.inner.resources(who), Kind::Resource, who, |r| &r.uri)
+        self.filter(&self.resources, self.inner.resources(who), Primitive::Resource, who, |r| &r.uri)
     }
 
     fn templates(&self, who: &Principal) -> Listing<ResourceTemplate> {
-        self.filter(&self.templates, self.inner.templates(who), Kind::Resource, who, |t| &t.uri_template)
+        self.filter(&self.templates, self.inner.templates(who), Primitive::Resource, who, |t| &t.uri_template)
     }
 
     fn prompts(&self, who: &Principal) -> Listing<Prompt> {
-        self.filter(&self.prompts, self.inner.prompts(who), Kind::Prompt, who, |p| &p.name)
+        self.filter(&self.prompts, self.inner.prompts(who), Primitive::Prompt, who, |p| &p.name)
     }
 
-    async fn call_tool(&self, name: &str, args: Map<String, Value>, cx: &RequestCx) -> Outcome<ToolResult> {
-        self.guard(Kind::Tool, name, cx.principal())?;
+    async fn call_tool(
+        &self,
+        name: &str,
+        args: Map<String, Value>,
+        cx: &RequestCx,
+    ) -> Result<Reply<ToolResult>, LayerError> {
+        self.guard(Primitive::Tool, name, cx.principal())?;
         self.inner.call_tool(name, args, cx).await
     }
 
-    async fn read_resource(&self, uri: &str, cx: &RequestCx) -> Outcome<Vec<ResourceContents>> {
-        self.guard(Kind::Resource, uri, cx.principal())?;
+    async fn read_resource(&self, uri: &str, cx: &RequestCx) -> Result<Reply<Vec<ResourceContents>>, LayerError> {
+        self.guard(Primitive::Resource, uri, cx.principal())?;
         self.inner.read_resource(uri, cx).await
     }
 
-    async fn get_prompt(&self, name: &str, args: BTreeMap<String, String>, cx: &RequestCx) -> Outcome<PromptResult> {
-        self.guard(Kind::Prompt, name, cx.principal())?;
+    async fn get_prompt(
+        &self,
+        name: &str,
+        args: BTreeMap<String, String>,
+        cx: &RequestCx,
+    ) -> Result<Reply<PromptResult>, LayerError> {
+        self.guard(Primitive::Prompt, name, cx.principal())?;
         self.inner.get_prompt(name, args, cx).await
     }
 
     async fn complete(&self, of: CompletionRef, arg: CompletionArg, cx: &RequestCx) -> Result<Completion, LayerError> {
         let allowed = match &of {
-            CompletionRef::Prompt { name } => self.map.allows(Kind::Prompt, name, cx.principal()),
-            CompletionRef::Resource { uri } => self.map.allows(Kind::Resource, uri, cx.principal()),
+            CompletionRef::Prompt { name } => self.map.allows(Primitive::Prompt, name, cx.principal()),
+            CompletionRef::Resource { uri } => self.map.allows(Primitive::Resource, uri, cx.principal()),
         };
         if !allowed {
             return Ok(Completion { values: Vec::new(), total: None, has_more: None });

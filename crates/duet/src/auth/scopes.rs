@@ -28,30 +28,13 @@
 //! under `[implies]`.
 
 use crate::layer::Principal;
+use crate::message::Request;
+use crate::method::Primitive;
 use glob::{MatchOptions, Pattern};
 use serde::Deserialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
-
-/// The kinds of primitive a scope can guard.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Kind {
-    Tool,
-    Prompt,
-    Resource,
-}
-
-impl Kind {
-    /// `Tool`, `Prompt` or `Resource`, as messages start.
-    pub fn label(self) -> &'static str {
-        match self {
-            Kind::Tool => "Tool",
-            Kind::Prompt => "Prompt",
-            Kind::Resource => "Resource",
-        }
-    }
-}
 
 /// A scope file that cannot be used, with the reason.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -195,11 +178,11 @@ impl ScopeMap {
 
     /// Every scope a call of `kind` named `name` (a tool or prompt name, a resource URI)
     /// needs.
-    pub fn required(&self, kind: Kind, name: &str) -> &[String] {
+    pub fn required(&self, kind: Primitive, name: &str) -> &[String] {
         match kind {
-            Kind::Tool => self.tools.required(name),
-            Kind::Prompt => self.prompts.required(name),
-            Kind::Resource => self.resources.required(name),
+            Primitive::Tool => self.tools.required(name),
+            Primitive::Prompt => self.prompts.required(name),
+            Primitive::Resource => self.resources.required(name),
         }
     }
 
@@ -220,7 +203,7 @@ impl ScopeMap {
     }
 
     /// The required scopes `who` lacks for one primitive (empty: allowed).
-    pub fn missing(&self, kind: Kind, name: &str, who: &Principal) -> Vec<String> {
+    pub fn missing(&self, kind: Primitive, name: &str, who: &Principal) -> Vec<String> {
         let required = self.required(kind, name);
         if required.is_empty() {
             return Vec::new();
@@ -229,7 +212,7 @@ impl ScopeMap {
         required.iter().filter(|s| !held.contains(*s)).cloned().collect()
     }
 
-    pub fn allows(&self, kind: Kind, name: &str, who: &Principal) -> bool {
+    pub fn allows(&self, kind: Primitive, name: &str, who: &Principal) -> bool {
         self.missing(kind, name, who).is_empty()
     }
 
@@ -246,17 +229,12 @@ impl ScopeMap {
     }
 }
 
-/// The guarded primitive a JSON-RPC request uses, if any: `tools/call`, `prompts/get` and
-/// `resources/read` (and `resources/subscribe`).
-pub fn operation(method: &str, params: &Map<String, Value>) -> Option<(Kind, String)> {
-    let (kind, key) = match method {
-        "tools/call" => (Kind::Tool, "name"),
-        "prompts/get" => (Kind::Prompt, "name"),
-        "resources/read" | "resources/subscribe" => (Kind::Resource, "uri"),
-        _ => return None,
-    };
-    let name = params.get(key)?.as_str()?;
-    Some((kind, name.to_owned()))
+/// The guarded primitive a request uses, if any, by the method table: what `tools/call`,
+/// `prompts/get`, `resources/read` and `resources/subscribe` name.
+pub fn operation(request: &Request) -> Option<(Primitive, &str)> {
+    let kind = request.method.traits().target?;
+    let name = request.params.get(kind.param())?.as_str()?;
+    Some((kind, name))
 }
 
 #[cfg(test)]
@@ -294,14 +272,14 @@ mod tests {
     #[test]
     fn exact_beats_pattern_beats_default() {
         let m = map();
-        assert_eq!(m.required(Kind::Tool, "write_file"), ["mcp:tools", "files:write"]);
-        assert_eq!(m.required(Kind::Tool, "echo"), ["mcp:tools"]);
-        assert_eq!(m.required(Kind::Tool, "debug_x"), ["mcp:debug"]);
-        assert_eq!(m.required(Kind::Tool, "debug_deep_x"), ["mcp:debug", "mcp:deep"]);
-        assert!(m.required(Kind::Prompt, "greet").is_empty());
-        assert!(m.required(Kind::Prompt, "other").is_empty(), "no entry: no scope");
-        assert_eq!(m.required(Kind::Resource, "file:///secret/a/b.txt"), ["files:admin"]);
-        assert_eq!(m.required(Kind::Resource, "test://info"), ["files:read"]);
+        assert_eq!(m.required(Primitive::Tool, "write_file"), ["mcp:tools", "files:write"]);
+        assert_eq!(m.required(Primitive::Tool, "echo"), ["mcp:tools"]);
+        assert_eq!(m.required(Primitive::Tool, "debug_x"), ["mcp:debug"]);
+        assert_eq!(m.required(Primitive::Tool, "debug_deep_x"), ["mcp:debug", "mcp:deep"]);
+        assert!(m.required(Primitive::Prompt, "greet").is_empty());
+        assert!(m.required(Primitive::Prompt, "other").is_empty(), "no entry: no scope");
+        assert_eq!(m.required(Primitive::Resource, "file:///secret/a/b.txt"), ["files:admin"]);
+        assert_eq!(m.required(Primitive::Resource, "test://info"), ["files:read"]);
     }
 
     #[test]
@@ -309,12 +287,12 @@ mod tests {
         let m = map();
         let admin = oauth(&["files:admin"]);
         assert!(m.grants(&admin).is_superset(&BTreeSet::from(["files:write".into(), "files:read".into()])));
-        assert!(m.allows(Kind::Resource, "test://x", &admin));
-        assert_eq!(m.missing(Kind::Tool, "write_file", &admin), ["mcp:tools"]);
+        assert!(m.allows(Primitive::Resource, "test://x", &admin));
+        assert_eq!(m.missing(Primitive::Tool, "write_file", &admin), ["mcp:tools"]);
         let nobody = Principal::anonymous();
-        assert_eq!(m.missing(Kind::Tool, "write_file", &nobody), ["mcp:tools", "files:write"]);
+        assert_eq!(m.missing(Primitive::Tool, "write_file", &nobody), ["mcp:tools", "files:write"]);
         let role = Principal::new("static", ["mcp:tools", "files:write"]);
-        assert!(m.allows(Kind::Tool, "write_file", &role), "static-token roles count as grants");
+        assert!(m.allows(Primitive::Tool, "write_file", &role), "static-token roles count as grants");
     }
 
     #[test]
@@ -339,12 +317,19 @@ mod tests {
 
     #[test]
     fn operations_of_requests() {
-        let params = |v: Value| v.as_object().cloned().unwrap();
-        let call = params(json!({"name": "echo", "arguments": {}}));
-        assert_eq!(operation("tools/call", &call), Some((Kind::Tool, "echo".into())));
-        let read = params(json!({"uri": "test://info"}));
-        assert_eq!(operation("resources/read", &read), Some((Kind::Resource, "test://info".into())));
-        assert_eq!(operation("tools/list", &Map::new()), None);
-        assert_eq!(operation("tools/call", &Map::new()), None);
+        let request = |v: Value| match crate::message::Message::from(v) {
+            crate::message::Message::One(crate::message::Incoming::Request(r)) => r,
+            other => panic!("{other:?}"),
+        };
+        let call = request(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "echo"}}));
+        assert_eq!(operation(&call), Some((Primitive::Tool, "echo")));
+        let read =
+            request(json!({"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": {"uri": "test://info"}}));
+        assert_eq!(operation(&read), Some((Primitive::Resource, "test://info")));
+        let subscribe =
+            request(json!({"jsonrpc": "2.0", "id": 1, "method": "resources/subscribe", "params": {"uri": "u"}}));
+        assert_eq!(operation(&subscribe), Some((Primitive::Resource, "u")));
+        assert_eq!(operation(&request(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))), None);
+        assert_eq!(operation(&request(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call"}))), None);
     }
 }

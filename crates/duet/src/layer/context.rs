@@ -1,9 +1,11 @@
 //! Everything one request knows: who asks, what the client can do, how to report progress
-//! and log messages, when to stop, and the client's answers to earlier questions. Nothing
-//! here says which era or transport carried the request.
+//! and log messages, when to stop, the client's answers to earlier questions, and the
+//! program's shared state (a [`Registry`](super::Registry)'s). Nothing here says which era
+//! or transport carried the request.
 
-use crate::jsonrpc::{LOG_LEVELS, RequestId, Sink, log_level_rank, notification};
-use crate::layer::Principal;
+use crate::jsonrpc::{RequestId, Sink, notification};
+use crate::layer::{LogLevel, Principal};
+use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 use std::sync::{Arc, LazyLock, Mutex};
 use tokio_util::sync::CancellationToken;
@@ -11,10 +13,12 @@ use tokio_util::sync::CancellationToken;
 /// The capabilities of a client that declared none (yet), made once and shared.
 pub(crate) static NO_CAPABILITIES: LazyLock<Arc<Value>> = LazyLock::new(|| Arc::new(json!({})));
 
-/// The per-request context handed to every handler. Cheap to clone.
+/// The per-request context handed to every handler, with the state `S` the handlers of
+/// its registry share. Cheap to clone when `S` is.
 #[derive(Clone)]
-pub struct RequestCx {
+pub struct RequestCx<S = ()> {
     inner: Arc<Inner>,
+    state: S,
 }
 
 struct Inner {
@@ -23,7 +27,7 @@ struct Inner {
     request_id: Option<RequestId>,
     progress_token: Option<RequestId>,
     last_progress: Mutex<Option<f64>>,
-    log_threshold: Option<usize>,
+    log_threshold: Option<LogLevel>,
     notify: Option<Sink>,
     cancel: CancellationToken,
     input_responses: Map<String, Value>,
@@ -36,7 +40,7 @@ pub struct RequestCxBuilder {
     client_capabilities: Option<Arc<Value>>,
     request_id: Option<RequestId>,
     progress_token: Option<RequestId>,
-    log_threshold: Option<usize>,
+    log_threshold: Option<LogLevel>,
     notify: Option<Sink>,
     cancel: Option<CancellationToken>,
     input_responses: Map<String, Value>,
@@ -57,6 +61,18 @@ impl RequestCx {
             input_responses: Map::new(),
             state: None,
         }
+    }
+}
+
+impl<S> RequestCx<S> {
+    /// The state the handlers of the request's registry share.
+    pub fn state(&self) -> &S {
+        &self.state
+    }
+
+    /// The same context with other shared state.
+    pub fn with_state<T>(self, state: T) -> RequestCx<T> {
+        RequestCx { inner: self.inner, state }
     }
 
     pub fn principal(&self) -> &Principal {
@@ -87,20 +103,28 @@ impl RequestCx {
         self.inner.input_responses.get(key)
     }
 
-    /// The user's answer to the elicitation asked under `key`: `Ok(content)` when accepted,
-    /// `Err(action)` when declined or cancelled, `None` when there is no answer or it is
-    /// not an elicitation result (then ask again).
-    pub fn elicited(&self, key: &str) -> Option<Result<&Map<String, Value>, &str>> {
+    /// The user's answer to the elicitation form asked under `key`, its content read as a
+    /// `T` (the type the form was asked with, see [`InputRequired::elicit`], or
+    /// `Map<String, Value>` for any form). `None` when there is no answer, it is not an
+    /// elicitation result, or accepted content does not fit `T`: then ask again.
+    ///
+    /// [`InputRequired::elicit`]: super::InputRequired::elicit
+    pub fn elicited<T: DeserializeOwned>(&self, key: &str) -> Option<Elicited<T>> {
         let answer = self.input(key)?.as_object()?;
         match answer.get("action")?.as_str()? {
-            "accept" => answer.get("content")?.as_object().map(Ok),
-            action @ ("decline" | "cancel") => Some(Err(action)),
+            "accept" => T::deserialize(answer.get("content")?).ok().map(Elicited::Accepted),
+            "decline" => Some(Elicited::Declined),
+            "cancel" => Some(Elicited::Cancelled),
             _ => None,
         }
     }
 
-    /// The state the handler's previous run attached to its input requests.
-    pub fn state(&self) -> Option<&Value> {
+    /// The state the handler's previous run attached to its input requests
+    /// ([`InputRequired::request_state`]), back unchanged: sealed by the engine while it
+    /// travelled through the client, so it is what this server wrote.
+    ///
+    /// [`InputRequired::request_state`]: super::InputRequired::request_state
+    pub fn request_state(&self) -> Option<&Value> {
         self.inner.state.as_ref()
     }
 
@@ -130,19 +154,18 @@ impl RequestCx {
     }
 
     /// Sends a log message to the client when `level` reaches the client's threshold.
-    /// `level` is one of [`LOG_LEVELS`] or an alias (`warn`, `fatal`, `trace`, `exception`);
-    /// anything else counts as `info`.
+    /// `level` is read leniently ([`LogLevel::lenient`]: any case, common aliases).
     pub fn log(&self, level: &str, data: impl Into<Value>, logger: Option<&str>) {
-        let level = normalize_level(level);
-        tracing::debug!(target: "duet::handler", level, logger, "handler log");
+        let level = LogLevel::lenient(level);
+        tracing::debug!(target: "duet::handler", level = level.as_str(), logger, "handler log");
         let (Some(threshold), Some(notify)) = (self.inner.log_threshold, &self.inner.notify) else {
             return;
         };
-        if log_level_rank(level).unwrap_or(1) < threshold {
+        if level < threshold {
             return;
         }
         let mut params = Map::new();
-        params.insert("level".into(), Value::from(level));
+        params.insert("level".into(), Value::from(level.as_str()));
         if let Some(logger) = logger {
             params.insert("logger".into(), Value::from(logger));
         }
@@ -183,8 +206,8 @@ impl RequestCxBuilder {
     }
 
     /// The lowest level sent to the client; `None` sends no log messages.
-    pub fn log_threshold(mut self, level: Option<&str>) -> Self {
-        self.log_threshold = level.and_then(log_level_rank);
+    pub fn log_threshold(mut self, level: Option<LogLevel>) -> Self {
+        self.log_threshold = level;
         self
     }
 
@@ -216,21 +239,27 @@ impl RequestCxBuilder {
             input_responses: self.input_responses,
             state: self.state,
         };
-        RequestCx { inner: Arc::new(inner) }
+        RequestCx { inner: Arc::new(inner), state: () }
     }
 }
 
-/// Maps aliases and unknown names onto the eight RFC 5424 level names.
-pub fn normalize_level(level: &str) -> &'static str {
-    let lower = level.to_ascii_lowercase();
-    let name = match lower.as_str() {
-        "warn" => "warning",
-        "fatal" => "critical",
-        "exception" => "error",
-        "trace" => "debug",
-        other => other,
-    };
-    LOG_LEVELS.iter().copied().find(|l| *l == name).unwrap_or("info")
+/// The user's answer to an elicitation form.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Elicited<T> {
+    Accepted(T),
+    Declined,
+    Cancelled,
+}
+
+impl<T> Elicited<T> {
+    /// The action the user took, as MCP names it: `accept`, `decline` or `cancel`.
+    pub fn action(&self) -> &'static str {
+        match self {
+            Elicited::Accepted(_) => "accept",
+            Elicited::Declined => "decline",
+            Elicited::Cancelled => "cancel",
+        }
+    }
 }
 
 /// Integral progress values go out as integers (`1`, not `1.0`).
@@ -270,7 +299,7 @@ mod tests {
     #[test]
     fn logs_respect_the_threshold() {
         let (sink, seen) = collecting();
-        let cx = RequestCx::builder(Principal::local()).notify(sink).log_threshold(Some("warning")).build();
+        let cx = RequestCx::builder(Principal::local()).notify(sink).log_threshold(Some(LogLevel::Warning)).build();
         cx.log("info", "quiet", None);
         cx.log("warn", "loud", Some("x"));
         cx.log("EMERGENCY", "louder", None);
@@ -281,9 +310,25 @@ mod tests {
     }
 
     #[test]
-    fn level_aliases() {
-        assert_eq!(normalize_level("fatal"), "critical");
-        assert_eq!(normalize_level("bogus"), "info");
-        assert_eq!(normalize_level("Debug"), "debug");
+    fn elicitation_answers_are_typed() {
+        #[derive(serde::Deserialize, Debug, PartialEq)]
+        struct Confirm {
+            ok: bool,
+        }
+        let answers = json!({
+            "yes": {"action": "accept", "content": {"ok": true}},
+            "odd": {"action": "accept", "content": {"ok": "sure"}},
+            "no": {"action": "decline"},
+            "later": {"action": "cancel"},
+            "junk": {"action": "shrug"},
+        });
+        let Value::Object(answers) = answers else { unreachable!() };
+        let cx = RequestCx::builder(Principal::local()).input_responses(answers).build();
+        assert_eq!(cx.elicited::<Confirm>("yes"), Some(Elicited::Accepted(Confirm { ok: true })));
+        assert_eq!(cx.elicited::<Confirm>("odd"), None, "content that does not fit is no answer");
+        assert!(matches!(cx.elicited::<Map<String, Value>>("odd"), Some(Elicited::Accepted(m)) if m["ok"] == "sure"));
+        assert_eq!(cx.elicited::<Confirm>("no"), Some(Elicited::Declined));
+        assert_eq!(cx.elicited::<Confirm>("later"), Some(Elicited::Cancelled));
+        assert_eq!((cx.elicited::<Confirm>("junk"), cx.elicited::<Confirm>("absent")), (None, None));
     }
 }

@@ -69,10 +69,11 @@ use tracing::instrument::{Instrument, WithSubscriber};
 /// [`ResourceSpec::new`]: super::ResourceSpec::new
 /// [`TemplateSpec::new`]: super::TemplateSpec::new
 /// [`PromptSpec::new`]: super::PromptSpec::new
-pub fn local<A, F, Fut>(handler: F) -> impl Fn(A, RequestCx) -> LocalCall<Fut::Output> + Send + Sync + 'static
+pub fn local<S, A, F, Fut>(handler: F) -> impl Fn(A, RequestCx<S>) -> LocalCall<Fut::Output> + Send + Sync + 'static
 where
+    S: Send + 'static,
     A: Send + 'static,
-    F: Fn(A, RequestCx) -> Fut + Send + Sync + 'static,
+    F: Fn(A, RequestCx<S>) -> Fut + Send + Sync + 'static,
     Fut: Future + 'static,
     Fut::Output: Send + 'static,
 {

@@ -6,6 +6,7 @@
 use super::Listing;
 use std::any::Any;
 use std::collections::HashMap;
+use std::convert::Infallible;
 use std::hash::Hash;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
@@ -29,11 +30,23 @@ impl<K: Eq + Hash, V: Clone> PerListing<K, V> {
     /// The value of `listing` and `key`, made by `make` from the key the first time (outside
     /// the lock).
     pub fn get_or_make<T: Send + Sync + 'static>(&self, listing: &Listing<T>, key: K, make: impl FnOnce(&K) -> V) -> V {
+        match self.get_or_try_make(listing, key, |k| Ok::<V, Infallible>(make(k))) {
+            Ok(value) => value,
+        }
+    }
+
+    /// Like [`PerListing::get_or_make`] with a `make` that may fail; a failure is not kept.
+    pub fn get_or_try_make<T: Send + Sync + 'static, E>(
+        &self,
+        listing: &Listing<T>,
+        key: K,
+        make: impl FnOnce(&K) -> Result<V, E>,
+    ) -> Result<V, E> {
         let key = (Arc::as_ptr(listing) as usize, key);
         if let Some(entry) = self.lock().get(&key) {
-            return entry.value.clone();
+            return Ok(entry.value.clone());
         }
-        let value = make(&key.1);
+        let value = make(&key.1)?;
         let mut entries = self.lock();
         entries.retain(|_, entry| entry.listing.strong_count() > 0);
         if entries.len() >= self.max {
@@ -41,7 +54,7 @@ impl<K: Eq + Hash, V: Clone> PerListing<K, V> {
         }
         let weak: Weak<dyn Any + Send + Sync> = Arc::downgrade(listing) as Weak<dyn Any + Send + Sync>;
         entries.insert(key, Entry { listing: weak, value: value.clone() });
-        value
+        Ok(value)
     }
 
     fn lock(&self) -> MutexGuard<'_, HashMap<(usize, K), Entry<V>>> {

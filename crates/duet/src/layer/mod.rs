@@ -8,25 +8,32 @@ mod context;
 mod definition;
 mod error;
 mod filtered;
+mod handler;
 mod local;
+mod log_level;
 pub(crate) mod memo;
 mod registry;
 mod reply;
+mod spec;
 mod template;
-mod typed;
+mod validation;
 
 pub use changes::{Change, ChangeFeed, Listener};
 pub use content::*;
 pub(crate) use context::NO_CAPABILITIES;
-pub use context::{RequestCx, RequestCxBuilder, normalize_level};
+pub use context::{Elicited, RequestCx, RequestCxBuilder};
 pub use definition::*;
 pub use error::{ACCESS_DENIED, HandlerError, LayerError, RATE_LIMITED, as_layer_error};
 pub use filtered::Filtered;
+pub use handler::{IntoReply, Json, schema_for};
 pub use local::{LocalCall, local};
-pub use registry::{PromptSpec, Registry, RegistryError, ResourceSpec, TemplateSpec, ToolSpec};
+pub use log_level::LogLevel;
+pub use registry::{Registry, RegistryError};
 pub use reply::{InputRequired, Reply};
+pub use spec::{
+    PromptParts, PromptSpec, ResourceParts, ResourceSpec, Spec, TemplateParts, TemplateSpec, ToolParts, ToolSpec,
+};
 pub use template::UriTemplate;
-pub use typed::{IntoReply, Json, schema_for};
 
 mod principal;
 pub(crate) use principal::ANONYMOUS;
@@ -40,9 +47,6 @@ use std::sync::Arc;
 /// A listing for one principal. Cheap to clone. The engine renders each page of a listing
 /// once per `Arc`: hand out the same one while the items stay the same (see [`Filtered`]).
 pub type Listing<T> = Arc<Vec<T>>;
-
-/// Complete, input required, or a protocol-level failure.
-pub type Outcome<T> = Result<Reply<T>, LayerError>;
 
 /// What `completion/complete` completes: a prompt's argument or a template's variable.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -77,9 +81,19 @@ pub trait Layer: Send + Sync + 'static {
 
     /// Runs a tool. Only an unknown (or hidden) tool is an error; every other failure is a
     /// result with `isError: true`.
-    async fn call_tool(&self, name: &str, args: Map<String, Value>, cx: &RequestCx) -> Outcome<ToolResult>;
-    async fn read_resource(&self, uri: &str, cx: &RequestCx) -> Outcome<Vec<ResourceContents>>;
-    async fn get_prompt(&self, name: &str, args: BTreeMap<String, String>, cx: &RequestCx) -> Outcome<PromptResult>;
+    async fn call_tool(
+        &self,
+        name: &str,
+        args: Map<String, Value>,
+        cx: &RequestCx,
+    ) -> Result<Reply<ToolResult>, LayerError>;
+    async fn read_resource(&self, uri: &str, cx: &RequestCx) -> Result<Reply<Vec<ResourceContents>>, LayerError>;
+    async fn get_prompt(
+        &self,
+        name: &str,
+        args: BTreeMap<String, String>,
+        cx: &RequestCx,
+    ) -> Result<Reply<PromptResult>, LayerError>;
     /// Completion values; an unknown reference completes to nothing rather than failing.
     async fn complete(&self, of: CompletionRef, arg: CompletionArg, cx: &RequestCx) -> Result<Completion, LayerError>;
 

@@ -1,32 +1,15 @@
-//! A [`Layer`] built from specs: tools with JSON Schema validated arguments, resources,
-//! URI templates, prompts and completions, each visible to every principal or to some
-//! roles only. Listing order is the order of registration.
+//! A [`Layer`] built from specs: tools with validated arguments and output, resources, URI
+//! templates, prompts and completions, each visible to every principal or to some roles
+//! only, and the program's shared state for the handlers that take it. Listing order is the
+//! order of registration; lookups go through an index by name or URI.
 
 use super::filtered::Filtered;
-use super::typed::{IntoReply, schema_for};
+use super::handler::Boxed;
+use super::spec::{Common, Completer, PromptParts, ResourceParts, Roles, Spec, TemplateParts, ToolParts};
+use super::validation::Schemas;
 use super::*;
-use futures::FutureExt;
-use futures::future::BoxFuture;
-use schemars::JsonSchema;
-use serde::de::DeserializeOwned;
-use std::collections::{BTreeSet, HashMap};
-use std::future::Future;
+use std::collections::HashMap;
 use std::time::Duration;
-
-type Handler<A, T> = Arc<dyn Fn(A, RequestCx) -> BoxFuture<'static, Result<Reply<T>, HandlerError>> + Send + Sync>;
-/// Completes a partial value, given the other arguments' values.
-pub type Completer = Arc<dyn Fn(&str, &BTreeMap<String, String>) -> Vec<String> + Send + Sync>;
-
-fn boxed<A, T, F, Fut>(f: F) -> Handler<A, T>
-where
-    F: Fn(A, RequestCx) -> Fut + Send + Sync + 'static,
-    Fut: Future + Send + 'static,
-    Fut::Output: IntoReply<T>,
-    A: 'static,
-    T: 'static,
-{
-    Arc::new(move |args, cx| f(args, cx).map(IntoReply::into_reply).boxed())
-}
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RegistryError {
@@ -40,400 +23,115 @@ pub enum RegistryError {
     Template(#[from] super::template::TemplateError),
 }
 
-/// Roles allowed to see a primitive; empty means everyone.
-#[derive(Clone, Default)]
-struct Visibility(BTreeSet<String>);
-
-impl Visibility {
-    fn allows(&self, who: &Principal) -> bool {
-        self.0.is_empty() || self.0.iter().any(|r| who.has_role(r))
-    }
-}
-
-/// A tool: its definition, its handler and who may see it.
-pub struct ToolSpec {
-    def: Tool,
-    handler: Handler<Map<String, Value>, ToolResult>,
-    visibility: Visibility,
-    timeout: Option<Duration>,
-}
-
-impl ToolSpec {
-    /// A tool whose handler takes the arguments object and the request context. The
-    /// handler returns a [`ToolResult`], a [`Reply`], or a `Result` of either.
-    pub fn new<F, Fut>(name: impl Into<String>, handler: F) -> Self
-    where
-        F: Fn(Map<String, Value>, RequestCx) -> Fut + Send + Sync + 'static,
-        Fut: Future + Send + 'static,
-        Fut::Output: IntoReply<ToolResult>,
-    {
-        ToolSpec {
-            def: Tool {
-                name: name.into(),
-                title: None,
-                description: None,
-                input_schema: serde_json::json!({"type": "object", "properties": {}}),
-                output_schema: None,
-                annotations: None,
-                icons: None,
-                meta: None,
-            },
-            handler: boxed(handler),
-            visibility: Visibility::default(),
-            timeout: None,
-        }
-    }
-
-    /// A tool over a typed input: the input schema comes from `I`, and the arguments are
-    /// deserialized into it (a mismatch answers a tool error naming the problem).
-    pub fn typed<I, F, Fut>(name: impl Into<String>, handler: F) -> Self
-    where
-        I: DeserializeOwned + JsonSchema + Send + 'static,
-        F: Fn(I, RequestCx) -> Fut + Send + Sync + 'static,
-        Fut: Future + Send + 'static,
-        Fut::Output: IntoReply<ToolResult>,
-    {
-        let handler = Arc::new(handler);
-        Self::new(name, move |args: Map<String, Value>, cx: RequestCx| {
-            let handler = handler.clone();
-            async move {
-                match serde_json::from_value::<I>(Value::Object(args)) {
-                    Ok(input) => handler(input, cx).await.into_reply(),
-                    Err(e) => Ok(Reply::Complete(ToolResult::error(format!("Invalid arguments: {e}")))),
-                }
-            }
-        })
-        .input_schema(schema_for::<I>())
-    }
-
-    /// Declares the structured output's schema from `O` (return it as `Json(o)`).
-    pub fn output<O: JsonSchema>(self) -> Self {
-        self.output_schema(schema_for::<O>())
-    }
-
-    pub fn title(mut self, title: impl Into<String>) -> Self {
-        self.def.title = Some(title.into());
-        self
-    }
-
-    pub fn description(mut self, description: impl Into<String>) -> Self {
-        self.def.description = Some(description.into());
-        self
-    }
-
-    /// The JSON Schema of the arguments (root `type: object`); calls are validated against it.
-    pub fn input_schema(mut self, schema: Value) -> Self {
-        self.def.input_schema = schema;
-        self
-    }
-
-    /// The JSON Schema of `structuredContent`; results are validated against it.
-    pub fn output_schema(mut self, schema: Value) -> Self {
-        self.def.output_schema = Some(schema);
-        self
-    }
-
-    pub fn annotations(mut self, annotations: ToolAnnotations) -> Self {
-        self.def.annotations = Some(annotations);
-        self
-    }
-
-    pub fn meta(mut self, meta: Map<String, Value>) -> Self {
-        self.def.meta = Some(meta);
-        self
-    }
-
-    /// Only principals with one of these roles see and call the tool.
-    pub fn roles<I: IntoIterator<Item = S>, S: Into<String>>(mut self, roles: I) -> Self {
-        self.visibility = Visibility(roles.into_iter().map(Into::into).collect());
-        self
-    }
-
-    /// A call running longer than this answers a tool error.
-    pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = Some(timeout);
-        self
-    }
-
-    pub fn definition(&self) -> &Tool {
-        &self.def
-    }
-}
-
-/// A static resource at one URI.
-pub struct ResourceSpec {
-    def: Resource,
-    handler: Handler<String, Vec<ResourceContents>>,
-    visibility: Visibility,
-}
-
-impl ResourceSpec {
-    pub fn new<F, Fut>(uri: impl Into<String>, name: impl Into<String>, handler: F) -> Self
-    where
-        F: Fn(String, RequestCx) -> Fut + Send + Sync + 'static,
-        Fut: Future + Send + 'static,
-        Fut::Output: IntoReply<Vec<ResourceContents>>,
-    {
-        ResourceSpec {
-            def: Resource {
-                uri: uri.into(),
-                name: name.into(),
-                title: None,
-                description: None,
-                mime_type: None,
-                size: None,
-                annotations: None,
-                icons: None,
-                meta: None,
-            },
-            handler: boxed(handler),
-            visibility: Visibility::default(),
-        }
-    }
-
-    /// A resource whose contents never change (its URI and MIME type are the contents').
-    pub fn fixed(name: impl Into<String>, contents: ResourceContents) -> Self {
-        let (uri, mime_type) = (contents.uri.clone(), contents.mime_type.clone());
-        let mut spec = Self::new(uri, name, move |_, _| {
-            let contents = contents.clone();
-            async move { Ok::<_, HandlerError>(vec![contents]) }
-        });
-        spec.def.mime_type = mime_type;
-        spec
-    }
-
-    /// Fixed text contents.
-    pub fn text(uri: impl Into<String>, name: impl Into<String>, mime_type: &str, text: impl Into<String>) -> Self {
-        Self::fixed(name, ResourceContents::text(uri, mime_type, text))
-    }
-
-    /// Fixed binary contents.
-    pub fn blob(uri: impl Into<String>, name: impl Into<String>, mime_type: &str, bytes: &[u8]) -> Self {
-        Self::fixed(name, ResourceContents::blob(uri, mime_type, bytes)).size(bytes.len() as u64)
-    }
-
-    pub fn title(mut self, title: impl Into<String>) -> Self {
-        self.def.title = Some(title.into());
-        self
-    }
-
-    pub fn description(mut self, description: impl Into<String>) -> Self {
-        self.def.description = Some(description.into());
-        self
-    }
-
-    pub fn mime_type(mut self, mime_type: impl Into<String>) -> Self {
-        self.def.mime_type = Some(mime_type.into());
-        self
-    }
-
-    pub fn size(mut self, size: u64) -> Self {
-        self.def.size = Some(size);
-        self
-    }
-
-    pub fn roles<I: IntoIterator<Item = S>, S: Into<String>>(mut self, roles: I) -> Self {
-        self.visibility = Visibility(roles.into_iter().map(Into::into).collect());
-        self
-    }
-}
-
-/// Resources under a URI template; the handler gets the URI and its decoded variables.
-pub struct TemplateSpec {
-    def: ResourceTemplate,
-    handler: Handler<(String, BTreeMap<String, String>), Vec<ResourceContents>>,
-    completions: HashMap<String, Completer>,
-    visibility: Visibility,
-}
-
-impl TemplateSpec {
-    pub fn new<F, Fut>(uri_template: impl Into<String>, name: impl Into<String>, handler: F) -> Self
-    where
-        F: Fn((String, BTreeMap<String, String>), RequestCx) -> Fut + Send + Sync + 'static,
-        Fut: Future + Send + 'static,
-        Fut::Output: IntoReply<Vec<ResourceContents>>,
-    {
-        TemplateSpec {
-            def: ResourceTemplate {
-                uri_template: uri_template.into(),
-                name: name.into(),
-                title: None,
-                description: None,
-                mime_type: None,
-                annotations: None,
-                icons: None,
-                meta: None,
-            },
-            handler: boxed(handler),
-            completions: HashMap::new(),
-            visibility: Visibility::default(),
-        }
-    }
-
-    pub fn title(mut self, title: impl Into<String>) -> Self {
-        self.def.title = Some(title.into());
-        self
-    }
-
-    pub fn description(mut self, description: impl Into<String>) -> Self {
-        self.def.description = Some(description.into());
-        self
-    }
-
-    pub fn mime_type(mut self, mime_type: impl Into<String>) -> Self {
-        self.def.mime_type = Some(mime_type.into());
-        self
-    }
-
-    /// Completion of one template variable.
-    pub fn complete(
-        mut self,
-        variable: impl Into<String>,
-        f: impl Fn(&str, &BTreeMap<String, String>) -> Vec<String> + Send + Sync + 'static,
-    ) -> Self {
-        self.completions.insert(variable.into(), Arc::new(f));
-        self
-    }
-
-    pub fn roles<I: IntoIterator<Item = S>, S: Into<String>>(mut self, roles: I) -> Self {
-        self.visibility = Visibility(roles.into_iter().map(Into::into).collect());
-        self
-    }
-}
-
-/// A prompt: arguments (some required) and a handler that renders the messages.
-pub struct PromptSpec {
-    def: Prompt,
-    handler: Handler<BTreeMap<String, String>, PromptResult>,
-    completions: HashMap<String, Completer>,
-    visibility: Visibility,
-}
-
-impl PromptSpec {
-    pub fn new<F, Fut>(name: impl Into<String>, handler: F) -> Self
-    where
-        F: Fn(BTreeMap<String, String>, RequestCx) -> Fut + Send + Sync + 'static,
-        Fut: Future + Send + 'static,
-        Fut::Output: IntoReply<PromptResult>,
-    {
-        PromptSpec {
-            def: Prompt {
-                name: name.into(),
-                title: None,
-                description: None,
-                arguments: Vec::new(),
-                icons: None,
-                meta: None,
-            },
-            handler: boxed(handler),
-            completions: HashMap::new(),
-            visibility: Visibility::default(),
-        }
-    }
-
-    pub fn title(mut self, title: impl Into<String>) -> Self {
-        self.def.title = Some(title.into());
-        self
-    }
-
-    pub fn description(mut self, description: impl Into<String>) -> Self {
-        self.def.description = Some(description.into());
-        self
-    }
-
-    pub fn argument(mut self, name: impl Into<String>, description: impl Into<String>, required: bool) -> Self {
-        self.def.arguments.push(PromptArgument {
-            name: name.into(),
-            title: None,
-            description: Some(description.into()).filter(|d: &String| !d.is_empty()),
-            required,
-        });
-        self
-    }
-
-    /// Completion of one argument.
-    pub fn complete(
-        mut self,
-        argument: impl Into<String>,
-        f: impl Fn(&str, &BTreeMap<String, String>) -> Vec<String> + Send + Sync + 'static,
-    ) -> Self {
-        self.completions.insert(argument.into(), Arc::new(f));
-        self
-    }
-
-    pub fn roles<I: IntoIterator<Item = S>, S: Into<String>>(mut self, roles: I) -> Self {
-        self.visibility = Visibility(roles.into_iter().map(Into::into).collect());
-        self
-    }
-}
-
-struct CompiledTool {
-    spec: ToolSpec,
-    input: jsonschema::Validator,
-    output: Option<jsonschema::Validator>,
-}
-
-struct CompiledTemplate {
-    spec: TemplateSpec,
-    template: UriTemplate,
-}
-
-/// Tools, resources, templates and prompts registered by a program.
-pub struct Registry {
+/// Tools, resources, templates and prompts registered by a program, and the state `S` its
+/// handlers share (see [`RequestCx::state`]).
+pub struct Registry<S = ()> {
     info: ServerInfo,
-    tools: Vec<CompiledTool>,
-    resources: Vec<ResourceSpec>,
-    templates: Vec<CompiledTemplate>,
-    prompts: Vec<PromptSpec>,
+    state: S,
+    tools: Shelf<Tool, RunTool<S>>,
+    resources: Shelf<Resource, Boxed<S, String, Vec<ResourceContents>>>,
+    templates: Shelf<ResourceTemplate, RunTemplate<S>>,
+    prompts: Shelf<Prompt, RunPrompt<S>>,
     /// Indices into `templates`, longest template string first.
     template_order: Vec<usize>,
-    listings: Listings,
     feed: Arc<ChangeFeed>,
 }
 
-#[derive(Default)]
-struct Listings {
-    tools: Shown<Tool>,
-    resources: Shown<Resource>,
-    templates: Shown<ResourceTemplate>,
-    prompts: Shown<Prompt>,
+struct RunTool<S> {
+    handler: Boxed<S, Map<String, Value>, ToolResult>,
+    schemas: Schemas,
+    timeout: Option<Duration>,
 }
 
-/// The listing of one kind: everything, and what principals who see only some of it see.
-struct Shown<T> {
-    all: Listing<T>,
-    some: Filtered<T>,
+struct RunTemplate<S> {
+    template: UriTemplate,
+    completions: HashMap<String, Completer>,
+    handler: Boxed<S, (String, BTreeMap<String, String>), Vec<ResourceContents>>,
 }
 
-impl<T> Default for Shown<T> {
+struct RunPrompt<S> {
+    completions: HashMap<String, Completer>,
+    handler: Boxed<S, BTreeMap<String, String>, PromptResult>,
+}
+
+/// The registered primitives of one kind: their definitions in registration order (the
+/// listing), what runs each and who may see it, and an index by name or URI.
+struct Shelf<D, E> {
+    defs: Listing<D>,
+    entries: Vec<(Roles, E)>,
+    by_key: HashMap<String, usize>,
+    /// Whether some entry is for some roles only.
+    restricted: bool,
+    filtered: Filtered<D>,
+}
+
+impl<D, E> Default for Shelf<D, E> {
     fn default() -> Self {
-        Shown { all: Listing::default(), some: Filtered::default() }
+        Shelf {
+            defs: Listing::default(),
+            entries: Vec::new(),
+            by_key: HashMap::new(),
+            restricted: false,
+            filtered: Filtered::default(),
+        }
     }
 }
 
-impl<T: Clone + Send + Sync + 'static> Shown<T> {
-    fn new(items: Vec<T>) -> Self {
-        Shown { all: Arc::new(items), some: Filtered::default() }
+impl<D: Clone + Send + Sync + 'static, E> Shelf<D, E> {
+    fn add(&mut self, kind: &'static str, key: String, def: D, roles: Roles, entry: E) -> Result<(), RegistryError> {
+        if self.by_key.contains_key(&key) {
+            return Err(RegistryError::Duplicate { kind, name: key });
+        }
+        self.by_key.insert(key, self.entries.len());
+        // In place unless a listing handed out earlier still holds the definitions.
+        Arc::make_mut(&mut self.defs).push(def);
+        self.restricted |= !roles.is_everyone();
+        self.entries.push((roles, entry));
+        self.filtered = Filtered::default();
+        Ok(())
     }
 
-    /// What `who` sees of `specs` (whose definitions are `all`, in order).
-    fn to<S>(&self, specs: &[S], visibility: impl Fn(&S) -> &Visibility, who: &Principal) -> Listing<T> {
-        self.some.filter(&self.all, |i, _| specs.get(i).is_some_and(|s| visibility(s).allows(who)))
+    /// What `who` sees: one listing shared by every principal who sees the same items.
+    fn listing(&self, who: &Principal) -> Listing<D> {
+        if !self.restricted {
+            return self.defs.clone();
+        }
+        self.filtered.filter(&self.defs, |i, _| self.entries[i].0.allow(who))
+    }
+
+    /// The entry registered under `key`, if `who` may see it.
+    fn get(&self, key: &str, who: &Principal) -> Option<(&D, &E)> {
+        let i = *self.by_key.get(key)?;
+        let (roles, entry) = &self.entries[i];
+        roles.allow(who).then(|| (&self.defs[i], entry))
     }
 }
 
-impl Registry {
+impl Registry<()> {
     pub fn new(info: ServerInfo) -> Self {
+        Registry::with_state(info, ())
+    }
+}
+
+impl<S: Clone + Send + Sync + 'static> Registry<S> {
+    /// A registry whose handlers share `state`: each call's context carries a clone of it
+    /// ([`RequestCx::state`]), so make it cheap to clone (an `Arc`, or a struct of them).
+    pub fn with_state(info: ServerInfo, state: S) -> Self {
         Registry {
             info,
-            tools: Vec::new(),
-            resources: Vec::new(),
-            templates: Vec::new(),
-            prompts: Vec::new(),
+            state,
+            tools: Shelf::default(),
+            resources: Shelf::default(),
+            templates: Shelf::default(),
+            prompts: Shelf::default(),
             template_order: Vec::new(),
-            listings: Listings::default(),
             feed: Arc::new(ChangeFeed::new()),
         }
+    }
+
+    /// The state handlers share.
+    pub fn state(&self) -> &S {
+        &self.state
     }
 
     /// The change feed, for handlers that raise changes (clone it before registering them).
@@ -441,90 +139,83 @@ impl Registry {
         self.feed.clone()
     }
 
-    pub fn tool(&mut self, spec: ToolSpec) -> Result<&mut Self, RegistryError> {
-        let name = spec.def.name.clone();
+    pub fn tool(&mut self, spec: ToolSpec<S>) -> Result<&mut Self, RegistryError> {
+        let Spec { parts: ToolParts { name, input_schema, output_schema, annotations, timeout, handler }, common } =
+            spec;
         if name.is_empty() || name.len() > 128 || !name.chars().all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
         {
             return Err(RegistryError::InvalidName(name));
         }
-        if self.tools.iter().any(|t| t.spec.def.name == name) {
-            return Err(RegistryError::Duplicate { kind: "tool", name });
-        }
-        let compile = |which, schema: &Value| {
-            jsonschema::validator_for(schema).map_err(|e| RegistryError::InvalidSchema {
-                tool: name.clone(),
-                which,
-                reason: e.to_string(),
-            })
+        let schemas = Schemas::compile(&name, &input_schema, output_schema.as_ref())?;
+        let Common { title, description, icons, meta, roles } = common;
+        let def =
+            Tool { name: name.clone(), title, description, input_schema, output_schema, annotations, icons, meta };
+        self.tools.add("tool", name, def, roles, RunTool { handler, schemas, timeout })?;
+        Ok(self)
+    }
+
+    pub fn resource(&mut self, spec: ResourceSpec<S>) -> Result<&mut Self, RegistryError> {
+        let Spec { parts: ResourceParts { uri, name, mime_type, size, handler }, common } = spec;
+        let Common { title, description, icons, meta, roles } = common;
+        let def =
+            Resource { uri: uri.clone(), name, title, description, mime_type, size, annotations: None, icons, meta };
+        self.resources.add("resource", uri, def, roles, handler)?;
+        Ok(self)
+    }
+
+    pub fn template(&mut self, spec: TemplateSpec<S>) -> Result<&mut Self, RegistryError> {
+        let Spec { parts: TemplateParts { uri_template, name, mime_type, completions, handler }, common } = spec;
+        let template = UriTemplate::parse(&uri_template)?;
+        let Common { title, description, icons, meta, roles } = common;
+        let def = ResourceTemplate {
+            uri_template: uri_template.clone(),
+            name,
+            title,
+            description,
+            mime_type,
+            annotations: None,
+            icons,
+            meta,
         };
-        if spec.def.input_schema.get("type") != Some(&Value::from("object")) {
-            return Err(RegistryError::InvalidSchema {
-                tool: name,
-                which: "inputSchema",
-                reason: "its root must be `type: object`".into(),
-            });
-        }
-        let input = compile("inputSchema", &spec.def.input_schema)?;
-        let output = spec.def.output_schema.as_ref().map(|s| compile("outputSchema", s)).transpose()?;
-        self.tools.push(CompiledTool { spec, input, output });
-        self.listings.tools = Shown::new(self.tools.iter().map(|t| t.spec.def.clone()).collect());
-        Ok(self)
-    }
-
-    pub fn resource(&mut self, spec: ResourceSpec) -> Result<&mut Self, RegistryError> {
-        if self.resources.iter().any(|r| r.def.uri == spec.def.uri) {
-            return Err(RegistryError::Duplicate { kind: "resource", name: spec.def.uri });
-        }
-        self.resources.push(spec);
-        self.listings.resources = Shown::new(self.resources.iter().map(|r| r.def.clone()).collect());
-        Ok(self)
-    }
-
-    pub fn template(&mut self, spec: TemplateSpec) -> Result<&mut Self, RegistryError> {
-        let template = UriTemplate::parse(&spec.def.uri_template)?;
-        if self.templates.iter().any(|t| t.spec.def.uri_template == spec.def.uri_template) {
-            return Err(RegistryError::Duplicate { kind: "template", name: spec.def.uri_template });
-        }
-        self.templates.push(CompiledTemplate { spec, template });
-        self.listings.templates = Shown::new(self.templates.iter().map(|t| t.spec.def.clone()).collect());
-        let mut order: Vec<usize> = (0..self.templates.len()).collect();
-        order.sort_by_key(|i| std::cmp::Reverse(self.templates[*i].spec.def.uri_template.len()));
+        self.templates.add("template", uri_template, def, roles, RunTemplate { template, completions, handler })?;
+        let mut order: Vec<usize> = (0..self.templates.defs.len()).collect();
+        order.sort_by_key(|i| std::cmp::Reverse(self.templates.defs[*i].uri_template.len()));
         self.template_order = order;
         Ok(self)
     }
 
-    pub fn prompt(&mut self, spec: PromptSpec) -> Result<&mut Self, RegistryError> {
-        if self.prompts.iter().any(|p| p.def.name == spec.def.name) {
-            return Err(RegistryError::Duplicate { kind: "prompt", name: spec.def.name });
-        }
-        self.prompts.push(spec);
-        self.listings.prompts = Shown::new(self.prompts.iter().map(|p| p.def.clone()).collect());
+    pub fn prompt(&mut self, spec: PromptSpec<S>) -> Result<&mut Self, RegistryError> {
+        let Spec { parts: PromptParts { name, arguments, completions, handler }, common } = spec;
+        let Common { title, description, icons, meta, roles } = common;
+        let def = Prompt { name: name.clone(), title, description, arguments, icons, meta };
+        self.prompts.add("prompt", name, def, roles, RunPrompt { completions, handler })?;
         Ok(self)
     }
 
-    fn find_tool(&self, name: &str, who: &Principal) -> Option<&CompiledTool> {
-        self.tools.iter().find(|t| t.spec.def.name == name && t.spec.visibility.allows(who))
+    /// The context a handler gets: the request's, with this registry's state.
+    fn cx(&self, cx: &RequestCx) -> RequestCx<S> {
+        cx.clone().with_state(self.state.clone())
     }
 
-    async fn run_tool(&self, tool: &CompiledTool, args: Map<String, Value>, cx: &RequestCx) -> Outcome<ToolResult> {
+    async fn run_tool(&self, def: &Tool, tool: &RunTool<S>, args: Map<String, Value>, cx: &RequestCx) -> Outcome {
         let args = Value::Object(args);
-        if let Some(problems) = problems(&tool.input, &args) {
+        if let Some(problems) = tool.schemas.argument_problems(&args) {
             return Ok(Reply::Complete(ToolResult::error(format!("Invalid arguments: {problems}"))));
         }
         let Value::Object(args) = args else { unreachable!("validated as an object above") };
-        let run = (tool.spec.handler)(args, cx.clone());
-        let outcome = match tool.spec.timeout {
+        let run = (tool.handler)(args, self.cx(cx));
+        let outcome = match tool.timeout {
             Some(limit) => match tokio::time::timeout(limit, run).await {
                 Ok(outcome) => outcome,
                 Err(_) => {
-                    let msg = format!("Tool {} timed out after {:.1} s", tool.spec.def.name, limit.as_secs_f64());
+                    let msg = format!("Tool {} timed out after {:.1} s", def.name, limit.as_secs_f64());
                     return Ok(Reply::Complete(ToolResult::error(msg)));
                 }
             },
             None => run.await,
         };
         match outcome {
-            Ok(Reply::Complete(result)) => Ok(Reply::Complete(check_output(tool, result))),
+            Ok(Reply::Complete(result)) => Ok(Reply::Complete(tool.schemas.check_output(&def.name, result))),
             Ok(input) => Ok(input),
             Err(e) => match as_layer_error(&e) {
                 Some(err @ LayerError::MissingCapability { .. }) => Err(err.clone()),
@@ -534,40 +225,8 @@ impl Registry {
     }
 }
 
-/// A tool that declares an output schema must return conforming structured content.
-fn check_output(tool: &CompiledTool, result: ToolResult) -> ToolResult {
-    let (Some(validator), false) = (&tool.output, result.is_error) else {
-        return result;
-    };
-    let problem = match &result.structured_content {
-        None => Some("it returned no structured content".to_string()),
-        Some(v) => problems(validator, v),
-    };
-    match problem {
-        None => result,
-        Some(p) => {
-            tracing::warn!(tool = %tool.spec.def.name, "tool output does not match its outputSchema: {p}");
-            ToolResult::error(format!(
-                "Tool {} produced output that does not match its outputSchema: {p}",
-                tool.spec.def.name
-            ))
-        }
-    }
-}
-
-/// Why `instance` does not match the schema, every problem in one line; `None` when it does
-/// (checked first, without collecting errors).
-fn problems(validator: &jsonschema::Validator, instance: &Value) -> Option<String> {
-    if validator.is_valid(instance) {
-        return None;
-    }
-    Some(validator.iter_errors(instance).map(|e| describe(&e)).collect::<Vec<_>>().join("; "))
-}
-
-fn describe(error: &jsonschema::ValidationError<'_>) -> String {
-    let path = error.instance_path().to_string();
-    if path.is_empty() { error.to_string() } else { format!("{}: {error}", path.trim_start_matches('/')) }
-}
+/// What a tool call comes to.
+type Outcome = Result<Reply<ToolResult>, LayerError>;
 
 /// Handler failures of resources and prompts: a [`LayerError`] keeps its meaning.
 fn protocol_error(error: HandlerError) -> LayerError {
@@ -578,56 +237,61 @@ fn protocol_error(error: HandlerError) -> LayerError {
 }
 
 #[async_trait]
-impl Layer for Registry {
+impl<S: Clone + Send + Sync + 'static> Layer for Registry<S> {
     fn info(&self) -> &ServerInfo {
         &self.info
     }
 
     fn tools(&self, who: &Principal) -> Listing<Tool> {
-        self.listings.tools.to(&self.tools, |t| &t.spec.visibility, who)
+        self.tools.listing(who)
     }
 
     fn resources(&self, who: &Principal) -> Listing<Resource> {
-        self.listings.resources.to(&self.resources, |r| &r.visibility, who)
+        self.resources.listing(who)
     }
 
     fn templates(&self, who: &Principal) -> Listing<ResourceTemplate> {
-        self.listings.templates.to(&self.templates, |t| &t.spec.visibility, who)
+        self.templates.listing(who)
     }
 
     fn prompts(&self, who: &Principal) -> Listing<Prompt> {
-        self.listings.prompts.to(&self.prompts, |p| &p.visibility, who)
+        self.prompts.listing(who)
     }
 
-    async fn call_tool(&self, name: &str, args: Map<String, Value>, cx: &RequestCx) -> Outcome<ToolResult> {
-        match self.find_tool(name, cx.principal()) {
-            Some(tool) => self.run_tool(tool, args, cx).await,
+    async fn call_tool(&self, name: &str, args: Map<String, Value>, cx: &RequestCx) -> Outcome {
+        match self.tools.get(name, cx.principal()) {
+            Some((def, tool)) => self.run_tool(def, tool, args, cx).await,
             None => Err(LayerError::NotFound(format!("Unknown tool: {name}"))),
         }
     }
 
-    async fn read_resource(&self, uri: &str, cx: &RequestCx) -> Outcome<Vec<ResourceContents>> {
+    async fn read_resource(&self, uri: &str, cx: &RequestCx) -> Result<Reply<Vec<ResourceContents>>, LayerError> {
         let who = cx.principal();
-        if let Some(r) = self.resources.iter().find(|r| r.def.uri == uri && r.visibility.allows(who)) {
-            return (r.handler)(uri.to_string(), cx.clone()).await.map_err(protocol_error);
+        if let Some((_, read)) = self.resources.get(uri, who) {
+            return read(uri.to_string(), self.cx(cx)).await.map_err(protocol_error);
         }
-        for t in self.template_order.iter().map(|i| &self.templates[*i]) {
-            if !t.spec.visibility.allows(who) {
+        for i in &self.template_order {
+            let (roles, t) = &self.templates.entries[*i];
+            if !roles.allow(who) {
                 continue;
             }
             if let Some(vars) = t.template.matches(uri) {
-                return (t.spec.handler)((uri.to_string(), vars), cx.clone()).await.map_err(protocol_error);
+                return (t.handler)((uri.to_string(), vars), self.cx(cx)).await.map_err(protocol_error);
             }
         }
         Err(LayerError::NotFound(format!("Unknown resource: {uri}")))
     }
 
-    async fn get_prompt(&self, name: &str, args: BTreeMap<String, String>, cx: &RequestCx) -> Outcome<PromptResult> {
-        let Some(p) = self.prompts.iter().find(|p| p.def.name == name && p.visibility.allows(cx.principal())) else {
+    async fn get_prompt(
+        &self,
+        name: &str,
+        args: BTreeMap<String, String>,
+        cx: &RequestCx,
+    ) -> Result<Reply<PromptResult>, LayerError> {
+        let Some((def, prompt)) = self.prompts.get(name, cx.principal()) else {
             return Err(LayerError::NotFound(format!("Unknown prompt: {name}")));
         };
-        let missing: Vec<&str> = p
-            .def
+        let missing: Vec<&str> = def
             .arguments
             .iter()
             .filter(|a| a.required && args.get(&a.name).is_none_or(|v| v.is_empty()))
@@ -639,22 +303,18 @@ impl Layer for Registry {
                 missing.join(", ")
             )));
         }
-        (p.handler)(args, cx.clone()).await.map_err(protocol_error)
+        (prompt.handler)(args, self.cx(cx)).await.map_err(protocol_error)
     }
 
     async fn complete(&self, of: CompletionRef, arg: CompletionArg, cx: &RequestCx) -> Result<Completion, LayerError> {
         let who = cx.principal();
         let completer = match &of {
-            CompletionRef::Prompt { name } => self
-                .prompts
-                .iter()
-                .find(|p| &p.def.name == name && p.visibility.allows(who))
-                .and_then(|p| p.completions.get(&arg.name)),
-            CompletionRef::Resource { uri } => self
-                .templates
-                .iter()
-                .find(|t| &t.spec.def.uri_template == uri && t.spec.visibility.allows(who))
-                .and_then(|t| t.spec.completions.get(&arg.name)),
+            CompletionRef::Prompt { name } => {
+                self.prompts.get(name, who).and_then(|(_, p)| p.completions.get(&arg.name))
+            }
+            CompletionRef::Resource { uri } => {
+                self.templates.get(uri, who).and_then(|(_, t)| t.completions.get(&arg.name))
+            }
         };
         let values = completer.map(|f| f(&arg.value, &arg.context)).unwrap_or_default();
         Ok(Completion::from_values(values))
@@ -716,7 +376,7 @@ mod tests {
         assert_eq!(names(&Principal::new("root", ["admin"])), ["echo", "admin", "liar"]);
         let (local, other) = (r.tools(&Principal::local()), r.tools(&Principal::new("other", ["ops"])));
         assert!(Arc::ptr_eq(&local, &other), "principals who see the same tools share one listing");
-        assert!(Arc::ptr_eq(&r.tools(&Principal::new("root", ["admin"])), &r.listings.tools.all));
+        assert!(Arc::ptr_eq(&r.tools(&Principal::new("root", ["admin"])), &r.tools.defs));
         let hidden = r.call_tool("admin", Map::new(), &cx(Principal::local())).await;
         assert_eq!(hidden.unwrap_err(), LayerError::NotFound("Unknown tool: admin".into()));
     }
@@ -749,8 +409,7 @@ mod tests {
     #[tokio::test]
     async fn typed_tools() {
         let mut r = Registry::new(ServerInfo::new("t", "1"));
-        r.tool(ToolSpec::typed("add", |i: Add, _| async move { Json(Sum { sum: i.a + i.b }) }).output::<Sum>())
-            .unwrap();
+        r.tool(ToolSpec::typed("add", |i: Add, _| async move { Json(Sum { sum: i.a + i.b }) })).unwrap();
         let def = &r.tools(&Principal::local())[0];
         assert_eq!(def.input_schema["required"], json!(["a", "b"]));
         assert_eq!(def.output_schema.as_ref().unwrap()["properties"]["sum"]["type"], "integer");
@@ -763,5 +422,57 @@ mod tests {
         let not_object =
             r.tool(ToolSpec::new("s", |_, _| async { ToolResult::text("") }).input_schema(json!({"type": "string"})));
         assert!(matches!(not_object, Err(RegistryError::InvalidSchema { .. })));
+    }
+
+    #[derive(Clone)]
+    struct Desk {
+        refunds: Arc<std::sync::atomic::AtomicU64>,
+    }
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct Refund {
+        cents: u64,
+    }
+
+    async fn refund(r: Refund, cx: RequestCx<Desk>) -> Json<Sum> {
+        let total = cx.state().refunds.fetch_add(r.cents, std::sync::atomic::Ordering::SeqCst) + r.cents;
+        Json(Sum { sum: total as i64 })
+    }
+
+    #[tokio::test]
+    async fn handlers_share_the_registry_state() {
+        let desk = Desk { refunds: Arc::default() };
+        let mut r = Registry::with_state(ServerInfo::new("t", "1"), desk.clone());
+        r.tool(ToolSpec::typed("refund", refund)).unwrap();
+        r.tool(ToolSpec::new("count", |_, cx: RequestCx<Desk>| async move {
+            ToolResult::text(cx.state().refunds.load(std::sync::atomic::Ordering::SeqCst).to_string())
+        }))
+        .unwrap();
+        let args = |v: Value| v.as_object().unwrap().clone();
+        for cents in [5, 7] {
+            let call = r.call_tool("refund", args(json!({"cents": cents})), &cx(Principal::local())).await;
+            let Reply::Complete(res) = call.unwrap() else { panic!() };
+            assert!(!res.is_error, "{res:?}");
+        }
+        assert_eq!(desk.refunds.load(std::sync::atomic::Ordering::SeqCst), 12, "every call saw the same state");
+        let listed = r.tools(&Principal::local());
+        assert_eq!(listed[0].output_schema.as_ref().unwrap()["properties"]["sum"]["type"], "integer");
+        let Reply::Complete(count) = r.call_tool("count", Map::new(), &cx(Principal::local())).await.unwrap() else {
+            panic!()
+        };
+        assert_eq!(count, ToolResult::text("12"));
+    }
+
+    #[test]
+    fn registering_keeps_one_listing_until_it_changes() {
+        let mut r = Registry::new(ServerInfo::new("t", "1"));
+        for i in 0..3 {
+            r.tool(ToolSpec::new(format!("t{i}"), |_, _| async { ToolResult::text("") })).unwrap();
+        }
+        let first = r.tools(&Principal::local());
+        assert!(Arc::ptr_eq(&first, &r.tools(&Principal::anonymous())), "nothing restricted: one listing for all");
+        r.tool(ToolSpec::new("t3", |_, _| async { ToolResult::text("") })).unwrap();
+        let second = r.tools(&Principal::local());
+        assert_eq!((first.len(), second.len()), (3, 4), "a listing handed out keeps what it listed");
     }
 }

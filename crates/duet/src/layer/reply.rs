@@ -1,6 +1,8 @@
 //! A handler's answer: complete, or "ask the client first" (a multi round-trip request).
 //! Both eras share this one shape, so a handler is written once.
 
+use super::schema_for;
+use schemars::JsonSchema;
 use serde_json::{Map, Value, json};
 
 /// Complete, or input required from the client before the request can finish.
@@ -18,7 +20,8 @@ impl<T> From<T> for Reply<T> {
 
 /// What the handler needs from the client, each request under a key of its choosing,
 /// plus the handler's own state to carry into its next run. Read the answers with
-/// `RequestCx::input` and the state with `RequestCx::state`.
+/// `RequestCx::elicited` or `RequestCx::input`, and the state with
+/// `RequestCx::request_state`.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct InputRequired {
     /// `{method, params}` objects by key.
@@ -37,8 +40,15 @@ impl InputRequired {
         self
     }
 
-    /// Asks the user to fill in a form (`requested_schema`: a flat object schema).
-    pub fn elicit(self, key: impl Into<String>, message: impl Into<String>, requested_schema: Value) -> Self {
+    /// Asks the user to fill in a form whose fields are those of `T` (a struct of strings,
+    /// numbers, booleans and enums); read the answer with `cx.elicited::<T>(key)`.
+    pub fn elicit<T: JsonSchema>(self, key: impl Into<String>, message: impl Into<String>) -> Self {
+        self.elicit_schema(key, message, schema_for::<T>())
+    }
+
+    /// Asks the user to fill in a form described by `requested_schema` (a flat object
+    /// schema).
+    pub fn elicit_schema(self, key: impl Into<String>, message: impl Into<String>, requested_schema: Value) -> Self {
         let params = json!({"mode": "form", "message": message.into(), "requestedSchema": requested_schema});
         self.request(key, "elicitation/create", params)
     }
@@ -60,8 +70,30 @@ impl InputRequired {
     }
 
     /// State the handler gets back on its next run (sealed when it travels via the client).
-    pub fn state(mut self, state: Value) -> Self {
+    pub fn request_state(mut self, state: Value) -> Self {
         self.state = Some(state);
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(JsonSchema)]
+    #[allow(dead_code)]
+    struct Confirm {
+        /// Go ahead?
+        ok: bool,
+    }
+
+    #[test]
+    fn a_typed_form_asks_for_the_fields_of_its_type() {
+        let asked = InputRequired::new().elicit::<Confirm>("confirm", "Sure?");
+        let params = &asked.requests["confirm"]["params"];
+        assert_eq!((&params["mode"], &params["message"]), (&json!("form"), &json!("Sure?")));
+        let schema = &params["requestedSchema"];
+        assert_eq!((&schema["type"], &schema["required"]), (&json!("object"), &json!(["ok"])));
+        assert_eq!(schema["properties"]["ok"]["type"], "boolean");
     }
 }

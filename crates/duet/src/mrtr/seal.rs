@@ -4,6 +4,7 @@
 //! resource URI, a digest of the arguments, and an expiry. Any replica holding the key can
 //! open it; the current key seals, the current and previous keys open.
 
+use crate::method::{Method, Primitive};
 use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use chacha20poly1305::aead::{Aead, KeyInit};
@@ -106,9 +107,9 @@ impl StateKeys {
 
 /// What one sealed state is bound to.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Binding {
+pub(crate) struct Binding {
     pub principal: String,
-    pub method: String,
+    pub method: Method,
     /// The tool or prompt name, or the resource URI.
     pub target: String,
     /// SHA-256 of the canonical JSON of the arguments.
@@ -116,18 +117,26 @@ pub struct Binding {
 }
 
 impl Binding {
-    pub fn new(principal: &str, method: &str, target: &str, arguments: &Value) -> Self {
+    pub fn new(principal: &str, method: &Method, target: &str, arguments: &Value) -> Self {
         Binding {
             principal: principal.to_string(),
-            method: method.to_string(),
+            method: method.clone(),
             target: target.to_string(),
             arguments: digest(arguments),
+        }
+    }
+
+    /// What the target is called in errors: the parameter that names it.
+    fn target_label(&self) -> &'static str {
+        match self.method.traits().target {
+            Some(Primitive::Resource) => "URI",
+            _ => "name",
         }
     }
 }
 
 /// SHA-256 of `value` serialized with object keys sorted, so key order does not matter.
-pub fn digest(value: &Value) -> [u8; 32] {
+pub(crate) fn digest(value: &Value) -> [u8; 32] {
     fn canonical(value: &Value, out: &mut Vec<u8>) {
         match value {
             Value::Object(m) => {
@@ -197,7 +206,7 @@ struct Payload {
 
 /// What an opened state carries back to the handler.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Opened {
+pub(crate) struct Opened {
     /// The keys the previous round asked for.
     pub asked: Vec<String>,
     pub state: Option<Value>,
@@ -205,7 +214,7 @@ pub struct Opened {
 
 /// Seals and opens request state with a server's keys.
 #[derive(Debug, Clone)]
-pub struct Sealer {
+pub(crate) struct Sealer {
     keys: StateKeys,
     ttl: Duration,
 }
@@ -224,7 +233,7 @@ impl Sealer {
     pub fn seal(&self, binding: &Binding, asked: Vec<String>, state: Option<Value>) -> String {
         let payload = Payload {
             p: binding.principal.clone(),
-            m: binding.method.clone(),
+            m: binding.method.as_str().to_string(),
             t: binding.target.clone(),
             d: hex::encode(binding.arguments),
             e: now() + self.ttl.as_secs(),
@@ -259,11 +268,11 @@ impl Sealer {
         if payload.p != binding.principal {
             return Err(StateError::OtherPrincipal);
         }
-        if payload.m != binding.method {
+        if payload.m != binding.method.as_str() {
             return Err(StateError::OtherRequest("method"));
         }
         if payload.t != binding.target {
-            return Err(StateError::OtherRequest(if binding.method == "resources/read" { "URI" } else { "name" }));
+            return Err(StateError::OtherRequest(binding.target_label()));
         }
         if payload.d != hex::encode(binding.arguments) {
             return Err(StateError::OtherArguments);
@@ -278,7 +287,7 @@ mod tests {
     use serde_json::json;
 
     fn binding(principal: &str, args: Value) -> Binding {
-        Binding::new(principal, "tools/call", "refund_order", &args)
+        Binding::new(principal, &Method::ToolsCall, "refund_order", &args)
     }
 
     fn sealer() -> Sealer {
@@ -307,9 +316,9 @@ mod tests {
         assert_eq!(s.open("not base64!", &b), Err(StateError::Malformed));
         assert_eq!(s.open(&token, &binding("mallory", json!({"cents": 25000}))), Err(StateError::OtherPrincipal));
         assert_eq!(s.open(&token, &binding("alice", json!({"cents": 99999}))), Err(StateError::OtherArguments));
-        let other_tool = Binding::new("alice", "tools/call", "other", &json!({"cents": 25000}));
+        let other_tool = Binding::new("alice", &Method::ToolsCall, "other", &json!({"cents": 25000}));
         assert_eq!(s.open(&token, &other_tool), Err(StateError::OtherRequest("name")));
-        let other_method = Binding::new("alice", "prompts/get", "refund_order", &json!({"cents": 25000}));
+        let other_method = Binding::new("alice", &Method::PromptsGet, "refund_order", &json!({"cents": 25000}));
         assert_eq!(s.open(&token, &other_method), Err(StateError::OtherRequest("method")));
         let wrong_key = Sealer::new(StateKeys::new(StateKey::from_bytes([8; 32])), DEFAULT_STATE_TTL);
         assert_eq!(wrong_key.open(&token, &b), Err(StateError::Integrity));

@@ -1,64 +1,112 @@
-//! The 2026 `_meta` envelope: every modern request carries its protocol version, the
-//! client's capabilities, and optionally client info and a log level.
+//! The era of a message, decided once by one rule for every transport, and the 2026
+//! `_meta` envelope a modern request carries: its protocol version, the client's
+//! capabilities, and optionally a log level (client info is not kept). The envelope is read
+//! once per request into the [`Terms`] the request runs under.
 
-use super::Version;
-use crate::jsonrpc::{MODERN_VERSIONS, RpcError, code, envelope_key as key, log_level_rank};
+use super::{Era, Version};
+use crate::jsonrpc::{RpcError, code};
+use crate::layer::LogLevel;
 use crate::message::Meta;
 use serde_json::{Value, json};
+use std::sync::Arc;
 
-/// What a modern request says about itself (borrowed from its `_meta`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Envelope<'a> {
-    pub version: Version,
-    pub client_capabilities: &'a Value,
-    pub log_level: Option<&'a str>,
+/// Keys of the 2026 `_meta` envelope.
+pub(crate) mod key {
+    pub const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+    pub const CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+    pub const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+    pub const LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
+    pub const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+    pub const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 }
 
-/// The -32602 error of an envelope that lacks required keys.
-pub fn missing_keys_error(missing: &[&str]) -> RpcError {
-    RpcError::invalid_params(format!("params._meta is missing the required envelope key(s): {}", missing.join(", ")))
+/// What a request runs under: its protocol version, what its client can do, and the lowest
+/// log level the client wants to hear. A 2026-07-28 request carries them in its envelope; a
+/// handshake-era session agreed on them at `initialize`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Terms {
+    pub version: Version,
+    pub client_capabilities: Arc<Value>,
+    pub log_level: Option<LogLevel>,
+}
+
+/// The era of a message: 2026-07-28 when its `_meta` carries an envelope key (its protocol
+/// version or client capabilities), or when the transport declared a modern revision for
+/// it (an HTTP request's `MCP-Protocol-Version` header); the handshake era otherwise.
+pub fn era_of(meta: &Meta, declared: Option<Version>) -> Era {
+    let enveloped = meta.protocol_version.is_some() || meta.client_capabilities.is_some();
+    if enveloped || declared.is_some_and(Version::is_modern) { Era::Modern } else { Era::Handshake }
+}
+
+/// Why an envelope could not be read. The HTTP ladder answers missing keys before it looks at
+/// the headers, and other problems after.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EnvelopeError {
+    Missing(RpcError),
+    Invalid(RpcError),
+}
+
+impl From<EnvelopeError> for RpcError {
+    fn from(error: EnvelopeError) -> Self {
+        match error {
+            EnvelopeError::Missing(e) | EnvelopeError::Invalid(e) => e,
+        }
+    }
+}
+
+/// The -32602 error of a 2026 request without both required envelope keys.
+pub fn missing_keys(meta: &Meta) -> Option<RpcError> {
+    let missing: Vec<&str> = [
+        (key::PROTOCOL_VERSION, meta.protocol_version.is_none()),
+        (key::CLIENT_CAPABILITIES, meta.client_capabilities.is_none()),
+    ]
+    .into_iter()
+    .filter_map(|(k, gone)| gone.then_some(k))
+    .collect();
+    (!missing.is_empty()).then(|| {
+        RpcError::invalid_params(format!(
+            "params._meta is missing the required envelope key(s): {}",
+            missing.join(", ")
+        ))
+    })
 }
 
 /// The -32022 error of a version duet does not serve on this path.
 pub fn unsupported_version(requested: &Value) -> RpcError {
     let shown = requested.as_str().map_or_else(|| requested.to_string(), str::to_string);
     RpcError::new(code::UNSUPPORTED_PROTOCOL_VERSION, format!("Unsupported protocol version: {shown}"))
-        .with_data(json!({"supported": MODERN_VERSIONS, "requested": requested}))
+        .with_data(json!({"supported": Version::MODERN, "requested": requested}))
 }
 
-/// The two required envelope keys, the requested version and the client's capabilities;
-/// otherwise the error that names the missing ones.
-pub fn required(meta: &Meta) -> Result<(&Value, &Value), RpcError> {
-    match (&meta.protocol_version, &meta.client_capabilities) {
-        (Some(version), Some(capabilities)) => Ok((version, capabilities)),
-        (version, capabilities) => {
-            let missing =
-                [(key::PROTOCOL_VERSION, version.is_none()), (key::CLIENT_CAPABILITIES, capabilities.is_none())];
-            Err(missing_keys_error(&missing.into_iter().filter_map(|(k, gone)| gone.then_some(k)).collect::<Vec<_>>()))
-        }
+/// Reads the envelope of a 2026 request into its terms: both required keys, a string
+/// version that is a modern revision, an object of capabilities, and a valid log level when
+/// one is given. The capabilities move out of `meta`.
+pub fn read(meta: &mut Meta) -> Result<Terms, EnvelopeError> {
+    if let Some(missing) = missing_keys(meta) {
+        return Err(EnvelopeError::Missing(missing));
     }
-}
-
-/// Reads and checks the envelope: both required keys, a string version that is a modern
-/// revision, and a valid log level when one is given.
-pub fn parse(meta: &Meta) -> Result<Envelope<'_>, RpcError> {
-    let (requested, client_capabilities) = required(meta)?;
-    let Some(version_str) = requested.as_str() else {
-        return Err(RpcError::invalid_params(format!("{} must be a string", key::PROTOCOL_VERSION)));
+    let invalid = |message: String| Err(EnvelopeError::Invalid(RpcError::invalid_params(message)));
+    let requested = meta.protocol_version.as_ref().unwrap_or(&Value::Null);
+    let Some(name) = requested.as_str() else {
+        return invalid(format!("{} must be a string", key::PROTOCOL_VERSION));
     };
-    let version =
-        Version::parse(version_str).filter(|v| v.is_modern()).ok_or_else(|| unsupported_version(requested))?;
-    if !client_capabilities.is_object() {
-        return Err(RpcError::invalid_params(format!("{} must be an object", key::CLIENT_CAPABILITIES)));
-    }
+    let Some(version) = Version::parse(name).filter(|v| v.is_modern()) else {
+        return Err(EnvelopeError::Invalid(unsupported_version(requested)));
+    };
     let log_level = match &meta.log_level {
         None | Some(Value::Null) => None,
-        Some(Value::String(l)) if log_level_rank(l).is_some() => Some(l.as_str()),
-        Some(other) => {
-            return Err(RpcError::invalid_params(format!("Invalid log level: {other}")));
-        }
+        Some(Value::String(name)) if LogLevel::parse(name).is_some() => LogLevel::parse(name),
+        Some(other) => return invalid(format!("Invalid log level: {other}")),
     };
-    Ok(Envelope { version, client_capabilities, log_level })
+    match meta.client_capabilities.take() {
+        Some(capabilities @ Value::Object(_)) => {
+            Ok(Terms { version, client_capabilities: Arc::new(capabilities), log_level })
+        }
+        other => {
+            meta.client_capabilities = other;
+            invalid(format!("{} must be an object", key::CLIENT_CAPABILITIES))
+        }
+    }
 }
 
 #[cfg(test)]
@@ -69,28 +117,43 @@ mod tests {
         serde_json::from_value(meta).unwrap()
     }
 
+    fn error(meta_value: Value) -> EnvelopeError {
+        read(&mut meta(meta_value)).unwrap_err()
+    }
+
     #[test]
     fn checks_in_order() {
-        let e = parse(&meta(json!({key::PROTOCOL_VERSION: "2026-07-28"}))).unwrap_err();
+        let EnvelopeError::Missing(e) = error(json!({key::PROTOCOL_VERSION: "2026-07-28"})) else { panic!() };
         assert_eq!(
             e.message,
             "params._meta is missing the required envelope key(s): io.modelcontextprotocol/clientCapabilities"
         );
-        let e = parse(&meta(json!({key::PROTOCOL_VERSION: 5, key::CLIENT_CAPABILITIES: {}}))).unwrap_err();
+        let e = RpcError::from(error(json!({key::PROTOCOL_VERSION: 5, key::CLIENT_CAPABILITIES: {}})));
         assert_eq!(e.code, -32602);
-        let e = parse(&meta(json!({key::PROTOCOL_VERSION: "2099-01-01", key::CLIENT_CAPABILITIES: {}}))).unwrap_err();
+        let e = RpcError::from(error(json!({key::PROTOCOL_VERSION: "2099-01-01", key::CLIENT_CAPABILITIES: {}})));
         assert_eq!((e.code, e.data), (-32022, Some(json!({"supported": ["2026-07-28"], "requested": "2099-01-01"}))));
-        let e = parse(&meta(json!({key::PROTOCOL_VERSION: "2025-11-25", key::CLIENT_CAPABILITIES: {}}))).unwrap_err();
+        let e = RpcError::from(error(json!({key::PROTOCOL_VERSION: "2025-11-25", key::CLIENT_CAPABILITIES: {}})));
         assert_eq!(e.code, -32022);
-        let e = parse(&meta(
-            json!({key::PROTOCOL_VERSION: "2026-07-28", key::CLIENT_CAPABILITIES: {}, key::LOG_LEVEL: "loud"}),
-        ))
-        .unwrap_err();
-        assert_eq!(e.code, -32602);
-        let debug = meta(
+        let loud = json!({key::PROTOCOL_VERSION: "2026-07-28", key::CLIENT_CAPABILITIES: {}, key::LOG_LEVEL: "loud"});
+        assert!(matches!(error(loud), EnvelopeError::Invalid(e) if e.code == -32602));
+        let not_object = json!({key::PROTOCOL_VERSION: "2026-07-28", key::CLIENT_CAPABILITIES: []});
+        assert!(matches!(error(not_object), EnvelopeError::Invalid(e) if e.code == -32602));
+        let mut debug = meta(
             json!({key::PROTOCOL_VERSION: "2026-07-28", key::CLIENT_CAPABILITIES: {"sampling": {}}, key::LOG_LEVEL: "debug"}),
         );
-        let ok = parse(&debug).unwrap();
-        assert_eq!((ok.version, ok.log_level), (Version::V2026_07_28, Some("debug")));
+        let terms = read(&mut debug).unwrap();
+        assert_eq!((terms.version, terms.log_level), (Version::V2026_07_28, Some(LogLevel::Debug)));
+        assert_eq!(*terms.client_capabilities, json!({"sampling": {}}));
+    }
+
+    #[test]
+    fn one_rule_decides_the_era() {
+        let plain = meta(json!({"progressToken": 1}));
+        assert_eq!(era_of(&plain, None), Era::Handshake);
+        assert_eq!(era_of(&plain, Some(Version::V2025_11_25)), Era::Handshake);
+        assert_eq!(era_of(&plain, Some(Version::V2026_07_28)), Era::Modern, "the transport declared it");
+        // Either envelope key makes a modern message, even alone (and then an invalid one).
+        assert_eq!(era_of(&meta(json!({key::CLIENT_CAPABILITIES: {}})), None), Era::Modern);
+        assert_eq!(era_of(&meta(json!({key::PROTOCOL_VERSION: "2026-07-28"})), None), Era::Modern);
     }
 }

@@ -3,7 +3,8 @@
 //! are server-wide; each has a bounded queue that drops (with a warning) when a client
 //! does not keep up, and ends with a final result when the server closes it.
 
-use crate::jsonrpc::{RequestId, RpcError, Sink, envelope_key, notification};
+use super::envelope::key;
+use crate::jsonrpc::{RequestId, RpcError, Sink, notification};
 use crate::layer::Change;
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
@@ -13,7 +14,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 /// Events queued per stream before new ones are dropped.
-pub const LISTEN_QUEUE: usize = 1024;
+const LISTEN_QUEUE: usize = 1024;
 
 /// What one listen stream asked for (and duet honours).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -78,7 +79,7 @@ pub fn uri_covers(subscribed: &str, uri: &str) -> bool {
 }
 
 /// The wire notification of a change, with extra params (such as a subscription id).
-pub fn change_notification(change: &Change, meta: Option<Value>) -> Value {
+pub fn change_notification(change: &Change, meta: Option<Map<String, Value>>) -> Value {
     let (method, mut params) = match change {
         Change::ToolsChanged => ("notifications/tools/list_changed", Map::new()),
         Change::PromptsChanged => ("notifications/prompts/list_changed", Map::new()),
@@ -90,13 +91,16 @@ pub fn change_notification(change: &Change, meta: Option<Value>) -> Value {
         }
     };
     if let Some(meta) = meta {
-        params.insert("_meta".into(), meta);
+        params.insert("_meta".into(), Value::Object(meta));
     }
     notification(method, (!params.is_empty()).then_some(Value::Object(params)))
 }
 
-fn subscription_meta(id: &RequestId) -> Value {
-    json!({ envelope_key::SUBSCRIPTION_ID: id.to_value() })
+/// The `_meta` that tags a listen stream's messages with the listen request's id.
+fn subscription_meta(id: &RequestId) -> Map<String, Value> {
+    let mut meta = Map::with_capacity(1);
+    meta.insert(key::SUBSCRIPTION_ID.into(), id.to_value());
+    meta
 }
 
 struct Entry {
@@ -148,8 +152,14 @@ impl Listens {
     }
 
     /// Runs one listen request: acknowledgement, then events until the server closes the
-    /// stream (the final result) or the request is cancelled (the caller drops this future).
-    pub async fn run(&self, id: &RequestId, params: &Map<String, Value>, notify: &Sink) -> Result<Value, RpcError> {
+    /// stream or the request is cancelled (the caller drops this future). Returns the
+    /// `_meta` of the final result.
+    pub async fn run(
+        &self,
+        id: &RequestId,
+        params: &Map<String, Value>,
+        notify: &Sink,
+    ) -> Result<Map<String, Value>, RpcError> {
         let filter = Filter::parse(params)?;
         let (tx, mut rx) = mpsc::channel(LISTEN_QUEUE);
         let key = self.next.fetch_add(1, Ordering::Relaxed);
@@ -167,7 +177,7 @@ impl Listens {
                 },
             }
         }
-        Ok(json!({"_meta": subscription_meta(id)}))
+        Ok(subscription_meta(id))
     }
 }
 

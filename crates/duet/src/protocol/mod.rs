@@ -1,18 +1,20 @@
-//! The transport-independent engine: era rules, the `_meta` envelope, method routing,
-//! pagination, per-version result shapes, listen streams and change fan-out.
+//! The transport-independent engine: the era rules, the `_meta` envelope, method routing,
+//! pagination, results on the wire per version, listen streams and change fan-out.
 
-pub mod cursor;
-pub mod envelope;
+mod batch;
+mod call;
+pub(crate) mod cursor;
+pub(crate) mod envelope;
 mod listen;
 mod methods;
 mod pages;
 mod server;
 mod session;
-pub mod shape;
 mod version;
+pub(crate) mod wire;
 
-pub use listen::LISTEN_QUEUE;
-pub use server::{Server, ServerOptions, SessionOptions};
-pub use session::{Answer, Session};
-pub use shape::CacheHints;
+pub use envelope::Terms;
+pub use server::{Server, ServerOptions};
+pub use session::{AskError, Session};
 pub use version::{Era, Version};
+pub use wire::CacheHints;

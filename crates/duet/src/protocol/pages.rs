@@ -4,10 +4,9 @@
 //! shared by every response that sends the page.
 
 use super::Version;
-use crate::jsonrpc::Rendered;
+use crate::jsonrpc::{Rendered, RpcError};
 use crate::layer::Listing;
 use crate::layer::memo::PerListing;
-use serde_json::Value;
 
 /// How many pages the cache keeps before starting over. The pages of listings that are gone
 /// are dropped whenever a page is rendered.
@@ -32,9 +31,9 @@ impl Pages {
         listing: &Listing<T>,
         version: Version,
         start: usize,
-        render: impl FnOnce() -> Value,
-    ) -> Rendered {
-        self.pages.get_or_make(listing, (kind, version, start), |_| Rendered::from(&render()))
+        render: impl FnOnce() -> Result<Rendered, RpcError>,
+    ) -> Result<Rendered, RpcError> {
+        self.pages.get_or_try_make(listing, (kind, version, start), |_| render())
     }
 }
 
@@ -51,17 +50,18 @@ mod tests {
         let renders = std::cell::Cell::new(0);
         let render = |n: u32| {
             renders.set(renders.get() + 1);
-            json!({"n": n})
+            Ok(Rendered::new(&json!({"n": n})).unwrap())
         };
+        let text = |page: Result<Rendered, RpcError>| String::from_utf8(page.unwrap().as_bytes().to_vec()).unwrap();
         let v = Version::V2026_07_28;
-        assert_eq!(pages.get_or_render("tools", &listing, v, 0, || render(1)).as_str(), r#"{"n":1}"#);
-        assert_eq!(pages.get_or_render("tools", &listing, v, 0, || render(9)).as_str(), r#"{"n":1}"#);
+        assert_eq!(text(pages.get_or_render("tools", &listing, v, 0, || render(1))), r#"{"n":1}"#);
+        assert_eq!(text(pages.get_or_render("tools", &listing, v, 0, || render(9))), r#"{"n":1}"#);
         assert_eq!(renders.get(), 1);
-        pages.get_or_render("tools", &listing, Version::V2025_11_25, 0, || render(2));
-        pages.get_or_render("tools", &listing, v, 2, || render(3));
-        pages.get_or_render("prompts", &listing, v, 0, || render(4));
+        let _ = pages.get_or_render("tools", &listing, Version::V2025_11_25, 0, || render(2));
+        let _ = pages.get_or_render("tools", &listing, v, 2, || render(3));
+        let _ = pages.get_or_render("prompts", &listing, v, 0, || render(4));
         let other: Listing<u32> = Arc::new(vec![1, 2, 3]);
-        assert_eq!(pages.get_or_render("tools", &other, v, 0, || render(5)).as_str(), r#"{"n":5}"#);
+        assert_eq!(text(pages.get_or_render("tools", &other, v, 0, || render(5))), r#"{"n":5}"#);
         assert_eq!(renders.get(), 5);
     }
 }

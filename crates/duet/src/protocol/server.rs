@@ -1,19 +1,25 @@
 //! The engine's shared half: the layer, the options, and what spans connections — the
-//! registered handshake-era sessions and the open listen streams that layer changes fan
-//! out to. Transports create one [`Session`] per connection (or per request) from it.
+//! handshake-era sessions and the open listen streams that layer changes fan out to. A
+//! transport either connects a [`Session`] (a connection that lasts) or has the server
+//! answer a message on its own ([`Server::answer`]: a 2026-07-28 request, or a stateless
+//! handshake-era one), which builds nothing but the request.
 
+use super::batch;
+use super::call::Call;
+use super::envelope::{self, Terms};
 use super::listen::Listens;
 use super::pages::Pages;
 use super::session::{Session, SessionShared};
-use super::shape::CacheHints;
+use super::wire::CacheHints;
 use super::{Era, Version};
-use crate::jsonrpc::{SUPPORTED_VERSIONS, Sink};
-use crate::layer::{Change, Layer, Principal, ServerInfo};
+use crate::jsonrpc::{Response, RpcError, Sink};
+use crate::layer::{Change, Layer, LogLevel, NO_CAPABILITIES, Principal, ServerInfo};
+use crate::message::{Incoming, Message, Request};
 use crate::mrtr::seal::{DEFAULT_STATE_TTL, STATE_KEY_ENV, Sealer, StateKey, StateKeys};
 use serde_json::value::RawValue;
-use serde_json::{Value, json};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
+use tokio_util::sync::CancellationToken;
 
 /// Engine settings shared by every connection.
 #[derive(Debug, Clone)]
@@ -21,7 +27,7 @@ pub struct ServerOptions {
     /// Items per page of the list methods; 0 sends everything in one page.
     pub page_size: usize,
     /// The log threshold of a handshake-era session before `logging/setLevel`.
-    pub default_log_level: String,
+    pub default_log_level: LogLevel,
     /// Cache hints stamped on cacheable 2026 results.
     pub cache: CacheHints,
     /// The title in `serverInfo` when the layer's info has none.
@@ -39,7 +45,7 @@ impl Default for ServerOptions {
     fn default() -> Self {
         ServerOptions {
             page_size: 100,
-            default_log_level: "info".into(),
+            default_log_level: LogLevel::Info,
             cache: CacheHints::default(),
             title: "duet".into(),
             state_keys: None,
@@ -47,21 +53,6 @@ impl Default for ServerOptions {
             input_timeout: Duration::from_secs(300),
         }
     }
-}
-
-/// How a transport wants its session.
-#[derive(Clone, Default)]
-pub struct SessionOptions {
-    /// Where server-initiated messages go (stdout, an HTTP session's outbox).
-    pub send: Option<Sink>,
-    /// The principal of requests that bring none of their own; default anonymous.
-    pub principal: Option<Principal>,
-    /// A handshake-era session that is initialized already at this version (stateless HTTP).
-    pub stateless_version: Option<Version>,
-    /// Whether the session lasts: it receives change notifications, can ask its client, and
-    /// its requests can be cancelled by `notifications/cancelled`. False for one-shot
-    /// sessions, which handle one message.
-    pub register: bool,
 }
 
 /// The shared engine. Cheap to clone.
@@ -74,9 +65,7 @@ pub(crate) struct Shared {
     pub layer: Arc<dyn Layer>,
     pub options: ServerOptions,
     pub info: ServerInfo,
-    /// `info` as JSON, stamped on every 2026 result: as a value, and rendered for results
-    /// serialized straight from typed data.
-    pub info_value: Value,
+    /// `info` as JSON, rendered once, stamped on every 2026 result.
     pub info_rendered: Box<RawValue>,
     pub listens: Listens,
     /// List pages, each rendered once.
@@ -100,9 +89,8 @@ impl Server {
             StateKeys::new(StateKey::random())
         });
         let sealer = Sealer::new(keys, options.state_ttl);
-        let info_value = serde_json::to_value(&info).unwrap_or(Value::Null);
-        // Rendering a value cannot fail: its keys are strings and its numbers finite.
-        let info_rendered = serde_json::value::to_raw_value(&info_value).unwrap_or_default();
+        // Rendering plain data cannot fail: its keys are strings.
+        let info_rendered = serde_json::value::to_raw_value(&info).unwrap_or_default();
         let shared = Arc::new_cyclic(|weak: &Weak<Shared>| {
             let weak = weak.clone();
             let listener: Arc<dyn Fn(&Change) + Send + Sync> = Arc::new(move |change: &Change| {
@@ -115,7 +103,6 @@ impl Server {
                 layer: layer.clone(),
                 options,
                 info,
-                info_value,
                 info_rendered,
                 listens: Listens::default(),
                 pages: Pages::default(),
@@ -139,16 +126,82 @@ impl Server {
         &self.shared.info
     }
 
-    /// A new session; registered sessions receive change notifications.
-    pub fn session(&self, options: SessionOptions) -> Session {
-        let register = options.register;
-        let session = Session::new(self.clone(), options);
-        if register {
-            let mut sessions = self.shared.sessions.lock().unwrap_or_else(|p| p.into_inner());
-            sessions.retain(|s| s.strong_count() > 0);
-            sessions.push(Arc::downgrade(&session.inner));
-        }
+    /// A session for a connection that lasts: `send` carries what the server sends
+    /// unprompted (change notifications, requests to the client), `principal` is who the
+    /// connection runs as. It receives change notifications until it is dropped.
+    pub fn connect(&self, send: Sink, principal: Principal) -> Session {
+        let session = Session::new(self.clone(), send, Arc::new(principal));
+        let mut sessions = self.shared.sessions.lock().unwrap_or_else(|p| p.into_inner());
+        sessions.retain(|s| s.strong_count() > 0);
+        sessions.push(Arc::downgrade(&session.inner));
         session
+    }
+
+    /// Answers a message that needs no session, keeping nothing: 2026-07-28 requests, each
+    /// read by its own envelope, and, when a stateless transport fixed a handshake-era
+    /// version for them (`at`), requests without one. Without `at` such a request is
+    /// refused for its missing envelope. Notifications and stray responses are ignored;
+    /// `sink` receives the request notifications (progress, logs, a listen stream's
+    /// events), and nothing can ask the client a question.
+    pub async fn answer(
+        &self,
+        message: impl Into<Message>,
+        at: Option<Version>,
+        principal: Arc<Principal>,
+        sink: Option<Sink>,
+    ) -> Option<Message<Response>> {
+        match message.into() {
+            Message::One(one) => self.answer_one(one, at, &principal, sink.as_ref()).await.map(Message::One),
+            Message::Batch(items) => {
+                let refusal = batch::refusal(at, at.is_none());
+                batch::answer(items, refusal, |m| self.answer_one(m, at, &principal, sink.as_ref())).await
+            }
+        }
+    }
+
+    async fn answer_one(
+        &self,
+        message: Incoming,
+        at: Option<Version>,
+        principal: &Arc<Principal>,
+        sink: Option<&Sink>,
+    ) -> Option<Response> {
+        match message {
+            Incoming::Request(mut request) => match self.terms_of(&mut request, at) {
+                Ok(terms) => Some(self.answer_request(request, terms, principal.clone(), sink.cloned()).await),
+                Err(error) => Some(Response::error(Some(request.id), error)),
+            },
+            Incoming::Invalid(response) => Some(response),
+            _ => None,
+        }
+    }
+
+    /// The terms of a one-shot request: its envelope's, or the handshake-era version `at`.
+    fn terms_of(&self, request: &mut Request, at: Option<Version>) -> Result<Terms, RpcError> {
+        match (envelope::era_of(&request.meta, at), at) {
+            (Era::Modern, _) => Ok(envelope::read(&mut request.meta)?),
+            (Era::Handshake, Some(version)) => Ok(Terms {
+                version,
+                client_capabilities: NO_CAPABILITIES.clone(),
+                log_level: Some(self.shared.options.default_log_level),
+            }),
+            (Era::Handshake, None) => Err(envelope::missing_keys(&request.meta)
+                .unwrap_or_else(|| RpcError::invalid_request("this request needs a session"))),
+        }
+    }
+
+    /// Answers one request whose terms the transport has read (over HTTP, the 2026 ladder
+    /// reads the envelope). Dropping the future cancels the request.
+    pub(crate) async fn answer_request(
+        &self,
+        request: Request,
+        terms: Terms,
+        principal: Arc<Principal>,
+        notify: Option<Sink>,
+    ) -> Response {
+        let cancel = CancellationToken::new();
+        let _cancel_when_dropped = cancel.clone().drop_guard();
+        Call::new(&self.shared, None, request, terms, principal, notify, cancel).respond().await
     }
 
     /// Ends every open listen stream with its final result (at shutdown).
@@ -159,31 +212,6 @@ impl Server {
     /// The number of open listen streams.
     pub fn listen_count(&self) -> usize {
         self.shared.listens.len()
-    }
-
-    /// Capabilities advertised to a client of version `v`.
-    pub fn capabilities(&self, v: Version) -> Value {
-        let mut caps = json!({
-            "tools": {"listChanged": true},
-            "resources": {"subscribe": true, "listChanged": true},
-            "prompts": {"listChanged": true},
-            "logging": {},
-        });
-        if v.has_completions_capability() {
-            caps["completions"] = json!({});
-        }
-        caps
-    }
-
-    pub(crate) fn discover(&self) -> Value {
-        let mut result = json!({
-            "supportedVersions": SUPPORTED_VERSIONS,
-            "capabilities": self.capabilities(Version::V2026_07_28),
-        });
-        if let Some(instructions) = &self.shared.info.instructions {
-            result["instructions"] = Value::from(instructions.as_str());
-        }
-        result
     }
 }
 

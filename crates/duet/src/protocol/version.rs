@@ -1,6 +1,5 @@
 //! The protocol revisions duet speaks, their eras, and what each one allows.
 
-use crate::jsonrpc::{BATCH_VERSIONS, SUPPORTED_VERSIONS};
 use std::fmt;
 
 /// A protocol revision.
@@ -20,16 +19,26 @@ pub enum Era {
     Modern,
 }
 
+/// Every revision's name, oldest first, in the order of [`Version::ALL`].
+const NAMES: [&str; 5] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"];
+
 impl Version {
+    /// Every revision duet speaks, oldest first.
     pub const ALL: [Version; 5] =
         [Version::V2024_11_05, Version::V2025_03_26, Version::V2025_06_18, Version::V2025_11_25, Version::V2026_07_28];
+    /// The revisions carried per request in the `_meta` envelope.
+    pub const MODERN: [Version; 1] = [Version::V2026_07_28];
+    /// What `initialize` answers when the client asks for a revision duet does not speak.
+    pub const LATEST_HANDSHAKE: Version = Version::V2025_11_25;
+    /// What an HTTP request without `MCP-Protocol-Version` is taken to speak.
+    pub const DEFAULT_HTTP: Version = Version::V2025_03_26;
 
     pub fn parse(s: &str) -> Option<Version> {
-        SUPPORTED_VERSIONS.iter().position(|v| *v == s).map(|i| Self::ALL[i])
+        NAMES.iter().position(|v| *v == s).map(|i| Self::ALL[i])
     }
 
     pub fn as_str(self) -> &'static str {
-        SUPPORTED_VERSIONS[self as usize]
+        NAMES[self as usize]
     }
 
     pub fn era(self) -> Era {
@@ -40,8 +49,9 @@ impl Version {
         self.era() == Era::Modern
     }
 
+    /// JSON-RPC batches were allowed up to 2025-03-26.
     pub fn allows_batches(self) -> bool {
-        BATCH_VERSIONS.contains(&self.as_str())
+        self <= Version::V2025_03_26
     }
 
     /// `completions` became a capability in 2025-03-26.
@@ -70,6 +80,12 @@ impl fmt::Display for Version {
     }
 }
 
+impl serde::Serialize for Version {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -83,5 +99,6 @@ mod tests {
         assert!(Version::V2025_03_26.allows_batches() && !Version::V2025_06_18.allows_batches());
         assert!(!Version::V2024_11_05.has_completions_capability());
         assert_eq!(Version::V2026_07_28.era(), Era::Modern);
+        assert!(Version::MODERN.iter().all(|v| v.is_modern()));
     }
 }

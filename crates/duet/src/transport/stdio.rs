@@ -7,7 +7,7 @@
 use crate::jsonrpc::{Response, RpcError, Sink, encode};
 use crate::layer::Principal;
 use crate::message::Message;
-use crate::protocol::{Server, SessionOptions};
+use crate::protocol::Server;
 use serde_json::Value;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Write};
@@ -39,12 +39,7 @@ where
         let writer = writer.clone();
         std::sync::Arc::new(move |message: Value| writer.line(encode(&message)))
     };
-    let session = server.session(SessionOptions {
-        send: Some(send),
-        principal: Some(Principal::local()),
-        stateless_version: None,
-        register: true,
-    });
+    let session = server.connect(send, Principal::local());
     let mut lines = spawn_reader(input);
     let mut tasks = JoinSet::new();
     while let Some(line) = lines.recv().await {
@@ -59,13 +54,13 @@ where
         };
         let span = crate::trace::request_span(&message, None);
         if message.runs_inline() {
-            if let Some(answer) = session.handle_message(message, None, None).instrument(span).await {
+            if let Some(answer) = session.handle(message, None, None).instrument(span).await {
                 writer.line(answer.to_line());
             }
         } else {
             let (session, writer) = (session.clone(), writer.clone());
             let run = async move {
-                if let Some(answer) = session.handle_message(message, None, None).await {
+                if let Some(answer) = session.handle(message, None, None).await {
                     writer.line(answer.to_line());
                 }
             };

@@ -1,11 +1,12 @@
 //! Change notifications on the handshake era: list changes once a session is initialized,
-//! resource updates for the URIs it subscribed to, from any thread, and only to sessions
-//! that registered for them.
+//! resource updates for the URIs it subscribed to, from any thread, and only to sessions.
 
-use crate::client::{Client, testkit_server};
-use duet::layer::Change;
+use crate::client::{Client, Recorder, testkit_server};
+use duet::layer::{Change, Principal};
+use duet::message::Message;
 use duet::protocol::Version;
 use serde_json::{Value, json};
+use std::sync::Arc;
 
 fn notification(method: &str) -> Value {
     json!({"jsonrpc": "2.0", "method": method})
@@ -78,18 +79,23 @@ async fn no_list_changes_before_initialized() {
 }
 
 #[tokio::test]
-async fn an_unregistered_session_gets_no_changes() {
+async fn a_request_answered_without_a_session_gets_no_changes() {
     let (server, feed) = testkit_server();
-    let lone = Client::open(&server, Version::V2025_06_18, false);
-    lone.initialize("2025-06-18").await;
-    lone.request("resources/subscribe", json!({"uri": "test://info"})).await;
-    // A registered session of the same server shows when the changes have been fanned out.
+    // Answered on its own, as a stateless HTTP server answers: its subscription is accepted,
+    // and nothing is kept that a change could be delivered to.
+    let sink = Recorder::new(Version::V2025_06_18);
+    let subscribe =
+        json!({"jsonrpc": "2.0", "id": 1, "method": "resources/subscribe", "params": {"uri": "test://info"}});
+    let principal = Arc::new(Principal::local());
+    let answer = server.answer(subscribe, Some(Version::V2025_06_18), principal, Some(sink.sink())).await;
+    let Some(Message::One(response)) = answer else { panic!("one response, got {answer:?}") };
+    assert_eq!(response.into_value(), Ok(json!({})));
+    // A session of the same server shows when the changes have been fanned out.
     let witness = Client::connect(&server, Version::V2025_06_18);
     witness.initialize("2025-06-18").await;
 
     feed.notify(Change::ResourceUpdated("test://info".into()));
     feed.notify(Change::ToolsChanged);
     assert_eq!(witness.sent.take_at_least(1).await, [notification("notifications/tools/list_changed")]);
-    assert!(lone.sent.is_empty(), "{:?}", lone.sent.take());
-    lone.assert_alive().await;
+    assert!(sink.is_empty(), "{:?}", sink.take());
 }

@@ -6,7 +6,8 @@
 use duet::fixtures::testkit;
 use duet::jsonrpc::{RequestId, Response, RpcError, Sink};
 use duet::layer::{ChangeFeed, Principal};
-use duet::protocol::{Answer, Server, ServerOptions, Session, SessionOptions, Version};
+use duet::message::Message;
+use duet::protocol::{Server, ServerOptions, Session, Version};
 use duet_testing::Schemas;
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
@@ -166,21 +167,12 @@ pub struct Client {
 }
 
 impl Client {
-    /// A session of `server` for the local user, as stdio or an HTTP session opens one.
-    pub fn open(server: &Server, version: Version, register: bool) -> Client {
-        let sent = Recorder::new(version);
-        let session = server.session(SessionOptions {
-            send: Some(sent.sink()),
-            principal: Some(Principal::local()),
-            stateless_version: None,
-            register,
-        });
-        Client { server: server.clone(), session, version, sent, ids: AtomicI64::new(1) }
-    }
-
-    /// A registered session of `server`, not yet initialized.
+    /// A session of `server` for the local user, as stdio or an HTTP session opens one;
+    /// not yet initialized.
     pub fn connect(server: &Server, version: Version) -> Client {
-        Client::open(server, version, true)
+        let sent = Recorder::new(version);
+        let session = server.connect(sent.sink(), Principal::local());
+        Client { server: server.clone(), session, version, sent, ids: AtomicI64::new(1) }
     }
 
     /// A handshake-era client of the test registry, initialized at `version`.
@@ -230,30 +222,30 @@ impl Client {
 
     /// Hands one decoded message (or batch) to the session, as a transport does; its
     /// notifications go to the session's `send`.
-    pub async fn send(&self, message: Value) -> Option<Answer> {
+    pub async fn send(&self, message: Value) -> Option<Message<Response>> {
         self.send_via(message, None).await
     }
 
     /// Like [`Client::send`], with the request's notifications going to `sink` (an SSE
     /// stream of one POST).
-    pub async fn send_via(&self, message: Value, sink: Option<Sink>) -> Option<Answer> {
+    pub async fn send_via(&self, message: Value, sink: Option<Sink>) -> Option<Message<Response>> {
         let methods = methods_by_id(&message);
         let answer =
             bounded(&format!("the answer to {message}"), self.session.handle(message.clone(), sink, None)).await;
-        for response in answer.iter().flat_map(Answer::responses) {
+        for response in answer.iter().flat_map(Message::responses) {
             self.check(response, &methods);
         }
         answer
     }
 
     fn check(&self, response: &Response, methods: &HashMap<String, String>) {
-        match &response.outcome {
+        match &response.result {
             Ok(result) => {
                 let id = response.id.as_ref().expect("a result answers an id");
                 let method = methods
                     .get(&id.to_value().to_string())
                     .unwrap_or_else(|| panic!("a result for id {id}, which asked nothing"));
-                Schemas::get().assert_result(self.version.as_str(), method, &result.clone().into_value());
+                Schemas::get().assert_result(self.version.as_str(), method, &result.to_value());
             }
             Err(error) => {
                 let error = serde_json::to_value(error).expect("an error serializes");
@@ -265,7 +257,7 @@ impl Client {
     /// The single response to a single message.
     pub async fn answer(&self, message: Value) -> Response {
         match self.send(message.clone()).await {
-            Some(Answer::One(response)) => response,
+            Some(Message::One(response)) => response,
             other => panic!("{message} should get one response, got {other:?}"),
         }
     }
@@ -280,11 +272,11 @@ impl Client {
         let message = self.message(method, params);
         let id = message["id"].clone();
         let response = match self.send_via(message, sink.map(Recorder::sink)).await {
-            Some(Answer::One(response)) => response,
+            Some(Message::One(response)) => response,
             other => panic!("{method} should get one response, got {other:?}"),
         };
         assert_eq!(response.id.as_ref().map(RequestId::to_value), Some(id));
-        response.into_result().unwrap_or_else(|e| panic!("{method} failed at {}: {e:?}", self.version))
+        response.into_value().unwrap_or_else(|e| panic!("{method} failed at {}: {e:?}", self.version))
     }
 
     /// The error of a request that must fail.
@@ -293,7 +285,7 @@ impl Client {
         let id = message["id"].clone();
         let response = self.answer(message).await;
         assert_eq!(response.id.map(|i| i.to_value()), Some(id));
-        match response.outcome {
+        match response.result {
             Err(e) => e,
             Ok(result) => panic!("{method} should fail at {}, got {result:?}", self.version),
         }

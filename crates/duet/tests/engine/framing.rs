@@ -4,13 +4,14 @@
 
 use crate::client::{Client, MODERN, enveloped, testkit_server};
 use duet::jsonrpc::{RequestId, Response};
-use duet::protocol::{Answer, Version};
+use duet::message::Message;
+use duet::protocol::Version;
 use serde_json::{Value, json};
 
 /// The one response to `message`: its id, code and message.
 async fn refused(client: &Client, message: Value) -> (Option<Value>, i64, String) {
-    let Response { id, outcome } = client.answer(message.clone()).await;
-    let error = outcome.expect_err(&format!("{message} must be refused"));
+    let Response { id, result } = client.answer(message.clone()).await;
+    let error = result.expect_err(&format!("{message} must be refused"));
     (id.map(|i| i.to_value()), error.code, error.message)
 }
 
@@ -49,7 +50,7 @@ async fn params_must_be_an_object() {
     // `params: null` counts as `{}`.
     let message = json!({"jsonrpc": "2.0", "id": 10, "method": "ping", "params": null});
     let response = client.answer(message).await;
-    assert_eq!(response.outcome, Ok(json!({}).into()));
+    assert_eq!(response.into_value(), Ok(json!({})));
 }
 
 #[tokio::test]
@@ -75,11 +76,11 @@ async fn batches_run_on_2025_03_26() {
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
     ]);
-    let Some(Answer::Batch(responses)) = client.send(batch).await else { panic!("a batch gets a batch answer") };
+    let Some(Message::Batch(responses)) = client.send(batch).await else { panic!("a batch gets a batch answer") };
     let ids: Vec<Option<RequestId>> = responses.iter().map(|r| r.id.clone()).collect();
     assert_eq!(ids, [Some(RequestId::Int(1)), Some(RequestId::Int(2))]);
-    assert_eq!(responses[0].outcome, Ok(json!({}).into()));
-    let tools = responses[1].clone().into_result().unwrap();
+    assert_eq!(responses[0].clone().into_value(), Ok(json!({})));
+    let tools = responses[1].clone().into_value().unwrap();
     assert_eq!(tools["tools"].as_array().unwrap().len(), 3);
 
     // A batch of notifications only is not answered at all.
@@ -87,7 +88,7 @@ async fn batches_run_on_2025_03_26() {
     assert_eq!(client.send(quiet).await, None);
     // A bad item is answered in its place.
     let mixed = json!([{"jsonrpc": "2.0", "id": 3, "method": "ping"}, "junk"]);
-    let Some(Answer::Batch(responses)) = client.send(mixed).await else { panic!("a batch gets a batch answer") };
+    let Some(Message::Batch(responses)) = client.send(mixed).await else { panic!("a batch gets a batch answer") };
     assert_eq!(responses.len(), 2);
     assert_eq!(responses[1].error_code(), Some(-32600));
     client.assert_alive().await;
@@ -95,11 +96,11 @@ async fn batches_run_on_2025_03_26() {
 
 async fn refused_batch(client: &Client, batch: Value, message: &str) {
     let answer = client.send(batch.clone()).await;
-    let Some(Answer::One(response)) = answer else {
+    let Some(Message::One(response)) = answer else {
         panic!("{batch} should be refused with one error, got {answer:?}")
     };
     assert_eq!(response.id, None, "{batch}");
-    let error = response.outcome.expect_err("a refused batch");
+    let error = response.result.expect_err("a refused batch");
     assert_eq!((error.code, error.message.as_str()), (-32600, message));
     client.assert_alive().await;
 }

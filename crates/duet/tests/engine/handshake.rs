@@ -222,7 +222,10 @@ async fn a_request_sink_gets_every_request_notification() {
 }
 
 /// Starts `sleepy` with id `id` in a task and waits until the session runs it.
-async fn start_sleepy(client: &Arc<Client>, id: &str) -> tokio::task::JoinHandle<Option<duet::protocol::Answer>> {
+async fn start_sleepy(
+    client: &Arc<Client>,
+    id: &str,
+) -> tokio::task::JoinHandle<Option<duet::message::Message<duet::jsonrpc::Response>>> {
     let before = client.session.inflight();
     let message =
         client.message_with_id(json!(id), "tools/call", json!({"name": "sleepy", "arguments": {"seconds": 30}}));

@@ -7,12 +7,13 @@ use crate::client::{
     testkit_server_with,
 };
 use crate::flows::everyday_requests;
-use duet::jsonrpc::{Output, Response, RpcError};
+use duet::jsonrpc::{Response, RpcError};
 use duet::layer::{
     Change, HandlerError, InputRequired, Principal, Registry, Reply, RequestCx, ResourceContents, ResourceSpec,
     ServerInfo, ToolResult, ToolSpec,
 };
-use duet::protocol::{Answer, CacheHints, Server, ServerOptions, SessionOptions, Version};
+use duet::message::Message;
+use duet::protocol::{CacheHints, Server, ServerOptions, Version};
 use serde_json::{Value, json};
 use std::sync::Arc;
 
@@ -82,15 +83,14 @@ async fn results_are_stamped_and_cacheable_ones_carry_hints() {
     }
 }
 
-/// The `tools/list` answer of `server` to `who` at `version` (enveloped at 2026).
+/// The `tools/list` answer of `server` to `who` at `version`, asked without a session
+/// (enveloped at 2026, as a stateless server asks at the handshake era).
 async fn list_tools(server: &Server, who: &Principal, version: Version, params: Value) -> Response {
     let params = if version.is_modern() { enveloped(params) } else { params };
-    let stateless_version = (!version.is_modern()).then_some(version);
-    let session =
-        server.session(SessionOptions { principal: Some(who.clone()), stateless_version, ..Default::default() });
+    let at = (!version.is_modern()).then_some(version);
     let message = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": params});
-    match session.handle(message, None, None).await {
-        Some(Answer::One(response)) => response,
+    match server.answer(message, at, Arc::new(who.clone()), None).await {
+        Some(Message::One(response)) => response,
         other => panic!("tools/list should get one response, got {other:?}"),
     }
 }
@@ -103,17 +103,21 @@ async fn list_pages_are_rendered_once_for_each_listing_and_version() {
     registry.tool(tool("open").output_schema(output)).expect("tool");
     registry.tool(tool("admin").roles(["admin"])).expect("tool");
     registry.tool(tool("ops").roles(["ops"])).expect("tool");
-    let server = Server::new(Arc::new(registry), ServerOptions { page_size: 2, ..Default::default() });
+    let cache = CacheHints { ttl_ms: 60_000, scope: "private" };
+    let server = Server::new(Arc::new(registry), ServerOptions { page_size: 2, cache, ..Default::default() });
     let (admin, root, ops) =
         (Principal::new("a", ["admin"]), Principal::new("r", ["admin", "ops"]), Principal::new("o", ["ops"]));
+    // The text of a page, as the engine rendered it (its address shows whether it was shared).
+    let text = |response: &Response| response.result.as_ref().expect("a list").as_bytes().as_ptr();
     let names = |response: Response| {
-        let result = response.into_result().expect("a list");
+        let result = response.into_value().expect("a list");
         (names(result["tools"].as_array().unwrap()), result.get("nextCursor").cloned())
     };
+    let admins_page = text(&list_tools(&server, &admin, MODERN, json!({})).await);
     for round in 0..2 {
         // Each principal sees its own items, every time, whoever asked first.
         let first = list_tools(&server, &admin, MODERN, json!({})).await;
-        assert!(matches!(first.outcome, Ok(Output::Rendered(_))), "round {round}: {first:?}");
+        assert_eq!(text(&first), admins_page, "round {round}: the page is rendered once and shared");
         assert_eq!(names(first), (vec!["open".to_string(), "admin".to_string()], None));
         assert_eq!(names(list_tools(&server, &ops, MODERN, json!({})).await).0, ["open", "ops"]);
         let (page, cursor) = names(list_tools(&server, &root, MODERN, json!({})).await);
@@ -122,16 +126,24 @@ async fn list_pages_are_rendered_once_for_each_listing_and_version() {
         let (rest, _) = names(list_tools(&server, &root, MODERN, json!({"cursor": cursor})).await);
         assert_eq!(rest, ["ops"]);
         // Each version gets its own shape: no outputSchema before 2025-06-18.
-        let old = list_tools(&server, &admin, Version::V2025_03_26, json!({})).await.into_result().unwrap();
+        let old = list_tools(&server, &admin, Version::V2025_03_26, json!({})).await.into_value().unwrap();
         assert!(old["tools"][0].get("outputSchema").is_none(), "{old}");
         assert!(old.get("ttlMs").is_none() && old.get("_meta").is_none(), "{old}");
-        let new = list_tools(&server, &admin, MODERN, json!({})).await.into_result().unwrap();
+        let new = list_tools(&server, &admin, MODERN, json!({})).await.into_value().unwrap();
         assert!(new["tools"][0].get("outputSchema").is_some(), "{new}");
         assert_eq!(new["_meta"][SERVER_INFO]["name"], "pages");
     }
-    // A retry is answered afresh, with a time to live of zero.
+    let other_principal = list_tools(&server, &Principal::new("b", ["admin"]), MODERN, json!({})).await;
+    assert_eq!(text(&other_principal), admins_page, "principals who see the same items share the page");
+    let old = list_tools(&server, &admin, Version::V2025_03_26, json!({})).await;
+    assert_ne!(text(&old), admins_page, "each version has its own page");
+    // A retry is answered afresh, with a time to live of zero, and the shared page stays.
     let retry = list_tools(&server, &admin, MODERN, json!({"requestState": "x"})).await;
-    assert!(matches!(retry.outcome, Ok(Output::Value(_))), "{retry:?}");
+    assert_ne!(text(&retry), admins_page);
+    assert_eq!(retry.into_value().unwrap()["ttlMs"], 0);
+    let again = list_tools(&server, &admin, MODERN, json!({})).await;
+    assert_eq!(text(&again), admins_page);
+    assert_eq!(again.into_value().unwrap()["ttlMs"], 60_000);
 }
 
 /// A server whose one resource asks the client to confirm before it answers, with cache
@@ -140,7 +152,7 @@ fn confirming_server() -> Server {
     let confirm = ResourceSpec::new("test://confirm", "confirm", |uri: String, cx: RequestCx| async move {
         let reply = match cx.input("ok") {
             Some(answer) => Reply::Complete(vec![ResourceContents::text(uri, "application/json", answer.to_string())]),
-            None => Reply::InputRequired(InputRequired::new().elicit(
+            None => Reply::InputRequired(InputRequired::new().elicit_schema(
                 "ok",
                 "Read it?",
                 json!({"type": "object", "properties": {"sure": {"type": "boolean"}}}),
@@ -193,7 +205,7 @@ async fn envelope_error(meta: Value) -> RpcError {
     let (client, _) = Client::modern();
     let message = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta}});
     let response = client.answer(message).await;
-    let error = response.outcome.expect_err("a bad envelope is refused");
+    let error = response.result.expect_err("a bad envelope is refused");
     client.assert_alive().await;
     error
 }
@@ -245,12 +257,12 @@ async fn a_modern_session_refuses_the_handshake_era() {
 
     let initialize = json!({"jsonrpc": "2.0", "id": "init", "method": "initialize",
         "params": {"protocolVersion": "2025-06-18", "capabilities": {}}});
-    let error = client.answer(initialize).await.outcome.unwrap_err();
+    let error = client.answer(initialize).await.result.unwrap_err();
     assert_eq!(error.code, -32022, "{error:?}");
     assert_eq!(error.data, Some(json!({"supported": ["2026-07-28"], "requested": "2025-06-18"})));
 
     let bare = json!({"jsonrpc": "2.0", "id": "bare", "method": "tools/list", "params": {}});
-    let error = client.answer(bare).await.outcome.unwrap_err();
+    let error = client.answer(bare).await.result.unwrap_err();
     assert_eq!(error.code, -32602, "{error:?}");
     client.assert_alive().await;
 }
@@ -259,7 +271,7 @@ async fn a_modern_session_refuses_the_handshake_era() {
 async fn a_handshake_session_refuses_the_stateless_era() {
     let (client, _) = Client::handshake(Version::V2025_06_18).await;
     let message = json!({"jsonrpc": "2.0", "id": "env", "method": "tools/list", "params": enveloped(json!({}))});
-    let error = client.answer(message).await.outcome.unwrap_err();
+    let error = client.answer(message).await.result.unwrap_err();
     assert_eq!(error.code, -32600, "{error:?}");
     for method in ["server/discover", "subscriptions/listen"] {
         let error = client.error(method, json!({})).await;
@@ -304,7 +316,7 @@ async fn listen(
     client: &Arc<Client>,
     id: &str,
     notifications: Value,
-) -> (tokio::task::JoinHandle<Option<Answer>>, Value) {
+) -> (tokio::task::JoinHandle<Option<Message<Response>>>, Value) {
     let message = client.message_with_id(json!(id), "subscriptions/listen", json!({"notifications": notifications}));
     let task = tokio::spawn({
         let client = client.clone();
@@ -351,11 +363,11 @@ async fn a_listen_stream_carries_what_its_filter_asks_for() {
 
     client.server.close_listens();
     let answer = bounded("the closed listen stream", task).await.unwrap();
-    let Some(Answer::One(Response { id, outcome: Ok(result) })) = answer else {
+    let Some(Message::One(Response { id, result: Ok(result) })) = answer else {
         panic!("a closed listen stream ends with a result, got {answer:?}")
     };
     assert_eq!(id.map(|i| i.to_value()), Some(json!("L1")));
-    let result = result.into_value();
+    let result = result.to_value();
     assert_eq!(result["_meta"][SUBSCRIPTION_ID], "L1");
     assert_eq!(result["resultType"], "complete");
     assert_eq!(client.server.listen_count(), 0);

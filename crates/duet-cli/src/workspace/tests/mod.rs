@@ -11,7 +11,8 @@ mod writing;
 use super::{Access, Workspace};
 use duet::jsonrpc::{RpcError, Sink};
 use duet::layer::{Layer, LayerError, Principal, Reply, RequestCx, ResourceContents, ToolResult};
-use duet::protocol::{Answer, Server, ServerOptions, Session, SessionOptions, Version};
+use duet::message::Message;
+use duet::protocol::{Server, ServerOptions, Session, Version};
 use duet_testing::Schemas;
 use serde_json::{Value, json};
 use std::future::Future;
@@ -179,12 +180,7 @@ impl Client {
     pub async fn connect(ws: &Arc<Workspace>, version: Version) -> Client {
         let server = Server::new(ws.clone(), ServerOptions { page_size: 3, ..ServerOptions::default() });
         let sent = Recorder::new(version);
-        let session = server.session(SessionOptions {
-            send: Some(sent.sink()),
-            principal: Some(Principal::local()),
-            stateless_version: None,
-            register: true,
-        });
+        let session = server.connect(sent.sink(), Principal::local());
         let client = Client { session, version, sent, ids: AtomicI64::new(1) };
         if !version.is_modern() {
             let params = json!({
@@ -215,8 +211,8 @@ impl Client {
     /// Sends a message, its notifications going to `sink`; checks a result's schema.
     pub async fn send(&self, method: &str, message: Value, sink: Option<Sink>) -> Result<Value, RpcError> {
         let answer = bounded(&format!("the answer to {method}"), self.session.handle(message, sink, None)).await;
-        let Some(Answer::One(response)) = answer else { panic!("{method} should get one response, got {answer:?}") };
-        let outcome = response.into_result();
+        let Some(Message::One(response)) = answer else { panic!("{method} should get one response, got {answer:?}") };
+        let outcome = response.into_value();
         if let Ok(result) = &outcome {
             Schemas::get().assert_result(self.version.as_str(), method, result);
         }

@@ -422,12 +422,8 @@ async fn the_2026_era_carries_the_question_in_sealed_state() {
 async fn the_handshake_era_asks_with_a_real_request() {
     let f = Fixture::writable();
     let server = Server::new(f.ws.clone(), ServerOptions::default());
-    let session = server.session(SessionOptions {
-        send: None,
-        principal: Some(Principal::local()),
-        stateless_version: None,
-        register: true,
-    });
+    // Nothing unprompted is expected: the request's own channel carries the question.
+    let session = server.connect(Arc::new(|_| {}), Principal::local());
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18",
         "capabilities": {"elicitation": {}},
@@ -455,8 +451,8 @@ async fn the_handshake_era_asks_with_a_real_request() {
     assert_eq!(read(&f, "README.md"), README, "nothing is written while the user is asked");
     let reply = json!({"jsonrpc": "2.0", "id": ask["id"], "result": YES()});
     assert_eq!(session.handle(reply, None, None).await, None);
-    let Some(Answer::One(response)) = bounded("the tool's result", running).await.unwrap() else { panic!() };
-    let result = response.into_result().unwrap();
+    let Some(Message::One(response)) = bounded("the tool's result", running).await.unwrap() else { panic!() };
+    let result = response.into_value().unwrap();
     Schemas::get().assert_result("2025-06-18", "tools/call", &result);
     assert_eq!(result["isError"], false, "{result}");
     assert_eq!(read(&f, "README.md"), "handshake\n");

@@ -2,11 +2,17 @@
 
 use super::Call;
 use super::prompts::string_arguments;
-use crate::jsonrpc::RpcError;
-use crate::layer::{CompletionArg, CompletionRef};
-use serde_json::{Value, json};
+use crate::jsonrpc::{Rendered, RpcError};
+use crate::layer::{Completion, CompletionArg, CompletionRef};
+use serde::Serialize;
+use serde_json::Value;
 
-pub(super) async fn complete(call: &Call<'_>) -> Result<Value, RpcError> {
+#[derive(Serialize)]
+struct CompleteResult {
+    completion: Completion,
+}
+
+pub(super) async fn complete(call: &Call<'_>) -> Result<Rendered, RpcError> {
     let reference =
         parse_ref(call.params.get("ref")).ok_or_else(|| RpcError::invalid_params("Invalid completion ref"))?;
     let argument = call.params.get("argument").and_then(Value::as_object);
@@ -21,8 +27,8 @@ pub(super) async fn complete(call: &Call<'_>) -> Result<Value, RpcError> {
     let context = string_arguments(call.params.get("context").and_then(|c| c.get("arguments")))?;
     let arg = CompletionArg { name: name.clone(), value, context };
     let cx = call.request_cx();
-    let completion = call.server().layer().complete(reference, arg, &cx).await.map_err(|e| e.to_rpc())?;
-    Ok(json!({ "completion": completion }))
+    let completion = call.shared.layer.complete(reference, arg, &cx).await.map_err(|e| e.to_rpc())?;
+    call.complete(CompleteResult { completion }, None)
 }
 
 fn parse_ref(value: Option<&Value>) -> Option<CompletionRef> {

@@ -4,40 +4,37 @@
 //! real requests to the client, waits for its answers and runs the handler again.
 
 use super::Call;
-use crate::jsonrpc::{RpcError, code};
-use crate::layer::{LayerError, Outcome, Reply, RequestCx};
+use crate::jsonrpc::{Rendered, RpcError, code};
+use crate::layer::{LayerError, Reply, RequestCx};
 use crate::mrtr::missing_capabilities;
 use crate::mrtr::seal::Binding;
+use serde::Serialize;
 use serde_json::{Map, Value, json};
 use std::future::Future;
 
 /// A handshake-era handler may ask this many times in one request.
 const MAX_ROUNDS: usize = 16;
 
-/// How a request that may ask for input ended.
-pub(super) enum Done<T> {
-    Complete(T),
-    /// The 2026 `input_required` result.
-    InputRequired(Value),
-    /// The client could not give the input (no answer, an error, no channel back).
-    InputFailed(String),
-}
-
+/// Runs a handler that may ask for input (`invoke`, given each run's context) about
+/// `target` (a tool or prompt name, or a resource URI) with `arguments`, until it completes.
+/// `finish` renders the complete result, or the reason the client could not give the input
+/// (no answer, an error, no channel back); `fail` maps the handler's protocol errors.
 pub(super) async fn run<T, F, Fut>(
     call: &Call<'_>,
     target: &str,
     arguments: &Value,
     invoke: F,
     fail: impl Fn(LayerError) -> RpcError,
-) -> Result<Done<T>, RpcError>
+    finish: impl FnOnce(Result<T, String>) -> Result<Rendered, RpcError>,
+) -> Result<Rendered, RpcError>
 where
     F: Fn(RequestCx) -> Fut,
-    Fut: Future<Output = Outcome<T>>,
+    Fut: Future<Output = Result<Reply<T>, LayerError>>,
 {
     if call.modern() {
-        modern(call, target, arguments, invoke, fail).await
+        modern(call, target, arguments, invoke, fail, finish).await
     } else {
-        handshake(call, invoke, fail).await
+        handshake(call, invoke, fail).await.and_then(finish)
     }
 }
 
@@ -53,20 +50,29 @@ fn missing_capability(call: &Call<'_>, required: Value) -> RpcError {
     .with_data(json!({ "requiredCapabilities": required }))
 }
 
+/// The body of a 2026 `input_required` result.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct InputRequiredBody<'a> {
+    input_requests: &'a Map<String, Value>,
+    request_state: String,
+}
+
 async fn modern<T, F, Fut>(
     call: &Call<'_>,
     target: &str,
     arguments: &Value,
     invoke: F,
     fail: impl Fn(LayerError) -> RpcError,
-) -> Result<Done<T>, RpcError>
+    finish: impl FnOnce(Result<T, String>) -> Result<Rendered, RpcError>,
+) -> Result<Rendered, RpcError>
 where
     F: Fn(RequestCx) -> Fut,
-    Fut: Future<Output = Outcome<T>>,
+    Fut: Future<Output = Result<Reply<T>, LayerError>>,
 {
     // The binding digests the arguments: only computed when a state is opened or sealed.
     let binding = || Binding::new(&call.principal.id, &call.method, target, arguments);
-    let sealer = &call.server().shared.sealer;
+    let sealer = &call.shared.sealer;
     let given = call.params.get("inputResponses").and_then(Value::as_object);
     let (responses, state) = match call.params.get("requestState") {
         // Answers without a state are client data like the arguments: the handler gets them
@@ -82,53 +88,55 @@ where
         Some(_) => return Err(RpcError::invalid_params("requestState must be a string")),
     };
     match invoke(call.request_cx_with(responses, state)).await.map_err(fail)? {
-        Reply::Complete(value) => Ok(Done::Complete(value)),
+        Reply::Complete(value) => finish(Ok(value)),
         Reply::InputRequired(input) => {
-            if let Some(required) = missing_capabilities(&input.requests, &call.client_capabilities) {
+            if let Some(required) = missing_capabilities(&input.requests, &call.terms.client_capabilities) {
                 return Err(missing_capability(call, required));
             }
-            let token = sealer.seal(&binding(), input.requests.keys().cloned().collect(), input.state);
-            Ok(Done::InputRequired(json!({
-                "resultType": "input_required",
-                "inputRequests": input.requests,
-                "requestState": token,
-            })))
+            let request_state = sealer.seal(&binding(), input.requests.keys().cloned().collect(), input.state);
+            call.input_required(InputRequiredBody { input_requests: &input.requests, request_state })
         }
     }
 }
 
+/// Runs the handler, asking the client what it needs between runs; `Err` is why the input
+/// could not be had.
 async fn handshake<T, F, Fut>(
     call: &Call<'_>,
     invoke: F,
     fail: impl Fn(LayerError) -> RpcError,
-) -> Result<Done<T>, RpcError>
+) -> Result<Result<T, String>, RpcError>
 where
     F: Fn(RequestCx) -> Fut,
-    Fut: Future<Output = Outcome<T>>,
+    Fut: Future<Output = Result<Reply<T>, LayerError>>,
 {
     let (mut responses, mut state) = (Map::new(), None);
     for _ in 0..MAX_ROUNDS {
         let input = match invoke(call.request_cx_with(responses, state)).await.map_err(&fail)? {
-            Reply::Complete(value) => return Ok(Done::Complete(value)),
+            Reply::Complete(value) => return Ok(Ok(value)),
             Reply::InputRequired(input) => input,
         };
-        if let Some(required) = missing_capabilities(&input.requests, &call.client_capabilities) {
+        if let Some(required) = missing_capabilities(&input.requests, &call.terms.client_capabilities) {
             return Err(missing_capability(call, required));
         }
         responses = match ask_client(call, &input.requests).await {
             Ok(answers) => answers,
-            Err(message) => return Ok(Done::InputFailed(message)),
+            Err(message) => return Ok(Err(message)),
         };
         state = input.state;
     }
-    Ok(Done::InputFailed(format!("{} kept asking the client for input after {MAX_ROUNDS} rounds", call.method)))
+    Ok(Err(format!("{} kept asking the client for input after {MAX_ROUNDS} rounds", call.method)))
 }
 
 /// Sends each input request to the client and collects the answers by key.
 async fn ask_client(call: &Call<'_>, requests: &Map<String, Value>) -> Result<Map<String, Value>, String> {
+    let (Some(session), Some(notify)) = (call.session, &call.notify) else {
+        return Err(format!("could not get input from the client: {}", crate::protocol::AskError::NoChannel));
+    };
+    let limit = call.shared.options.input_timeout;
     let asks = requests.iter().map(|(key, request)| async move {
         let method = request.get("method").and_then(Value::as_str).unwrap_or_default();
-        let answer = call.ask_client(method, request.get("params").cloned()).await;
+        let answer = session.ask(notify, method, request.get("params").cloned(), limit).await;
         (key, method, answer)
     });
     let mut answers = Map::new();

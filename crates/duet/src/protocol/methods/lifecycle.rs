@@ -1,21 +1,77 @@
-//! `initialize` and `logging/setLevel`: the handshake era's session setup.
+//! Session setup: `initialize` and `logging/setLevel` on the handshake era, `server/discover`
+//! on 2026-07-28, and the capabilities both declare.
 
 use super::Call;
-use crate::jsonrpc::{LATEST_HANDSHAKE_VERSION, RpcError, log_level_rank};
+use crate::jsonrpc::{Rendered, RpcError};
+use crate::layer::{LogLevel, ServerInfo};
+use crate::protocol::wire::Empty;
 use crate::protocol::{Era, Version};
-use serde_json::{Map, Value, json};
+use serde::Serialize;
+use serde_json::{Value, json};
 use std::sync::Arc;
 
-pub(super) fn initialize(call: &Call<'_>) -> Result<Value, RpcError> {
+/// What duet declares it can do, to a client of one version.
+#[derive(Serialize)]
+struct Capabilities {
+    tools: ListChanged,
+    resources: Resources,
+    prompts: ListChanged,
+    logging: Empty,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    completions: Option<Empty>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ListChanged {
+    list_changed: bool,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Resources {
+    subscribe: bool,
+    list_changed: bool,
+}
+
+impl Capabilities {
+    fn of(v: Version) -> Self {
+        Capabilities {
+            tools: ListChanged { list_changed: true },
+            resources: Resources { subscribe: true, list_changed: true },
+            prompts: ListChanged { list_changed: true },
+            logging: Empty {},
+            completions: v.has_completions_capability().then_some(Empty {}),
+        }
+    }
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct InitializeResult<'a> {
+    protocol_version: Version,
+    capabilities: Capabilities,
+    server_info: &'a ServerInfo,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    instructions: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct DiscoverResult<'a> {
+    supported_versions: [Version; 5],
+    capabilities: Capabilities,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    instructions: Option<&'a str>,
+}
+
+pub(super) fn initialize(call: &Call<'_>) -> Result<Rendered, RpcError> {
     let Some(Value::String(requested)) = call.params.get("protocolVersion") else {
         return Err(RpcError::invalid_params("Missing or invalid parameter: protocolVersion"));
     };
-    let version = Version::parse(requested)
-        .filter(|v| !v.is_modern())
-        .or_else(|| Version::parse(LATEST_HANDSHAKE_VERSION))
-        .unwrap_or(Version::V2025_11_25);
-    {
-        let mut state = call.session.state();
+    let version = Version::parse(requested).filter(|v| !v.is_modern()).unwrap_or(Version::LATEST_HANDSHAKE);
+    if let Some(session) = call.session {
+        let mut state = session.state();
         if state.init_responded {
             return Err(RpcError::invalid_request("Session already initialized"));
         }
@@ -27,24 +83,33 @@ pub(super) fn initialize(call: &Call<'_>) -> Result<Value, RpcError> {
             _ => json!({}),
         });
     }
-    let server = call.server();
-    let mut result = json!({
-        "protocolVersion": version.as_str(),
-        "capabilities": server.capabilities(version),
-        "serverInfo": server.info(),
-    });
-    if let Some(instructions) = &server.info().instructions {
-        result["instructions"] = Value::from(instructions.as_str());
-    }
-    Ok(result)
+    let info = &call.shared.info;
+    let result = InitializeResult {
+        protocol_version: version,
+        capabilities: Capabilities::of(version),
+        server_info: info,
+        instructions: info.instructions.as_deref(),
+    };
+    call.complete(result, None)
 }
 
-pub(super) fn set_level(call: &Call<'_>) -> Result<Value, RpcError> {
+pub(super) fn discover(call: &Call<'_>) -> Result<Rendered, RpcError> {
+    let result = DiscoverResult {
+        supported_versions: Version::ALL,
+        capabilities: Capabilities::of(Version::V2026_07_28),
+        instructions: call.shared.info.instructions.as_deref(),
+    };
+    call.complete(result, None)
+}
+
+pub(super) fn set_level(call: &Call<'_>) -> Result<Rendered, RpcError> {
     let level = call.params.get("level");
-    let Some(rank) = level.and_then(Value::as_str).and_then(log_level_rank) else {
+    let Some(level) = level.and_then(Value::as_str).and_then(LogLevel::parse) else {
         let shown = level.map_or_else(|| "missing".to_string(), |l| l.to_string().replace('"', "'"));
         return Err(RpcError::invalid_params(format!("Invalid log level: {shown}")));
     };
-    call.session.state().log_threshold = rank;
-    Ok(Value::Object(Map::new()))
+    if let Some(session) = call.session {
+        session.state().log_threshold = level;
+    }
+    call.complete(Empty {}, None)
 }

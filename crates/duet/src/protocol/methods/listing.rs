@@ -1,65 +1,58 @@
 //! The four list methods, paginated, for the caller's principal and protocol version. Each
-//! page is rendered once per listing and version and then served as text (see `pages`).
+//! page is rendered once per listing, version and position, and then served as that text
+//! (see `pages`).
 
 use super::Call;
-use crate::jsonrpc::{Output, RpcError};
+use crate::jsonrpc::{Rendered, RpcError};
 use crate::layer::Listing;
-use crate::protocol::{cursor, shape};
+use crate::protocol::cursor;
+use crate::protocol::wire::{self, Page};
 use serde::Serialize;
-use serde_json::{Map, Value};
+use std::borrow::Cow;
 
+/// The page `call` asks for of `items`, listed under `key`; `kind` names the list in cursors.
 fn page<T: Send + Sync + 'static>(
     call: &Call<'_>,
     kind: &'static str,
-    key: &str,
+    key: &'static str,
     items: Listing<T>,
-    render: impl Fn(&T) -> Value,
-) -> Result<Output, RpcError> {
-    let page_size = call.server().options().page_size;
-    let (range, next) = cursor::paginate(kind, items.len(), call.params.get("cursor"), page_size)?;
+    render: impl FnOnce(Page<'_, T>) -> Result<Rendered, RpcError>,
+) -> Result<Rendered, RpcError> {
+    let page_size = call.shared.options.page_size;
+    let (range, next_cursor) = cursor::paginate(kind, items.len(), call.params.get("cursor"), page_size)?;
     let start = range.start;
-    let build = || {
-        let mut result = Map::with_capacity(2);
-        result.insert(key.into(), Value::Array(items[range].iter().map(render).collect()));
-        if let Some(next) = next {
-            result.insert("nextCursor".into(), Value::from(next));
-        }
-        Value::Object(result)
-    };
+    let page = Page { key, items: &items[range], next_cursor };
     if call.is_retry() {
         // Stamped with a time to live of zero; not worth keeping.
-        return Ok(Output::Value(build()));
+        return render(page);
     }
-    let rendered = call.server().shared.pages.get_or_render(kind, &items, call.version, start, || {
-        let mut result = build();
-        if call.modern() {
-            call.stamp(&mut result);
-        }
-        result
-    });
-    Ok(Output::Rendered(rendered))
+    call.shared.pages.get_or_render(kind, &items, call.version(), start, || render(page))
 }
 
-fn plain<T: Serialize>(item: &T) -> Value {
-    serde_json::to_value(item).unwrap_or(Value::Null)
+/// Renders a page whose items go out as they are.
+fn plain<T: Serialize>(call: &Call<'_>) -> impl FnOnce(Page<'_, T>) -> Result<Rendered, RpcError> {
+    move |page| call.complete(page, None)
 }
 
-pub(super) fn tools(call: &Call<'_>) -> Result<Output, RpcError> {
-    let all = call.server().layer().tools(&call.principal);
-    page(call, "tools", "tools", all, |t| shape::tool(t, call.version))
+pub(super) fn tools(call: &Call<'_>) -> Result<Rendered, RpcError> {
+    let all = call.shared.layer.tools(&call.principal);
+    page(call, "tools", "tools", all, |page| {
+        let shaped: Vec<Cow<_>> = page.items.iter().map(|t| wire::tool(t, call.version())).collect();
+        call.complete(Page { key: page.key, items: &shaped, next_cursor: page.next_cursor }, None)
+    })
 }
 
-pub(super) fn resources(call: &Call<'_>) -> Result<Output, RpcError> {
-    let all = call.server().layer().resources(&call.principal);
-    page(call, "resources", "resources", all, plain)
+pub(super) fn resources(call: &Call<'_>) -> Result<Rendered, RpcError> {
+    let all = call.shared.layer.resources(&call.principal);
+    page(call, "resources", "resources", all, plain(call))
 }
 
-pub(super) fn templates(call: &Call<'_>) -> Result<Output, RpcError> {
-    let all = call.server().layer().templates(&call.principal);
-    page(call, "templates", "resourceTemplates", all, plain)
+pub(super) fn templates(call: &Call<'_>) -> Result<Rendered, RpcError> {
+    let all = call.shared.layer.templates(&call.principal);
+    page(call, "templates", "resourceTemplates", all, plain(call))
 }
 
-pub(super) fn prompts(call: &Call<'_>) -> Result<Output, RpcError> {
-    let all = call.server().layer().prompts(&call.principal);
-    page(call, "prompts", "prompts", all, plain)
+pub(super) fn prompts(call: &Call<'_>) -> Result<Rendered, RpcError> {
+    let all = call.shared.layer.prompts(&call.principal);
+    page(call, "prompts", "prompts", all, plain(call))
 }

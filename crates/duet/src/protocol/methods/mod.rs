@@ -1,5 +1,5 @@
-//! The method tables of both eras. Each family lives in its own file; this one routes a
-//! method name to its implementation for the era of the request.
+//! The methods of both eras. Each family lives in its own file; this one runs a request's
+//! method when the request's era has it, and answers -32601 when it does not.
 
 mod completion;
 mod input;
@@ -10,31 +10,37 @@ mod resources;
 mod subscriptions;
 mod tools;
 
-use super::session::Call;
-use crate::jsonrpc::{Output, RpcError};
-use serde_json::{Map, Value};
+use super::call::Call;
+use super::wire::Empty;
+use crate::jsonrpc::{Rendered, RpcError};
+use crate::method::Method;
+use serde_json::Value;
 
-/// Runs the method of `call`, or answers -32601 for a method its era does not have.
-pub(crate) async fn dispatch(call: &Call<'_>) -> Result<Output, RpcError> {
-    let result = match (call.modern(), call.method.as_str()) {
-        (_, "tools/list") => return listing::tools(call),
-        (_, "resources/list") => return listing::resources(call),
-        (_, "resources/templates/list") => return listing::templates(call),
-        (_, "prompts/list") => return listing::prompts(call),
-        (_, "tools/call") => return tools::call(call).await,
-        (_, "resources/read") => resources::read(call).await,
-        (_, "prompts/get") => prompts::get(call).await,
-        (_, "completion/complete") => completion::complete(call).await,
-        (false, "initialize") => lifecycle::initialize(call),
-        (false, "ping") => Ok(Value::Object(Map::new())),
-        (false, "logging/setLevel") => lifecycle::set_level(call),
-        (false, "resources/subscribe") => subscriptions::subscribe(call, true),
-        (false, "resources/unsubscribe") => subscriptions::subscribe(call, false),
-        (true, "server/discover") => Ok(call.server().discover()),
-        (true, "subscriptions/listen") => subscriptions::listen(call).await,
-        (_, method) => Err(RpcError::method_not_found(method)),
-    };
-    result.map(Output::Value)
+/// Runs the method of `call` into its rendered result.
+pub(crate) async fn dispatch(call: &Call<'_>) -> Result<Rendered, RpcError> {
+    let method = &call.method;
+    if !method.in_era(call.modern()) {
+        return Err(RpcError::method_not_found(method.as_str()));
+    }
+    match method {
+        Method::Initialize => lifecycle::initialize(call),
+        Method::ServerDiscover => lifecycle::discover(call),
+        Method::LoggingSetLevel => lifecycle::set_level(call),
+        Method::Ping => call.complete(Empty {}, None),
+        Method::ToolsList => listing::tools(call),
+        Method::ResourcesList => listing::resources(call),
+        Method::ResourcesTemplatesList => listing::templates(call),
+        Method::PromptsList => listing::prompts(call),
+        Method::ToolsCall => tools::call(call).await,
+        Method::ResourcesRead => resources::read(call).await,
+        Method::PromptsGet => prompts::get(call).await,
+        Method::CompletionComplete => completion::complete(call).await,
+        Method::ResourcesSubscribe => subscriptions::subscribe(call, true),
+        Method::ResourcesUnsubscribe => subscriptions::subscribe(call, false),
+        Method::SubscriptionsListen => subscriptions::listen(call).await,
+        // Notifications sent as requests, and methods no era has.
+        Method::Initialized | Method::Cancelled | Method::Other(_) => Err(RpcError::method_not_found(method.as_str())),
+    }
 }
 
 /// A required, non-empty string parameter.
@@ -45,21 +51,7 @@ fn required_str<'a>(call: &'a Call<'_>, name: &str) -> Result<&'a str, RpcError>
     }
 }
 
-/// Renders how a request that may ask for input ended: a complete result through
-/// `render`, the `input_required` result as is, and an input failure through `failed`.
-fn finish<T>(
-    done: input::Done<T>,
-    render: impl FnOnce(&T) -> Value,
-    failed: impl FnOnce(String) -> Result<Value, RpcError>,
-) -> Result<Value, RpcError> {
-    match done {
-        input::Done::Complete(value) => Ok(render(&value)),
-        input::Done::InputRequired(result) => Ok(result),
-        input::Done::InputFailed(message) => failed(message),
-    }
-}
-
 /// For resources and prompts, input that could not be had is an internal error.
-fn input_failed(message: String) -> Result<Value, RpcError> {
-    Err(RpcError::new(crate::jsonrpc::code::INTERNAL_ERROR, message))
+fn input_failed(message: String) -> RpcError {
+    RpcError::new(crate::jsonrpc::code::INTERNAL_ERROR, message)
 }

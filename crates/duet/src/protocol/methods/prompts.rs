@@ -1,22 +1,26 @@
 //! `prompts/get`: arguments are strings (numbers and booleans are accepted as their text).
 
-use super::{Call, finish, input, input_failed, required_str};
-use crate::jsonrpc::RpcError;
-use crate::protocol::shape;
+use super::{Call, input, required_str};
+use crate::jsonrpc::{Rendered, RpcError};
+use crate::layer::PromptResult;
+use crate::protocol::wire;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
-pub(super) async fn get(call: &Call<'_>) -> Result<Value, RpcError> {
+pub(super) async fn get(call: &Call<'_>) -> Result<Rendered, RpcError> {
     let name = required_str(call, "name")?;
     let args = string_arguments(call.params.get("arguments"))?;
     let arguments = serde_json::to_value(&args).unwrap_or(Value::Null);
-    let layer = call.server().layer();
+    let layer = &call.shared.layer;
     let invoke = |cx| {
         let args = args.clone();
         async move { layer.get_prompt(name, args, &cx).await }
     };
-    let done = input::run(call, name, &arguments, invoke, |e| e.to_rpc()).await?;
-    finish(done, |r| shape::prompt_result(r, call.version), input_failed)
+    let finish = |done: Result<PromptResult, String>| {
+        let result = done.map_err(super::input_failed)?;
+        call.complete(wire::prompt_result(&result, call.version()), None)
+    };
+    input::run(call, name, &arguments, invoke, |e| e.to_rpc(), finish).await
 }
 
 /// Reads an `arguments` object whose values are strings (or scalars written as strings).

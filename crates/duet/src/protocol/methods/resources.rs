@@ -1,14 +1,20 @@
 //! `resources/read`. A missing resource is -32002 on the handshake era and -32602 on
 //! 2026-07-28, with the URI in `data` either way.
 
-use super::{Call, finish, input, input_failed, required_str};
-use crate::jsonrpc::{RpcError, code};
-use crate::layer::LayerError;
+use super::{Call, input, required_str};
+use crate::jsonrpc::{Rendered, RpcError, code};
+use crate::layer::{LayerError, ResourceContents};
+use serde::Serialize;
 use serde_json::{Value, json};
 
-pub(super) async fn read(call: &Call<'_>) -> Result<Value, RpcError> {
+#[derive(Serialize)]
+struct ReadResult<'a> {
+    contents: &'a [ResourceContents],
+}
+
+pub(super) async fn read(call: &Call<'_>) -> Result<Rendered, RpcError> {
     let uri = required_str(call, "uri")?;
-    let layer = call.server().layer();
+    let layer = &call.shared.layer;
     let invoke = |cx| async move { layer.read_resource(uri, &cx).await };
     let fail = |e| match e {
         LayerError::NotFound(message) => {
@@ -17,6 +23,9 @@ pub(super) async fn read(call: &Call<'_>) -> Result<Value, RpcError> {
         }
         e => e.to_rpc(),
     };
-    let done = input::run(call, uri, &Value::Null, invoke, fail).await?;
-    finish(done, |contents| json!({"contents": contents}), input_failed)
+    let finish = |done: Result<Vec<ResourceContents>, String>| {
+        let contents = done.map_err(super::input_failed)?;
+        call.complete(ReadResult { contents: &contents }, None)
+    };
+    input::run(call, uri, &Value::Null, invoke, fail, finish).await
 }

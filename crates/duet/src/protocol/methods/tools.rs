@@ -1,14 +1,13 @@
 //! `tools/call`: validates the request, runs the tool, and shapes its result for the
 //! client's version. Only an unknown tool is a protocol error.
 
-use super::input::{self, Done};
-use super::{Call, required_str};
-use crate::jsonrpc::{Output, Rendered, RpcError};
+use super::{Call, input, required_str};
+use crate::jsonrpc::{Rendered, RpcError};
 use crate::layer::{LayerError, ToolResult};
-use crate::protocol::shape;
+use crate::protocol::wire;
 use serde_json::{Map, Value, json};
 
-pub(super) async fn call(call: &Call<'_>) -> Result<Output, RpcError> {
+pub(super) async fn call(call: &Call<'_>) -> Result<Rendered, RpcError> {
     let name = required_str(call, "name")?;
     let none = Value::Object(Map::new());
     let arguments = match call.params.get("arguments") {
@@ -16,7 +15,7 @@ pub(super) async fn call(call: &Call<'_>) -> Result<Output, RpcError> {
         Some(object @ Value::Object(_)) => object,
         Some(_) => return Err(RpcError::invalid_params("arguments must be an object")),
     };
-    let layer = call.server().layer();
+    let layer = &call.shared.layer;
     let invoke = |cx| {
         let args = arguments.as_object().cloned().unwrap_or_default();
         async move { layer.call_tool(name, args, &cx).await }
@@ -28,12 +27,9 @@ pub(super) async fn call(call: &Call<'_>) -> Result<Output, RpcError> {
         e => e.to_rpc(),
     };
     // A tool that could not get its input fails as a tool: the model can act on that.
-    let result = match input::run(call, name, arguments, invoke, fail).await? {
-        Done::Complete(result) => result,
-        Done::InputFailed(message) => ToolResult::error(message),
-        Done::InputRequired(result) => return Ok(Output::Value(result)),
+    let finish = |done: Result<ToolResult, String>| {
+        let result = done.unwrap_or_else(ToolResult::error);
+        call.complete(wire::tool_result(&result, call.version()), result.meta.as_ref())
     };
-    // Rendered straight to JSON text, stamped at 2026: no `Value` in between.
-    let shaped = shape::tool_result(&result, call.version, call.server_info());
-    Rendered::new(&shaped).map(Output::Rendered).map_err(|_| RpcError::internal())
+    input::run(call, name, arguments, invoke, fail, finish).await
 }

@@ -3,7 +3,8 @@
 //! replies arrive on the stream. The session ends with its stream.
 
 use super::body::{self, Body};
-use super::post::{parse_message, read_body, sse_response};
+use super::post::{parse_message, read_body};
+use super::respond::sse_response;
 use super::service::{Gated, HttpShared, http_error};
 use super::sessions::{HttpSession, Kind};
 use super::stream::{StreamOpen, outbox_stream};
@@ -73,7 +74,7 @@ where
 }
 
 async fn deliver(session: &HttpSession, message: Message, principal: Arc<Principal>) {
-    if let Some(answer) = session.session.handle_message(message, None, Some(principal)).await {
+    if let Some(answer) = session.session.handle(message, None, Some(principal)).await {
         session.outbox.push(answer.to_line());
     }
 }

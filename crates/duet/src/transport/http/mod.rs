@@ -4,11 +4,12 @@
 
 mod body;
 mod config;
-pub mod guard;
+mod guard;
 mod legacy;
 mod listener;
-pub mod modern;
+mod modern;
 mod post;
+mod respond;
 mod service;
 mod sessions;
 mod stream;

@@ -1,40 +1,41 @@
 //! The 2026-07-28 checks an HTTP request passes before the engine sees it: which era a
-//! POST belongs to, and the ladder of envelope and header checks (first failure wins,
-//! answered with HTTP 400 and the request's id).
+//! POST's message belongs to, and the ladder of envelope and header checks (first failure
+//! wins, answered with HTTP 400 and the request's id), which reads the request's envelope
+//! into the terms it runs under.
 
 use crate::jsonrpc::{RpcError, code};
-use crate::message::{Incoming, Meta};
-use crate::protocol::{Version, envelope};
+use crate::message::{Incoming, Notification, Request};
+use crate::protocol::envelope::{self, EnvelopeError};
+use crate::protocol::{Era, Terms, Version};
 use base64::Engine as _;
 use http::header::AsHeaderName;
 use http::{HeaderMap, HeaderName};
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::borrow::Cow;
 
-pub static PROTOCOL_VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
-pub static METHOD_HEADER: HeaderName = HeaderName::from_static("mcp-method");
-pub static NAME_HEADER: HeaderName = HeaderName::from_static("mcp-name");
+pub(crate) static PROTOCOL_VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
+pub(crate) static METHOD_HEADER: HeaderName = HeaderName::from_static("mcp-method");
+pub(crate) static NAME_HEADER: HeaderName = HeaderName::from_static("mcp-name");
 
 /// A header's value, trimmed (`None` when absent or not visible ASCII).
-pub fn header<K: AsHeaderName>(headers: &HeaderMap, name: K) -> Option<&str> {
+pub(crate) fn header<K: AsHeaderName>(headers: &HeaderMap, name: K) -> Option<&str> {
     headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim_ascii)
 }
 
-/// A 2026 message: `header_version` (its `MCP-Protocol-Version` header, read) is a modern
-/// revision, or its `_meta` carries an envelope key.
-pub fn is_modern(message: &Incoming, header_version: Option<Version>) -> bool {
-    if header_version.is_some_and(Version::is_modern) {
-        return true;
-    }
+/// Whether one message of a POST is a 2026 message: the engine's one rule
+/// ([`envelope::era_of`]) with the revision the `MCP-Protocol-Version` header declares.
+pub(crate) fn is_modern(message: &Incoming, declared: Option<Version>) -> bool {
     match message {
-        Incoming::Request { meta, .. } | Incoming::Notification { meta, .. } => meta.is_enveloped(),
-        _ => false,
+        Incoming::Request(Request { meta, .. }) | Incoming::Notification(Notification { meta, .. }) => {
+            envelope::era_of(meta, declared) == Era::Modern
+        }
+        _ => declared.is_some_and(Version::is_modern),
     }
 }
 
 /// Decodes a header value sent as `=?base64?…?=` (`None` when that base64 is invalid);
 /// other values are literal.
-pub fn decode_header_value(raw: &str) -> Option<Cow<'_, str>> {
+pub(crate) fn decode_header_value(raw: &str) -> Option<Cow<'_, str>> {
     match raw.strip_prefix("=?base64?").and_then(|r| r.strip_suffix("?=")) {
         None => Some(Cow::Borrowed(raw)),
         Some(b64) => {
@@ -47,37 +48,39 @@ fn mismatch(message: &str) -> RpcError {
     RpcError::new(code::HEADER_MISMATCH, message)
 }
 
-/// The ladder for one 2026 request.
-pub fn check(headers: &HeaderMap, method: &str, params: &Map<String, Value>, meta: &Meta) -> Result<(), RpcError> {
-    let (version, _) = envelope::required(meta)?;
+/// The ladder for one 2026 request: the envelope's required keys, `MCP-Protocol-Version`,
+/// `Mcp-Method`, `Mcp-Name` (for a method whose table row names a primitive), then the rest
+/// of the envelope. Returns the terms the envelope carries.
+pub(crate) fn check(headers: &HeaderMap, request: &mut Request) -> Result<Terms, RpcError> {
+    let terms = envelope::read(&mut request.meta);
+    if let Err(EnvelopeError::Missing(error)) = terms {
+        return Err(error);
+    }
     let header_version = header(headers, &PROTOCOL_VERSION_HEADER);
-    if header_version.is_none() || version.as_str().is_some_and(|v| Some(v) != header_version) {
+    let body_version = request.meta.protocol_version.as_ref().and_then(Value::as_str);
+    if header_version.is_none() || body_version.is_some_and(|v| Some(v) != header_version) {
         return Err(mismatch("MCP-Protocol-Version header does not match the request envelope's protocol version"));
     }
-    if header(headers, &METHOD_HEADER) != Some(method) {
+    if header(headers, &METHOD_HEADER) != Some(request.method.as_str()) {
         return Err(mismatch("Mcp-Method header does not match the request body's method"));
     }
-    let named = match method {
-        "tools/call" | "prompts/get" => Some("name"),
-        "resources/read" => Some("uri"),
-        _ => None,
-    };
-    if let Some(field) = named
-        && let Some(expected) = params.get(field).and_then(Value::as_str)
+    let named = request.method.traits().target.filter(|_| request.method.in_era(true));
+    if let Some(field) = named.map(|kind| kind.param())
+        && let Some(expected) = request.params.get(field).and_then(Value::as_str)
     {
         let sent = header(headers, &NAME_HEADER).and_then(decode_header_value);
         if sent.as_deref() != Some(expected) {
             return Err(mismatch(&format!("Mcp-Name header does not match the request body's '{field}' parameter")));
         }
     }
-    envelope::parse(meta).map(|_| ())
+    Ok(terms?)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::jsonrpc::envelope_key as key;
     use crate::message::Message;
+    use crate::protocol::envelope::key;
     use serde_json::json;
 
     fn headers(pairs: &[(&str, &str)]) -> HeaderMap {
@@ -88,9 +91,10 @@ mod tests {
         h
     }
 
-    /// A decoded message: a request (or notification, without `id`) carrying `params`.
-    fn message(params: Value, id: Option<i64>) -> Incoming {
-        let mut m = json!({"jsonrpc": "2.0", "method": "tools/call", "params": params});
+    /// A decoded message of `method`: a request (or notification, without `id`) carrying
+    /// `params`.
+    fn message(method: &str, params: Value, id: Option<i64>) -> Incoming {
+        let mut m = json!({"jsonrpc": "2.0", "method": method, "params": params});
         if let Some(id) = id {
             m["id"] = json!(id);
         }
@@ -98,65 +102,75 @@ mod tests {
         one
     }
 
-    /// The params and meta of a request with an envelope at `version`, and `extra` params.
-    fn params(version: Value, extra: Value) -> (Map<String, Value>, Meta) {
+    /// A request of `method` with an envelope at `version`, and `extra` params.
+    fn request(method: &str, version: Value, extra: Value) -> Request {
         let mut p = json!({"_meta": {key::PROTOCOL_VERSION: version, key::CLIENT_CAPABILITIES: {}}});
         p.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
-        let Incoming::Request { params, meta, .. } = message(p, Some(1)) else { panic!("a request") };
-        (params, meta)
+        let Incoming::Request(request) = message(method, p, Some(1)) else { panic!("a request") };
+        request
     }
 
-    fn check_of(h: &HeaderMap, method: &str, (params, meta): &(Map<String, Value>, Meta)) -> Result<(), RpcError> {
-        check(h, method, params, meta)
+    fn check_of(h: &HeaderMap, request: &Request) -> Result<Terms, RpcError> {
+        check(h, &mut request.clone())
     }
 
-    fn code_of(h: &HeaderMap, method: &str, p: &(Map<String, Value>, Meta)) -> i64 {
-        check_of(h, method, p).unwrap_err().code
+    fn code_of(h: &HeaderMap, request: &Request) -> i64 {
+        check_of(h, request).unwrap_err().code
     }
 
     #[test]
     fn the_ladder() {
         let ok = headers(&[("mcp-protocol-version", "2026-07-28"), ("mcp-method", "tools/call"), ("mcp-name", "echo")]);
-        let p = params(json!("2026-07-28"), json!({"name": "echo"}));
-        assert!(check_of(&ok, "tools/call", &p).is_ok());
-        let no_caps = (Map::new(), serde_json::from_value(json!({key::PROTOCOL_VERSION: "2026-07-28"})).unwrap());
-        assert_eq!(code_of(&ok, "tools/call", &no_caps), -32602);
-        assert_eq!(code_of(&headers(&[("mcp-method", "tools/call"), ("mcp-name", "echo")]), "tools/call", &p), -32020);
+        let p = request("tools/call", json!("2026-07-28"), json!({"name": "echo"}));
+        let terms = check_of(&ok, &p).unwrap();
+        assert_eq!((terms.version, &*terms.client_capabilities), (Version::V2026_07_28, &json!({})));
+        let Incoming::Request(no_caps) =
+            message("tools/call", json!({"name": "echo", "_meta": {key::PROTOCOL_VERSION: "2026-07-28"}}), Some(1))
+        else {
+            panic!()
+        };
+        assert_eq!(code_of(&ok, &no_caps), -32602);
+        assert_eq!(code_of(&headers(&[("mcp-method", "tools/call"), ("mcp-name", "echo")]), &p), -32020);
         let wrong_version =
             headers(&[("mcp-protocol-version", "2025-11-25"), ("mcp-method", "tools/call"), ("mcp-name", "echo")]);
-        assert_eq!(code_of(&wrong_version, "tools/call", &p), -32020);
+        assert_eq!(code_of(&wrong_version, &p), -32020);
         let wrong_method =
             headers(&[("mcp-protocol-version", "2026-07-28"), ("mcp-method", "TOOLS/CALL"), ("mcp-name", "echo")]);
-        assert_eq!(code_of(&wrong_method, "tools/call", &p), -32020);
+        assert_eq!(code_of(&wrong_method, &p), -32020);
         let no_name = headers(&[("mcp-protocol-version", "2026-07-28"), ("mcp-method", "tools/call")]);
-        assert_eq!(code_of(&no_name, "tools/call", &p), -32020);
+        assert_eq!(code_of(&no_name, &p), -32020);
         let encoded = headers(&[
             ("mcp-protocol-version", "2026-07-28"),
             ("mcp-method", "tools/call"),
             ("mcp-name", "=?base64?ZWNobw==?="),
         ]);
-        assert!(check_of(&encoded, "tools/call", &p).is_ok());
+        assert!(check_of(&encoded, &p).is_ok());
         let bad_b64 = headers(&[
             ("mcp-protocol-version", "2026-07-28"),
             ("mcp-method", "tools/call"),
             ("mcp-name", "=?base64?***?="),
         ]);
-        assert_eq!(code_of(&bad_b64, "tools/call", &p), -32020);
+        assert_eq!(code_of(&bad_b64, &p), -32020);
         let future =
             headers(&[("mcp-protocol-version", "v999.0.0"), ("mcp-method", "tools/call"), ("mcp-name", "echo")]);
-        let err = check_of(&future, "tools/call", &params(json!("v999.0.0"), json!({"name": "echo"}))).unwrap_err();
+        let err = check_of(&future, &request("tools/call", json!("v999.0.0"), json!({"name": "echo"}))).unwrap_err();
         assert_eq!((err.code, err.data.unwrap()["requested"].clone()), (-32022, json!("v999.0.0")));
         let numeric = headers(&[("mcp-protocol-version", "5"), ("mcp-method", "tools/list")]);
-        assert_eq!(code_of(&numeric, "tools/list", &params(json!(5), json!({}))), -32602);
+        assert_eq!(code_of(&numeric, &request("tools/list", json!(5), json!({}))), -32602);
+        // A method of the handshake era alone names no primitive on this path.
+        let subscribe = headers(&[("mcp-protocol-version", "2026-07-28"), ("mcp-method", "resources/subscribe")]);
+        assert!(
+            check_of(&subscribe, &request("resources/subscribe", json!("2026-07-28"), json!({"uri": "x"}))).is_ok()
+        );
     }
 
     #[test]
     fn era_detection() {
         let (modern, legacy) = (Version::parse("2026-07-28"), Version::parse("2025-11-25"));
-        assert!(is_modern(&message(json!({}), Some(1)), modern));
-        assert!(!is_modern(&message(json!({}), Some(1)), legacy));
-        let enveloped = message(json!({"_meta": {key::CLIENT_CAPABILITIES: {}}}), None);
+        assert!(is_modern(&message("tools/call", json!({}), Some(1)), modern));
+        assert!(!is_modern(&message("tools/call", json!({}), Some(1)), legacy));
+        let enveloped = message("tools/call", json!({"_meta": {key::CLIENT_CAPABILITIES: {}}}), None);
         assert!(is_modern(&enveloped, None));
-        assert!(!is_modern(&message(json!({"_meta": {"progressToken": 1}}), Some(1)), None));
+        assert!(!is_modern(&message("tools/call", json!({"_meta": {"progressToken": 1}}), Some(1)), None));
     }
 }

@@ -4,7 +4,7 @@
 
 use crate::jsonrpc::{Sink, encode};
 use crate::layer::Principal;
-use crate::protocol::{Server, Session, SessionOptions};
+use crate::protocol::{Server, Session};
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -130,12 +130,7 @@ impl SessionTable {
             let outbox = outbox.clone();
             Arc::new(move |message| outbox.push(encode(&message)))
         };
-        let session = server.session(SessionOptions {
-            send: Some(send),
-            principal: Some(principal.clone()),
-            stateless_version: None,
-            register: true,
-        });
+        let session = server.connect(send, principal.clone());
         let entry = Arc::new(HttpSession {
             id: format!("{:032x}", rand::random::<u128>()),
             principal_id: principal.id.clone(),

@@ -4,7 +4,7 @@
 
 use super::body::{self, Body};
 use super::modern::header;
-use super::post::{Accept, sse_response};
+use super::respond::{Accept, sse_response};
 use super::service::{Gated, HttpShared, SESSION_HEADER, http_error, method_not_allowed};
 use super::sessions::{HttpSession, Kind};
 use http::{Response, StatusCode};

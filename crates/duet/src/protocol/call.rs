@@ -1,0 +1,119 @@
+//! One request on its way through the engine: who asks, under which [`Terms`], where its
+//! notifications go, and the session it belongs to (a handshake-era connection) or none (a
+//! one-shot request). Its method runs from here, and its result is rendered from here.
+
+use super::envelope::Terms;
+use super::server::Shared;
+use super::session::SessionShared;
+use super::wire::{self, CacheHints, Stamp};
+use super::{Version, methods};
+use crate::jsonrpc::{Rendered, RequestId, Response, RpcError, Sink};
+use crate::layer::{Principal, RequestCx};
+use crate::message::{Meta, Request};
+use crate::method::Method;
+use futures::FutureExt;
+use serde::Serialize;
+use serde_json::{Map, Value};
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+pub(crate) struct Call<'a> {
+    pub shared: &'a Shared,
+    /// The handshake-era session the request arrived on; `None` for a one-shot request.
+    pub session: Option<&'a SessionShared>,
+    pub id: RequestId,
+    pub method: Method,
+    /// The params without `_meta`, which is in `meta`.
+    pub params: Map<String, Value>,
+    pub meta: Meta,
+    pub terms: Terms,
+    pub principal: Arc<Principal>,
+    pub notify: Option<Sink>,
+    pub cancel: CancellationToken,
+}
+
+impl<'a> Call<'a> {
+    pub fn new(
+        shared: &'a Shared,
+        session: Option<&'a SessionShared>,
+        request: Request,
+        terms: Terms,
+        principal: Arc<Principal>,
+        notify: Option<Sink>,
+        cancel: CancellationToken,
+    ) -> Self {
+        let Request { id, method, params, meta } = request;
+        Call { shared, session, id, method, params, meta, terms, principal, notify, cancel }
+    }
+
+    pub fn version(&self) -> Version {
+        self.terms.version
+    }
+
+    pub fn modern(&self) -> bool {
+        self.terms.version.is_modern()
+    }
+
+    /// Runs the method to its response; a panicking handler is answered -32603.
+    pub async fn respond(self) -> Response {
+        let result = AssertUnwindSafe(methods::dispatch(&self)).catch_unwind().await.unwrap_or_else(|panic| {
+            let what =
+                panic.downcast_ref::<&str>().copied().or_else(|| panic.downcast_ref::<String>().map(String::as_str));
+            tracing::error!(method = %self.method, panic = what.unwrap_or("?"), "a handler panicked");
+            Err(RpcError::internal())
+        });
+        Response { id: Some(self.id), result }
+    }
+
+    /// The handler context of this request, without input.
+    pub fn request_cx(&self) -> RequestCx {
+        self.request_cx_with(Map::new(), None)
+    }
+
+    /// The handler context of this request, with the client's answers to earlier input
+    /// requests and the handler's own state.
+    pub fn request_cx_with(&self, input_responses: Map<String, Value>, state: Option<Value>) -> RequestCx {
+        let progress_token = self.meta.progress_token.as_ref().and_then(RequestId::from_value);
+        let mut cx = RequestCx::builder(self.principal.clone())
+            .request_id(self.id.clone())
+            .client_capabilities(self.terms.client_capabilities.clone())
+            .progress_token(progress_token)
+            .log_threshold(self.terms.log_level)
+            .cancel(self.cancel.clone())
+            .input_responses(input_responses)
+            .state(state);
+        if let Some(notify) = &self.notify {
+            cx = cx.notify(notify.clone());
+        }
+        cx.build()
+    }
+
+    /// Whether this request retries one that asked for input.
+    pub fn is_retry(&self) -> bool {
+        self.params.contains_key("inputResponses") || self.params.contains_key("requestState")
+    }
+
+    /// Renders a complete result: `body` (without `_meta`) and its own `_meta` entries,
+    /// stamped on 2026-07-28.
+    pub fn complete(&self, body: impl Serialize, own_meta: Option<&Map<String, Value>>) -> Result<Rendered, RpcError> {
+        let cache = self.method.traits().cacheable.then(|| self.cache_hints());
+        wire::render(body, own_meta, self.stamp("complete", cache))
+    }
+
+    /// Renders the 2026 `input_required` result of a multi round-trip request.
+    pub fn input_required(&self, body: impl Serialize) -> Result<Rendered, RpcError> {
+        wire::render(body, None, self.stamp("input_required", None))
+    }
+
+    fn stamp(&self, result_type: &'static str, cache: Option<CacheHints>) -> Option<Stamp<'a>> {
+        self.modern().then_some(Stamp { result_type, cache, server_info: &self.shared.info_rendered })
+    }
+
+    /// The hints of this request's cacheable result. A retry's result must not be cached,
+    /// yet a complete read result carries hints: it gets a time to live of zero.
+    fn cache_hints(&self) -> CacheHints {
+        let configured = self.shared.options.cache;
+        if self.is_retry() { CacheHints { ttl_ms: 0, ..configured } } else { configured }
+    }
+}

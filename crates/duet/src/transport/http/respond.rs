@@ -1,0 +1,234 @@
+//! How the answer to a POST travels: one JSON document, or an SSE stream scoped to the
+//! request (its notifications, then its response). The method table says how each request
+//! replies; what the client accepts and the server's `json_response` setting decide the
+//! rest. A 2026 request is cancelled when its client goes away; handshake-era work runs to
+//! completion.
+
+use super::body::{self, Body};
+use super::service::{HttpShared, http_error, json};
+use crate::jsonrpc::{Response as RpcResponse, Sink, code, encode};
+use crate::message::Message;
+use crate::method::Replies;
+use bytes::Bytes;
+use http::header::{self as h, HeaderValue};
+use http::{HeaderMap, Response, StatusCode};
+use serde_json::Value;
+use std::future::Future;
+use std::sync::Arc;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+/// What the client accepts (an absent or empty `Accept` accepts both).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Accept {
+    pub json: bool,
+    pub sse: bool,
+}
+
+impl Accept {
+    pub fn parse(headers: &HeaderMap) -> Accept {
+        let types = headers.get_all(h::ACCEPT).iter().filter_map(|v| v.to_str().ok()).flat_map(|v| v.split(','));
+        let mut accept = Accept { json: false, sse: false };
+        let mut named_any = false;
+        for t in types.map(media_type).filter(|t| !t.is_empty()) {
+            named_any = true;
+            let is_one_of = |names: [&str; 3]| names.iter().any(|n| t.eq_ignore_ascii_case(n));
+            accept.json |= is_one_of(["application/json", "application/*", "*/*"]);
+            accept.sse |= is_one_of(["text/event-stream", "text/*", "*/*"]);
+        }
+        if named_any { accept } else { Accept { json: true, sse: true } }
+    }
+}
+
+/// The media type of a `Content-Type` value or of one `Accept` entry, without its parameters.
+pub(crate) fn media_type(value: &str) -> &str {
+    value.split(';').next().unwrap_or_default().trim_ascii()
+}
+
+/// The answer to a POST's message, once it has been let in.
+pub(crate) struct Answering {
+    /// How the message's requests reply (the most streaming of them); `None` when it holds
+    /// no request.
+    pub replies: Option<Replies>,
+    pub accept: Accept,
+    /// A 2026-07-28 message: cancelled when the client goes away, and errors with a status
+    /// of their own (404 for an unknown method, 400 for a missing capability).
+    pub modern: bool,
+}
+
+/// The replies of a message: the most streaming of its requests' (`None` without requests).
+pub(crate) fn replies_of(message: &Message) -> Option<Replies> {
+    message.requests().map(|r| r.method.traits().replies).max()
+}
+
+/// Answers as JSON or SSE; `run` produces the answer, sending the requests' notifications to
+/// the sink it is given.
+pub(crate) async fn respond<F, Fut>(shared: &HttpShared, answering: Answering, run: F) -> Response<Body>
+where
+    F: FnOnce(Option<Sink>) -> Fut,
+    Fut: Future<Output = Option<Message<RpcResponse>>> + Send + 'static,
+{
+    let Answering { replies, accept, modern } = answering;
+    let Some(replies) = replies else {
+        // Only notifications, responses or invalid messages: an error is a 400, else 202.
+        return match run(None).await {
+            Some(answer) => json(StatusCode::BAD_REQUEST, answer.to_line()),
+            None => accepted(),
+        };
+    };
+    if replies == Replies::Streams && !accept.sse {
+        return http_error(StatusCode::NOT_ACCEPTABLE, "subscriptions/listen requires Accept: text/event-stream");
+    }
+    let streams = replies == Replies::Streams
+        || (!shared.config.json_response && (replies == Replies::MayNotify || !accept.json));
+    if accept.sse && streams {
+        return respond_sse(shared, run, modern).await;
+    }
+    let answer = if modern {
+        run(None).await
+    } else {
+        // Handshake-era work runs to completion even if the client goes away.
+        tokio::spawn(run(None).in_current_span()).await.unwrap_or(None)
+    };
+    match answer {
+        Some(answer) => json(status_of(&answer, modern), answer.to_line()),
+        None => accepted(),
+    }
+}
+
+pub(crate) fn accepted() -> Response<Body> {
+    let mut response = Response::new(body::empty());
+    *response.status_mut() = StatusCode::ACCEPTED;
+    response
+}
+
+/// The HTTP status of an answer: 2026 requests map "method not found" to 404 and a
+/// missing client capability to 400; everything else is 200.
+fn status_of(answer: &Message<RpcResponse>, modern: bool) -> StatusCode {
+    match answer {
+        Message::One(r) if modern => match r.error_code() {
+            Some(code::METHOD_NOT_FOUND) => StatusCode::NOT_FOUND,
+            Some(code::MISSING_CLIENT_CAPABILITY) => StatusCode::BAD_REQUEST,
+            _ => StatusCode::OK,
+        },
+        _ => StatusCode::OK,
+    }
+}
+
+enum Event {
+    Note(Bytes),
+    Done(Option<Message<RpcResponse>>),
+}
+
+fn done_bytes(answer: Option<Message<RpcResponse>>) -> Option<Bytes> {
+    answer.map(|a| body::message(&a.to_line()))
+}
+
+/// An SSE stream scoped to the request: its notifications, then its response. The head
+/// waits for the first message, so an error that has its own status (404, 400) is answered
+/// as plain JSON with that status. A 2026 request is cancelled when the client goes away,
+/// so it runs here until its first message: one that ends before sending a notification
+/// (most do) is answered as one event without a task or a stream. Handshake-era work runs
+/// on its own task, to completion even if the client goes away.
+async fn respond_sse<F, Fut>(shared: &HttpShared, run: F, modern: bool) -> Response<Body>
+where
+    F: FnOnce(Option<Sink>) -> Fut,
+    Fut: Future<Output = Option<Message<RpcResponse>>> + Send + 'static,
+{
+    let (tx, mut rx) = mpsc::unbounded_channel::<Event>();
+    let sink: Sink = {
+        let tx = tx.clone();
+        Arc::new(move |note: Value| {
+            let _ = tx.send(Event::Note(body::message(&encode(&note))));
+        })
+    };
+    let cancel = CancellationToken::new();
+    let handled = run(Some(sink));
+    let run = {
+        let cancel = cancel.clone();
+        async move {
+            let answer = tokio::select! {
+                biased;
+                _ = cancel.cancelled() => None,
+                answer = handled => answer,
+            };
+            let _ = tx.send(Event::Done(answer));
+        }
+        .in_current_span()
+    };
+    let keepalive = shared.config.keepalive_interval;
+    let mut run = Box::pin(run);
+    // The first message, or `None` after a keep-alive interval of silence.
+    let first = if modern {
+        let mut pending = true;
+        let first = tokio::select! {
+            biased;
+            _ = &mut run => {
+                pending = false;
+                Some(rx.recv().await)
+            }
+            event = rx.recv() => Some(event),
+            _ = tokio::time::sleep(keepalive) => None,
+        };
+        if pending {
+            tokio::spawn(run);
+        }
+        first
+    } else {
+        tokio::spawn(run);
+        tokio::time::timeout(keepalive, rx.recv()).await.ok()
+    };
+    let (first, done) = match first {
+        Some(Some(Event::Done(Some(answer)))) if status_of(&answer, modern) != StatusCode::OK => {
+            return json(status_of(&answer, modern), answer.to_line());
+        }
+        Some(Some(Event::Done(answer))) => {
+            return sse_response(body::full(done_bytes(answer).unwrap_or_default()));
+        }
+        Some(Some(Event::Note(bytes))) => (Some(bytes), false),
+        Some(None) => (None, true),
+        None => (Some(Bytes::from_static(body::KEEPALIVE)), false),
+    };
+    // From here on, the client going away (the body dropped) cancels a 2026 request.
+    let guard = modern.then(|| cancel.drop_guard());
+    let rest = futures::stream::unfold((!done).then_some(rx), |rx| async move {
+        let mut rx = rx?;
+        match rx.recv().await? {
+            Event::Note(bytes) => Some((bytes, Some(rx))),
+            Event::Done(answer) => done_bytes(answer).map(|b| (b, None)),
+        }
+    });
+    let events = futures::StreamExt::chain(futures::stream::iter(first), rest);
+    sse_response(body::sse(events, keepalive, guard))
+}
+
+pub(crate) fn sse_response(body: Body) -> Response<Body> {
+    let mut response = Response::new(body);
+    let h = response.headers_mut();
+    h.insert(h::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    h.insert(h::CACHE_CONTROL, HeaderValue::from_static("no-cache, no-transform"));
+    h.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn accept(v: &str) -> Accept {
+        let mut h = HeaderMap::new();
+        h.insert(h::ACCEPT, v.parse().unwrap());
+        Accept::parse(&h)
+    }
+
+    #[test]
+    fn accept_rules() {
+        assert_eq!(Accept::parse(&HeaderMap::new()), Accept { json: true, sse: true });
+        assert_eq!(accept("application/json"), Accept { json: true, sse: false });
+        assert_eq!(accept("text/event-stream; q=1"), Accept { json: false, sse: true });
+        assert_eq!(accept("*/*"), Accept { json: true, sse: true });
+        assert_eq!(accept("text/html"), Accept { json: false, sse: false });
+        assert_eq!(accept("application/*, text/*"), Accept { json: true, sse: true });
+    }
+}
