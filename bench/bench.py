@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """duet's benchmark driver: runs duet and its peers side by side, interleaved, and writes
 a results table. Started by bench/run.sh, which installs wrk and builds every server first;
-see bench/README.md. Standard library only.
+see bench/README.md. Standard library only: the charts of each table are drawn by charts.py,
+run with the python of the benchmark's own virtual environment (--charts-python).
 
 Every server is started on 127.0.0.1 (a fresh process for each measurement, so its peak RSS
 belongs to that measurement alone) and stopped when the measurement ends; every load run is
@@ -112,13 +113,26 @@ class Spec:
         self.key = key  # stable id
         self.label = label  # shown in tables
         self.argv = argv
-        self.kind = kind  # "duet", "peer", "ceiling"
+        self.kind = kind  # "duet", "baseline" (duet from --baseline-bin), "ceiling", "floor", "peer"
         self.accept_override = accept_override  # an Accept the server insists on
 
 
 def duet_http(paths, *flags, fixtures="testkit"):
     return [paths.duet, "serve", "--fixtures", fixtures, "--transport", "http", "--host", "127.0.0.1", "--port", "0",
             *flags]
+
+
+def has_bench_fixture(duet_bin: str) -> bool:
+    """Whether this duet binary has `--fixtures bench` (200 numbered tools)."""
+    p = subprocess.run([duet_bin, "serve", "--help"], capture_output=True, text=True)
+    return bool(re.search(r"\bbench\b", p.stdout + p.stderr))
+
+
+def before_label(label: str) -> str:
+    """The label of a duet server from --baseline-bin: "duet (before)", "duet (before) --stateless",
+    "duet (before, stdio)"."""
+    rest = label[len("duet"):]
+    return "duet (before" + (", " + rest[2:] if rest.startswith(" (") else ")" + rest)
 
 
 URL_RE = re.compile(r"(http://127\.0\.0\.1:\d+/\S*)")
@@ -452,7 +466,6 @@ class Bench:
         self.notes: list[str] = []
         self.started = time.time()
         self.load_start = loadavg()
-        self.duet_has_bench_fixture = self._duet_has_bench_fixture()
         self.current_conns = 1
 
     # -- logging
@@ -460,45 +473,52 @@ class Bench:
         el = time.time() - self.started
         print(f"[{el:6.1f}s] {msg}", flush=True)
 
-    def _duet_has_bench_fixture(self) -> bool:
-        p = subprocess.run([self.paths.duet, "serve", "--help"], capture_output=True, text=True)
-        return bool(re.search(r"\bbench\b", p.stdout + p.stderr))
-
     # -- server specs
+    def with_baseline(self, specs: list[Spec]) -> list[Spec]:
+        """The specs, each duet one followed by the same server from --baseline-bin when given."""
+        baseline = self.args.baseline_bin
+        out = []
+        for s in specs:
+            out.append(s)
+            if baseline and s.kind == "duet":
+                out.append(Spec("duet-before", before_label(s.label), [baseline, *s.argv[1:]], "baseline",
+                                s.accept_override))
+        return out
+
     def specs_2026_json(self):
         p = self.paths
-        return [
+        return self.with_baseline([
             Spec("duet", "duet", duet_http(p), "duet"),
             Spec("ceiling", "hyper ceiling", [p.ceiling], "ceiling"),
             Spec("floor", "JSON floor (hyper + serde_json echo)", [p.ceiling, "--echo"], "floor"),
             Spec("rmcp", "rmcp (stateless JSON)", [p.rmcp, "http-json"], "peer", accept_override=ACCEPT_BOTH),
             Spec("tower", "tower-mcp (stateless)", [p.tower, "http"], "peer"),
-        ]
+        ])
 
     def specs_2026_sse(self):
         p = self.paths
-        return [
+        return self.with_baseline([
             Spec("duet", "duet", duet_http(p), "duet"),
             Spec("rmcp", "rmcp (default, SSE)", [p.rmcp, "http-default"], "peer"),
             Spec("tower", "tower-mcp (sse_responses)", [p.tower, "http-sse"], "peer"),
-        ]
+        ])
 
     def specs_2025_session(self):
         p = self.paths
-        return [
+        return self.with_baseline([
             Spec("duet", "duet", duet_http(p), "duet"),
             Spec("rmcp", "rmcp (default: sessions, SSE)", [p.rmcp, "http-default"], "peer"),
             Spec("tower", "tower-mcp (sessions)", [p.tower, "http"], "peer"),
-        ]
+        ])
 
     def specs_2025_stateless(self):
         p = self.paths
-        return [
+        return self.with_baseline([
             Spec("duet", "duet --stateless", duet_http(p, "--stateless"), "duet"),
             Spec("ceiling", "hyper ceiling", [p.ceiling], "ceiling"),
             Spec("rmcp", "rmcp (stateless JSON)", [p.rmcp, "http-json"], "peer"),
             Spec("tower", "tower-mcp (stateless)", [p.tower, "http"], "peer"),
-        ]
+        ])
 
     # -- one load measurement on a fresh server
     def measure_load(self, case: str, spec: Spec, conns: int, pass_no: int, prepare,
@@ -616,11 +636,12 @@ class Bench:
     def case_tools_list(self, conns: int):
         p = self.paths
         specs = []
-        if self.duet_has_bench_fixture:
-            specs.append(Spec("duet", "duet --fixtures bench", duet_http(p, fixtures="bench"), "duet"))
-        else:
-            self.notes.append("tools/list: duet has no `--fixtures bench` yet (200 numbered tools); its row is "
-                              "missing until it does.")
+        for spec in self.with_baseline([Spec("duet", "duet --fixtures bench", duet_http(p, fixtures="bench"), "duet")]):
+            if has_bench_fixture(spec.argv[0]):
+                specs.append(spec)
+            else:
+                self.notes.append(f"tools/list: `{spec.argv[0]}` has no `--fixtures bench` (200 numbered tools); "
+                                  f"the {spec.label} row is missing.")
         specs += [
             Spec("rmcp", "rmcp (stateless JSON, 200 tools)", [p.rmcp, "http-json", "--tools", "200"], "peer",
                  accept_override=ACCEPT_BOTH),
@@ -659,11 +680,11 @@ class Bench:
     def case_sessions(self, counts: list[int]):
         p = self.paths
         big = str(max(counts) * 2)
-        specs = [
+        specs = self.with_baseline([
             Spec("duet", "duet", duet_http(p, "--max-sessions", big, "--max-sessions-per-principal", big), "duet"),
             Spec("rmcp", "rmcp (default)", [p.rmcp, "http-default"], "peer"),
             Spec("tower", "tower-mcp", [p.tower, "http"], "peer"),
-        ]
+        ])
         self.log("case idle sessions")
         for pass_no in range(self.args.passes):
             for n in counts:
@@ -721,12 +742,12 @@ class Bench:
 
     def case_stdio(self, n: int, window: int):
         p = self.paths
-        specs = [
+        specs = self.with_baseline([
             Spec("duet", "duet (stdio)", [p.duet, "serve", "--fixtures", "testkit"], "duet"),
             Spec("rmcp", "rmcp stdio()", [p.rmcp, "stdio"], "peer"),
             Spec("rmcp-pipes", "rmcp stdio_pipes()", [p.rmcp, "stdio-pipes"], "peer"),
             Spec("tower", "tower-mcp StdioTransport", [p.tower, "stdio"], "peer"),
-        ]
+        ])
         self.log(f"case stdio ({n} requests, {window} in flight)")
         for pass_no in range(self.args.passes):
             order = specs[pass_no % len(specs):] + specs[:pass_no % len(specs)]
@@ -759,11 +780,11 @@ class Bench:
 
     def case_growth(self, first: int, total: int, conns: int):
         p = self.paths
-        specs = [
+        specs = self.with_baseline([
             Spec("duet", "duet --stateless", duet_http(p, "--stateless"), "duet"),
             Spec("rmcp", "rmcp (stateless JSON)", [p.rmcp, "http-json"], "peer"),
             Spec("tower", "tower-mcp (stateless)", [p.tower, "http"], "peer"),
-        ]
+        ])
         self.log(f"case RSS growth ({first} then {total} stateless requests)")
         for spec in specs:
             row = {"case": "growth", "server": spec.key, "label": spec.label, "kind": spec.kind, "pass": 0}
@@ -909,7 +930,33 @@ CASE_TITLES = {
     "tools-list": "tools/list with 200 tools, 2026-07-28 JSON, every page in turn, 16 connections "
                   "(vs faster peer: in whole listings/s)",
     "2026-json-own-core": "tools/call echo, 2026-07-28, JSON replies, 16 connections, load generator on its own core",
+    "sessions": "Idle 2025-11-25 sessions (initialize + initialized, kept open)",
+    "growth": "RSS growth under stateless 2025-11-25 tools/call (16 connections)",
 }
+# The HTTP load tables, in the order the results show them.
+LOAD_CASES = ("2026-json", "2026-sse", "2026-json-own-core", "2025-session", "2025-stateless", "tools-list")
+# The kinds whose rows are compared with the faster peer: duet, and duet from --baseline-bin.
+DUETS = ("duet", "baseline")
+# How rows sort within a table: duet first, its baseline (--baseline-bin) next, then the references and peers.
+RANK = {"duet": 0, "baseline": 1, "ceiling": 2, "floor": 3, "peer": 4}
+
+
+def case_title(case: str, args) -> str:
+    """The title of a case's table, and of its chart."""
+    if case == "stdio":
+        return (f"stdio pipeline: {args.stdio_requests:,} tools/call echo through one process, "
+                f"{args.stdio_window} in flight")
+    return CASE_TITLES[case]
+
+
+def chart_name(prefix: str, case: str) -> str:
+    """The file name of a case's chart (charts.py writes it, the results section links it)."""
+    return f"{prefix}-{case}.svg"
+
+
+def run_stamp(meta: dict) -> str:
+    """A full run's charts' prefix: its date, as YYYY-MM-DD-HHMM."""
+    return meta["date"].replace(" ", "-").replace(":", "")
 
 
 def fmt_ms(us):
@@ -977,7 +1024,8 @@ def floor_note(summary: dict) -> list[str]:
             + found[0].upper() + found[1:] + ".", ""]
 
 
-def markdown(bench: Bench, summary: dict, meta: dict) -> tuple[str, list[str]]:
+def markdown(bench: Bench, summary: dict, meta: dict, charts: dict) -> tuple[str, list[str]]:
+    """The results section of a run; charts: {case: markdown link} of the charts to show under the tables."""
     a = bench.args
     L = []
     L.append(f"## {meta['date']} — {meta['mode']} run")
@@ -986,6 +1034,9 @@ def markdown(bench: Bench, summary: dict, meta: dict) -> tuple[str, list[str]]:
     L.append(f"- What changed: {note}")
     L.append(f"- duet: commit {meta['commit']}{' + uncommitted changes' if meta['dirty'] else ''}, "
              f"binary `{os.path.relpath(a.duet_bin, ROOT)}`")
+    # Raw measurements from before --baseline-bin existed have no such argument.
+    if getattr(a, "baseline_bin", None):
+        L.append(f"- duet (before): binary `{a.baseline_bin}`, run as one more server in every case that runs duet")
     L.append(f"- Machine: {meta['cores']} cores ({meta['cpu']}), {meta['mem_gib']:.0f} GiB, Linux {meta['kernel']}")
     L.append(f"- Load generator: {meta['wrk']} on the same cores as the server (1 thread at 1 connection, else 2), "
              f"except in the own-core case; {a.duration:g} s per run after {a.warmup:g} s of warm-up, {a.passes} pass(es), servers interleaved "
@@ -1008,11 +1059,16 @@ def markdown(bench: Bench, summary: dict, meta: dict) -> tuple[str, list[str]]:
                 if c == case and k == conns and s["kind"] == "peer" and s[field] is not None]
         return best(vals) if vals else (None, None)
 
-    for case in ("2026-json", "2026-sse", "2026-json-own-core", "2025-session", "2025-stateless", "tools-list"):
+    def chart(case):
+        if case in charts:
+            L.append(f"![{case_title(case, a).replace('`', '')}]({charts[case]})")
+            L.append("")
+
+    for case in LOAD_CASES:
         items = [(k, s) for k, s in summary.items() if k[0] == case]
         if not items:
             continue
-        L.append(f"### {CASE_TITLES[case]}")
+        L.append(f"### {case_title(case, a)}")
         L.append("")
         extra = ""
         if case == "2026-sse":
@@ -1034,8 +1090,7 @@ def markdown(bench: Bench, summary: dict, meta: dict) -> tuple[str, list[str]]:
         L.append("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"
                  + ("---:|" if case in ("2026-sse", "2026-json-own-core") else "")
                  + ("---:|---:|---:|" if case == "tools-list" else ""))
-        order = {"duet": 0, "ceiling": 1, "floor": 2, "peer": 3}
-        for (c, sv, conns), s in sorted(items, key=lambda kv: (kv[0][2], order[kv[1]["kind"]], kv[0][1])):
+        for (c, sv, conns), s in sorted(items, key=lambda kv: (kv[0][2], RANK[kv[1]["kind"]], kv[0][1])):
             ceil = summary.get((case, "ceiling", conns))
             vs_ceiling = s["rps"] / ceil["rps"] if ceil and ceil["rps"] and s["rps"] and s["kind"] != "ceiling" else None
             if case == "tools-list":
@@ -1043,10 +1098,10 @@ def markdown(bench: Bench, summary: dict, meta: dict) -> tuple[str, list[str]]:
                 per = [x["rps"] / x["pages"] for (c2, _, k2), x in items
                        if k2 == conns and x["kind"] == "peer" and x["rps"] and x.get("pages")]
                 mine = s["rps"] / s["pages"] if s["rps"] and s.get("pages") else None
-                vs_peer = mine / max(per) if per and mine and s["kind"] == "duet" else None
+                vs_peer = mine / max(per) if per and mine and s["kind"] in DUETS else None
             else:
                 best_peer, _ = peers_best(case, conns)
-                vs_peer = s["rps"] / best_peer if best_peer and s["rps"] and s["kind"] == "duet" else None
+                vs_peer = s["rps"] / best_peer if best_peer and s["rps"] and s["kind"] in DUETS else None
             cells = [s["label"], str(conns), s["ctype"] or "—",
                      "—" if s["rps"] is None else f"{s['rps']:,.0f}", fmt_ms(s["p50"]), fmt_ms(s["p99"]),
                      "—" if s.get("cpu_us") is None else f"{s['cpu_us']:.1f}", fmt_mib(s["hwm"]), str(s["errors"]) + (f" ({'; '.join(s['problems'])})" if s["problems"] else ""),
@@ -1064,43 +1119,45 @@ def markdown(bench: Bench, summary: dict, meta: dict) -> tuple[str, list[str]]:
                           "—" if not (pages and s["rps"]) else f"{s['rps'] / pages:,.0f}"]
             L.append("| " + " | ".join(cells) + " |")
         L.append("")
+        chart(case)
         if case == "2026-json":
             L += floor_note(summary)
 
     # Sessions
     items = [(k, s) for k, s in summary.items() if k[0] == "sessions"]
     if items:
-        L.append("### Idle 2025-11-25 sessions (initialize + initialized, kept open)")
+        L.append(f"### {case_title('sessions', a)}")
         L.append("")
         L.append("| server | sessions | RSS before MiB | RSS after MiB | KiB per session | peak RSS MiB | dead probes |")
         L.append("|---|---:|---:|---:|---:|---:|---:|")
-        for (c, sv, n), s in sorted(items, key=lambda kv: (kv[0][2], kv[1]["kind"] != "duet", kv[0][1])):
+        for (c, sv, n), s in sorted(items, key=lambda kv: (kv[0][2], RANK[kv[1]["kind"]], kv[0][1])):
             L.append(f"| {s['label']} | {n:,} | {fmt_mib(s['before'])} | {fmt_mib(s['after'])} | "
                      f"{per_session(s)} | {fmt_mib(s['hwm'])} | "
                      f"{s['errors']}{' (' + '; '.join(s['problems']) + ')' if s['problems'] else ''} |")
         L.append("")
+        chart("sessions")
 
     items = [(k, s) for k, s in summary.items() if k[0] == "stdio"]
     if items:
-        L.append(f"### stdio pipeline: {a.stdio_requests:,} tools/call echo through one process, "
-                 f"{a.stdio_window} in flight")
+        L.append(f"### {case_title('stdio', a)}")
         L.append("")
         L.append("| server | req/s | peak RSS MiB | errors | vs faster peer |")
         L.append("|---|---:|---:|---:|---:|")
         best, _ = peers_best("stdio", None)
-        for (c, sv, _), s in sorted(items, key=lambda kv: (kv[1]["kind"] != "duet", kv[0][1])):
-            vs = s["rps"] / best if best and s["rps"] and s["kind"] == "duet" else None
+        for (c, sv, _), s in sorted(items, key=lambda kv: (RANK[kv[1]["kind"]], kv[0][1])):
+            vs = s["rps"] / best if best and s["rps"] and s["kind"] in DUETS else None
             L.append(f"| {s['label']} | {fmt_rps(s['rps'])} | {fmt_mib(s['hwm'])} | "
                      f"{s['errors']}{' (' + '; '.join(s['problems']) + ')' if s['problems'] else ''} | {fmt_ratio(vs)} |")
         L.append("")
+        chart("stdio")
 
     items = [(k, s) for k, s in summary.items() if k[0] == "growth"]
     if items:
-        L.append("### RSS growth under stateless 2025-11-25 tools/call (16 connections)")
+        L.append(f"### {case_title('growth', a)}")
         L.append("")
         L.append("| server | requests (first) | RSS MiB | requests (total) | RSS MiB | growth | errors |")
         L.append("|---|---:|---:|---:|---:|---:|---:|")
-        for (c, sv, _), s in sorted(items, key=lambda kv: (kv[1]["kind"] != "duet", kv[0][1])):
+        for (c, sv, _), s in sorted(items, key=lambda kv: (RANK[kv[1]["kind"]], kv[0][1])):
             g = "—" if s["growth"] is None else f"{s['growth'] * 100:+.1f}%"
             L.append(f"| {s['label']} | {int(s['first'] or 0):,} | {fmt_mib(s['rss_first'])} | {int(s['total'] or 0):,} | "
                      f"{fmt_mib(s['rss_total'])} | {g} | {s['errors']}"
@@ -1228,15 +1285,55 @@ def machine_meta(args, took: float) -> dict:
     }
 
 
-def write_results(bench: Bench, meta: dict):
+def charts_dir(a) -> str | None:
+    """Where a full run's charts go, to be linked from its results section: bench/charts/ beside
+    RESULTS.md. None for a quick run, whose charts go into --out-dir unlinked."""
+    return None if a.quick or not a.results else os.path.join(os.path.dirname(os.path.abspath(a.results)), "charts")
+
+
+def chart_links(a, meta: dict) -> dict:
+    """{case: link relative to the results file} of a full run's charts that exist."""
+    where = charts_dir(a)
+    if where is None:
+        return {}
+    names = {case: chart_name(run_stamp(meta), case) for case in (*LOAD_CASES, "sessions", "stdio")}
+    return {case: f"{os.path.basename(where)}/{name}" for case, name in names.items()
+            if os.path.exists(os.path.join(where, name))}
+
+
+def draw_charts(a, raw: str, meta: dict) -> bool:
+    """Runs charts.py on the run's raw measurements with --charts-python; False if it failed."""
+    if not a.charts_python:
+        print("charts: not drawn (no --charts-python; bench/run.sh gives its virtual environment's python)")
+        return True
+    where = charts_dir(a) or a.out_dir
+    prefix = run_stamp(meta) if charts_dir(a) else os.path.splitext(os.path.basename(raw))[0]
+    try:
+        p = subprocess.run([a.charts_python, os.path.join(HERE, "charts.py"), raw, where, prefix],
+                           capture_output=True, text=True, timeout=300)
+    except OSError as e:
+        print(f"charts: FAILED: {e}")
+        return False
+    if p.returncode != 0:
+        print(f"charts: FAILED:\n{p.stdout}{p.stderr}")
+        return False
+    for path in p.stdout.split():
+        print(f"chart:            {os.path.relpath(path, os.getcwd())}")
+    return True
+
+
+def write_results(bench: Bench, meta: dict) -> tuple[dict, bool]:
+    """Writes the raw measurements, the charts and (for a full run) the results section; returns
+    the summary and whether the charts were drawn."""
     summary = summarize(bench.rows)
-    section, targets = markdown(bench, summary, meta)
     a = bench.args
     os.makedirs(a.out_dir, exist_ok=True)
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     raw = os.path.join(a.out_dir, f"{'quick' if a.quick else 'full'}-{stamp}.json")
     with open(raw, "w") as f:
         json.dump({"meta": meta, "args": vars(a), "rows": bench.rows, "notes": bench.notes}, f, indent=1)
+    charts_ok = draw_charts(a, raw, meta)
+    section, targets = markdown(bench, summary, meta, chart_links(a, meta))
     if a.results:
         header = ("# duet benchmark results\n\n"
                   "Written by `bench/run.sh` (see bench/README.md): one section per full run, newest first. Absolute\n"
@@ -1256,14 +1353,14 @@ def write_results(bench: Bench, meta: dict):
     print(f"raw measurements: {os.path.relpath(raw, os.getcwd())}")
     if a.results:
         print(f"results table:    {os.path.relpath(a.results, os.getcwd())}")
-    return summary
+    return summary, charts_ok
 
 
 def render(raw: str) -> int:
     with open(raw) as f:
         d = json.load(f)
     fake = argparse.Namespace(args=argparse.Namespace(**d["args"]), notes=d["notes"])
-    section, _ = markdown(fake, summarize(d["rows"]), d["meta"])
+    section, _ = markdown(fake, summarize(d["rows"]), d["meta"], chart_links(fake.args, d["meta"]))
     print(section)
     return 0
 
@@ -1272,6 +1369,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="smoke mode: short runs, one pass, no RESULTS.md")
     ap.add_argument("--duet-bin", required=True)
+    ap.add_argument("--baseline-bin", metavar="PATH",
+                    help='a second duet binary (an older build), run as one more server, "duet (before)", in '
+                         "every case that runs duet")
     ap.add_argument("--peer-bin-dir", required=True)
     ap.add_argument("--wrk", default="wrk")
     ap.add_argument("--duration", type=float, help="seconds per measured run")
@@ -1289,6 +1389,9 @@ def main():
     ap.add_argument("--results", help="markdown file to add the section to (default: bench/RESULTS.md for full "
                                       "runs, none for quick runs)")
     ap.add_argument("--out-dir", default=os.path.join(HERE, ".out"))
+    ap.add_argument("--charts-python", metavar="PATH",
+                    help="a python with bench/requirements.txt installed, to draw the charts (charts.py); "
+                         "none drawn without it")
     ap.add_argument("--render", metavar="RAW_JSON", help="print the results section of an earlier run's raw "
                                                           "measurements (bench/.out/*.json) and exit")
     if "--render" in sys.argv:
@@ -1318,12 +1421,11 @@ def main():
         Server.stop_all()
     meta = machine_meta(a, time.time() - bench.started)
     meta["load"] = f"{bench.load_start} at the start, {loadavg()} at the end"
-    summary = write_results(bench, meta)
+    summary, charts_ok = write_results(bench, meta)
     bad = [k for k, s in summary.items() if s["ok"] == 0]
     if bad:
         print(f"\n{len(bad)} measurement(s) produced no result: " + ", ".join("/".join(map(str, k)) for k in bad))
-        return 1
-    return 0
+    return 1 if bad or not charts_ok else 0
 
 
 if __name__ == "__main__":

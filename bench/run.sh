@@ -5,10 +5,14 @@
 #   bench/run.sh                 full run (about 15 min on 2 cores); adds a section to bench/RESULTS.md
 #   bench/run.sh --quick         smoke mode for CI: ~1 s per case, every server, no thresholds, no RESULTS.md
 #   bench/run.sh --note "what changed"   (and any other option of bench/bench.py: --help)
+#   bench/run.sh --baseline-rev REV      also runs duet built at git revision REV, as "duet (before)"
+#   DUET_BASELINE_BIN=path bench/run.sh  the same with a given binary (or --baseline-bin path)
 #
-# Installs what it needs, pinned: wrk from Debian's packages (apt-get), and the peers, built
-# from crates.io with their committed Cargo.lock (bench/peers/*, outside duet's workspace)
-# into $BENCH_TARGET_DIR (default bench/target). Every server it starts is stopped when it ends.
+# Installs what it needs, pinned: wrk from Debian's packages (apt-get), the peers, built from
+# crates.io with their committed Cargo.lock (bench/peers/*, outside duet's workspace) into
+# $BENCH_TARGET_DIR (default bench/target), and matplotlib for the charts (PyPI, the pins of
+# bench/requirements.txt) into a virtual environment there. Every server it starts is stopped
+# when it ends.
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(dirname "$HERE")"
@@ -17,12 +21,27 @@ cd "$ROOT"
 WRK_VERSION="4.1.0-3+b2"
 TARGET_DIR="${BENCH_TARGET_DIR:-$HERE/target}"
 QUICK=0
-for a in "$@"; do
-  case "$a" in
-    --quick) QUICK=1 ;;
-    -h|--help) exec python3 "$HERE/bench.py" --help ;;
+RELEASE=0
+BASELINE_REV=""
+ARGS=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) QUICK=1; ARGS+=("$1") ;;
+    --release) RELEASE=1 ;;
+    --baseline-rev) BASELINE_REV="${2:?--baseline-rev needs a git revision}"; shift ;;
+    --baseline-rev=*) BASELINE_REV="${1#*=}" ;;
+    -h|--help)
+      echo "bench/run.sh's own options: --release (a release duet in quick mode too), --baseline-rev REV"
+      echo "(duet built at git revision REV as \"duet (before)\"); the others are bench.py's:"
+      exec python3 "$HERE/bench.py" --help ;;
+    *) ARGS+=("$1") ;;
   esac
+  shift
 done
+# duet is built in release for a full run; the smoke run takes the (faster to build) debug
+# binary unless --release is given or DUET_BIN points at a binary.
+PROFILE=release
+if [ "$QUICK" = 1 ] && [ "$RELEASE" = 0 ]; then PROFILE=debug; fi
 
 say() { printf '==> %s\n' "$*"; }
 
@@ -48,15 +67,6 @@ if ! command -v wrk >/dev/null 2>&1 || [ "$(dpkg-query -W -f='${Version}' wrk 2>
   fi
 fi
 
-# duet is built in release for a full run; the smoke run takes the (faster to build) debug
-# binary unless --release is given or DUET_BIN points at a binary.
-PROFILE=release
-if [ "$QUICK" = 1 ]; then PROFILE=debug; fi
-ARGS=()
-for a in "$@"; do
-  if [ "$a" = "--release" ]; then PROFILE=release; else ARGS+=("$a"); fi
-done
-
 # 2. The peers and the ceiling, from crates.io, with their committed lock files, in release
 #    with the fat LTO of their manifests. A smoke run with a debug duet needs no such
 #    binaries: it builds them without LTO (minutes faster) into a directory of their own.
@@ -79,5 +89,37 @@ if [ -z "${DUET_BIN:-}" ]; then
   DUET_BIN="$DUET_TARGET/$PROFILE/duet"
 fi
 
+# 4. The baseline, if any: a given binary, or duet built at a git revision (release, cached per
+#    commit) in a temporary git worktree.
+if [ -n "$BASELINE_REV" ]; then
+  COMMIT="$(git rev-parse --verify --quiet "$BASELINE_REV^{commit}")" || { echo "bench: no such git revision: $BASELINE_REV" >&2; exit 1; }
+  DUET_BASELINE_BIN="$TARGET_DIR/baseline/duet-$COMMIT"
+  if [ ! -x "$DUET_BASELINE_BIN" ]; then
+    WORKTREE="$TARGET_DIR/baseline/src-$COMMIT"
+    say "building duet at $BASELINE_REV ($COMMIT) as the baseline (release)"
+    git worktree remove --force "$WORKTREE" 2>/dev/null || true
+    git worktree add --quiet --detach "$WORKTREE" "$COMMIT"
+    (cd "$WORKTREE" && cargo build --quiet --release -p duet-cli --target-dir "$TARGET_DIR/baseline/target")
+    cp "$TARGET_DIR/baseline/target/release/duet" "$DUET_BASELINE_BIN.part"
+    mv "$DUET_BASELINE_BIN.part" "$DUET_BASELINE_BIN"
+    git worktree remove --force "$WORKTREE"
+  fi
+fi
+BASELINE=()
+if [ -n "${DUET_BASELINE_BIN:-}" ]; then BASELINE=(--baseline-bin "$DUET_BASELINE_BIN"); fi
+
+# 5. The charts' libraries: matplotlib and its dependencies, pinned, in a virtual environment
+#    of the benchmark's own (made again when bench/requirements.txt changes).
+VENV="$TARGET_DIR/charts-venv"
+WANT="$(sha256sum "$HERE/requirements.txt" | cut -c1-16)"
+if [ ! -f "$VENV/.installed" ] || [ "$(cat "$VENV/.installed")" != "$WANT" ]; then
+  say "installing the chart libraries (pip, bench/requirements.txt)"
+  rm -rf "$VENV"
+  python3 -m venv "$VENV"
+  "$VENV/bin/pip" install --quiet --disable-pip-version-check --only-binary=:all: -r "$HERE/requirements.txt"
+  echo "$WANT" > "$VENV/.installed"
+fi
+
 say "running the benchmark"
-exec python3 "$HERE/bench.py" --duet-bin "$DUET_BIN" --peer-bin-dir "$PEER_TARGET/release" --wrk "$(command -v wrk)" "${ARGS[@]}"
+exec python3 "$HERE/bench.py" --duet-bin "$DUET_BIN" --peer-bin-dir "$PEER_TARGET/release" --wrk "$(command -v wrk)" \
+  --charts-python "$VENV/bin/python" "${BASELINE[@]}" "${ARGS[@]}"
