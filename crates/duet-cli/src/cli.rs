@@ -1,4 +1,4 @@
-//! The command line, as clap types: `duet serve` and its options (named as cloudg's).
+//! The command line, as clap types: `duet serve` and its options.
 
 use clap::{Parser, Subcommand, ValueEnum};
 use std::process::ExitCode;

@@ -11,6 +11,22 @@ use std::time::Duration;
 /// Bound on how long a process may take to exit once stdin is closed.
 const EXIT: Duration = Duration::from_secs(20);
 
+/// The era of a message is decided by one rule on every transport: `_meta` holding only the
+/// client's capabilities makes a 2026 request, which lacks its protocol version, as over HTTP.
+#[test]
+fn an_envelope_key_alone_makes_a_2026_request() {
+    let mut duet = Duet::testkit("2026-07-28");
+    duet.request(json!(1), "tools/list", json!({"_meta": {"io.modelcontextprotocol/clientCapabilities": {}}}));
+    let done = duet.finish(EXIT);
+    done.assert_success();
+    let error = &done.response(&json!(1))["error"];
+    assert_eq!(error["code"], -32602, "{error}");
+    assert_eq!(
+        error["message"],
+        "params._meta is missing the required envelope key(s): io.modelcontextprotocol/protocolVersion"
+    );
+}
+
 #[test]
 fn raw_session_keeps_stdout_pure() {
     let mut duet = Duet::testkit("2025-06-18");

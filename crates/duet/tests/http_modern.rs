@@ -114,6 +114,28 @@ async fn the_header_ladder() {
     ts.stop().await;
 }
 
+/// The era of a message is decided by one rule on every transport: `_meta` holding only the
+/// client's capabilities makes a 2026 request (an invalid one), over HTTP as over stdio (the
+/// engine's `the_envelope_is_checked`, duet-cli's stdio tests), header or no header.
+#[tokio::test]
+async fn an_envelope_key_alone_makes_a_2026_request() {
+    let ts = TestServer::start(config()).await;
+    let m = ts.modern();
+    let only_caps = json!({"_meta": {CLIENT_CAPABILITIES_KEY: {}}});
+    for req in [
+        m.post_bare("tools/list", only_caps.clone()),
+        m.post_bare("tools/list", only_caps).without("mcp-protocol-version"),
+    ] {
+        let id = req.id.clone().unwrap();
+        let error = req.send().await.expect_rpc_error(StatusCode::BAD_REQUEST, -32602, &id).clone();
+        assert_eq!(
+            error["message"],
+            format!("params._meta is missing the required envelope key(s): {PROTOCOL_VERSION_KEY}")
+        );
+    }
+    ts.stop().await;
+}
+
 #[tokio::test]
 async fn statuses_of_2026_errors() {
     let ts = TestServer::start(config()).await;

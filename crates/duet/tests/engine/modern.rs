@@ -215,6 +215,14 @@ async fn the_envelope_is_checked() {
     let error = envelope_error(json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28"})).await;
     assert_eq!(error.code, -32602);
     assert!(error.message.contains("io.modelcontextprotocol/clientCapabilities"), "{error:?}");
+    // Either envelope key alone makes a 2026 request, which then lacks the other: the same
+    // answer as over HTTP (http_modern.rs) and stdio (duet-cli's stdio.rs).
+    let error = envelope_error(json!({"io.modelcontextprotocol/clientCapabilities": {}})).await;
+    assert_error(
+        &error,
+        -32602,
+        "params._meta is missing the required envelope key(s): io.modelcontextprotocol/protocolVersion",
+    );
 
     let error = envelope_error(json!({
         "io.modelcontextprotocol/protocolVersion": "2099-01-01",

@@ -1,4 +1,4 @@
-//! Settings of the HTTP transport, with cloudg's defaults.
+//! Settings of the HTTP transport, and their defaults.
 
 use crate::auth::oauth::ProtectedResource;
 use crate::auth::oauth::resource::endpoint_url;
