@@ -21,6 +21,14 @@ cargo clippy --workspace --all-targets -- -D warnings
 step "cargo build"
 cargo build --workspace --all-targets
 
+step "the library without its default features: a stdio server with no HTTP or TLS stack"
+cargo clippy -p duet --no-default-features -- -D warnings
+cargo clippy -p duet --no-default-features --features http -- -D warnings
+if cargo tree -p duet --no-default-features -e normal | grep -E '\b(hyper|reqwest|rustls|aws-lc-rs|jsonwebtoken) v'; then
+  echo "duet without default features must not depend on an HTTP or TLS stack" >&2
+  exit 1
+fi
+
 step "cargo test"
 cargo test --workspace
 

@@ -6,9 +6,9 @@
 
 use crate::cli::Transport;
 use crate::usage::Usage;
-use duet::auth::oauth::resource::check_resource_uri;
-use duet::auth::oauth::{IntrospectionConfig, OAuth, OAuthConfig, ProtectedResource};
+use duet::auth::oauth::{IntrospectionConfig, OAuth, OAuthConfig};
 use duet::auth::{AuthChain, Authenticator, ScopeMap, ScopedLayer};
+use duet::auth::{ProtectedResource, check_resource_uri};
 use duet::layer::Layer;
 use duet::transport::http::HttpConfig;
 use std::path::PathBuf;

@@ -9,6 +9,7 @@
 //! inside it, as children of the caller's span.
 
 use crate::message::{Incoming, Message, Meta, Notification, Request};
+#[cfg(feature = "http")]
 use http::HeaderMap;
 use serde_json::Value;
 use tracing::Span;
@@ -66,6 +67,7 @@ pub fn from_meta(meta: &Meta) -> Option<TraceContext> {
 }
 
 /// The trace context of HTTP headers.
+#[cfg(feature = "http")]
 pub fn from_headers(headers: &HeaderMap) -> Option<TraceContext> {
     let parent = parse_traceparent(headers.get("traceparent")?.to_str().ok()?)?;
     let state = headers.get("tracestate").and_then(|v| v.to_str().ok()).map(str::to_owned);
@@ -73,18 +75,19 @@ pub fn from_headers(headers: &HeaderMap) -> Option<TraceContext> {
 }
 
 /// The trace context of an incoming message: its own `_meta` first (the first request or
-/// notification of a batch), then the transport's headers.
-pub fn of_message(message: &Message, headers: Option<&HeaderMap>) -> Option<TraceContext> {
+/// notification of a batch), then the transport's (`transport`, only called when needed:
+/// over HTTP, the headers').
+pub fn of_message(message: &Message, transport: impl FnOnce() -> Option<TraceContext>) -> Option<TraceContext> {
     let first = message.items().iter().find_map(|m| match m {
         Incoming::Request(Request { meta, .. }) | Incoming::Notification(Notification { meta, .. }) => Some(meta),
         _ => None,
     });
-    first.and_then(from_meta).or_else(|| headers.and_then(from_headers))
+    first.and_then(from_meta).or_else(transport)
 }
 
 /// The span a request runs in: `mcp.request` with its method, and the caller's trace as
 /// its parent.
-pub fn request_span(message: &Message, headers: Option<&HeaderMap>) -> Span {
+pub fn request_span(message: &Message, transport: impl FnOnce() -> Option<TraceContext>) -> Span {
     let method = match message {
         Message::Batch(_) => "batch",
         Message::One(_) => message.method().map_or("message", |m| m.as_str()),
@@ -100,7 +103,7 @@ pub fn request_span(message: &Message, headers: Option<&HeaderMap>) -> Span {
     if span.is_disabled() {
         return span;
     }
-    if let Some(context) = &of_message(message, headers) {
+    if let Some(context) = &of_message(message, transport) {
         span.record("trace_id", context.parent.trace_id.as_str());
         span.record("parent_span_id", context.parent.parent_id.as_str());
         #[cfg(feature = "otel")]
@@ -159,6 +162,7 @@ mod tests {
         assert!(future.is_some(), "later versions may append fields");
     }
 
+    #[cfg(feature = "http")]
     #[test]
     fn meta_wins_over_headers() {
         let mut headers = HeaderMap::new();
@@ -167,11 +171,14 @@ mod tests {
         let with_meta = Message::from(
             json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"_meta": {"traceparent": PARENT, "tracestate": "k=v"}}}),
         );
-        let cx = of_message(&with_meta, Some(&headers)).expect("context");
+        let cx = of_message(&with_meta, || from_headers(&headers)).expect("context");
         assert_eq!(cx.parent.parent_id, "00f067aa0ba902b7");
         assert_eq!(cx.state.as_deref(), Some("k=v"));
         let without = Message::from(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {}}));
-        assert_eq!(of_message(&without, Some(&headers)).map(|c| c.parent.parent_id), Some("2222222222222222".into()));
-        assert_eq!(of_message(&without, None), None);
+        assert_eq!(
+            of_message(&without, || from_headers(&headers)).map(|c| c.parent.parent_id),
+            Some("2222222222222222".into())
+        );
+        assert_eq!(of_message(&without, || None), None);
     }
 }

@@ -3,8 +3,8 @@
 
 pub mod http_support;
 
+use duet::auth::RequestInfo;
 use duet::auth::TokenAuth;
-use duet::auth::resolver::RequestInfo;
 use duet::layer::Principal;
 use duet::transport::http::HttpConfig;
 use http_support::*;

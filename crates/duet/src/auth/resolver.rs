@@ -2,9 +2,12 @@
 //! (a bearer token's); a program's own resolver may then confirm or replace it. Roles never
 //! come from anything the client says about itself (`clientInfo`).
 
-use crate::layer::{ANONYMOUS, Principal};
+use crate::layer::Principal;
 use http::HeaderMap;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
+
+/// The anonymous principal, made once and shared by every request nobody vouched for.
+static ANONYMOUS: LazyLock<Arc<Principal>> = LazyLock::new(|| Arc::new(Principal::anonymous()));
 
 /// What a resolver may look at.
 pub struct RequestInfo<'a> {

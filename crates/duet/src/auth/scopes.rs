@@ -28,7 +28,6 @@
 //! under `[implies]`.
 
 use crate::layer::Principal;
-use crate::message::Request;
 use crate::method::Primitive;
 use glob::{MatchOptions, Pattern};
 use serde::Deserialize;
@@ -230,8 +229,10 @@ impl ScopeMap {
 }
 
 /// The guarded primitive a request uses, if any, by the method table: what `tools/call`,
-/// `prompts/get`, `resources/read` and `resources/subscribe` name.
-pub fn operation(request: &Request) -> Option<(Primitive, &str)> {
+/// `prompts/get`, `resources/read` and `resources/subscribe` name. The HTTP transport
+/// checks it before the engine runs.
+#[cfg(feature = "http")]
+pub(crate) fn operation(request: &crate::message::Request) -> Option<(Primitive, &str)> {
     let kind = request.method.traits().target?;
     let name = request.params.get(kind.param())?.as_str()?;
     Some((kind, name))
@@ -315,6 +316,7 @@ mod tests {
         assert!(missing.as_deref().is_some_and(|e| e.contains("/surely/not/here.toml")), "{missing:?}");
     }
 
+    #[cfg(feature = "http")]
     #[test]
     fn operations_of_requests() {
         let request = |v: Value| match crate::message::Message::from(v) {

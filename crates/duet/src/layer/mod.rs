@@ -36,7 +36,6 @@ pub use spec::{
 pub use template::UriTemplate;
 
 mod principal;
-pub(crate) use principal::ANONYMOUS;
 pub use principal::Principal;
 
 use async_trait::async_trait;

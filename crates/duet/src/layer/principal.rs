@@ -3,10 +3,6 @@
 
 use serde_json::{Map, Value};
 use std::collections::BTreeSet;
-use std::sync::{Arc, LazyLock};
-
-/// The anonymous principal, made once and shared by every request nobody vouched for.
-pub(crate) static ANONYMOUS: LazyLock<Arc<Principal>> = LazyLock::new(|| Arc::new(Principal::anonymous()));
 
 /// An authenticated (or anonymous) caller: an id, roles and free-form attributes.
 #[derive(Debug, Clone, PartialEq, Eq)]

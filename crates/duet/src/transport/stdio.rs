@@ -52,7 +52,7 @@ where
             writer.line(Response::error(None, RpcError::parse_error()).to_line());
             continue;
         };
-        let span = crate::trace::request_span(&message, None);
+        let span = crate::trace::request_span(&message, || None);
         if message.runs_inline() {
             if let Some(answer) = session.handle(message, None, None).instrument(span).await {
                 writer.line(answer.to_line());

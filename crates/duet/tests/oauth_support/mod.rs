@@ -7,7 +7,8 @@
 
 pub mod cli;
 
-use duet::auth::oauth::{IntrospectionConfig, OAuth, OAuthConfig, ProtectedResource};
+use duet::auth::ProtectedResource;
+use duet::auth::oauth::{IntrospectionConfig, OAuth, OAuthConfig};
 use duet::auth::{ScopeMap, ScopedLayer};
 use duet::layer::{
     Content, Layer, PromptMessage, PromptResult, PromptSpec, Registry, ResourceSpec, ServerInfo, ToolResult, ToolSpec,

@@ -4,12 +4,12 @@
 //! this server's canonical URI (RFC 8707). The crypto is `jsonwebtoken`'s.
 
 use super::jwks::Jwks;
-use super::resource::same_resource;
 use crate::auth::AuthError;
 use jsonwebtoken::errors::ErrorKind;
 use jsonwebtoken::{Algorithm, Validation, decode, decode_header};
 use serde_json::{Map, Value};
 use std::time::Duration;
+use url::Url;
 
 /// What a token must satisfy.
 pub(crate) struct Expectations<'a> {
@@ -84,6 +84,22 @@ pub(crate) async fn verify(
         }
     }
     Err(last)
+}
+
+/// Whether two resource URIs name the same resource: scheme and host compare
+/// case-insensitively, a default port equals its absence, and a trailing slash does not
+/// count (RFC 8707 §2, RFC 3986 §6.2.3).
+pub fn same_resource(a: &str, b: &str) -> bool {
+    match (Url::parse(a), Url::parse(b)) {
+        (Ok(a), Ok(b)) => {
+            a.scheme() == b.scheme()
+                && a.host_str().map(str::to_ascii_lowercase) == b.host_str().map(str::to_ascii_lowercase)
+                && a.port_or_known_default() == b.port_or_known_default()
+                && a.path().trim_end_matches('/') == b.path().trim_end_matches('/')
+                && a.query() == b.query()
+        }
+        _ => a == b,
+    }
 }
 
 #[cfg(test)]
@@ -212,5 +228,14 @@ MC4CAQAwBQYDK2VwBCIEIHqf4EkysukcJViIUsFCFv9/cxca71gYtPfwe3lpqvff
     fn base64_url(text: &str) -> String {
         use base64::Engine;
         base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(text)
+    }
+
+    #[test]
+    fn resource_comparison_is_canonical() {
+        assert!(same_resource("https://MCP.example.com/mcp", "https://mcp.example.com/mcp/"));
+        assert!(same_resource("https://mcp.example.com:443/mcp", "https://mcp.example.com/mcp"));
+        assert!(!same_resource("https://mcp.example.com/mcp", "https://mcp.example.com/other"));
+        assert!(!same_resource("http://mcp.example.com/mcp", "https://mcp.example.com/mcp"));
+        assert!(!same_resource("https://mcp.example.com:8443/mcp", "https://mcp.example.com/mcp"));
     }
 }

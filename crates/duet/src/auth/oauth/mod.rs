@@ -3,8 +3,8 @@
 //! id at a bounded rate), opaque tokens through RFC 7662 introspection (with a short cache).
 //! Either way a token must name this server's canonical URI as its audience (RFC 8707): a
 //! token minted for another resource is refused, so it cannot be replayed here, and duet
-//! never forwards a caller's token. [`resource`] publishes the Protected Resource Metadata
-//! and builds the challenges.
+//! never forwards a caller's token. [`ProtectedResource`](crate::auth::ProtectedResource)
+//! publishes the Protected Resource Metadata and builds the challenges.
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
@@ -17,11 +17,9 @@ pub mod discovery;
 mod introspection;
 mod jwks;
 mod jwt;
-pub mod resource;
 
 pub use discovery::AuthorizationServerMetadata;
 pub use jsonwebtoken::Algorithm;
-pub use resource::{ChallengeError, ProtectedResource};
 
 use super::{AuthError, Authenticator};
 use crate::layer::Principal;

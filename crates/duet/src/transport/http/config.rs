@@ -1,9 +1,6 @@
 //! Settings of the HTTP transport, and their defaults.
 
-use crate::auth::oauth::ProtectedResource;
-use crate::auth::oauth::resource::endpoint_url;
-use crate::auth::resolver::PrincipalResolver;
-use crate::auth::{Authenticator, ScopeMap};
+use crate::auth::{Authenticator, PrincipalResolver, ProtectedResource, ScopeMap, endpoint_url};
 use std::sync::Arc;
 use std::time::Duration;
 

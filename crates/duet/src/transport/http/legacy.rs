@@ -62,7 +62,7 @@ where
         Ok(m) => m,
         Err(refused) => return *refused,
     };
-    let span = crate::trace::request_span(&message, Some(&parts.headers));
+    let span = crate::trace::request_span(&message, || crate::trace::from_headers(&parts.headers));
     if message.runs_inline() {
         deliver(&session, message, principal).instrument(span).await;
     } else {

@@ -10,7 +10,6 @@ use super::modern::{self, PROTOCOL_VERSION_HEADER, header};
 use super::respond::{Accept, Answering, accepted, media_type, replies_of, respond};
 use super::service::{Gated, HttpShared, SESSION_HEADER, http_error, rpc_error};
 use super::sessions::Kind;
-use crate::auth::scopes;
 use crate::jsonrpc::RpcError;
 use crate::layer::Principal;
 use crate::message::{Incoming, Message};
@@ -81,7 +80,7 @@ where
     if let Some(refused) = check_scopes(shared, &message, &principal) {
         return refused;
     }
-    let span = crate::trace::request_span(&message, Some(headers));
+    let span = crate::trace::request_span(&message, || crate::trace::from_headers(headers));
     route(shared, headers, message, principal, accept).instrument(span).await
 }
 
@@ -91,7 +90,7 @@ fn check_scopes(shared: &HttpShared, message: &Message, principal: &Principal) -
     let map = shared.config.scopes.as_ref()?;
     let mut required: Vec<String> = Vec::new();
     let mut lacking: Option<(Primitive, &str)> = None;
-    for (kind, name) in message.requests().filter_map(scopes::operation) {
+    for (kind, name) in message.requests().filter_map(crate::auth::operation) {
         for scope in map.required(kind, name) {
             if !required.contains(scope) {
                 required.push(scope.clone());

@@ -8,9 +8,8 @@ use super::config::HttpConfig;
 use super::guard::OriginHostGuard;
 use super::sessions::SessionTable;
 use super::{legacy, post, stream};
-use crate::auth::oauth::{ChallengeError, ProtectedResource};
-use crate::auth::resolver::{RequestInfo, resolve};
 use crate::auth::{AuthError, Authenticator, bearer_token};
+use crate::auth::{ChallengeError, ProtectedResource, RequestInfo, bearer, resolve};
 use crate::jsonrpc::{RequestId, Response as RpcResponse, RpcError};
 use crate::layer::Principal;
 use crate::protocol::Server;
@@ -230,7 +229,7 @@ impl HttpShared {
         let mut response = http_error(StatusCode::FORBIDDEN, &format!("Forbidden: {description}"));
         let challenge = match &self.config.resource {
             Some(resource) => resource.challenge(Some(ChallengeError::InsufficientScope(&description)), Some(required)),
-            None => crate::auth::oauth::resource::bearer(&[
+            None => bearer(&[
                 ("realm", "duet".into()),
                 ("error", "insufficient_scope".into()),
                 ("error_description", description.clone()),
