@@ -114,7 +114,7 @@ pub struct Rendered(Bytes);
 
 impl Rendered {
     /// Renders `value`; fails only for data JSON cannot hold (a map with non-string keys).
-    pub fn new(value: &impl Serialize) -> Result<Self, serde_json::Error> {
+    pub(crate) fn new(value: &impl Serialize) -> Result<Self, serde_json::Error> {
         serde_json::to_vec(value).map(|text| Rendered(text.into()))
     }
 
@@ -212,7 +212,7 @@ impl Message<Response> {
 }
 
 /// A notification the server sends.
-pub fn notification(method: &str, params: Option<Value>) -> Value {
+pub(crate) fn notification(method: &str, params: Option<Value>) -> Value {
     let mut m = Map::with_capacity(3);
     m.insert("jsonrpc".into(), Value::from("2.0"));
     m.insert("method".into(), Value::from(method));
@@ -223,7 +223,7 @@ pub fn notification(method: &str, params: Option<Value>) -> Value {
 }
 
 /// Compact single-line JSON; non-ASCII characters are kept as they are.
-pub fn encode(value: &Value) -> String {
+pub(crate) fn encode(value: &Value) -> String {
     // Serializing a `Value` cannot fail: its keys are strings and its numbers finite.
     serde_json::to_string(value).unwrap_or_default()
 }

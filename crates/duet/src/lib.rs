@@ -45,7 +45,7 @@ pub mod message;
 pub mod method;
 pub mod mrtr;
 pub mod protocol;
-pub mod trace;
+mod trace;
 pub mod transport;
 
 /// What most programs need in one import.

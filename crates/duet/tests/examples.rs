@@ -44,11 +44,20 @@ fn init(version: &str, capabilities: Value) -> [Value; 2] {
 }
 
 #[test]
-fn stdio_server_adds() {
+fn stdio_server_adds_and_counts_in_its_shared_state() {
     let [i, n] = init("2025-11-25", json!({}));
-    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "add", "arguments": {"a": 2, "b": 40}}});
-    let answers = stdio_exchange("stdio_server", &[i, n, call]);
-    assert_eq!(answers[1]["result"]["structuredContent"], json!({"sum": 42}));
+    let add = |id: i64| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "add", "arguments": {"a": 2, "b": 40}}});
+    let list = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"});
+    let mut answers = stdio_exchange("stdio_server", &[i, n, add(1), add(2), list]);
+    answers.sort_by_key(|a| a["id"].as_i64());
+    let mut calls: Vec<Value> = answers[1..3].iter().map(|a| a["result"]["structuredContent"].clone()).collect();
+    calls.sort_by_key(|c| c["calls"].as_u64());
+    assert_eq!(calls, [json!({"sum": 42, "calls": 1}), json!({"sum": 42, "calls": 2})]);
+    let schema = &answers[3]["result"]["tools"][0]["outputSchema"];
+    assert_eq!(
+        schema["properties"]["calls"]["type"], "integer",
+        "the output schema comes from the return type: {schema}"
+    );
 }
 
 #[test]

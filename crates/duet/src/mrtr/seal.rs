@@ -173,7 +173,7 @@ pub(crate) fn digest(value: &Value) -> [u8; 32] {
 
 /// Why a `requestState` was refused. Each message says which check failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum StateError {
+pub(crate) enum StateError {
     #[error("requestState is not a state this server issued (malformed)")]
     Malformed,
     #[error("requestState failed its integrity check: it was altered, or sealed with a key this server does not hold")]

@@ -13,8 +13,9 @@ mod session;
 mod version;
 pub(crate) mod wire;
 
-pub use envelope::Terms;
+pub(crate) use envelope::Terms;
 pub use server::{Server, ServerOptions};
-pub use session::{AskError, Session};
+pub(crate) use session::AskError;
+pub use session::Session;
 pub use version::{Era, Version};
 pub use wire::CacheHints;

@@ -288,7 +288,7 @@ impl SessionShared {
 
 /// Why a request to the client got no usable answer.
 #[derive(Debug, thiserror::Error)]
-pub enum AskError {
+pub(crate) enum AskError {
     #[error("the client did not answer within {} s", .0.as_secs())]
     Timeout(Duration),
     #[error("the client answered with an error: {} ({})", .0.message, .0.code)]

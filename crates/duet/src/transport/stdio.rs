@@ -147,7 +147,7 @@ impl Writer {
 
 /// Points fd 1 at stderr for as long as it lives, keeping a private copy of the real
 /// stdout for the protocol. Restores fd 1 when dropped.
-pub struct StdoutGuard {
+pub(crate) struct StdoutGuard {
     saved: OwnedFd,
 }
 
