@@ -38,7 +38,9 @@ pub fn tools(args: ListArgs) -> anyhow::Result<ExitCode> {
     if args.json {
         print_json(&json!(*tools));
     } else {
-        print_table(&tools.iter().map(|t| (t.name.clone(), shorten(t.description.as_deref()))).collect::<Vec<_>>());
+        print_table(
+            &tools.iter().map(|t| (t.name.clone(), shorten(t.about.description.as_deref()))).collect::<Vec<_>>(),
+        );
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -55,9 +57,11 @@ pub fn resources(args: ListArgs) -> anyhow::Result<ExitCode> {
     } else {
         let rows = resources
             .iter()
-            .map(|r| (r.uri.clone(), shorten(r.description.as_deref().or(Some(&r.name)))))
+            .map(|r| (r.uri.clone(), shorten(r.about.description.as_deref().or(Some(&r.name)))))
             .chain(
-                templates.iter().map(|t| (t.uri_template.clone(), shorten(t.description.as_deref().or(Some(&t.name))))),
+                templates
+                    .iter()
+                    .map(|t| (t.uri_template.clone(), shorten(t.about.description.as_deref().or(Some(&t.name))))),
             )
             .collect::<Vec<_>>();
         print_table(&rows);
@@ -79,7 +83,7 @@ pub fn prompts(args: ListArgs) -> anyhow::Result<ExitCode> {
             .map(|p| {
                 let args: Vec<String> =
                     p.arguments.iter().map(|a| format!("{}{}", a.name, if a.required { "*" } else { "" })).collect();
-                (format!("{}({})", p.name, args.join(", ")), shorten(p.description.as_deref()))
+                (format!("{}({})", p.name, args.join(", ")), shorten(p.about.description.as_deref()))
             })
             .collect::<Vec<_>>();
         print_table(&rows);

@@ -7,7 +7,7 @@ use super::files;
 use super::paths::Roots;
 use super::uri;
 use super::walk;
-use duet::layer::{Annotations, Listing, Resource};
+use duet::layer::{About, Annotations, Listing, Resource};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::Metadata;
 use std::path::{Path, PathBuf};
@@ -82,7 +82,7 @@ impl Snapshot {
     fn build(roots: &Roots, files: BTreeMap<PathBuf, Entry>, truncated: bool) -> Snapshot {
         let mut resources: Vec<Resource> = files.iter().map(|(path, entry)| resource(roots, path, entry)).collect();
         if let (true, Some(last)) = (truncated, resources.last_mut()) {
-            last.description = Some(format!(
+            last.about.description = Some(format!(
                 "The listing stops here, at {MAX_LISTED} files; the workspace has more. Find them with the \
                  find_files tool and read them through the file:// resource templates."
             ));
@@ -169,12 +169,9 @@ fn resource(roots: &Roots, path: &Path, entry: &Entry) -> Resource {
     Resource {
         uri: uri::from_path(path),
         name: roots.display(entry.root, path),
-        title: None,
-        description: None,
+        about: About::default(),
         mime_type: Some(files::mime_type(path, None)),
         size: Some(entry.stamp.size),
         annotations: last_modified.map(|t| Annotations { last_modified: Some(t), ..Default::default() }),
-        icons: None,
-        meta: None,
     }
 }

@@ -34,14 +34,14 @@ mod tests;
 
 use async_trait::async_trait;
 use duet::layer::{
-    ChangeFeed, Completion, CompletionArg, CompletionRef, Layer, LayerError, Listing, Principal, Prompt, PromptResult,
-    Registry, RegistryError, Reply, RequestCx, Resource, ResourceContents, ResourceTemplate, ServerInfo, Tool,
-    ToolResult,
+    About, Arguments, ChangeFeed, Completion, CompletionArg, CompletionRef, Layer, LayerError, Listing, Principal,
+    Prompt, PromptResult, Registry, RegistryError, Reply, RequestCx, Resource, ResourceContents, ResourceTemplate,
+    ServerInfo, Tool, ToolResult,
 };
 use files::{Body, ReadError};
 use listing::{Snapshot, Want};
 use paths::{Kind, Roots};
-use serde_json::{Map, Value};
+
 use std::collections::BTreeMap;
 use std::fmt;
 use std::io;
@@ -210,16 +210,17 @@ fn template(root: &paths::Root) -> ResourceTemplate {
     ResourceTemplate {
         uri_template: format!("{}/{{+path}}", base.trim_end_matches('/')),
         name: root.name.clone(),
-        title: Some(format!("Files under {}", root.path.display())),
-        description: Some(format!(
-            "Any file under this root by its relative path, including those the resource list leaves out \
-             (hidden, or beyond its first {} files); files .gitignore excludes are not served.",
-            listing::MAX_LISTED
-        )),
+        about: About {
+            title: Some(format!("Files under {}", root.path.display())),
+            description: Some(format!(
+                "Any file under this root by its relative path, including those the resource list leaves out \
+                 (hidden, or beyond its first {} files); files .gitignore excludes are not served.",
+                listing::MAX_LISTED
+            )),
+            ..About::default()
+        },
         mime_type: None,
         annotations: None,
-        icons: None,
-        meta: None,
     }
 }
 
@@ -245,12 +246,7 @@ impl Layer for Workspace {
         self.registry.prompts(who)
     }
 
-    async fn call_tool(
-        &self,
-        name: &str,
-        args: Map<String, Value>,
-        cx: &RequestCx,
-    ) -> Result<Reply<ToolResult>, LayerError> {
+    async fn call_tool(&self, name: &str, args: Arguments, cx: &RequestCx) -> Result<Reply<ToolResult>, LayerError> {
         self.registry.call_tool(name, args, cx).await
     }
 

@@ -6,12 +6,11 @@
 
 use super::scopes::ScopeMap;
 use crate::layer::{
-    ChangeFeed, Completion, CompletionArg, CompletionRef, Filtered, Layer, LayerError, Listing, Principal, Prompt,
-    PromptResult, Reply, RequestCx, Resource, ResourceContents, ResourceTemplate, ServerInfo, Tool, ToolResult,
+    Arguments, ChangeFeed, Completion, CompletionArg, CompletionRef, Filtered, Layer, LayerError, Listing, Principal,
+    Prompt, PromptResult, Reply, RequestCx, Resource, ResourceContents, ResourceTemplate, ServerInfo, Tool, ToolResult,
 };
 use crate::method::Primitive;
 use async_trait::async_trait;
-use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -80,12 +79,7 @@ impl Layer for ScopedLayer {
         self.filter(&self.prompts, self.inner.prompts(who), Primitive::Prompt, who, |p| &p.name)
     }
 
-    async fn call_tool(
-        &self,
-        name: &str,
-        args: Map<String, Value>,
-        cx: &RequestCx,
-    ) -> Result<Reply<ToolResult>, LayerError> {
+    async fn call_tool(&self, name: &str, args: Arguments, cx: &RequestCx) -> Result<Reply<ToolResult>, LayerError> {
         self.guard(Primitive::Tool, name, cx.principal())?;
         self.inner.call_tool(name, args, cx).await
     }
@@ -125,6 +119,7 @@ impl Layer for ScopedLayer {
 mod tests {
     use super::*;
     use crate::layer::{PromptSpec, Registry, ToolSpec};
+    use serde_json::Map;
 
     fn layer() -> ScopedLayer {
         let mut registry = Registry::new(ServerInfo::new("t", "1"));

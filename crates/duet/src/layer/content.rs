@@ -5,16 +5,15 @@
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use serde_with::skip_serializing_none;
 
 /// Who a piece of content is for and how much it matters.
+#[skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Annotations {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub audience: Option<Vec<Role>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub priority: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_modified: Option<String>,
 }
 
@@ -26,13 +25,13 @@ pub enum Role {
 }
 
 /// One block of a tool result or prompt message.
+#[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Content {
     #[serde(flatten)]
     pub kind: ContentKind,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub annotations: Option<Annotations>,
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "_meta")]
     pub meta: Option<Map<String, Value>>,
 }
 
@@ -59,19 +58,22 @@ pub enum ContentKind {
 }
 
 /// A pointer to a resource the client may read.
+#[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ResourceLink {
     pub uri: String,
     pub name: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mime_type: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub size: Option<u64>,
+}
+
+impl ResourceLink {
+    pub fn new(uri: impl Into<String>, name: impl Into<String>) -> Self {
+        ResourceLink { uri: uri.into(), name: name.into(), title: None, description: None, mime_type: None, size: None }
+    }
 }
 
 impl Content {
@@ -108,15 +110,15 @@ impl Content {
 }
 
 /// The contents of one resource: text or bytes.
+#[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ResourceContents {
     pub uri: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mime_type: Option<String>,
     #[serde(flatten)]
     pub body: ResourceBody,
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "_meta")]
     pub meta: Option<Map<String, Value>>,
 }
 
@@ -149,15 +151,15 @@ impl ResourceContents {
 }
 
 /// What a tool call produced. `is_error` marks a tool execution error the model can act on.
+#[skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolResult {
     pub content: Vec<Content>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub structured_content: Option<Value>,
     #[serde(default)]
     pub is_error: bool,
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "_meta")]
     pub meta: Option<Map<String, Value>>,
 }
 
@@ -205,9 +207,9 @@ impl PromptMessage {
     }
 }
 
+#[skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PromptResult {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     pub messages: Vec<PromptMessage>,
 }
@@ -219,13 +221,12 @@ impl PromptResult {
 }
 
 /// Completion values for one argument (at most 100 are sent).
+#[skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Completion {
     pub values: Vec<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub total: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub has_more: Option<bool>,
 }
 
@@ -257,14 +258,7 @@ mod tests {
             serde_json::to_value(&c).unwrap(),
             json!({"type": "image", "data": "iVBORw==", "mimeType": "image/png"})
         );
-        let link = Content::link(ResourceLink {
-            uri: "test://a".into(),
-            name: "a".into(),
-            title: None,
-            description: None,
-            mime_type: None,
-            size: None,
-        });
+        let link = Content::link(ResourceLink::new("test://a", "a"));
         assert_eq!(
             serde_json::to_value(&link).unwrap(),
             json!({"type": "resource_link", "uri": "test://a", "name": "a"})

@@ -3,7 +3,6 @@
 //! logs at.
 
 use serde::Serialize;
-use std::fmt;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -61,12 +60,6 @@ impl LogLevel {
             other => other,
         };
         Self::parse(name).unwrap_or(LogLevel::Info)
-    }
-}
-
-impl fmt::Display for LogLevel {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 

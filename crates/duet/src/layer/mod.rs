@@ -43,6 +43,9 @@ use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+/// The arguments of a tool call: a JSON object.
+pub type Arguments = Map<String, Value>;
+
 /// A listing for one principal. Cheap to clone. The engine renders each page of a listing
 /// once per `Arc`: hand out the same one while the items stay the same (see [`Filtered`]).
 pub type Listing<T> = Arc<Vec<T>>;
@@ -80,12 +83,7 @@ pub trait Layer: Send + Sync + 'static {
 
     /// Runs a tool. Only an unknown (or hidden) tool is an error; every other failure is a
     /// result with `isError: true`.
-    async fn call_tool(
-        &self,
-        name: &str,
-        args: Map<String, Value>,
-        cx: &RequestCx,
-    ) -> Result<Reply<ToolResult>, LayerError>;
+    async fn call_tool(&self, name: &str, args: Arguments, cx: &RequestCx) -> Result<Reply<ToolResult>, LayerError>;
     async fn read_resource(&self, uri: &str, cx: &RequestCx) -> Result<Reply<Vec<ResourceContents>>, LayerError>;
     async fn get_prompt(
         &self,

@@ -38,7 +38,7 @@ pub struct Registry<S = ()> {
 }
 
 struct RunTool<S> {
-    handler: Boxed<S, Map<String, Value>, ToolResult>,
+    handler: Boxed<S, Arguments, ToolResult>,
     schemas: Schemas,
     timeout: Option<Duration>,
 }
@@ -147,18 +147,16 @@ impl<S: Clone + Send + Sync + 'static> Registry<S> {
             return Err(RegistryError::InvalidName(name));
         }
         let schemas = Schemas::compile(&name, &input_schema, output_schema.as_ref())?;
-        let Common { title, description, icons, meta, roles } = common;
-        let def =
-            Tool { name: name.clone(), title, description, input_schema, output_schema, annotations, icons, meta };
+        let Common { about, roles } = common;
+        let def = Tool { name: name.clone(), about, input_schema, output_schema, annotations };
         self.tools.add("tool", name, def, roles, RunTool { handler, schemas, timeout })?;
         Ok(self)
     }
 
     pub fn resource(&mut self, spec: ResourceSpec<S>) -> Result<&mut Self, RegistryError> {
         let Spec { parts: ResourceParts { uri, name, mime_type, size, handler }, common } = spec;
-        let Common { title, description, icons, meta, roles } = common;
-        let def =
-            Resource { uri: uri.clone(), name, title, description, mime_type, size, annotations: None, icons, meta };
+        let Common { about, roles } = common;
+        let def = Resource { uri: uri.clone(), name, about, mime_type, size, annotations: None };
         self.resources.add("resource", uri, def, roles, handler)?;
         Ok(self)
     }
@@ -166,17 +164,8 @@ impl<S: Clone + Send + Sync + 'static> Registry<S> {
     pub fn template(&mut self, spec: TemplateSpec<S>) -> Result<&mut Self, RegistryError> {
         let Spec { parts: TemplateParts { uri_template, name, mime_type, completions, handler }, common } = spec;
         let template = UriTemplate::parse(&uri_template)?;
-        let Common { title, description, icons, meta, roles } = common;
-        let def = ResourceTemplate {
-            uri_template: uri_template.clone(),
-            name,
-            title,
-            description,
-            mime_type,
-            annotations: None,
-            icons,
-            meta,
-        };
+        let Common { about, roles } = common;
+        let def = ResourceTemplate { uri_template: uri_template.clone(), name, about, mime_type, annotations: None };
         self.templates.add("template", uri_template, def, roles, RunTemplate { template, completions, handler })?;
         let mut order: Vec<usize> = (0..self.templates.defs.len()).collect();
         order.sort_by_key(|i| std::cmp::Reverse(self.templates.defs[*i].uri_template.len()));
@@ -186,8 +175,8 @@ impl<S: Clone + Send + Sync + 'static> Registry<S> {
 
     pub fn prompt(&mut self, spec: PromptSpec<S>) -> Result<&mut Self, RegistryError> {
         let Spec { parts: PromptParts { name, arguments, completions, handler }, common } = spec;
-        let Common { title, description, icons, meta, roles } = common;
-        let def = Prompt { name: name.clone(), title, description, arguments, icons, meta };
+        let Common { about, roles } = common;
+        let def = Prompt { name: name.clone(), about, arguments };
         self.prompts.add("prompt", name, def, roles, RunPrompt { completions, handler })?;
         Ok(self)
     }
@@ -197,7 +186,13 @@ impl<S: Clone + Send + Sync + 'static> Registry<S> {
         cx.clone().with_state(self.state.clone())
     }
 
-    async fn run_tool(&self, def: &Tool, tool: &RunTool<S>, args: Map<String, Value>, cx: &RequestCx) -> Outcome {
+    async fn run_tool(
+        &self,
+        def: &Tool,
+        tool: &RunTool<S>,
+        args: Arguments,
+        cx: &RequestCx,
+    ) -> Result<Reply<ToolResult>, LayerError> {
         let args = Value::Object(args);
         if let Some(problems) = tool.schemas.argument_problems(&args) {
             return Ok(Reply::Complete(ToolResult::error(format!("Invalid arguments: {problems}"))));
@@ -224,9 +219,6 @@ impl<S: Clone + Send + Sync + 'static> Registry<S> {
         }
     }
 }
-
-/// What a tool call comes to.
-type Outcome = Result<Reply<ToolResult>, LayerError>;
 
 /// Handler failures of resources and prompts: a [`LayerError`] keeps its meaning.
 fn protocol_error(error: HandlerError) -> LayerError {
@@ -258,7 +250,7 @@ impl<S: Clone + Send + Sync + 'static> Layer for Registry<S> {
         self.prompts.listing(who)
     }
 
-    async fn call_tool(&self, name: &str, args: Map<String, Value>, cx: &RequestCx) -> Outcome {
+    async fn call_tool(&self, name: &str, args: Arguments, cx: &RequestCx) -> Result<Reply<ToolResult>, LayerError> {
         match self.tools.get(name, cx.principal()) {
             Some((def, tool)) => self.run_tool(def, tool, args, cx).await,
             None => Err(LayerError::NotFound(format!("Unknown tool: {name}"))),

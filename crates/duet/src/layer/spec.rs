@@ -4,12 +4,13 @@
 
 use super::handler::{self, Boxed, IntoReply};
 use super::{
-    Icon, Principal, PromptArgument, PromptResult, RequestCx, ResourceContents, ToolAnnotations, ToolResult, schema_for,
+    About, Arguments, Icon, Principal, PromptArgument, PromptResult, RequestCx, ResourceContents, ToolAnnotations,
+    ToolResult, schema_for,
 };
 use futures::FutureExt;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::future::Future;
 use std::sync::Arc;
@@ -21,13 +22,10 @@ pub struct Spec<P> {
     pub(crate) common: Common,
 }
 
-/// The fields every primitive shares.
+/// The fields every primitive shares: what it says about itself, and who may see it.
 #[derive(Default)]
 pub(crate) struct Common {
-    pub title: Option<String>,
-    pub description: Option<String>,
-    pub icons: Option<Vec<Icon>>,
-    pub meta: Option<Map<String, Value>>,
+    pub about: About,
     pub roles: Roles,
 }
 
@@ -51,22 +49,22 @@ impl<P> Spec<P> {
     }
 
     pub fn title(mut self, title: impl Into<String>) -> Self {
-        self.common.title = Some(title.into());
+        self.common.about.title = Some(title.into());
         self
     }
 
     pub fn description(mut self, description: impl Into<String>) -> Self {
-        self.common.description = Some(description.into());
+        self.common.about.description = Some(description.into());
         self
     }
 
     pub fn icons(mut self, icons: Vec<Icon>) -> Self {
-        self.common.icons = Some(icons);
+        self.common.about.icons = Some(icons);
         self
     }
 
-    pub fn meta(mut self, meta: Map<String, Value>) -> Self {
-        self.common.meta = Some(meta);
+    pub fn meta(mut self, meta: Arguments) -> Self {
+        self.common.about.meta = Some(meta);
         self
     }
 
@@ -90,7 +88,7 @@ pub struct ToolParts<S> {
     pub(crate) output_schema: Option<Value>,
     pub(crate) annotations: Option<ToolAnnotations>,
     pub(crate) timeout: Option<Duration>,
-    pub(crate) handler: Boxed<S, Map<String, Value>, ToolResult>,
+    pub(crate) handler: Boxed<S, Arguments, ToolResult>,
 }
 
 impl<S: 'static> Spec<ToolParts<S>> {
@@ -103,7 +101,7 @@ impl<S: 'static> Spec<ToolParts<S>> {
     /// [`Reply`]: super::Reply
     pub fn new<F, Fut>(name: impl Into<String>, handler: F) -> Self
     where
-        F: Fn(Map<String, Value>, RequestCx<S>) -> Fut + Send + Sync + 'static,
+        F: Fn(Arguments, RequestCx<S>) -> Fut + Send + Sync + 'static,
         Fut: Future + Send + 'static,
         Fut::Output: IntoReply<ToolResult>,
     {
@@ -120,7 +118,7 @@ impl<S: 'static> Spec<ToolParts<S>> {
         Fut::Output: IntoReply<ToolResult>,
     {
         let output_schema = <Fut::Output as IntoReply<ToolResult>>::output_schema();
-        let handler: Boxed<S, Map<String, Value>, ToolResult> =
+        let handler: Boxed<S, Arguments, ToolResult> =
             Arc::new(move |args, cx| match I::deserialize(Value::Object(args)) {
                 Ok(input) => handler(input, cx).map(IntoReply::into_reply).boxed(),
                 Err(e) => {
@@ -131,11 +129,7 @@ impl<S: 'static> Spec<ToolParts<S>> {
         Self::tool(name, handler, output_schema).input_schema(schema_for::<I>())
     }
 
-    fn tool(
-        name: impl Into<String>,
-        handler: Boxed<S, Map<String, Value>, ToolResult>,
-        output_schema: Option<Value>,
-    ) -> Self {
+    fn tool(name: impl Into<String>, handler: Boxed<S, Arguments, ToolResult>, output_schema: Option<Value>) -> Self {
         Spec::of(ToolParts {
             name: name.into(),
             input_schema: serde_json::json!({"type": "object", "properties": {}}),

@@ -201,16 +201,9 @@ mod tests {
 
     #[test]
     fn old_versions_lose_new_fields() {
-        let r = ToolResult::structured(json!({"a": 1})).with_content(Content::audio(b"x", "audio/wav")).with_content(
-            Content::link(ResourceLink {
-                uri: "test://a".into(),
-                name: "a".into(),
-                title: None,
-                description: None,
-                mime_type: None,
-                size: None,
-            }),
-        );
+        let r = ToolResult::structured(json!({"a": 1}))
+            .with_content(Content::audio(b"x", "audio/wav"))
+            .with_content(Content::link(ResourceLink::new("test://a", "a")));
         let old = shaped_tool_result(&r, Version::V2024_11_05, false);
         assert!(old.get("structuredContent").is_none());
         assert_eq!(old["content"][1]["type"], "text");

@@ -22,7 +22,7 @@ async fn prompts_render_their_template() {
     let listed = r.prompts(&Principal::local());
     let args: Vec<(&str, bool)> = listed[0].arguments.iter().map(|a| (a.name.as_str(), a.required)).collect();
     assert_eq!(args, [("file", true), ("focus", false)]);
-    assert_eq!(listed[0].description.as_deref(), Some("Reviews a file"));
+    assert_eq!(listed[0].about.description.as_deref(), Some("Reviews a file"));
 
     let values = BTreeMap::from([("file".to_string(), "a.rs".to_string()), ("focus".to_string(), "style".to_string())]);
     let Ok(Reply::Complete(result)) = r.get_prompt("review", values, &cx()).await else { panic!("no prompt") };

@@ -31,7 +31,7 @@ file = "logo.bin"
     );
     let listed = r.resources(&Principal::local());
     assert_eq!(listed.len(), 3);
-    assert_eq!(listed[0].description.as_deref(), Some("written inline"));
+    assert_eq!(listed[0].about.description.as_deref(), Some("written inline"));
     assert_eq!(listed[0].mime_type.as_deref(), Some("text/plain"));
     assert_eq!(listed[1].mime_type.as_deref(), Some("text/markdown"));
 

@@ -119,7 +119,7 @@ default = 0.5
     let order: Vec<&String> =
         tool.input_schema["properties"].as_object().map(|p| p.keys().collect()).unwrap_or_default();
     assert_eq!(order, ["mode", "n", "ratio"]);
-    assert_eq!(tool.title.as_deref(), Some("Pick"));
+    assert_eq!(tool.about.title.as_deref(), Some("Pick"));
     let hints = tool.annotations.unwrap_or_default();
     assert_eq!(
         (hints.read_only_hint, hints.destructive_hint, hints.idempotent_hint, hints.open_world_hint),

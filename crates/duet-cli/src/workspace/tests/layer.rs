@@ -344,7 +344,7 @@ async fn tools_and_prompts_are_described() {
     let names: Vec<_> = tools.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(names, ["list_directory", "find_files", "read_file", "describe_file", "search_files"]);
     for tool in tools.iter() {
-        assert!(tool.description.as_ref().is_some_and(|d| !d.is_empty()), "{}", tool.name);
+        assert!(tool.about.description.as_ref().is_some_and(|d| !d.is_empty()), "{}", tool.name);
         assert_eq!(tool.input_schema["type"], "object");
         let hints = tool.annotations.as_ref().unwrap();
         assert_eq!((hints.read_only_hint, hints.destructive_hint), (Some(true), Some(false)), "{}", tool.name);

@@ -8,6 +8,7 @@ use crate::jsonrpc::{Rendered, RpcError, code};
 use crate::layer::{LayerError, Reply, RequestCx};
 use crate::mrtr::missing_capabilities;
 use crate::mrtr::seal::Binding;
+use futures::FutureExt;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 use std::future::Future;
@@ -19,23 +20,33 @@ const MAX_ROUNDS: usize = 16;
 /// `target` (a tool or prompt name, or a resource URI) with `arguments`, until it completes.
 /// `finish` renders the complete result, or the reason the client could not give the input
 /// (no answer, an error, no channel back); `fail` maps the handler's protocol errors.
-pub(super) async fn run<T, F, Fut>(
+pub(super) async fn run<T>(
     call: &Call<'_>,
     target: &str,
     arguments: &Value,
-    invoke: F,
+    invoke: impl Invoke<T, LayerError>,
     fail: impl Fn(LayerError) -> RpcError,
     finish: impl FnOnce(Result<T, String>) -> Result<Rendered, RpcError>,
-) -> Result<Rendered, RpcError>
+) -> Result<Rendered, RpcError> {
+    let invoke = |cx| invoke(cx).map(|reply| reply.map_err(&fail));
+    if call.modern() {
+        modern(call, target, arguments, invoke, finish).await
+    } else {
+        handshake(call, invoke).await.and_then(finish)
+    }
+}
+
+/// One run of a handler: its context in, its reply (or failure `E`) out.
+pub(super) trait Invoke<T, E>: Fn(RequestCx) -> Self::Run {
+    type Run: Future<Output = Result<Reply<T>, E>>;
+}
+
+impl<T, E, F, Fut> Invoke<T, E> for F
 where
     F: Fn(RequestCx) -> Fut,
-    Fut: Future<Output = Result<Reply<T>, LayerError>>,
+    Fut: Future<Output = Result<Reply<T>, E>>,
 {
-    if call.modern() {
-        modern(call, target, arguments, invoke, fail, finish).await
-    } else {
-        handshake(call, invoke, fail).await.and_then(finish)
-    }
+    type Run = Fut;
 }
 
 /// The error of a request that needs capabilities the client did not declare: -32021 on
@@ -58,18 +69,13 @@ struct InputRequiredBody<'a> {
     request_state: String,
 }
 
-async fn modern<T, F, Fut>(
+async fn modern<T>(
     call: &Call<'_>,
     target: &str,
     arguments: &Value,
-    invoke: F,
-    fail: impl Fn(LayerError) -> RpcError,
+    invoke: impl Invoke<T, RpcError>,
     finish: impl FnOnce(Result<T, String>) -> Result<Rendered, RpcError>,
-) -> Result<Rendered, RpcError>
-where
-    F: Fn(RequestCx) -> Fut,
-    Fut: Future<Output = Result<Reply<T>, LayerError>>,
-{
+) -> Result<Rendered, RpcError> {
     // The binding digests the arguments: only computed when a state is opened or sealed.
     let binding = || Binding::new(&call.principal.id, &call.method, target, arguments);
     let sealer = &call.shared.sealer;
@@ -87,7 +93,7 @@ where
         }
         Some(_) => return Err(RpcError::invalid_params("requestState must be a string")),
     };
-    match invoke(call.request_cx_with(responses, state)).await.map_err(fail)? {
+    match invoke(call.request_cx_with(responses, state)).await? {
         Reply::Complete(value) => finish(Ok(value)),
         Reply::InputRequired(input) => {
             if let Some(required) = missing_capabilities(&input.requests, &call.terms.client_capabilities) {
@@ -101,18 +107,10 @@ where
 
 /// Runs the handler, asking the client what it needs between runs; `Err` is why the input
 /// could not be had.
-async fn handshake<T, F, Fut>(
-    call: &Call<'_>,
-    invoke: F,
-    fail: impl Fn(LayerError) -> RpcError,
-) -> Result<Result<T, String>, RpcError>
-where
-    F: Fn(RequestCx) -> Fut,
-    Fut: Future<Output = Result<Reply<T>, LayerError>>,
-{
+async fn handshake<T>(call: &Call<'_>, invoke: impl Invoke<T, RpcError>) -> Result<Result<T, String>, RpcError> {
     let (mut responses, mut state) = (Map::new(), None);
     for _ in 0..MAX_ROUNDS {
-        let input = match invoke(call.request_cx_with(responses, state)).await.map_err(&fail)? {
+        let input = match invoke(call.request_cx_with(responses, state)).await? {
             Reply::Complete(value) => return Ok(Ok(value)),
             Reply::InputRequired(input) => input,
         };
