@@ -221,12 +221,7 @@ async fn listen_stream_delivers_changes_until_the_client_leaves() {
 
     // The client goes away: the listen is cancelled and removed.
     drop(listen);
-    let server = ts.server.clone();
-    eventually("the listen stream removed after the client left", || {
-        let count = server.listen_count();
-        async move { count == 0 }
-    })
-    .await;
+    no_listen_left(&ts, "the listen stream removed after the client left").await;
     ts.stop().await;
 }
 
@@ -267,13 +262,13 @@ async fn a_dropped_request_stream_leaves_the_server_serving() {
     drop(listen);
     let echo = m.call("tools/call", json!({"name": "echo", "arguments": {"text": "still here"}})).await;
     assert_eq!(echo["structuredContent"]["text"], "still here");
-    let server = ts.server.clone();
-    eventually("no listen left", || {
-        let count = server.listen_count();
-        async move { count == 0 }
-    })
-    .await;
+    no_listen_left(&ts, "no listen left").await;
     ts.stop().await;
+}
+
+/// Waits until the server holds no listen stream.
+async fn no_listen_left(ts: &TestServer, what: &str) {
+    eventually(what, || async move { ts.server.listen_count() == 0 }).await;
 }
 
 /// The tasks alive on the test's runtime (the server's accept loop, its connections, and

@@ -9,6 +9,43 @@ use http_support::*;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
+/// A session of the legacy HTTP+SSE transport, initialized.
+struct LegacySession {
+    /// The `/sse` stream, which carries every answer.
+    stream: EventStream,
+    /// A client posting to the session's message endpoint.
+    messages: Client,
+    id: String,
+    /// What `initialize` answered.
+    initialized: Value,
+}
+
+impl LegacySession {
+    /// Opens `/sse` as `client` (the server's only session) and initializes the session at
+    /// the client's version through the endpoint the stream names, checking every step.
+    async fn open(ts: &TestServer, client: &Client) -> LegacySession {
+        let mut stream = client.request(Method::GET, "/sse").header("accept", "text/event-stream").stream().await;
+        let endpoint = stream.next_event().await.expect("the endpoint event");
+        assert_eq!(endpoint.event.as_deref(), Some("endpoint"));
+        assert!(endpoint.data.starts_with("/messages/?session_id="), "{endpoint:?}");
+        let id = endpoint.data.trim_start_matches("/messages/?session_id=").to_string();
+        assert!(is_session_id(&id), "{id}");
+        assert_eq!(ts.session_count(), 1);
+        let messages = client.at(&endpoint.data);
+
+        let info = json!({"name": "t", "version": "0"});
+        let params = json!({"protocolVersion": client.version, "capabilities": {}, "clientInfo": info});
+        let accepted = messages.post("initialize", params).send().await;
+        accepted.expect_status(StatusCode::ACCEPTED);
+        assert!(accepted.messages.is_empty(), "the reply goes to the stream: {}", accepted.body);
+        let reply = stream.next_message().await;
+        assert_eq!(reply["result"]["protocolVersion"], client.version.as_str());
+        assert_eq!(reply["result"]["serverInfo"]["name"], "duet-testkit");
+        messages.notify("notifications/initialized", json!({})).send().await.expect_status(StatusCode::ACCEPTED);
+        LegacySession { stream, messages, id, initialized: reply["result"].clone() }
+    }
+}
+
 #[tokio::test]
 async fn get_stream_carries_changes() {
     let ts = TestServer::start(config()).await;
@@ -81,18 +118,12 @@ async fn get_stream_errors() {
 async fn legacy_sse_is_off_by_default() {
     let ts = TestServer::start(config()).await;
     let client = ts.client("2024-11-05");
-    client
-        .request(Method::GET, "/sse")
-        .header("accept", "text/event-stream")
-        .send()
-        .await
-        .expect_http_error(StatusCode::NOT_FOUND, "Not Found");
-    client
-        .at("/messages/?session_id=abc")
-        .post("ping", json!({}))
-        .send()
-        .await
-        .expect_http_error(StatusCode::NOT_FOUND, "Not Found");
+    for legacy in [
+        client.request(Method::GET, "/sse").header("accept", "text/event-stream"),
+        client.at("/messages/?session_id=abc").post("ping", json!({})),
+    ] {
+        legacy.send().await.expect_http_error(StatusCode::NOT_FOUND, "Not Found");
+    }
     ts.stop().await;
 }
 
@@ -100,26 +131,10 @@ async fn legacy_sse_is_off_by_default() {
 async fn legacy_sse_transport() {
     let ts = TestServer::start(HttpConfig { enable_sse: true, ..config() }).await;
     let client = ts.client("2024-11-05");
-    let mut stream = client.request(Method::GET, "/sse").header("accept", "text/event-stream").stream().await;
-    let endpoint = stream.next_event().await.expect("the endpoint event");
-    assert_eq!(endpoint.event.as_deref(), Some("endpoint"));
-    assert!(endpoint.data.starts_with("/messages/?session_id="), "{endpoint:?}");
-    let session_id = endpoint.data.trim_start_matches("/messages/?session_id=").to_string();
-    assert!(is_session_id(&session_id), "{session_id}");
-    assert_eq!(ts.session_count(), 1);
-    let legacy = client.at(&endpoint.data);
+    let LegacySession { mut stream, messages: legacy, id: session_id, initialized } =
+        LegacySession::open(&ts, &client).await;
+    assert!(initialized["capabilities"].get("completions").is_none(), "no completions on 2024-11-05");
 
-    let params =
-        json!({"protocolVersion": "2024-11-05", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}});
-    let accepted = legacy.post("initialize", params).send().await;
-    accepted.expect_status(StatusCode::ACCEPTED);
-    assert!(accepted.messages.is_empty(), "the reply goes to the stream: {}", accepted.body);
-    let reply = stream.next_message().await;
-    assert_eq!(reply["result"]["protocolVersion"], "2024-11-05");
-    assert_eq!(reply["result"]["serverInfo"]["name"], "duet-testkit");
-    assert!(reply["result"]["capabilities"].get("completions").is_none(), "no completions on 2024-11-05");
-
-    legacy.notify("notifications/initialized", json!({})).send().await.expect_status(StatusCode::ACCEPTED);
     let call = legacy.post("tools/call", json!({"name": "echo", "arguments": {"text": "ab", "times": 2}})).send().await;
     call.expect_status(StatusCode::ACCEPTED);
     let reply = stream.next_message().await;
@@ -135,26 +150,14 @@ async fn legacy_sse_transport() {
     stream.next_message().await;
 
     legacy.post_bytes("{not json").send().await.expect_rpc_error(StatusCode::BAD_REQUEST, -32700, &Value::Null);
-    client
-        .at("/messages/?session_id=deadbeef")
-        .post("tools/list", json!({}))
-        .send()
-        .await
-        .expect_http_error(StatusCode::NOT_FOUND, "Session not found");
-    client
-        .at("/messages/")
-        .post("tools/list", json!({}))
-        .send()
-        .await
-        .expect_http_error(StatusCode::BAD_REQUEST, "session_id query parameter is required");
-    // A legacy session is not a Streamable HTTP session.
-    client
-        .clone()
-        .with_session(&session_id)
-        .post("tools/list", json!({}))
-        .send()
-        .await
-        .expect_http_error(StatusCode::NOT_FOUND, "Session not found");
+    for (elsewhere, status, message) in [
+        (client.at("/messages/?session_id=deadbeef"), StatusCode::NOT_FOUND, "Session not found"),
+        (client.at("/messages/"), StatusCode::BAD_REQUEST, "session_id query parameter is required"),
+        // A legacy session is not a Streamable HTTP session.
+        (client.clone().with_session(&session_id), StatusCode::NOT_FOUND, "Session not found"),
+    ] {
+        elsewhere.post("tools/list", json!({})).send().await.expect_http_error(status, message);
+    }
 
     // Closing the stream ends the session.
     drop(stream);
@@ -169,15 +172,7 @@ async fn legacy_sse_transport() {
 #[tokio::test]
 async fn legacy_stream_carries_changes() {
     let ts = TestServer::start(HttpConfig { enable_sse: true, ..config() }).await;
-    let client = ts.client("2025-03-26");
-    let mut stream = client.request(Method::GET, "/sse").header("accept", "text/event-stream").stream().await;
-    let endpoint = stream.next_event().await.expect("the endpoint event").data;
-    let legacy = client.at(&endpoint);
-    let params =
-        json!({"protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}});
-    legacy.post("initialize", params).send().await.expect_status(StatusCode::ACCEPTED);
-    stream.next_message().await;
-    legacy.notify("notifications/initialized", json!({})).send().await.expect_status(StatusCode::ACCEPTED);
+    let LegacySession { mut stream, messages: legacy, .. } = LegacySession::open(&ts, &ts.client("2025-03-26")).await;
     legacy.post("resources/subscribe", json!({"uri": "test://info"})).send().await.expect_status(StatusCode::ACCEPTED);
     assert_eq!(stream.next_message().await["result"], json!({}));
     legacy

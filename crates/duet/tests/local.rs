@@ -19,7 +19,7 @@ use duet::protocol::{Server, ServerOptions, Version};
 use duet::transport::http::{HttpConfig, HttpServer};
 use futures::FutureExt;
 use opentelemetry::trace::TraceContextExt;
-use otel_support::SpanRecorder;
+use otel_support::{SpanRecorder, traced_call};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use std::cell::RefCell;
@@ -330,11 +330,7 @@ async fn a_local_handler_runs_in_the_request_trace() {
     const TRACE_ID: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
     let recorder = SpanRecorder::install();
 
-    let meta = json!({"traceparent": format!("00-{TRACE_ID}-00f067aa0ba902b7-01"),
-                      "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                      "io.modelcontextprotocol/clientCapabilities": {}});
-    let request = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                         "params": {"name": "traced", "arguments": {}, "_meta": meta}});
+    let request = traced_call("traced", &format!("00-{TRACE_ID}-00f067aa0ba902b7-01"));
     let answers = serve_stdio(&[request]).await;
     assert_eq!(texts(&answers[0]["result"]), [TRACE_ID], "{answers:?}");
     let spans = recorder.spans();

@@ -32,6 +32,12 @@ impl Setup {
         self.provider.token(client, &self.duet.url, scope).await
     }
 
+    /// Asserts that a call of `echo` with `token` is refused: 401 `invalid_token` with `reason`.
+    async fn assert_echo_refused(&self, token: &str, reason: &str) {
+        let answer = call_tool(&self.duet.url, Some(token), "echo", json!({})).await;
+        assert_refused(&answer, reason, &self.duet);
+    }
+
     async fn stop(self) {
         self.duet.stop().await;
         self.provider.stop().await;
@@ -87,8 +93,7 @@ async fn an_expired_token_is_refused() {
     // Not tried while fresh: on a loaded machine that could race the 1 s lifetime. The
     // reason checked below tells expiry apart from every other rejection.
     tokio::time::sleep(Duration::from_millis(2100)).await;
-    let answer = call_tool(&s.duet.url, Some(&token), "echo", json!({})).await;
-    assert_refused(&answer, "token has expired", &s.duet);
+    s.assert_echo_refused(&token, "token has expired").await;
     s.stop().await;
 }
 
@@ -97,11 +102,9 @@ async fn a_token_for_another_resource_is_refused() {
     let s = Setup::new().await;
     let other = s.provider.token("duet-test", "http://127.0.0.1:1/other-mcp", "mcp:tools").await;
     assert_eq!(claims(&other)["aud"], "http://127.0.0.1:1/other-mcp");
-    let answer = call_tool(&s.duet.url, Some(&other), "echo", json!({})).await;
-    assert_refused(&answer, "token audience is not this resource", &s.duet);
+    s.assert_echo_refused(&other, "token audience is not this resource").await;
     let opaque = s.provider.token("opaque-client", "http://127.0.0.1:1/other-mcp", "mcp:tools").await;
-    let answer = call_tool(&s.duet.url, Some(&opaque), "echo", json!({})).await;
-    assert_refused(&answer, "token audience is not this resource", &s.duet);
+    s.assert_echo_refused(&opaque, "token audience is not this resource").await;
     s.stop().await;
 }
 
@@ -112,8 +115,7 @@ async fn a_token_of_another_issuer_is_refused() {
     let impostor = Provider::start(&s.keys).await;
     assert_ne!(impostor.issuer, s.provider.issuer);
     let token = impostor.token("duet-test", &s.duet.url, "mcp:tools").await;
-    let answer = call_tool(&s.duet.url, Some(&token), "echo", json!({})).await;
-    assert_refused(&answer, "token issuer is not trusted", &s.duet);
+    s.assert_echo_refused(&token, "token issuer is not trusted").await;
     impostor.stop().await;
     s.stop().await;
 }
@@ -126,8 +128,7 @@ async fn a_bad_signature_is_refused() {
     let mut bytes = B64.decode(signature).expect("base64url");
     bytes[7] ^= 0x01;
     let flipped = format!("{signed}.{}", B64.encode(&bytes));
-    let answer = call_tool(&s.duet.url, Some(&flipped), "echo", json!({})).await;
-    assert_refused(&answer, "invalid token signature", &s.duet);
+    s.assert_echo_refused(&flipped, "invalid token signature").await;
     // Claims changed after signing (a wider scope) fail the same way.
     let mut widened = claims(&token);
     widened["scope"] = json!(ALL_SCOPES);
@@ -184,24 +185,10 @@ async fn a_missing_scope_is_403_naming_every_scope_the_call_needs() {
     assert_eq!(param(&params, "resource_metadata"), Some(s.duet.resource().metadata_url().as_str()));
     assert!(answer.challenge().starts_with("Bearer error=\"insufficient_scope\""), "{}", answer.challenge());
     // Resources too: by URI pattern.
-    let secret = call(
-        &s.duet.url,
-        Some(&token),
-        "resources/read",
-        Some("file:///secret/key"),
-        json!({"uri": "file:///secret/key"}),
-    )
-    .await;
+    let secret = read_resource(&s.duet.url, Some(&token), "file:///secret/key").await;
     assert_eq!(secret.status, StatusCode::FORBIDDEN);
     assert_eq!(param(&secret.challenge_params(), "scope"), Some("mcp:admin"));
-    let readme = call(
-        &s.duet.url,
-        Some(&token),
-        "resources/read",
-        Some("file:///public/readme"),
-        json!({"uri": "file:///public/readme"}),
-    )
-    .await;
+    let readme = read_resource(&s.duet.url, Some(&token), "file:///public/readme").await;
     assert_eq!(param(&readme.challenge_params(), "scope"), Some("files:read"));
     // A prompt that needs nothing is open to any valid token.
     let greet = call(&s.duet.url, Some(&token), "prompts/get", Some("greet"), json!({"name": "greet"})).await;
@@ -224,8 +211,7 @@ async fn an_opaque_token_is_introspected() {
     assert_eq!(who["id"], "opaque-client");
     assert_eq!(who["attributes"]["token_format"], "opaque");
     assert_eq!(who["attributes"]["scopes"], json!(["mcp:tools"]));
-    let unknown = call_tool(&s.duet.url, Some("not-a-token-the-provider-issued"), "echo", json!({})).await;
-    assert_refused(&unknown, "token is not active", &s.duet);
+    s.assert_echo_refused("not-a-token-the-provider-issued", "token is not active").await;
     s.stop().await;
 }
 
@@ -264,8 +250,7 @@ async fn a_request_without_a_valid_token_gets_the_challenge() {
     let basic =
         call_with(&s.duet.url, None, "tools/list", None, json!({}), &[("authorization", "Basic ZHVldDp4")]).await;
     assert_eq!(basic.challenge(), expected);
-    let garbage = call_tool(&s.duet.url, Some("a.b.c"), "echo", json!({})).await;
-    assert_refused(&garbage, "token is not active", &s.duet);
+    s.assert_echo_refused("a.b.c", "token is not active").await;
     let get = reqwest::get(&s.duet.url).await.expect("GET");
     assert_eq!(get.status(), StatusCode::UNAUTHORIZED, "every method of the endpoint needs a token");
     s.stop().await;

@@ -11,7 +11,7 @@ use duet::protocol::{Server, ServerOptions};
 use duet::transport::http::{HttpConfig, HttpServer};
 use opentelemetry::trace::{SpanId, TraceContextExt, TraceId};
 use opentelemetry_sdk::trace::SpanData;
-use otel_support::SpanRecorder;
+use otel_support::{SpanRecorder, traced_call};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
@@ -105,11 +105,7 @@ async fn a_tool_call_is_one_trace_with_its_caller() {
 async fn stdio_requests_join_their_callers_trace_too() {
     let recorder = SpanRecorder::install();
 
-    let meta = json!({"traceparent": format!("00-{TRACE_ID}-{PARENT_ID}-01"),
-                      "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                      "io.modelcontextprotocol/clientCapabilities": {}});
-    let request = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                         "params": {"name": "traced", "arguments": {}, "_meta": meta}});
+    let request = traced_call("traced", &format!("00-{TRACE_ID}-{PARENT_ID}-01"));
     let server = Server::new(Arc::new(registry()), ServerOptions::default());
     let [answer] = &stdio_support::serve_lines(server, &[request]).await[..] else { panic!("not one answer") };
     assert_eq!(answer["result"]["content"][0]["text"], TRACE_ID, "{answer}");

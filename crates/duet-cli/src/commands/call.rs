@@ -1,6 +1,7 @@
 //! `duet call TOOL --args JSON|@FILE|-`: runs a tool in process, as a principal with no
 //! client capabilities, and prints its structured result (or its text).
 
+use super::failure;
 use crate::choice;
 use crate::cli::CallArgs;
 use crate::usage::Usage;
@@ -39,20 +40,13 @@ pub async fn run(args: CallArgs) -> anyhow::Result<ExitCode> {
     let result = match layer.call_tool(&args.tool, arguments, &cx).await {
         Ok(Reply::Complete(result)) => result,
         Ok(Reply::InputRequired(_)) => {
-            eprintln!(
-                "Error: {} needs input from an MCP client (a confirmation or an answer); call it from one",
+            return Ok(failure(format_args!(
+                "{} needs input from an MCP client (a confirmation or an answer); call it from one",
                 args.tool
-            );
-            return Ok(ExitCode::FAILURE);
+            )));
         }
-        Err(LayerError::NotFound(_)) => {
-            eprintln!("Error: Unknown tool: {}", args.tool);
-            return Ok(ExitCode::FAILURE);
-        }
-        Err(e) => {
-            eprintln!("Error: {e}");
-            return Ok(ExitCode::FAILURE);
-        }
+        Err(LayerError::NotFound(_)) => return Ok(failure(format_args!("Unknown tool: {}", args.tool))),
+        Err(e) => return Ok(failure(e)),
     };
     if args.raw {
         println!("{}", serde_json::to_string_pretty(&result)?);

@@ -3,6 +3,7 @@
 
 use crate::choice;
 use crate::cli::ListArgs;
+use duet::layer::{Layer, Principal};
 use serde_json::{Value, json};
 use std::process::ExitCode;
 
@@ -18,43 +19,39 @@ fn shorten(text: Option<&str>) -> String {
     format!("{cut}…")
 }
 
-fn print_json(value: &Value) {
-    println!("{}", serde_json::to_string_pretty(value).unwrap_or_default());
-}
-
-fn print_table(rows: &[(String, String)]) {
-    let width = rows.iter().map(|(name, _)| name.chars().count()).max().unwrap_or(0);
-    for (name, description) in rows {
-        println!("{name:width$}  {description}");
-    }
-}
-
-pub fn tools(args: ListArgs) -> anyhow::Result<ExitCode> {
+/// Lists, for the layer and principal the options name, the wire objects `listed` gives
+/// (with `--json`) or its table of names and descriptions.
+fn show(
+    args: ListArgs,
+    listed: impl FnOnce(&dyn Layer, &Principal) -> (Value, Vec<(String, String)>),
+) -> anyhow::Result<ExitCode> {
     let layer = match choice::layer(&args.layer, false) {
         Ok(layer) => layer,
         Err(usage) => return Ok(usage.exit()),
     };
-    let tools = layer.tools(&choice::principal(&args.principal));
+    let (wire, rows) = listed(&*layer, &choice::principal(&args.principal));
     if args.json {
-        print_json(&json!(*tools));
+        println!("{}", serde_json::to_string_pretty(&wire).unwrap_or_default());
     } else {
-        print_table(
-            &tools.iter().map(|t| (t.name.clone(), shorten(t.about.description.as_deref()))).collect::<Vec<_>>(),
-        );
+        let width = rows.iter().map(|(name, _)| name.chars().count()).max().unwrap_or(0);
+        for (name, description) in rows {
+            println!("{name:width$}  {description}");
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
 
+pub fn tools(args: ListArgs) -> anyhow::Result<ExitCode> {
+    show(args, |layer, who| {
+        let tools = layer.tools(who);
+        let rows = tools.iter().map(|t| (t.name.clone(), shorten(t.about.description.as_deref()))).collect();
+        (json!(*tools), rows)
+    })
+}
+
 pub fn resources(args: ListArgs) -> anyhow::Result<ExitCode> {
-    let layer = match choice::layer(&args.layer, false) {
-        Ok(layer) => layer,
-        Err(usage) => return Ok(usage.exit()),
-    };
-    let who = choice::principal(&args.principal);
-    let (resources, templates) = (layer.resources(&who), layer.templates(&who));
-    if args.json {
-        print_json(&json!({"resources": *resources, "resourceTemplates": *templates}));
-    } else {
+    show(args, |layer, who| {
+        let (resources, templates) = (layer.resources(who), layer.templates(who));
         let rows = resources
             .iter()
             .map(|r| (r.uri.clone(), shorten(r.about.description.as_deref().or(Some(&r.name)))))
@@ -63,21 +60,14 @@ pub fn resources(args: ListArgs) -> anyhow::Result<ExitCode> {
                     .iter()
                     .map(|t| (t.uri_template.clone(), shorten(t.about.description.as_deref().or(Some(&t.name))))),
             )
-            .collect::<Vec<_>>();
-        print_table(&rows);
-    }
-    Ok(ExitCode::SUCCESS)
+            .collect();
+        (json!({"resources": *resources, "resourceTemplates": *templates}), rows)
+    })
 }
 
 pub fn prompts(args: ListArgs) -> anyhow::Result<ExitCode> {
-    let layer = match choice::layer(&args.layer, false) {
-        Ok(layer) => layer,
-        Err(usage) => return Ok(usage.exit()),
-    };
-    let prompts = layer.prompts(&choice::principal(&args.principal));
-    if args.json {
-        print_json(&json!(*prompts));
-    } else {
+    show(args, |layer, who| {
+        let prompts = layer.prompts(who);
         let rows = prompts
             .iter()
             .map(|p| {
@@ -85,8 +75,7 @@ pub fn prompts(args: ListArgs) -> anyhow::Result<ExitCode> {
                     p.arguments.iter().map(|a| format!("{}{}", a.name, if a.required { "*" } else { "" })).collect();
                 (format!("{}({})", p.name, args.join(", ")), shorten(p.about.description.as_deref()))
             })
-            .collect::<Vec<_>>();
-        print_table(&rows);
-    }
-    Ok(ExitCode::SUCCESS)
+            .collect();
+        (json!(*prompts), rows)
+    })
 }

@@ -6,3 +6,12 @@ pub mod call;
 pub mod config;
 pub mod inspect;
 pub mod read;
+
+use std::fmt::Display;
+use std::process::ExitCode;
+
+/// Prints `Error: …` on stderr and gives exit code 1: the tool or the read failed.
+fn failure(message: impl Display) -> ExitCode {
+    eprintln!("Error: {message}");
+    ExitCode::FAILURE
+}

@@ -1,6 +1,7 @@
 //! `duet read URI`: reads a resource in process and prints text contents as they are,
 //! binary contents as their wire JSON.
 
+use super::failure;
 use crate::choice;
 use crate::cli::ReadArgs;
 use duet::layer::{Reply, RequestCx, ResourceBody};
@@ -15,13 +16,9 @@ pub async fn run(args: ReadArgs) -> anyhow::Result<ExitCode> {
     let contents = match layer.read_resource(&args.uri, &cx).await {
         Ok(Reply::Complete(contents)) => contents,
         Ok(Reply::InputRequired(_)) => {
-            eprintln!("Error: {} needs input from an MCP client; read it from one", args.uri);
-            return Ok(ExitCode::FAILURE);
+            return Ok(failure(format_args!("{} needs input from an MCP client; read it from one", args.uri)));
         }
-        Err(e) => {
-            eprintln!("Error: {e}");
-            return Ok(ExitCode::FAILURE);
-        }
+        Err(e) => return Ok(failure(e)),
     };
     for item in &contents {
         match &item.body {

@@ -116,10 +116,7 @@ fn build(manifest: Manifest, dir: &Path, locator: &Locator) -> Result<Registry, 
 
     let mut names = HashSet::new();
     for (i, decl) in manifest.tool.into_iter().enumerate() {
-        let at = Place::root().key("tool").index(i);
-        if !names.insert(decl.name.clone()) {
-            return Err(Problem::new(at.key("name"), format!("tool {:?} is declared twice", decl.name)));
-        }
+        let at = unique_entry(&mut names, "tool", i, "name", &decl.name)?;
         let name = decl.name.clone();
         let spec = tool::compile(decl, &at, dir, locator)?;
         registry.tool(spec).map_err(|e| Problem::new(at, format!("tool {name:?}: {e}")))?;
@@ -127,24 +124,28 @@ fn build(manifest: Manifest, dir: &Path, locator: &Locator) -> Result<Registry, 
 
     let mut uris = HashSet::new();
     for (i, decl) in manifest.resource.into_iter().enumerate() {
-        let at = Place::root().key("resource").index(i);
-        if !uris.insert(decl.uri.clone()) {
-            return Err(Problem::new(at.key("uri"), format!("resource {:?} is declared twice", decl.uri)));
-        }
+        let at = unique_entry(&mut uris, "resource", i, "uri", &decl.uri)?;
         let spec = resource::compile(decl, &at, dir)?;
         registry.resource(spec).map_err(|e| Problem::new(at, e.to_string()))?;
     }
 
     let mut names = HashSet::new();
     for (i, decl) in manifest.prompt.into_iter().enumerate() {
-        let at = Place::root().key("prompt").index(i);
-        if !names.insert(decl.name.clone()) {
-            return Err(Problem::new(at.key("name"), format!("prompt {:?} is declared twice", decl.name)));
-        }
+        let at = unique_entry(&mut names, "prompt", i, "name", &decl.name)?;
         let spec = prompt::compile(decl, &at, locator)?;
         registry.prompt(spec).map_err(|e| Problem::new(at, e.to_string()))?;
     }
     Ok(registry)
+}
+
+/// The place of entry `i` of `table`, once its `field` (`key`, a name or a URI) is known
+/// not to repeat an earlier entry's; `seen` holds the keys of the entries before it.
+fn unique_entry(seen: &mut HashSet<String>, table: &str, i: usize, field: &str, key: &str) -> Result<Place, Problem> {
+    let at = Place::root().key(table).index(i);
+    if !seen.insert(key.to_string()) {
+        return Err(Problem::new(at.key(field), format!("{table} {key:?} is declared twice")));
+    }
+    Ok(at)
 }
 
 /// Checks a `roles` list: each role a non-empty name.

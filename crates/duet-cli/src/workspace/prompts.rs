@@ -19,41 +19,34 @@ const MAX_TREE_ENTRIES: usize = 300;
 const TREE_DEPTH: usize = 4;
 
 pub fn register(registry: &mut Registry, shared: &Arc<Shared>) -> Result<(), RegistryError> {
-    let review = {
-        let shared = shared.clone();
-        move |args: BTreeMap<String, String>, _| {
-            let shared = shared.clone();
-            async move { blocking(move || review_file(&shared, &args)).await.map_err(LayerError::Internal)? }
-        }
-    };
     registry.prompt(
-        PromptSpec::new("review_file", review)
+        spec(shared, "review_file", review_file, Want::Files)
             .title("Review a file")
             .description("Asks for a code review of one file of the workspace, with the file attached.")
-            .argument("path", "The file to review.", true)
-            .complete("path", completer(shared, Want::Files)),
+            .argument("path", "The file to review.", true),
     )?;
-    let summarize = {
-        let shared = shared.clone();
-        move |args: BTreeMap<String, String>, _| {
-            let shared = shared.clone();
-            async move { blocking(move || summarize_directory(&shared, &args)).await.map_err(LayerError::Internal)? }
-        }
-    };
     registry.prompt(
-        PromptSpec::new("summarize_directory", summarize)
+        spec(shared, "summarize_directory", summarize_directory, Want::Dirs)
             .title("Summarize a directory")
             .description("Asks for a summary of what a directory of the workspace holds, with its tree attached.")
-            .argument("path", "The directory to summarize (default: the whole workspace).", false)
-            .complete("path", completer(shared, Want::Dirs)),
+            .argument("path", "The directory to summarize (default: the whole workspace).", false),
     )?;
     Ok(())
 }
 
-/// Completes a `path` argument with listed paths that start with what was typed.
-fn completer(shared: &Arc<Shared>, want: Want) -> impl Fn(&str, &BTreeMap<String, String>) -> Vec<String> + use<> {
-    let shared = shared.clone();
-    move |prefix, _| shared.snapshot().complete(&shared.roots, prefix, want, None)
+/// A prompt whose blocking body gets the shared state and the arguments, and whose `path`
+/// argument completes with the listed paths (of the kind `want`) that start with what was
+/// typed.
+fn spec<F>(shared: &Arc<Shared>, name: &str, render: F, want: Want) -> PromptSpec
+where
+    F: Fn(&Shared, &BTreeMap<String, String>) -> Result<PromptResult, HandlerError> + Send + Sync + Copy + 'static,
+{
+    let (shared, listed) = (shared.clone(), shared.clone());
+    PromptSpec::new(name, move |args: BTreeMap<String, String>, _| {
+        let shared = shared.clone();
+        async move { blocking(move || render(&shared, &args)).await.map_err(LayerError::Internal)? }
+    })
+    .complete("path", move |prefix, _| listed.snapshot().complete(&listed.roots, prefix, want, None))
 }
 
 fn invalid(message: String) -> HandlerError {

@@ -38,6 +38,27 @@ pub fn testkit_server_with(options: ServerOptions) -> (Server, Arc<ChangeFeed>) 
     (Server::new(Arc::new(registry), options), feed)
 }
 
+/// The capabilities the test server declares (all of them; 2024-11-05 has no completions).
+pub fn testkit_capabilities() -> Value {
+    json!({
+        "tools": {"listChanged": true},
+        "resources": {"subscribe": true, "listChanged": true},
+        "prompts": {"listChanged": true},
+        "logging": {},
+        "completions": {},
+    })
+}
+
+/// Who the test server says it is.
+pub fn testkit_server_info() -> Value {
+    json!({"name": "duet-testkit", "version": env!("CARGO_PKG_VERSION"), "title": "duet"})
+}
+
+/// Asserts an error object's code and message.
+pub fn assert_error(error: &RpcError, code: i64, message: &str) {
+    assert_eq!((error.code, error.message.as_str()), (code, message), "{error:?}");
+}
+
 /// Runs `future`, failing the test when it takes longer than [`WAIT`].
 pub async fn bounded<F: Future>(what: &str, future: F) -> F::Output {
     tokio::time::timeout(WAIT, future).await.unwrap_or_else(|_| panic!("{what} took longer than {WAIT:?}"))

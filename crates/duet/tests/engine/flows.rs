@@ -145,20 +145,12 @@ async fn prompts(client: &Client) {
 
 async fn completions(client: &Client) {
     let v = client.version;
-    let item = client
-        .request(
-            "completion/complete",
-            json!({"ref": {"type": "ref/resource", "uri": "test://items/{item_id}"},
-                   "argument": {"name": "item_id", "value": "a"}}),
-        )
-        .await;
-    assert_eq!(item["completion"]["values"], json!(["alpha"]), "{v}");
-    let name = client
-        .request(
-            "completion/complete",
-            json!({"ref": {"type": "ref/prompt", "name": "greet"},
-                   "argument": {"name": "name", "value": "g"}}),
-        )
-        .await;
-    assert_eq!(name["completion"]["values"], json!(["gamma"]), "{v}");
+    for (reference, argument, typed, values) in [
+        (json!({"type": "ref/resource", "uri": "test://items/{item_id}"}), "item_id", "a", json!(["alpha"])),
+        (json!({"type": "ref/prompt", "name": "greet"}), "name", "g", json!(["gamma"])),
+    ] {
+        let params = json!({"ref": reference, "argument": {"name": argument, "value": typed}});
+        let completed = client.request("completion/complete", params).await;
+        assert_eq!(completed["completion"]["values"], values, "{v}: {argument}");
+    }
 }

@@ -2,27 +2,15 @@
 //! everyday requests at every version, pagination, tool and parameter errors, progress and
 //! logging, cancellation, and handlers that panic.
 
-use crate::client::{Client, HANDSHAKE, Recorder, bounded, eventually, methods, params_of, testkit_server, texts};
+use crate::client::{
+    Client, HANDSHAKE, Recorder, assert_error, bounded, eventually, methods, params_of, testkit_capabilities,
+    testkit_server, testkit_server_info, texts,
+};
 use crate::flows::everyday_requests;
-use duet::jsonrpc::RpcError;
 use duet::layer::{HandlerError, Principal, Registry, ServerInfo, ToolResult, ToolSpec};
 use duet::protocol::{Server, ServerOptions, Version};
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
-
-fn full_capabilities() -> Value {
-    json!({
-        "tools": {"listChanged": true},
-        "resources": {"subscribe": true, "listChanged": true},
-        "prompts": {"listChanged": true},
-        "logging": {},
-        "completions": {},
-    })
-}
-
-fn assert_error(error: &RpcError, code: i64, message: &str) {
-    assert_eq!((error.code, error.message.as_str()), (code, message), "{error:?}");
-}
 
 #[tokio::test]
 async fn initialize_echoes_a_handshake_version_with_every_capability() {
@@ -30,11 +18,8 @@ async fn initialize_echoes_a_handshake_version_with_every_capability() {
     let client = Client::connect(&server, Version::V2025_06_18);
     let result = client.initialize("2025-06-18").await;
     assert_eq!(result["protocolVersion"], "2025-06-18");
-    assert_eq!(result["capabilities"], full_capabilities());
-    assert_eq!(
-        result["serverInfo"],
-        json!({"name": "duet-testkit", "version": env!("CARGO_PKG_VERSION"), "title": "duet"})
-    );
+    assert_eq!(result["capabilities"], testkit_capabilities());
+    assert_eq!(result["serverInfo"], testkit_server_info());
     let instructions = result["instructions"].as_str().expect("instructions");
     assert!(!instructions.is_empty());
 }
@@ -57,7 +42,7 @@ async fn initialize_2024_11_05_has_no_completions_capability() {
     let (server, _) = testkit_server();
     let client = Client::connect(&server, Version::V2024_11_05);
     let result = client.initialize("2024-11-05").await;
-    let mut expected = full_capabilities();
+    let mut expected = testkit_capabilities();
     expected.as_object_mut().unwrap().remove("completions");
     assert_eq!(result["capabilities"], expected);
 }
@@ -102,7 +87,7 @@ async fn everyday_requests_at_every_handshake_version() {
         let (server, _) = testkit_server();
         let client = Client::connect(&server, version);
         let result = client.initialize(version.as_str()).await;
-        let mut expected = full_capabilities();
+        let mut expected = testkit_capabilities();
         if version == Version::V2024_11_05 {
             expected.as_object_mut().unwrap().remove("completions");
         }

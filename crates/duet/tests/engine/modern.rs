@@ -3,8 +3,8 @@
 //! `subscriptions/listen` streams.
 
 use crate::client::{
-    Client, MODERN, Recorder, SUBSCRIPTION_ID, bounded, enveloped, eventually, methods, names, params_of,
-    testkit_server_with,
+    Client, MODERN, Recorder, SUBSCRIPTION_ID, assert_error, bounded, enveloped, eventually, methods, names, params_of,
+    testkit_capabilities, testkit_server_info, testkit_server_with,
 };
 use crate::flows::everyday_requests;
 use duet::jsonrpc::{Response, RpcError};
@@ -18,14 +18,6 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 
 const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
-
-fn server_info() -> Value {
-    json!({"name": "duet-testkit", "version": env!("CARGO_PKG_VERSION"), "title": "duet"})
-}
-
-fn assert_error(error: &RpcError, code: i64, message: &str) {
-    assert_eq!((error.code, error.message.as_str()), (code, message), "{error:?}");
-}
 
 #[tokio::test]
 async fn everyday_requests_at_2026_07_28() {
@@ -41,19 +33,10 @@ async fn discover_describes_the_server() {
         result["supportedVersions"],
         json!(["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"])
     );
-    assert_eq!(
-        result["capabilities"],
-        json!({
-            "tools": {"listChanged": true},
-            "resources": {"subscribe": true, "listChanged": true},
-            "prompts": {"listChanged": true},
-            "logging": {},
-            "completions": {},
-        })
-    );
+    assert_eq!(result["capabilities"], testkit_capabilities());
     assert_eq!(result["resultType"], "complete");
     assert_eq!((&result["ttlMs"], &result["cacheScope"]), (&json!(0), &json!("private")));
-    assert_eq!(result["_meta"][SERVER_INFO], server_info());
+    assert_eq!(result["_meta"][SERVER_INFO], testkit_server_info());
     assert!(result["instructions"].as_str().is_some_and(|i| !i.is_empty()));
     assert!(result.get("serverInfo").is_none(), "serverInfo lives in _meta");
 }
@@ -65,13 +48,13 @@ async fn results_are_stamped_and_cacheable_ones_carry_hints() {
         let list = client.request(method, json!({})).await;
         assert_eq!(list["resultType"], "complete", "{method}");
         assert_eq!((&list["ttlMs"], &list["cacheScope"]), (&json!(0), &json!("private")), "{method}");
-        assert_eq!(list["_meta"][SERVER_INFO], server_info(), "{method}");
+        assert_eq!(list["_meta"][SERVER_INFO], testkit_server_info(), "{method}");
     }
 
     let call = client.request("tools/call", json!({"name": "echo", "arguments": {"text": "x"}})).await;
     assert_eq!(call["resultType"], "complete");
     assert!(call.get("ttlMs").is_none() && call.get("cacheScope").is_none(), "{call}");
-    assert_eq!(call["_meta"][SERVER_INFO], server_info());
+    assert_eq!(call["_meta"][SERVER_INFO], testkit_server_info());
 
     let read = client.request("resources/read", json!({"uri": "test://info"})).await;
     assert_eq!((&read["ttlMs"], &read["cacheScope"]), (&json!(0), &json!("private")));

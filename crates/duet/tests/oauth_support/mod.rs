@@ -15,8 +15,8 @@ use duet::layer::{
 };
 use duet::protocol::{Server, ServerOptions};
 use duet::transport::http::{HttpConfig, HttpServer};
-use reqwest::StatusCode;
 use reqwest::header::HeaderMap;
+use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -164,30 +164,20 @@ impl Provider {
 
     /// New keys of each kind, used from now on; the old ones stay published, second.
     pub async fn rotate(&self) -> Vec<String> {
-        let answer: Value = self
-            .http
-            .post(format!("{}/_test/rotate", self.issuer))
-            .send()
-            .await
-            .expect("rotate")
-            .json()
-            .await
-            .expect("rotate JSON");
+        let answer = self.test_endpoint(Method::POST, "rotate").await;
         answer["kids"].as_array().into_iter().flatten().filter_map(Value::as_str).map(str::to_owned).collect()
     }
 
     /// How many times the JWKS was downloaded.
     pub async fn jwks_downloads(&self) -> u64 {
-        let answer: Value = self
-            .http
-            .get(format!("{}/_test/stats", self.issuer))
-            .send()
-            .await
-            .expect("stats")
-            .json()
-            .await
-            .expect("stats JSON");
-        answer["jwks"].as_u64().expect("a count")
+        self.test_endpoint(Method::GET, "stats").await["jwks"].as_u64().expect("a count")
+    }
+
+    /// The JSON answer of `/_test/NAME`, the provider's hooks for the tests.
+    async fn test_endpoint(&self, method: Method, name: &str) -> Value {
+        let url = format!("{}/_test/{name}", self.issuer);
+        let response = self.http.request(method, url).send().await.unwrap_or_else(|e| panic!("{name}: {e}"));
+        response.json().await.unwrap_or_else(|e| panic!("{name} JSON: {e}"))
     }
 
     pub async fn stop(mut self) {
@@ -371,6 +361,11 @@ pub async fn call_with(
 /// `tools/call` of `tool`.
 pub async fn call_tool(url: &str, token: Option<&str>, tool: &str, args: Value) -> Answer {
     call(url, token, "tools/call", Some(tool), json!({"name": tool, "arguments": args})).await
+}
+
+/// `resources/read` of `uri`.
+pub async fn read_resource(url: &str, token: Option<&str>, uri: &str) -> Answer {
+    call(url, token, "resources/read", Some(uri), json!({"uri": uri})).await
 }
 
 /// The text of a tool result's first content block.

@@ -116,33 +116,40 @@ fn tool_names_follow_the_rule_and_are_unique() {
     assert_rejected(&body, "# again", &[r#"tool "deploy" is declared twice"#]);
 }
 
+/// The `deploy` tool with one argument, `name`, declared by `lines` and used by its command.
+fn with_argument(name: &str, lines: &str) -> String {
+    tool(&format!("command = [\"ls\", \"{{{name}}}\"]\n[tool.args.{name}]\n{lines}"))
+}
+
 #[test]
 fn argument_types_are_checked() {
-    let body = tool("command = [\"ls\", \"{n}\"]\n[tool.args.n]\ntype = \"int\"");
+    let body = with_argument("n", "type = \"int\"");
     assert_rejected(&body, "type = \"int\"", &[r#"tool "deploy": unknown variant `int`"#, "`integer`"]);
-    let body = tool("command = [\"ls\", \"{n}\"]\n[tool.args.n]\ntype = \"integer\"\ndefault = \"ten\"");
-    assert_rejected(&body, "default", &[r#"tool "deploy": argument n: default "ten" is not an integer"#]);
-    let body = tool("command = [\"ls\", \"{n}\"]\n[tool.args.n]\ntype = \"array\"\ndefault = [1]");
-    assert_rejected(&body, "default", &["argument n: default [1] is not an array of strings"]);
-    let body = tool("command = [\"ls\", \"{b}\"]\n[tool.args.b]\ntype = \"boolean\"\nenum = [true]");
-    assert_rejected(&body, "enum", &["argument b: enum does not apply to boolean"]);
-    let body = tool("command = [\"ls\", \"{s}\"]\n[tool.args.s]\ntype = \"string\"\nminimum = 1");
-    assert_rejected(&body, "minimum", &["argument s: minimum applies to integer and number arguments"]);
-    let body = tool("command = [\"ls\", \"{n}\"]\n[tool.args.n]\ntype = \"integer\"\nminimum = 5\nmaximum = 1");
-    assert_rejected(&body, "maximum", &["argument n: maximum 1 is below minimum 5"]);
-    let body = tool("command = [\"ls\", \"{s}\"]\n[tool.args.s]\ntype = \"string\"\npattern = \"([a-z\"");
-    assert_rejected(&body, "pattern", &["argument s: invalid pattern"]);
-    let body = tool("command = [\"ls\", \"{s}\"]\n[tool.args.s]\ntype = \"string\"\nenum = [\"a\", 2]");
-    assert_rejected(&body, "enum", &["argument s: enum value 2 is not a string"]);
-    let body = tool("command = [\"ls\", \"{s}\"]\n[tool.args.s]\ntype = \"string\"\nenum = [\"a\"]\ndefault = \"b\"");
-    assert_rejected(&body, "default", &["argument s: default \"b\" is not one of the enum values"]);
-    let body = tool("command = [\"ls\", \"{n}\"]\n[tool.args.n]\ntype = \"integer\"\nmaximum = 3\ndefault = 4");
-    assert_rejected(&body, "default", &["argument n: default 4 is above the maximum"]);
+    // (the argument, its lines, where the error points, what is wrong with the argument)
+    for (name, lines, at, problem) in [
+        ("n", "type = \"integer\"\ndefault = \"ten\"", "default", "default \"ten\" is not an integer"),
+        ("n", "type = \"array\"\ndefault = [1]", "default", "default [1] is not an array of strings"),
+        ("b", "type = \"boolean\"\nenum = [true]", "enum", "enum does not apply to boolean"),
+        ("s", "type = \"string\"\nminimum = 1", "minimum", "minimum applies to integer and number arguments"),
+        ("n", "type = \"integer\"\nminimum = 5\nmaximum = 1", "maximum", "maximum 1 is below minimum 5"),
+        ("s", "type = \"string\"\npattern = \"([a-z\"", "pattern", "invalid pattern"),
+        ("s", "type = \"string\"\nenum = [\"a\", 2]", "enum", "enum value 2 is not a string"),
+        (
+            "s",
+            "type = \"string\"\nenum = [\"a\"]\ndefault = \"b\"",
+            "default",
+            "default \"b\" is not one of the enum values",
+        ),
+        ("n", "type = \"integer\"\nmaximum = 3\ndefault = 4", "default", "default 4 is above the maximum"),
+    ] {
+        let says = format!(r#"tool "deploy": argument {name}: {problem}"#);
+        assert_rejected(&with_argument(name, lines), at, &[&says]);
+    }
 }
 
 #[test]
 fn a_required_argument_has_no_default() {
-    let body = tool("command = [\"ls\", \"{n}\"]\n[tool.args.n]\ntype = \"integer\"\nrequired = true\ndefault = 3");
+    let body = with_argument("n", "type = \"integer\"\nrequired = true\ndefault = 3");
     assert_rejected(&body, "default", &[r#"tool "deploy": argument n: a required argument cannot have a default"#]);
 }
 

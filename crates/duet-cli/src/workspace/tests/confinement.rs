@@ -35,6 +35,17 @@ async fn refused_by_tools(f: &Fixture, path: &str, why: &str) {
     }
 }
 
+/// No walk reaches what it must not: no listed resource's name is `hidden`, `search_files`
+/// matches nothing for `pattern`, and `find_files` finds nothing for `glob`.
+async fn unseen_by_walks(f: &Fixture, hidden: impl Fn(&str) -> bool, pattern: &str, glob: &str) {
+    let listed = f.ws.resources(&Principal::local());
+    assert!(listed.iter().all(|r| !hidden(&r.name)), "{listed:?}");
+    let search = f.tool("search_files", json!({"pattern": pattern})).await;
+    assert_eq!(search.structured_content.unwrap()["matches"], json!([]));
+    let found = f.tool("find_files", json!({"glob": glob})).await;
+    assert_eq!(found.structured_content.unwrap()["files"], json!([]));
+}
+
 #[tokio::test]
 async fn parent_components_are_refused() {
     let f = Fixture::new();
@@ -88,8 +99,7 @@ async fn symbolic_links_out_of_the_root_are_refused() {
     symlink(&secret, f.root.join("link.txt")).unwrap();
     symlink(outside.path(), f.root.join("linkdir")).unwrap();
     symlink(f.root.join("README.md"), f.root.join("inside.md")).unwrap();
-    let ws = Workspace::open(vec![f.root.clone()], Access::ReadOnly).unwrap();
-    let f = Fixture { ws, ..f };
+    let f = f.reopened();
 
     refused_by_tools(&f, "link.txt", "leads outside the workspace through a symbolic link").await;
     refused_by_tools(&f, "linkdir", "leads outside the workspace through a symbolic link").await;
@@ -99,12 +109,7 @@ async fn symbolic_links_out_of_the_root_are_refused() {
         assert!(error.to_string().contains("symbolic link") && !error.to_string().contains("TOP SECRET"));
     }
     // Walks do not follow links: not listed, not found, not searched.
-    let listed = f.ws.resources(&Principal::local());
-    assert!(listed.iter().all(|r| !r.name.starts_with("link")), "{listed:?}");
-    let search = f.tool("search_files", json!({"pattern": "SECRET"})).await;
-    assert_eq!(search.structured_content.unwrap()["matches"], json!([]));
-    let found = f.tool("find_files", json!({"glob": "**/secret*"})).await;
-    assert_eq!(found.structured_content.unwrap()["files"], json!([]));
+    unseen_by_walks(&f, |name| name.starts_with("link"), "SECRET", "**/secret*").await;
     // A link that stays inside is followed.
     let inside = f.tool("read_file", json!({"path": "inside.md"})).await;
     assert_eq!(text(&inside), "# Demo\nhello world\n");
@@ -257,14 +262,8 @@ async fn git_directories_are_never_served() {
     }
     refused_read(&f, &f.uri(".git/config"), why).await;
     refused_read(&f, &f.uri(".git/missing"), why).await;
-    let ws = Workspace::open(vec![f.root.clone()], Access::ReadOnly).unwrap();
-    let f = Fixture { ws, ..f };
-    let listed = f.ws.resources(&Principal::local());
-    assert!(listed.iter().all(|r| !r.name.contains(".git/")), "{listed:?}");
-    let search = f.tool("search_files", json!({"pattern": "TOP SECRET"})).await;
-    assert_eq!(search.structured_content.unwrap()["matches"], json!([]));
-    let found = f.tool("find_files", json!({"glob": "**/config"})).await;
-    assert_eq!(found.structured_content.unwrap()["files"], json!([]));
+    let f = f.reopened();
+    unseen_by_walks(&f, |name| name.contains(".git/"), "TOP SECRET", "**/config").await;
 }
 
 #[tokio::test]

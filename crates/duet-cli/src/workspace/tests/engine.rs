@@ -87,12 +87,8 @@ async fn a_search_streams_progress_to_the_request() {
 
 #[tokio::test]
 async fn notifications_cancelled_stops_a_running_search() {
-    let f = Fixture::new();
-    for i in 0..50 {
-        write(&f.root, &format!("many/{i:02}.txt"), "needle\n");
-    }
-    let ws = Workspace::open(vec![f.root.clone()], Access::ReadOnly).unwrap();
-    let client = Arc::new(Client::connect(&ws, Version::V2025_06_18).await);
+    let f = Fixture::with_files((0..50).map(|i| (format!("many/{i:02}.txt"), "needle\n")));
+    let client = Arc::new(Client::connect(&f.ws, Version::V2025_06_18).await);
 
     // The search's first progress report holds the search until the test has cancelled it.
     let (reported, first_report) = mpsc::channel::<()>();

@@ -219,10 +219,7 @@ async fn search_files_finds_lines_and_skips_what_it_should() {
 
 #[tokio::test]
 async fn a_search_reports_progress_and_stops_when_cancelled() {
-    let f = Fixture::new();
-    for i in 0..40 {
-        write(&f.root, &format!("many/{i:02}.txt"), "needle\n");
-    }
+    let f = Fixture::with_files((0..40).map(|i| (format!("many/{i:02}.txt"), "needle\n")));
     let scope = f.ws.shared.roots.all();
     let query = Query { regex: regex::Regex::new("needle").unwrap(), glob: None, max_results: 1000 };
     let (asked, reports) = (Cell::new(0), Cell::new(Vec::new()));
@@ -288,14 +285,10 @@ async fn prompts_embed_files_and_complete_paths() {
 
 #[tokio::test]
 async fn completions_stop_at_a_hundred() {
-    let f = Fixture::new();
-    for i in 0..150 {
-        write(&f.root, &format!("gen/{i:03}.txt"), "x");
-    }
-    let ws = Workspace::open(vec![f.root.clone()], Access::ReadOnly).unwrap();
+    let f = Fixture::with_files((0..150).map(|i| (format!("gen/{i:03}.txt"), "x")));
     let of = CompletionRef::Prompt { name: "review_file".into() };
     let arg = CompletionArg { name: "path".into(), value: "gen/".into(), context: BTreeMap::new() };
-    let completion = ws.complete(of, arg, &cx()).await.unwrap();
+    let completion = f.ws.complete(of, arg, &cx()).await.unwrap();
     assert_eq!((completion.values.len(), completion.total, completion.has_more), (100, Some(150), Some(true)));
 }
 

@@ -46,6 +46,16 @@ impl Fixture {
         Fixture::with(Access::ReadOnly)
     }
 
+    /// The project plus `files` (a path relative to the root, and its contents), served
+    /// read-only.
+    pub fn with_files(files: impl IntoIterator<Item = (String, &'static str)>) -> Fixture {
+        let f = Fixture::new();
+        for (rel, contents) in files {
+            write(&f.root, &rel, contents);
+        }
+        f.reopened()
+    }
+
     /// The same project, with the write tools.
     pub fn writable() -> Fixture {
         Fixture::with(Access::ConfirmedWrites)
@@ -65,6 +75,13 @@ impl Fixture {
         write(&root, ".hidden/secret.txt", "hello from a hidden directory\n");
         let ws = Workspace::open(vec![root.clone()], access).unwrap();
         Fixture { dir, root, ws }
+    }
+
+    /// The same directory served by a new read-only workspace, which sees what was written
+    /// or linked since the first one opened.
+    pub fn reopened(self) -> Fixture {
+        let ws = Workspace::open(vec![self.root.clone()], Access::ReadOnly).unwrap();
+        Fixture { ws, ..self }
     }
 
     /// The `file://` URI of a path relative to the root.
