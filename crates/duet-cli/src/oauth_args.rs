@@ -133,7 +133,7 @@ pub async fn apply(
             .map_err(|e| Usage(format!("cannot use the authorization server {issuer}: {e}")))?;
         let oauth: Arc<dyn Authenticator> = Arc::new(oauth);
         config.auth = match config.auth.take() {
-            Some(tokens) => AuthChain::new().with(tokens).with(oauth).into_authenticator(),
+            Some(tokens) => AuthChain::default().with(tokens).with(oauth).into_authenticator(),
             None => Some(oauth),
         };
         let mut protected = ProtectedResource::new(resource, vec![issuer.clone()]);

@@ -58,10 +58,6 @@ impl fmt::Debug for AuthChain {
 }
 
 impl AuthChain {
-    pub fn new() -> Self {
-        Self::default()
-    }
-
     pub fn with(mut self, link: Arc<dyn Authenticator>) -> Self {
         self.links.push(link);
         self
@@ -118,14 +114,14 @@ mod tests {
     #[tokio::test]
     async fn a_chain_asks_each_link_in_turn() {
         let tokens: Arc<dyn Authenticator> = Arc::new(TokenAuth::from_specs(["tok:analyst:alice"]).expect("spec"));
-        let chain = AuthChain::new().with(Arc::new(Down)).with(tokens.clone());
+        let chain = AuthChain::default().with(Arc::new(Down)).with(tokens.clone());
         assert_eq!(chain.authenticate("tok", None).await.map(|p| p.id), Ok("alice".into()));
         assert_eq!(
             chain.authenticate("other", None).await,
             Err(AuthError::unavailable("authorization server unreachable"))
         );
-        let only_tokens = AuthChain::new().with(tokens);
+        let only_tokens = AuthChain::default().with(tokens);
         assert!(matches!(only_tokens.authenticate("other", None).await, Err(AuthError::Invalid(_))));
-        assert_eq!(AuthChain::new().into_authenticator().map(|_| ()), None);
+        assert_eq!(AuthChain::default().into_authenticator().map(|_| ()), None);
     }
 }

@@ -108,10 +108,6 @@ impl fmt::Debug for TokenAuth {
 }
 
 impl TokenAuth {
-    pub fn new() -> Self {
-        Self::default()
-    }
-
     /// Accepts `token` for `principal`, which is used exactly as given.
     pub fn add(&mut self, token: &str, principal: Principal) {
         self.entries.push((digest(token), principal));
@@ -119,7 +115,7 @@ impl TokenAuth {
 
     /// Builds the table from `--auth-token` specs; the first bad spec is the error.
     pub fn from_specs<I: IntoIterator<Item = S>, S: AsRef<str>>(specs: I) -> Result<Self, TokenSpecError> {
-        let mut auth = Self::new();
+        let mut auth = Self::default();
         for spec in specs {
             let TokenSpec { token, principal } = parse_token_spec(spec.as_ref())?;
             auth.add(&token, principal);
@@ -208,54 +204,25 @@ mod tests {
         assert_eq!(default_id("abc"), "token-ba7816bf");
     }
 
+    /// The forms of `--auth-token`: (spec, token, principal id, roles).
     #[test]
-    fn table_bare_token() {
-        assert_parses("s3cret", "s3cret", "token-1ec1c26b", &["default"]);
-    }
-
-    #[test]
-    fn table_token_with_role() {
-        assert_parses("s3cret:analyst", "s3cret", "token-1ec1c26b", &["analyst", "default"]);
-    }
-
-    #[test]
-    fn table_token_with_roles_and_id() {
-        assert_parses("s3cret:analyst,admin:alice", "s3cret", "alice", &["admin", "analyst", "default"]);
-    }
-
-    #[test]
-    fn table_token_with_empty_roles_and_id() {
-        assert_parses("s3cret::alice", "s3cret", "alice", &["default"]);
-    }
-
-    #[test]
-    fn table_env_token_with_role_and_id() {
-        assert_parses("env:CLOUDG_MCP_TOKEN:analyst:ci-bot", "from-env", "ci-bot", &["analyst", "default"]);
-    }
-
-    #[test]
-    fn table_token_with_colon_and_empty_fields() {
-        assert_parses("abc:def::", "abc:def", "token-ec595285", &["default"]);
-    }
-
-    #[test]
-    fn table_token_with_colon_and_role() {
-        assert_parses("abc:def:analyst:", "abc:def", "token-ec595285", &["analyst", "default"]);
-    }
-
-    #[test]
-    fn table_colon_without_fields_is_a_role_trap() {
-        assert_parses("abc:def", "abc", "token-ba7816bf", &["def", "default"]);
-    }
-
-    #[test]
-    fn many_colons_keep_the_left_part_as_token() {
-        assert_parses("a:b:c:analyst:svc", "a:b:c", "svc", &["analyst", "default"]);
-    }
-
-    #[test]
-    fn env_with_empty_roles() {
-        assert_parses("env:VAR::bot", "from-env", "bot", &["default"]);
+    fn the_table_of_token_specs() {
+        for (spec, token, id, roles) in [
+            ("s3cret", "s3cret", "token-1ec1c26b", &["default"][..]),
+            ("s3cret:analyst", "s3cret", "token-1ec1c26b", &["analyst", "default"]),
+            ("s3cret:analyst,admin:alice", "s3cret", "alice", &["admin", "analyst", "default"]),
+            ("s3cret::alice", "s3cret", "alice", &["default"]),
+            ("env:CLOUDG_MCP_TOKEN:analyst:ci-bot", "from-env", "ci-bot", &["analyst", "default"]),
+            ("abc:def::", "abc:def", "token-ec595285", &["default"]),
+            ("abc:def:analyst:", "abc:def", "token-ec595285", &["analyst", "default"]),
+            // A colon without more fields is a role, not part of the token.
+            ("abc:def", "abc", "token-ba7816bf", &["def", "default"]),
+            // Many colons keep the left part as the token.
+            ("a:b:c:analyst:svc", "a:b:c", "svc", &["analyst", "default"]),
+            ("env:VAR::bot", "from-env", "bot", &["default"]),
+        ] {
+            assert_parses(spec, token, id, roles);
+        }
     }
 
     #[test]
@@ -305,13 +272,13 @@ mod tests {
         assert_eq!(auth.lookup("wrong"), None);
         assert_eq!(auth.lookup(""), None);
         assert_eq!(auth.lookup("s3cret "), None);
-        assert_eq!(TokenAuth::new().lookup("s3cret"), None);
-        assert!(TokenAuth::new().is_empty());
+        assert_eq!(TokenAuth::default().lookup("s3cret"), None);
+        assert!(TokenAuth::default().is_empty());
     }
 
     #[test]
     fn lookup_returns_a_copy_and_last_match_wins() {
-        let mut auth = TokenAuth::new();
+        let mut auth = TokenAuth::default();
         auth.add("tok", Principal::new("first", ["a"]));
         auth.add("tok", Principal::new("second", ["b"]));
         let mut found = auth.lookup("tok");
@@ -324,7 +291,7 @@ mod tests {
 
     #[test]
     fn added_principals_are_kept_as_given() {
-        let mut auth = TokenAuth::new();
+        let mut auth = TokenAuth::default();
         let principal =
             Principal { id: "bare".into(), roles: BTreeSet::from(["only".to_owned()]), attributes: Default::default() };
         auth.add("tok", principal.clone());

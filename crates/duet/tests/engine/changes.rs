@@ -83,7 +83,7 @@ async fn a_request_answered_without_a_session_gets_no_changes() {
     let (server, feed) = testkit_server();
     // Answered on its own, as a stateless HTTP server answers: its subscription is accepted,
     // and nothing is kept that a change could be delivered to.
-    let sink = Recorder::new(Version::V2025_06_18);
+    let sink = Recorder::new(Version::V2025_06_18.as_str());
     let subscribe =
         json!({"jsonrpc": "2.0", "id": 1, "method": "resources/subscribe", "params": {"uri": "test://info"}});
     let principal = Arc::new(Principal::local());

@@ -8,12 +8,13 @@ use duet::jsonrpc::{RequestId, Response, RpcError, Sink};
 use duet::layer::{ChangeFeed, Principal};
 use duet::message::Message;
 use duet::protocol::{Server, ServerOptions, Session, Version};
+pub use duet_testing::Recorder;
 use duet_testing::Schemas;
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use std::future::Future;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// The revisions negotiated with `initialize`, oldest first.
@@ -113,60 +114,6 @@ pub fn texts(result: &Value) -> Vec<String> {
         .collect()
 }
 
-fn check_notification(version: Version, notification: &Value) {
-    assert_eq!(notification["jsonrpc"], "2.0", "{notification}");
-    Schemas::get().assert_notification(version.as_str(), notification);
-}
-
-/// A sink that records what it is sent. What a test takes out is checked against the
-/// schema of `version` first, and so is whatever is still inside when it is dropped.
-pub struct Recorder {
-    version: Version,
-    seen: Arc<Mutex<Vec<Value>>>,
-}
-
-impl Recorder {
-    pub fn new(version: Version) -> Self {
-        Recorder { version, seen: Arc::default() }
-    }
-
-    pub fn sink(&self) -> Sink {
-        let seen = self.seen.clone();
-        Arc::new(move |message| seen.lock().unwrap().push(message))
-    }
-
-    pub fn len(&self) -> usize {
-        self.seen.lock().unwrap().len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// Everything recorded so far, checked; the record starts over.
-    pub fn take(&self) -> Vec<Value> {
-        let taken = std::mem::take(&mut *self.seen.lock().unwrap());
-        for notification in &taken {
-            check_notification(self.version, notification);
-        }
-        taken
-    }
-
-    /// Waits (bounded) until at least `n` messages are recorded, then takes them all.
-    pub async fn take_at_least(&self, n: usize) -> Vec<Value> {
-        eventually(&format!("{n} notification(s)"), || self.len() >= n).await;
-        self.take()
-    }
-}
-
-impl Drop for Recorder {
-    fn drop(&mut self) {
-        if !std::thread::panicking() {
-            self.take();
-        }
-    }
-}
-
 /// The method of each request in a message (or batch), by the JSON text of its id.
 fn methods_by_id(message: &Value) -> HashMap<String, String> {
     let items = match message {
@@ -191,7 +138,7 @@ impl Client {
     /// A session of `server` for the local user, as stdio or an HTTP session opens one;
     /// not yet initialized.
     pub fn connect(server: &Server, version: Version) -> Client {
-        let sent = Recorder::new(version);
+        let sent = Recorder::new(version.as_str());
         let session = server.connect(sent.sink(), Principal::local());
         Client { server: server.clone(), session, version, sent, ids: AtomicI64::new(1) }
     }

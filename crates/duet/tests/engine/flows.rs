@@ -88,7 +88,7 @@ async fn progress_and_logs(client: &Client) {
     if v.is_modern() {
         meta["io.modelcontextprotocol/logLevel"] = json!("info");
     }
-    let sink = Recorder::new(v);
+    let sink = Recorder::new(v.as_str());
     let result =
         client.request_via("tools/call", json!({"name": "slow", "arguments": {}, "_meta": meta}), Some(&sink)).await;
     assert_eq!(texts(&result).len(), 1, "{v}");

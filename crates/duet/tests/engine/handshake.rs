@@ -197,7 +197,7 @@ async fn progress_needs_a_token_and_logs_follow_the_session_level() {
 #[tokio::test]
 async fn a_request_sink_gets_every_request_notification() {
     let (client, _) = Client::handshake(Version::V2025_11_25).await;
-    let sink = Recorder::new(client.version);
+    let sink = Recorder::new(client.version.as_str());
     client.request_via("tools/call", slow_with_token(), Some(&sink)).await;
     let seen = sink.take();
     assert_eq!(params_of(&seen, "notifications/progress").len(), 3);

@@ -274,7 +274,7 @@ async fn a_handshake_session_refuses_the_stateless_era() {
 
 /// `slow` with `steps` steps and the given `_meta`, its notifications on a sink.
 async fn slow(client: &Client, steps: u64, meta: Value) -> Vec<Value> {
-    let sink = Recorder::new(client.version);
+    let sink = Recorder::new(client.version.as_str());
     client
         .request_via("tools/call", json!({"name": "slow", "arguments": {"steps": steps}, "_meta": meta}), Some(&sink))
         .await;

@@ -72,7 +72,7 @@ async fn every_version_lists_reads_calls_and_prompts() {
 async fn a_search_streams_progress_to_the_request() {
     let f = Fixture::new();
     let client = Client::connect(&f.ws, Version::V2025_11_25).await;
-    let progress = Recorder::new(client.version);
+    let progress = Recorder::new(client.version.as_str());
     let params = json!({"name": "search_files", "arguments": {"pattern": "hello", "case_insensitive": true}, "_meta": {"progressToken": "p1"}});
     let message = client.message("tools/call", params);
     let result = client.send("tools/call", message, Some(progress.sink())).await.unwrap();

@@ -13,6 +13,7 @@ use duet::jsonrpc::{RpcError, Sink};
 use duet::layer::{Layer, LayerError, Principal, Reply, RequestCx, ResourceContents, ToolResult};
 use duet::message::Message;
 use duet::protocol::{Server, ServerOptions, Session, Version};
+pub use duet_testing::Recorder;
 use duet_testing::Schemas;
 use serde_json::{Value, json};
 use std::future::Future;
@@ -139,50 +140,6 @@ pub async fn bounded<F: Future>(what: &str, future: F) -> F::Output {
     tokio::time::timeout(WAIT, future).await.unwrap_or_else(|_| panic!("{what} took longer than {WAIT:?}"))
 }
 
-/// Messages a sink received, checked against the schema of a version when taken.
-#[derive(Clone)]
-pub struct Recorder {
-    version: Version,
-    seen: Arc<Mutex<Vec<Value>>>,
-}
-
-impl Recorder {
-    pub fn new(version: Version) -> Recorder {
-        Recorder { version, seen: Arc::default() }
-    }
-
-    pub fn sink(&self) -> Sink {
-        let seen = self.seen.clone();
-        Arc::new(move |message| seen.lock().unwrap().push(message))
-    }
-
-    /// Everything received so far, checked; the record starts over.
-    pub fn take(&self) -> Vec<Value> {
-        let taken = std::mem::take(&mut *self.seen.lock().unwrap());
-        for message in &taken {
-            Schemas::get().assert_notification(self.version.as_str(), message);
-        }
-        taken
-    }
-
-    /// Waits (at most [`WAIT`]) for a message with this method; returns it and everything
-    /// received before it.
-    pub async fn wait_for(&self, method: &str) -> Vec<Value> {
-        let mut taken = Vec::new();
-        bounded(&format!("a {method} notification"), async {
-            loop {
-                taken.extend(self.take());
-                if taken.iter().any(|m| m["method"] == method) {
-                    return;
-                }
-                tokio::time::sleep(Duration::from_millis(10)).await;
-            }
-        })
-        .await;
-        taken
-    }
-}
-
 /// One engine session over a workspace, speaking one protocol version.
 pub struct Client {
     pub session: Session,
@@ -196,7 +153,7 @@ impl Client {
     /// A registered session, initialized at `version` unless that is 2026-07-28.
     pub async fn connect(ws: &Arc<Workspace>, version: Version) -> Client {
         let server = Server::new(ws.clone(), ServerOptions { page_size: 3, ..ServerOptions::default() });
-        let sent = Recorder::new(version);
+        let sent = Recorder::new(version.as_str());
         let session = server.connect(sent.sink(), Principal::local());
         let client = Client { session, version, sent, ids: AtomicI64::new(1) };
         if !version.is_modern() {

@@ -80,7 +80,7 @@ async fn an_edited_gitignore_changes_the_list() {
 async fn listen_streams_get_the_changes_too() {
     let (f, _) = watched(Version::V2025_11_25).await;
     let client = Client::connect(&f.ws, Version::V2026_07_28).await;
-    let stream = Recorder::new(Version::V2026_07_28);
+    let stream = Recorder::new(Version::V2026_07_28.as_str());
     let params = json!({"notifications": {"resourcesListChanged": true, "resourceSubscriptions": [f.uri("src")]}});
     let listen = client.message("subscriptions/listen", params);
     let session = client.session.clone();

@@ -183,6 +183,11 @@ mod tests {
     const HOST: Result<(), Rejection> = Err(Rejection::INVALID_HOST);
     const ORIGIN: Result<(), Rejection> = Err(Rejection::INVALID_ORIGIN);
 
+    /// A guard bound to `bind` whose host allow-list is `hosts`.
+    fn hosts_guard(bind: &str, hosts: &[&str]) -> OriginHostGuard {
+        OriginHostGuard::new(bind, None, Some(&strings(hosts)), &[])
+    }
+
     fn strings(list: &[&str]) -> Vec<String> {
         list.iter().map(|s| s.to_string()).collect()
     }
@@ -304,8 +309,7 @@ mod tests {
 
     #[test]
     fn pinned_hosts_accept_same_origin() {
-        let hosts = strings(&["mcp.example.com"]);
-        let guard = OriginHostGuard::new("0.0.0.0", None, Some(&hosts), &[]);
+        let guard = hosts_guard("0.0.0.0", &["mcp.example.com"]);
         assert!(guard.checks_host());
         assert_eq!(guard.check(Some("mcp.example.com"), Some("https://mcp.example.com")), Ok(()));
         assert_eq!(guard.check(Some("MCP.example.com"), Some("https://mcp.EXAMPLE.com/")), Ok(()));
@@ -321,8 +325,7 @@ mod tests {
 
     #[test]
     fn allowed_hosts_replace_the_loopback_names() {
-        let hosts = strings(&["*.example.com:*"]);
-        let guard = OriginHostGuard::new("127.0.0.1", None, Some(&hosts), &[]);
+        let guard = hosts_guard("127.0.0.1", &["*.example.com:*"]);
         assert_eq!(guard.check(Some("mcp.example.com:8443"), None), Ok(()));
         assert_eq!(guard.check(Some("localhost:8765"), None), HOST);
     }
