@@ -37,7 +37,7 @@ pub async fn run(args: CallArgs) -> anyhow::Result<ExitCode> {
         (Err(usage), _) | (_, Err(usage)) => return Ok(usage.exit()),
     };
     let cx = RequestCx::builder(choice::principal(&args.principal)).build();
-    let result = match layer.call_tool(&args.tool, arguments, &cx).await {
+    let result = match layer.call_tool(&args.tool, arguments, cx.clone()).await {
         Ok(Reply::Complete(result)) => result,
         Ok(Reply::InputRequired(_)) => {
             return Ok(failure(format_args!(

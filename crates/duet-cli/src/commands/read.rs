@@ -13,7 +13,7 @@ pub async fn run(args: ReadArgs) -> anyhow::Result<ExitCode> {
         Err(usage) => return Ok(usage.exit()),
     };
     let cx = RequestCx::builder(choice::principal(&args.principal)).build();
-    let contents = match layer.read_resource(&args.uri, &cx).await {
+    let contents = match layer.read_resource(&args.uri, cx.clone()).await {
         Ok(Reply::Complete(contents)) => contents,
         Ok(Reply::InputRequired(_)) => {
             return Ok(failure(format_args!("{} needs input from an MCP client; read it from one", args.uri)));

@@ -34,15 +34,14 @@ mod tests;
 
 use async_trait::async_trait;
 use duet::layer::{
-    About, Arguments, ChangeFeed, Completion, CompletionArg, CompletionRef, Layer, LayerError, Listing, Principal,
-    Prompt, PromptResult, Registry, RegistryError, Reply, RequestCx, Resource, ResourceContents, ResourceTemplate,
-    ServerInfo, Tool, ToolResult,
+    About, ChangeFeed, Completion, CompletionArg, CompletionRef, Layer, LayerError, Listing, Principal, Prompt,
+    PromptArgs, PromptResult, Registry, RegistryError, Reply, RequestCx, Resource, ResourceContents, ResourceTemplate,
+    ServerInfo, Tool, ToolArgs, ToolResult,
 };
 use files::{Body, ReadError};
 use listing::{Snapshot, Want};
 use paths::{Kind, Roots};
 
-use std::collections::BTreeMap;
 use std::fmt;
 use std::io;
 use std::path::PathBuf;
@@ -246,11 +245,11 @@ impl Layer for Workspace {
         self.registry.prompts(who)
     }
 
-    async fn call_tool(&self, name: &str, args: Arguments, cx: &RequestCx) -> Result<Reply<ToolResult>, LayerError> {
+    async fn call_tool(&self, name: &str, args: ToolArgs, cx: RequestCx) -> Result<Reply<ToolResult>, LayerError> {
         self.registry.call_tool(name, args, cx).await
     }
 
-    async fn read_resource(&self, uri: &str, _cx: &RequestCx) -> Result<Reply<Vec<ResourceContents>>, LayerError> {
+    async fn read_resource(&self, uri: &str, _cx: RequestCx) -> Result<Reply<Vec<ResourceContents>>, LayerError> {
         if !uri::is_file_uri(uri) {
             return Err(LayerError::NotFound(format!("Unknown resource: {uri}")));
         }
@@ -259,16 +258,11 @@ impl Layer for Workspace {
         Ok(Reply::Complete(vec![contents]))
     }
 
-    async fn get_prompt(
-        &self,
-        name: &str,
-        args: BTreeMap<String, String>,
-        cx: &RequestCx,
-    ) -> Result<Reply<PromptResult>, LayerError> {
+    async fn get_prompt(&self, name: &str, args: PromptArgs, cx: RequestCx) -> Result<Reply<PromptResult>, LayerError> {
         self.registry.get_prompt(name, args, cx).await
     }
 
-    async fn complete(&self, of: CompletionRef, arg: CompletionArg, cx: &RequestCx) -> Result<Completion, LayerError> {
+    async fn complete(&self, of: CompletionRef, arg: CompletionArg, cx: RequestCx) -> Result<Completion, LayerError> {
         let CompletionRef::Resource { uri } = &of else {
             return self.registry.complete(of, arg, cx).await;
         };

@@ -6,12 +6,12 @@
 
 use super::scopes::ScopeMap;
 use crate::layer::{
-    Arguments, ChangeFeed, Completion, CompletionArg, CompletionRef, Filtered, Layer, LayerError, Listing, Principal,
-    Prompt, PromptResult, Reply, RequestCx, Resource, ResourceContents, ResourceTemplate, ServerInfo, Tool, ToolResult,
+    ChangeFeed, Completion, CompletionArg, CompletionRef, Filtered, Layer, LayerError, Listing, Principal, Prompt,
+    PromptArgs, PromptResult, Reply, RequestCx, Resource, ResourceContents, ResourceTemplate, ServerInfo, Tool,
+    ToolArgs, ToolResult,
 };
 use crate::method::Primitive;
 use async_trait::async_trait;
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// `inner`, filtered and guarded per principal by `map`.
@@ -79,27 +79,22 @@ impl Layer for ScopedLayer {
         self.filter(&self.prompts, self.inner.prompts(who), Primitive::Prompt, who, |p| &p.name)
     }
 
-    async fn call_tool(&self, name: &str, args: Arguments, cx: &RequestCx) -> Result<Reply<ToolResult>, LayerError> {
+    async fn call_tool(&self, name: &str, args: ToolArgs, cx: RequestCx) -> Result<Reply<ToolResult>, LayerError> {
         self.guard(Primitive::Tool, name, cx.principal())?;
         self.inner.call_tool(name, args, cx).await
     }
 
-    async fn read_resource(&self, uri: &str, cx: &RequestCx) -> Result<Reply<Vec<ResourceContents>>, LayerError> {
+    async fn read_resource(&self, uri: &str, cx: RequestCx) -> Result<Reply<Vec<ResourceContents>>, LayerError> {
         self.guard(Primitive::Resource, uri, cx.principal())?;
         self.inner.read_resource(uri, cx).await
     }
 
-    async fn get_prompt(
-        &self,
-        name: &str,
-        args: BTreeMap<String, String>,
-        cx: &RequestCx,
-    ) -> Result<Reply<PromptResult>, LayerError> {
+    async fn get_prompt(&self, name: &str, args: PromptArgs, cx: RequestCx) -> Result<Reply<PromptResult>, LayerError> {
         self.guard(Primitive::Prompt, name, cx.principal())?;
         self.inner.get_prompt(name, args, cx).await
     }
 
-    async fn complete(&self, of: CompletionRef, arg: CompletionArg, cx: &RequestCx) -> Result<Completion, LayerError> {
+    async fn complete(&self, of: CompletionRef, arg: CompletionArg, cx: RequestCx) -> Result<Completion, LayerError> {
         let allowed = match &of {
             CompletionRef::Prompt { name } => self.map.allows(Primitive::Prompt, name, cx.principal()),
             CompletionRef::Resource { uri } => self.map.allows(Primitive::Resource, uri, cx.principal()),
@@ -150,11 +145,11 @@ mod tests {
         assert!(layer.tools(&Principal::anonymous()).is_empty());
         assert_eq!(layer.prompts(&Principal::anonymous()).len(), 1, "unguarded kinds stay visible");
         let cx = RequestCx::builder(reader).build();
-        let refused = layer.call_tool("write_file", Map::new(), &cx).await.err();
+        let refused = layer.call_tool("write_file", Map::new(), cx.clone()).await.err();
         assert_eq!(
             refused,
             Some(LayerError::AccessDenied("Tool write_file requires the scopes: mcp:tools files:write".into()))
         );
-        assert!(layer.call_tool("echo", Map::new(), &cx).await.is_ok());
+        assert!(layer.call_tool("echo", Map::new(), cx.clone()).await.is_ok());
     }
 }

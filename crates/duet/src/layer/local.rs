@@ -58,7 +58,7 @@ use tracing::instrument::{Instrument, WithSubscriber};
 ///     }),
 /// ))?;
 /// let cx = RequestCx::builder(Principal::local()).build();
-/// let Reply::Complete(result) = registry.call_tool("words", Default::default(), &cx).await? else { panic!() };
+/// let Reply::Complete(result) = registry.call_tool("words", Default::default(), cx.clone()).await? else { panic!() };
 /// assert_eq!(result, ToolResult::text("one two three"));
 /// # Ok(())
 /// # }

@@ -44,7 +44,10 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// The arguments of a tool call: a JSON object.
-pub type Arguments = Map<String, Value>;
+pub type ToolArgs = Map<String, Value>;
+
+/// The arguments of a prompt: names to strings.
+pub type PromptArgs = BTreeMap<String, String>;
 
 /// A listing for one principal. Cheap to clone. The engine renders each page of a listing
 /// once per `Arc`: hand out the same one while the items stay the same (see [`Filtered`]).
@@ -82,17 +85,12 @@ pub trait Layer: Send + Sync + 'static {
     fn prompts(&self, who: &Principal) -> Listing<Prompt>;
 
     /// Runs a tool. Only an unknown (or hidden) tool is an error; every other failure is a
-    /// result with `isError: true`.
-    async fn call_tool(&self, name: &str, args: Arguments, cx: &RequestCx) -> Result<Reply<ToolResult>, LayerError>;
-    async fn read_resource(&self, uri: &str, cx: &RequestCx) -> Result<Reply<Vec<ResourceContents>>, LayerError>;
-    async fn get_prompt(
-        &self,
-        name: &str,
-        args: BTreeMap<String, String>,
-        cx: &RequestCx,
-    ) -> Result<Reply<PromptResult>, LayerError>;
+    /// result with `isError: true`. Each call gets its request's context to keep.
+    async fn call_tool(&self, name: &str, args: ToolArgs, cx: RequestCx) -> Result<Reply<ToolResult>, LayerError>;
+    async fn read_resource(&self, uri: &str, cx: RequestCx) -> Result<Reply<Vec<ResourceContents>>, LayerError>;
+    async fn get_prompt(&self, name: &str, args: PromptArgs, cx: RequestCx) -> Result<Reply<PromptResult>, LayerError>;
     /// Completion values; an unknown reference completes to nothing rather than failing.
-    async fn complete(&self, of: CompletionRef, arg: CompletionArg, cx: &RequestCx) -> Result<Completion, LayerError>;
+    async fn complete(&self, of: CompletionRef, arg: CompletionArg, cx: RequestCx) -> Result<Completion, LayerError>;
 
     /// The feed this layer raises its changes on.
     fn changes(&self) -> &ChangeFeed;

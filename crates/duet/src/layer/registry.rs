@@ -38,7 +38,7 @@ pub struct Registry<S = ()> {
 }
 
 struct RunTool<S> {
-    handler: Boxed<S, Arguments, ToolResult>,
+    handler: Boxed<S, ToolArgs, ToolResult>,
     schemas: Schemas,
     timeout: Option<Duration>,
 }
@@ -182,16 +182,16 @@ impl<S: Clone + Send + Sync + 'static> Registry<S> {
     }
 
     /// The context a handler gets: the request's, with this registry's state.
-    fn cx(&self, cx: &RequestCx) -> RequestCx<S> {
-        cx.clone().with_state(self.state.clone())
+    fn cx(&self, cx: RequestCx) -> RequestCx<S> {
+        cx.with_state(self.state.clone())
     }
 
     async fn run_tool(
         &self,
         def: &Tool,
         tool: &RunTool<S>,
-        args: Arguments,
-        cx: &RequestCx,
+        args: ToolArgs,
+        cx: RequestCx,
     ) -> Result<Reply<ToolResult>, LayerError> {
         let args = Value::Object(args);
         if let Some(problems) = tool.schemas.argument_problems(&args) {
@@ -250,14 +250,14 @@ impl<S: Clone + Send + Sync + 'static> Layer for Registry<S> {
         self.prompts.listing(who)
     }
 
-    async fn call_tool(&self, name: &str, args: Arguments, cx: &RequestCx) -> Result<Reply<ToolResult>, LayerError> {
+    async fn call_tool(&self, name: &str, args: ToolArgs, cx: RequestCx) -> Result<Reply<ToolResult>, LayerError> {
         match self.tools.get(name, cx.principal()) {
             Some((def, tool)) => self.run_tool(def, tool, args, cx).await,
             None => Err(LayerError::NotFound(format!("Unknown tool: {name}"))),
         }
     }
 
-    async fn read_resource(&self, uri: &str, cx: &RequestCx) -> Result<Reply<Vec<ResourceContents>>, LayerError> {
+    async fn read_resource(&self, uri: &str, cx: RequestCx) -> Result<Reply<Vec<ResourceContents>>, LayerError> {
         let who = cx.principal();
         if let Some((_, read)) = self.resources.get(uri, who) {
             return read(uri.to_string(), self.cx(cx)).await.map_err(protocol_error);
@@ -274,12 +274,7 @@ impl<S: Clone + Send + Sync + 'static> Layer for Registry<S> {
         Err(LayerError::NotFound(format!("Unknown resource: {uri}")))
     }
 
-    async fn get_prompt(
-        &self,
-        name: &str,
-        args: BTreeMap<String, String>,
-        cx: &RequestCx,
-    ) -> Result<Reply<PromptResult>, LayerError> {
+    async fn get_prompt(&self, name: &str, args: PromptArgs, cx: RequestCx) -> Result<Reply<PromptResult>, LayerError> {
         let Some((def, prompt)) = self.prompts.get(name, cx.principal()) else {
             return Err(LayerError::NotFound(format!("Unknown prompt: {name}")));
         };
@@ -298,7 +293,7 @@ impl<S: Clone + Send + Sync + 'static> Layer for Registry<S> {
         (prompt.handler)(args, self.cx(cx)).await.map_err(protocol_error)
     }
 
-    async fn complete(&self, of: CompletionRef, arg: CompletionArg, cx: &RequestCx) -> Result<Completion, LayerError> {
+    async fn complete(&self, of: CompletionRef, arg: CompletionArg, cx: RequestCx) -> Result<Completion, LayerError> {
         let who = cx.principal();
         let completer = match &of {
             CompletionRef::Prompt { name } => {
@@ -369,18 +364,18 @@ mod tests {
         let (local, other) = (r.tools(&Principal::local()), r.tools(&Principal::new("other", ["ops"])));
         assert!(Arc::ptr_eq(&local, &other), "principals who see the same tools share one listing");
         assert!(Arc::ptr_eq(&r.tools(&Principal::new("root", ["admin"])), &r.tools.defs));
-        let hidden = r.call_tool("admin", Map::new(), &cx(Principal::local())).await;
+        let hidden = r.call_tool("admin", Map::new(), cx(Principal::local())).await;
         assert_eq!(hidden.unwrap_err(), LayerError::NotFound("Unknown tool: admin".into()));
     }
 
     #[tokio::test]
     async fn arguments_and_output_are_validated() {
         let r = registry();
-        let Reply::Complete(res) = r.call_tool("echo", Map::new(), &cx(Principal::local())).await.unwrap() else {
+        let Reply::Complete(res) = r.call_tool("echo", Map::new(), cx(Principal::local())).await.unwrap() else {
             panic!()
         };
         assert!(res.is_error);
-        let Reply::Complete(res) = r.call_tool("liar", Map::new(), &cx(Principal::local())).await.unwrap() else {
+        let Reply::Complete(res) = r.call_tool("liar", Map::new(), cx(Principal::local())).await.unwrap() else {
             panic!()
         };
         assert!(res.is_error);
@@ -406,10 +401,10 @@ mod tests {
         assert_eq!(def.input_schema["required"], json!(["a", "b"]));
         assert_eq!(def.output_schema.as_ref().unwrap()["properties"]["sum"]["type"], "integer");
         let args = json!({"a": 2, "b": 3}).as_object().unwrap().clone();
-        let Reply::Complete(res) = r.call_tool("add", args, &cx(Principal::local())).await.unwrap() else { panic!() };
+        let Reply::Complete(res) = r.call_tool("add", args, cx(Principal::local())).await.unwrap() else { panic!() };
         assert_eq!((res.structured_content, res.is_error), (Some(json!({"sum": 5})), false));
         let bad = json!({"a": "two", "b": 3}).as_object().unwrap().clone();
-        let Reply::Complete(res) = r.call_tool("add", bad, &cx(Principal::local())).await.unwrap() else { panic!() };
+        let Reply::Complete(res) = r.call_tool("add", bad, cx(Principal::local())).await.unwrap() else { panic!() };
         assert!(res.is_error);
         let not_object =
             r.tool(ToolSpec::new("s", |_, _| async { ToolResult::text("") }).input_schema(json!({"type": "string"})));
@@ -442,14 +437,14 @@ mod tests {
         .unwrap();
         let args = |v: Value| v.as_object().unwrap().clone();
         for cents in [5, 7] {
-            let call = r.call_tool("refund", args(json!({"cents": cents})), &cx(Principal::local())).await;
+            let call = r.call_tool("refund", args(json!({"cents": cents})), cx(Principal::local())).await;
             let Reply::Complete(res) = call.unwrap() else { panic!() };
             assert!(!res.is_error, "{res:?}");
         }
         assert_eq!(desk.refunds.load(std::sync::atomic::Ordering::SeqCst), 12, "every call saw the same state");
         let listed = r.tools(&Principal::local());
         assert_eq!(listed[0].output_schema.as_ref().unwrap()["properties"]["sum"]["type"], "integer");
-        let Reply::Complete(count) = r.call_tool("count", Map::new(), &cx(Principal::local())).await.unwrap() else {
+        let Reply::Complete(count) = r.call_tool("count", Map::new(), cx(Principal::local())).await.unwrap() else {
             panic!()
         };
         assert_eq!(count, ToolResult::text("12"));

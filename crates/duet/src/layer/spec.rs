@@ -4,13 +4,13 @@
 
 use super::handler::{self, Boxed, IntoReply};
 use super::{
-    About, Arguments, Icon, Principal, PromptArgument, PromptResult, RequestCx, ResourceContents, ToolAnnotations,
+    About, Icon, Principal, PromptArgument, PromptResult, RequestCx, ResourceContents, ToolAnnotations, ToolArgs,
     ToolResult, schema_for,
 };
 use futures::FutureExt;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
-use serde_json::Value;
+use serde_json::{Map, Value};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::future::Future;
 use std::sync::Arc;
@@ -63,7 +63,7 @@ impl<P> Spec<P> {
         self
     }
 
-    pub fn meta(mut self, meta: Arguments) -> Self {
+    pub fn meta(mut self, meta: Map<String, Value>) -> Self {
         self.common.about.meta = Some(meta);
         self
     }
@@ -88,7 +88,7 @@ pub struct ToolParts<S> {
     pub(crate) output_schema: Option<Value>,
     pub(crate) annotations: Option<ToolAnnotations>,
     pub(crate) timeout: Option<Duration>,
-    pub(crate) handler: Boxed<S, Arguments, ToolResult>,
+    pub(crate) handler: Boxed<S, ToolArgs, ToolResult>,
 }
 
 impl<S: 'static> Spec<ToolParts<S>> {
@@ -101,7 +101,7 @@ impl<S: 'static> Spec<ToolParts<S>> {
     /// [`Reply`]: super::Reply
     pub fn new<F, Fut>(name: impl Into<String>, handler: F) -> Self
     where
-        F: Fn(Arguments, RequestCx<S>) -> Fut + Send + Sync + 'static,
+        F: Fn(ToolArgs, RequestCx<S>) -> Fut + Send + Sync + 'static,
         Fut: Future + Send + 'static,
         Fut::Output: IntoReply<ToolResult>,
     {
@@ -118,7 +118,7 @@ impl<S: 'static> Spec<ToolParts<S>> {
         Fut::Output: IntoReply<ToolResult>,
     {
         let output_schema = <Fut::Output as IntoReply<ToolResult>>::output_schema();
-        let handler: Boxed<S, Arguments, ToolResult> =
+        let handler: Boxed<S, ToolArgs, ToolResult> =
             Arc::new(move |args, cx| match I::deserialize(Value::Object(args)) {
                 Ok(input) => handler(input, cx).map(IntoReply::into_reply).boxed(),
                 Err(e) => {
@@ -129,7 +129,7 @@ impl<S: 'static> Spec<ToolParts<S>> {
         Self::tool(name, handler, output_schema).input_schema(schema_for::<I>())
     }
 
-    fn tool(name: impl Into<String>, handler: Boxed<S, Arguments, ToolResult>, output_schema: Option<Value>) -> Self {
+    fn tool(name: impl Into<String>, handler: Boxed<S, ToolArgs, ToolResult>, output_schema: Option<Value>) -> Self {
         Spec::of(ToolParts {
             name: name.into(),
             input_schema: serde_json::json!({"type": "object", "properties": {}}),

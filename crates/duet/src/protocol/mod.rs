@@ -13,7 +13,6 @@ mod session;
 mod version;
 pub(crate) mod wire;
 
-pub(crate) use envelope::Terms;
 pub use server::{Server, ServerOptions};
 pub(crate) use session::AskError;
 pub use session::Session;

@@ -20,7 +20,7 @@ async fn confirmation_asks_first() {
     let dir = tempfile::tempdir().unwrap();
     let r = registry_in(dir.path(), CONFIRMED);
     let elicitation = json!({"elicitation": {}});
-    let asked = r.call_tool("remove", object(json!({"path": "m"})), &cx_with(elicitation, json!({}))).await;
+    let asked = r.call_tool("remove", object(json!({"path": "m"})), cx_with(elicitation, json!({}))).await;
     let Ok(Reply::InputRequired(input)) = asked else { panic!("expected an input request, got {asked:?}") };
     assert_eq!(
         input.requests["confirm"],
@@ -40,7 +40,7 @@ async fn confirmation_asks_first() {
 /// second brings `answer` and the state of the question.
 async fn confirm_with(r: &Registry, tool: &str, args: Value, answer: Value) -> ToolResult {
     let caps = json!({"elicitation": {}});
-    let asked = r.call_tool(tool, object(args.clone()), &cx_with(caps.clone(), json!({}))).await;
+    let asked = r.call_tool(tool, object(args.clone()), cx_with(caps.clone(), json!({}))).await;
     let Ok(Reply::InputRequired(input)) = asked else { panic!("expected an input request, got {asked:?}") };
     let cx = RequestCx::builder(Principal::local())
         .client_capabilities(caps)
@@ -81,7 +81,7 @@ async fn an_answer_to_no_question_asks_again() {
     // A "yes" the client made up, without the state of a question the server asked.
     let answer = json!({"confirm": {"action": "accept", "content": {"ok": true}}});
     let cx = cx_with(json!({"elicitation": {}}), answer);
-    let asked = r.call_tool("remove", object(json!({"path": "m"})), &cx).await;
+    let asked = r.call_tool("remove", object(json!({"path": "m"})), cx.clone()).await;
     assert!(matches!(asked, Ok(Reply::InputRequired(_))), "{asked:?}");
     assert!(!dir.path().join("m").exists());
 }

@@ -28,7 +28,7 @@ async fn the_example_manifests_load() {
     assert!(message.starts_with("Invalid arguments"), "{message}");
     // Deleting asks first (and is not answered here).
     let asked = notes
-        .call_tool("delete_note", object(json!({"name": "ideas.md"})), &cx_with(json!({"elicitation": {}}), json!({})))
+        .call_tool("delete_note", object(json!({"name": "ideas.md"})), cx_with(json!({"elicitation": {}}), json!({})))
         .await;
     assert!(matches!(asked, Ok(Reply::InputRequired(_))), "{asked:?}");
     let contents = read(&notes, "notes://welcome").await;

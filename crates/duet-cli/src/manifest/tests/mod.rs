@@ -44,7 +44,7 @@ fn object(args: Value) -> Map<String, Value> {
 }
 
 async fn call_with(r: &Registry, tool: &str, args: Value, cx: &RequestCx) -> ToolResult {
-    match r.call_tool(tool, object(args), cx).await {
+    match r.call_tool(tool, object(args), cx.clone()).await {
         Ok(Reply::Complete(result)) => result,
         other => panic!("expected a complete result, got {other:?}"),
     }
@@ -79,7 +79,7 @@ fn failed(result: ToolResult) -> String {
 
 /// The contents of `uri`, which must read without an error.
 async fn read(r: &Registry, uri: &str) -> Vec<duet::layer::ResourceContents> {
-    match r.read_resource(uri, &cx()).await {
+    match r.read_resource(uri, cx()).await {
         Ok(Reply::Complete(contents)) => contents,
         other => panic!("expected contents, got {other:?}"),
     }

@@ -25,7 +25,7 @@ async fn prompts_render_their_template() {
     assert_eq!(listed[0].about.description.as_deref(), Some("Reviews a file"));
 
     let values = BTreeMap::from([("file".to_string(), "a.rs".to_string()), ("focus".to_string(), "style".to_string())]);
-    let Ok(Reply::Complete(result)) = r.get_prompt("review", values, &cx()).await else { panic!("no prompt") };
+    let Ok(Reply::Complete(result)) = r.get_prompt("review", values, cx()).await else { panic!("no prompt") };
     let rendered = serde_json::to_value(&result.messages).unwrap();
     assert_eq!(
         rendered,
@@ -33,9 +33,9 @@ async fn prompts_render_their_template() {
     );
 
     let only_file = BTreeMap::from([("file".to_string(), "b.rs".to_string())]);
-    let Ok(Reply::Complete(result)) = r.get_prompt("review", only_file, &cx()).await else { panic!("no prompt") };
+    let Ok(Reply::Complete(result)) = r.get_prompt("review", only_file, cx()).await else { panic!("no prompt") };
     assert_eq!(serde_json::to_value(&result.messages[0].content).unwrap()["text"], "Review b.rs focusing on .");
-    let missing = r.get_prompt("review", BTreeMap::new(), &cx()).await;
+    let missing = r.get_prompt("review", BTreeMap::new(), cx()).await;
     assert!(matches!(missing, Err(LayerError::InvalidArguments { .. })), "{missing:?}");
 }
 
@@ -46,7 +46,7 @@ async fn prompt_arguments_complete_by_prefix() {
         let of = CompletionRef::Prompt { name: "review".into() };
         let arg = CompletionArg { name: arg.into(), value: value.into(), context: BTreeMap::new() };
         let r = &r;
-        async move { r.complete(of, arg, &cx()).await.unwrap().values }
+        async move { r.complete(of, arg, cx()).await.unwrap().values }
     };
     assert_eq!(complete("focus", "s").await, ["security", "Speed", "style"]);
     assert_eq!(complete("focus", "sT").await, ["style"]);

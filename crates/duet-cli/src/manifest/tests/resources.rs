@@ -48,6 +48,6 @@ file = "logo.bin"
     assert_eq!(logo[0].mime_type.as_deref(), Some("image/x-test"));
 
     std::fs::remove_file(dir.path().join("readme.md")).unwrap();
-    let gone = r.read_resource("test://readme", &cx()).await;
+    let gone = r.read_resource("test://readme", cx()).await;
     assert!(matches!(gone, Err(LayerError::NotFound(_))), "{gone:?}");
 }

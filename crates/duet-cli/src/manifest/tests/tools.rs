@@ -371,6 +371,6 @@ roles = ["admin"]
     );
     assert!(r.tools(&Principal::local()).is_empty());
     assert_eq!(r.tools(&Principal::new("root", ["admin"])).len(), 1);
-    let hidden = r.call_tool("admin_only", Map::new(), &cx()).await;
+    let hidden = r.call_tool("admin_only", Map::new(), cx()).await;
     assert!(matches!(hidden, Err(LayerError::NotFound(_))));
 }

@@ -183,7 +183,7 @@ async fn gitignored_files_are_refused_when_named() {
     for (prompt, path) in
         [("review_file", ".env"), ("review_file", "target/secret.txt"), ("summarize_directory", "target")]
     {
-        let error = f.ws.get_prompt(prompt, args(path), &cx()).await.unwrap_err();
+        let error = f.ws.get_prompt(prompt, args(path), cx()).await.unwrap_err();
         let LayerError::InvalidArguments { message, .. } = &error else { panic!("{prompt} {path}: {error:?}") };
         assert!(message.contains(why) && !message.contains("TOP SECRET"), "{prompt} {path}: {message}");
     }

@@ -72,7 +72,7 @@ async fn templates_reach_files_the_listing_leaves_out() {
     // The template's path completes from the listing.
     let of = CompletionRef::Resource { uri: template.clone() };
     let arg = CompletionArg { name: "path".into(), value: "src/".into(), context: BTreeMap::new() };
-    let completion = f.ws.complete(of, arg, &cx()).await.unwrap();
+    let completion = f.ws.complete(of, arg, cx()).await.unwrap();
     assert_eq!(completion.values, ["src/lib.rs", "src/main.rs"]);
 }
 
@@ -248,7 +248,7 @@ async fn a_search_reports_progress_and_stops_when_cancelled() {
 async fn prompts_embed_files_and_complete_paths() {
     let f = Fixture::new();
     let args = |path: &str| BTreeMap::from([("path".to_string(), path.to_string())]);
-    let Reply::Complete(review) = f.ws.get_prompt("review_file", args("src/lib.rs"), &cx()).await.unwrap() else {
+    let Reply::Complete(review) = f.ws.get_prompt("review_file", args("src/lib.rs"), cx()).await.unwrap() else {
         panic!()
     };
     let ContentKind::Resource { resource } = &review.messages[0].content.kind else { panic!("{review:?}") };
@@ -257,14 +257,14 @@ async fn prompts_embed_files_and_complete_paths() {
     let ContentKind::Text { text } = &review.messages[1].content.kind else { panic!() };
     assert!(text.starts_with("Review src/lib.rs"), "{text}");
 
-    let missing = f.ws.get_prompt("review_file", BTreeMap::new(), &cx()).await.unwrap_err();
+    let missing = f.ws.get_prompt("review_file", BTreeMap::new(), cx()).await.unwrap_err();
     assert!(missing.to_string().contains("path"), "{missing}");
-    let outside = f.ws.get_prompt("review_file", args("../x"), &cx()).await.unwrap_err();
+    let outside = f.ws.get_prompt("review_file", args("../x"), cx()).await.unwrap_err();
     assert!(matches!(outside, LayerError::InvalidArguments { .. }), "{outside:?}");
-    let dir = f.ws.get_prompt("review_file", args("src"), &cx()).await.unwrap_err();
+    let dir = f.ws.get_prompt("review_file", args("src"), cx()).await.unwrap_err();
     assert!(dir.to_string().contains("is a directory"));
 
-    let Reply::Complete(summary) = f.ws.get_prompt("summarize_directory", BTreeMap::new(), &cx()).await.unwrap() else {
+    let Reply::Complete(summary) = f.ws.get_prompt("summarize_directory", BTreeMap::new(), cx()).await.unwrap() else {
         panic!()
     };
     let ContentKind::Text { text: tree } = &summary.messages[0].content.kind else { panic!() };
@@ -274,7 +274,7 @@ async fn prompts_embed_files_and_complete_paths() {
     let complete = |prompt: &str, value: &str| {
         let of = CompletionRef::Prompt { name: prompt.into() };
         let arg = CompletionArg { name: "path".into(), value: value.into(), context: BTreeMap::new() };
-        async move { ws.complete(of, arg, &cx()).await.unwrap().values }
+        async move { ws.complete(of, arg, cx()).await.unwrap().values }
     };
     assert_eq!(complete("review_file", "src/m").await, ["src/main.rs"]);
     assert_eq!(complete("review_file", "").await.len(), 5);
@@ -288,7 +288,7 @@ async fn completions_stop_at_a_hundred() {
     let f = Fixture::with_files((0..150).map(|i| (format!("gen/{i:03}.txt"), "x")));
     let of = CompletionRef::Prompt { name: "review_file".into() };
     let arg = CompletionArg { name: "path".into(), value: "gen/".into(), context: BTreeMap::new() };
-    let completion = f.ws.complete(of, arg, &cx()).await.unwrap();
+    let completion = f.ws.complete(of, arg, cx()).await.unwrap();
     assert_eq!((completion.values.len(), completion.total, completion.has_more), (100, Some(150), Some(true)));
 }
 

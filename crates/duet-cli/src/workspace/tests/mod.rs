@@ -96,7 +96,7 @@ impl Fixture {
     }
 
     pub async fn read(&self, uri: &str) -> Result<Vec<ResourceContents>, LayerError> {
-        match self.ws.read_resource(uri, &cx()).await? {
+        match self.ws.read_resource(uri, cx()).await? {
             Reply::Complete(contents) => Ok(contents),
             Reply::InputRequired(_) => panic!("reading {uri} asked for input"),
         }
@@ -116,7 +116,7 @@ pub fn cx() -> RequestCx {
 
 pub async fn call_tool(ws: &Workspace, name: &str, args: Value, cx: &RequestCx) -> ToolResult {
     let Value::Object(args) = args else { panic!("arguments must be an object") };
-    match ws.call_tool(name, args, cx).await {
+    match ws.call_tool(name, args, cx.clone()).await {
         Ok(Reply::Complete(result)) => result,
         other => panic!("{name} should complete, got {other:?}"),
     }

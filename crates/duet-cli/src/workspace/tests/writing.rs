@@ -26,7 +26,7 @@ fn answering(asked: &InputRequired, answer: Value) -> RequestCx {
 
 async fn call(f: &Fixture, tool: &str, args: &Value, cx: &RequestCx) -> Reply<ToolResult> {
     let Value::Object(args) = args.clone() else { panic!("arguments must be an object") };
-    f.ws.call_tool(tool, args, cx).await.unwrap_or_else(|e| panic!("{tool}: {e:?}"))
+    f.ws.call_tool(tool, args, cx.clone()).await.unwrap_or_else(|e| panic!("{tool}: {e:?}"))
 }
 
 /// The first run, which must ask.
@@ -75,7 +75,7 @@ async fn the_write_tools_are_there_only_when_allowed() {
         ("edit_file", json!({"path": "README.md", "old_text": "hello", "new_text": "bye"})),
     ] {
         let Value::Object(args) = args else { unreachable!() };
-        let error = read_only.ws.call_tool(tool, args, &asking()).await.unwrap_err();
+        let error = read_only.ws.call_tool(tool, args, asking()).await.unwrap_err();
         assert!(matches!(error, LayerError::NotFound(_)), "{tool}: {error:?}");
     }
     assert!(!read_only.root.join("new.txt").exists());

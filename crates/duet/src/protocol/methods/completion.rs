@@ -26,8 +26,7 @@ pub(super) async fn complete(call: &Call<'_>) -> Result<Rendered, RpcError> {
     };
     let context = string_arguments(call.params.get("context").and_then(|c| c.get("arguments")))?;
     let arg = CompletionArg { name: name.clone(), value, context };
-    let cx = call.request_cx();
-    let completion = call.shared.layer.complete(reference, arg, &cx).await.map_err(|e| e.to_rpc())?;
+    let completion = call.shared.layer.complete(reference, arg, call.request_cx()).await.map_err(|e| e.to_rpc())?;
     call.complete(CompleteResult { completion }, None)
 }
 

@@ -12,10 +12,7 @@ pub(super) async fn get(call: &Call<'_>) -> Result<Rendered, RpcError> {
     let args = string_arguments(call.params.get("arguments"))?;
     let arguments = serde_json::to_value(&args).unwrap_or(Value::Null);
     let layer = &call.shared.layer;
-    let invoke = |cx| {
-        let args = args.clone();
-        async move { layer.get_prompt(name, args, &cx).await }
-    };
+    let invoke = |cx| layer.get_prompt(name, args.clone(), cx);
     let finish = |done: Result<PromptResult, String>| {
         let result = done.map_err(super::input_failed)?;
         call.complete(wire::prompt_result(&result, call.version()), None)

@@ -15,7 +15,7 @@ struct ReadResult<'a> {
 pub(super) async fn read(call: &Call<'_>) -> Result<Rendered, RpcError> {
     let uri = required_str(call, "uri")?;
     let layer = &call.shared.layer;
-    let invoke = |cx| async move { layer.read_resource(uri, &cx).await };
+    let invoke = |cx| layer.read_resource(uri, cx);
     let fail = |e| match e {
         LayerError::NotFound(message) => {
             let code = if call.modern() { code::INVALID_PARAMS } else { code::RESOURCE_NOT_FOUND };

@@ -16,10 +16,7 @@ pub(super) async fn call(call: &Call<'_>) -> Result<Rendered, RpcError> {
         Some(_) => return Err(RpcError::invalid_params("arguments must be an object")),
     };
     let layer = &call.shared.layer;
-    let invoke = |cx| {
-        let args = arguments.as_object().cloned().unwrap_or_default();
-        async move { layer.call_tool(name, args, &cx).await }
-    };
+    let invoke = |cx| layer.call_tool(name, arguments.as_object().cloned().unwrap_or_default(), cx);
     let fail = |e| match e {
         LayerError::NotFound(_) => {
             RpcError::invalid_params(format!("Unknown tool: {name}")).with_data(json!({"name": name}))

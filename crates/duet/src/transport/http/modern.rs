@@ -5,8 +5,8 @@
 
 use crate::jsonrpc::{RpcError, code};
 use crate::message::{Incoming, Notification, Request};
-use crate::protocol::envelope::{self, EnvelopeError};
-use crate::protocol::{Era, Terms, Version};
+use crate::protocol::envelope::{self, EnvelopeError, Terms};
+use crate::protocol::{Era, Version};
 use base64::Engine as _;
 use http::header::AsHeaderName;
 use http::{HeaderMap, HeaderName};
