@@ -31,8 +31,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
+/// Two terms, added by a local handler.
 #[derive(Deserialize, schemars::JsonSchema)]
-struct Add {
+struct Terms {
     a: i64,
     b: i64,
 }
@@ -117,7 +118,7 @@ fn registry(probe: &Probe) -> Registry {
         .unwrap()
         .tool(ToolSpec::typed(
             "add",
-            local(|input: Add, _| async move {
+            local(|input: Terms, _| async move {
                 let shared = Rc::new(input.a);
                 tokio::task::yield_now().await;
                 Json(Sum { sum: *shared + input.b })

@@ -10,8 +10,8 @@ use crate::message::Meta;
 use serde_json::{Value, json};
 use std::sync::Arc;
 
-/// Keys of the 2026 `_meta` envelope.
-pub(crate) mod key {
+/// Keys of the 2026 `_meta` envelope, for a program that builds requests itself.
+pub mod key {
     pub const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
     pub const CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
     pub const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";

@@ -13,6 +13,7 @@ mod session;
 mod version;
 pub(crate) mod wire;
 
+pub use envelope::key;
 pub use server::{Server, ServerOptions};
 pub(crate) use session::AskError;
 pub use session::Session;

@@ -92,9 +92,7 @@ mod tests {
 
     #[test]
     fn versions_round_trip_and_order() {
-        for v in Version::ALL {
-            assert_eq!(Version::parse(v.as_str()), Some(v));
-        }
+        assert!(Version::ALL.iter().all(|v| Version::parse(v.as_str()) == Some(*v)));
         assert_eq!(Version::parse("2099-01-01"), None);
         assert!(Version::V2025_03_26.allows_batches() && !Version::V2025_06_18.allows_batches());
         assert!(!Version::V2024_11_05.has_completions_capability());

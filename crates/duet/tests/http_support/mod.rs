@@ -28,6 +28,9 @@ pub use raw::{RawResponse, raw_exchange, read_response, read_until_closed};
 pub use server::TestServer;
 pub use sse::{EventStream, SseEvent};
 
+pub use duet::protocol::key::{
+    CLIENT_CAPABILITIES as CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION as PROTOCOL_VERSION_KEY, SUBSCRIPTION_ID,
+};
 use duet::transport::http::HttpConfig;
 use reqwest::header::HeaderMap;
 use serde_json::{Map, Value, json};
@@ -38,9 +41,6 @@ use std::time::Duration;
 pub const WAIT: Duration = Duration::from_secs(5);
 pub const MODERN: &str = "2026-07-28";
 pub const LATEST: &str = "2025-11-25";
-pub const PROTOCOL_VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
-pub const CLIENT_CAPABILITIES_KEY: &str = "io.modelcontextprotocol/clientCapabilities";
-pub const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 pub const ACCEPT_BOTH: &str = "application/json, text/event-stream";
 
 /// Runs `future`, failing the test when it takes longer than [`WAIT`].

@@ -278,33 +278,25 @@ mod tests {
     }
 
     #[test]
-    fn absent_origin_passes() {
+    fn absent_and_own_origins_pass() {
         assert_eq!(loopback().check(Some("localhost:8765"), None), Ok(()));
+        // A loopback bind also takes its own host as the origin, whatever the scheme.
+        assert_eq!(loopback().check(Some("localhost:8765"), Some("chrome-extension://localhost:8765")), Ok(()));
         assert_eq!(public().check(None, None), Ok(()));
     }
 
     #[test]
-    fn public_bind_accepts_any_host() {
+    fn a_public_bind_checks_origins_only() {
         let guard = public();
         assert!(!guard.checks_host());
         assert_eq!(guard.check(Some("evil.example"), None), Ok(()));
         assert_eq!(guard.check(Some("mcp.example.com:443"), None), Ok(()));
         assert_eq!(guard.check(None, None), Ok(()));
-    }
-
-    #[test]
-    fn public_bind_still_rejects_foreign_origin() {
-        assert_eq!(public().check(Some("mcp.example.com"), Some("https://evil.example")), ORIGIN);
-    }
-
-    #[test]
-    fn public_bind_rejects_same_origin() {
-        assert_eq!(public().check(Some("attacker.example:8765"), Some("http://attacker.example:8765")), ORIGIN);
-    }
-
-    #[test]
-    fn public_bind_accepts_loopback_origin() {
-        assert_eq!(public().check(Some("attacker.example:8765"), Some("http://localhost:8765")), Ok(()));
+        assert_eq!(guard.check(Some("mcp.example.com"), Some("https://evil.example")), ORIGIN, "foreign origin");
+        let same_origin = guard.check(Some("attacker.example:8765"), Some("http://attacker.example:8765"));
+        assert_eq!(same_origin, ORIGIN, "same origin is not enough");
+        let loopback = guard.check(Some("attacker.example:8765"), Some("http://localhost:8765"));
+        assert_eq!(loopback, Ok(()), "a loopback origin");
     }
 
     #[test]
@@ -316,11 +308,6 @@ mod tests {
         assert_eq!(guard.check(Some("mcp.example.com"), Some("https://evil.example")), ORIGIN);
         assert_eq!(guard.check(Some("evil.example"), Some("https://evil.example")), HOST);
         assert_eq!(guard.check(None, None), HOST);
-    }
-
-    #[test]
-    fn loopback_bind_accepts_same_origin() {
-        assert_eq!(loopback().check(Some("localhost:8765"), Some("chrome-extension://localhost:8765")), Ok(()));
     }
 
     #[test]
