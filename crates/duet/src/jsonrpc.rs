@@ -115,7 +115,10 @@ pub struct Rendered(Bytes);
 impl Rendered {
     /// Renders `value`; fails only for data JSON cannot hold (a map with non-string keys).
     pub(crate) fn new(value: &impl Serialize) -> Result<Self, serde_json::Error> {
-        serde_json::to_vec(value).map(|text| Rendered(text.into()))
+        // Room for a typical result, so that most are written without growing the buffer.
+        let mut text = Vec::with_capacity(512);
+        serde_json::to_writer(&mut text, value)?;
+        Ok(Rendered(text.into()))
     }
 
     pub fn as_bytes(&self) -> &[u8] {

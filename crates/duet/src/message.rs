@@ -141,14 +141,23 @@ impl<'de> Deserialize<'de> for Meta {
     }
 }
 
-/// What to make of a JSON value by its shape: an object, an array, or anything else
-/// (whose content does not matter).
+/// What to make of a JSON value by its shape: an object, an array, a string, an integer,
+/// or anything else (whose content does not matter).
 trait Shape<'de>: Sized {
     type Out;
-    fn object<A: MapAccess<'de>>(self, map: A) -> Result<Self::Out, A::Error>;
+    fn object<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Out, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(self.other())
+    }
     fn array<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Out, A::Error> {
         while seq.next_element::<IgnoredAny>()?.is_some() {}
         Ok(self.other())
+    }
+    fn string(self, _: &str) -> Self::Out {
+        self.other()
+    }
+    fn integer(self, _: Option<i64>) -> Self::Out {
+        self.other()
     }
     fn other(self) -> Self::Out;
     fn null(self) -> Self::Out {
@@ -190,7 +199,80 @@ impl<'de, S: Shape<'de>> Visitor<'de> for AnyJson<S> {
         Ok(self.0.null())
     }
 
-    scalars_are_other!(visit_bool(bool), visit_i64(i64), visit_u64(u64), visit_f64(f64), visit_str(&str));
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(self.0.string(v))
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+        Ok(self.0.integer(Some(v)))
+    }
+
+    /// An integer past `i64`'s range, which is no valid id.
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+        Ok(self.0.integer(i64::try_from(v).ok()))
+    }
+
+    scalars_are_other!(visit_bool(bool), visit_f64(f64));
+}
+
+/// `"jsonrpc": "2.0"`, read without building a value.
+struct Version2;
+
+impl<'de> Shape<'de> for Version2 {
+    type Out = bool;
+
+    fn string(self, s: &str) -> bool {
+        s == "2.0"
+    }
+
+    fn other(self) -> bool {
+        false
+    }
+}
+
+/// What the `id` member holds: a valid request id, or something else.
+struct IdShape;
+
+impl<'de> Shape<'de> for IdShape {
+    type Out = Option<RequestId>;
+
+    fn string(self, s: &str) -> Option<RequestId> {
+        Some(RequestId::Str(s.to_owned()))
+    }
+
+    fn integer(self, i: Option<i64>) -> Option<RequestId> {
+        i.map(RequestId::Int)
+    }
+
+    fn other(self) -> Option<RequestId> {
+        None
+    }
+}
+
+/// The `method` member: its entry in the method table, or `None` when it is not a string.
+struct MethodShape;
+
+impl<'de> Shape<'de> for MethodShape {
+    type Out = Option<Method>;
+
+    fn string(self, s: &str) -> Option<Method> {
+        Some(Method::parse(s))
+    }
+
+    fn other(self) -> Option<Method> {
+        None
+    }
+}
+
+/// One member's value read through a [`Shape`].
+struct Read<S>(S);
+
+impl<'de, S: Shape<'de>> de::DeserializeSeed<'de> for Read<S> {
+    type Value = S::Out;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<S::Out, D::Error> {
+        deserializer.deserialize_any(AnyJson(self.0))
+    }
 }
 
 struct MessageShape;
@@ -334,13 +416,13 @@ impl<'de> Shape<'de> for IncomingShape {
 
     /// The framing rules of one message (JSON-RPC 2.0 as MCP uses it).
     fn object<A: MapAccess<'de>>(self, mut map: A) -> Result<Incoming, A::Error> {
-        let (mut version_ok, mut id, mut method, mut params) = (false, None::<Value>, None::<Value>, None);
+        let (mut version_ok, mut id, mut method, mut params) = (false, None, None, None);
         let (mut result, mut error) = (None::<Value>, None::<Value>);
         while let Some(field) = map.next_key::<Field>()? {
             match field {
-                Field::Jsonrpc => version_ok = map.next_value::<Value>()? == "2.0",
-                Field::Id => id = Some(map.next_value()?),
-                Field::Method => method = Some(map.next_value()?),
+                Field::Jsonrpc => version_ok = map.next_value_seed(Read(Version2))?,
+                Field::Id => id = Some(map.next_value_seed(Read(IdShape))?),
+                Field::Method => method = Some(map.next_value_seed(Read(MethodShape))?),
                 Field::Params => params = Some(map.next_value::<Params>()?),
                 Field::Result => result = Some(map.next_value()?),
                 Field::Error => error = Some(map.next_value()?),
@@ -350,7 +432,7 @@ impl<'de> Shape<'de> for IncomingShape {
             }
         }
         let has_id = id.is_some();
-        let id = id.as_ref().and_then(RequestId::from_value);
+        let id = id.flatten();
         if !version_ok {
             return Ok(invalid(id, "Invalid Request"));
         }
@@ -366,7 +448,7 @@ impl<'de> Shape<'de> for IncomingShape {
                 (None, None) => invalid(id, "Invalid Request"),
             });
         };
-        let Value::String(method) = method else {
+        let Some(method) = method else {
             return Ok(invalid(id, "Invalid Request: method must be a string"));
         };
         if has_id && id.is_none() {
@@ -385,7 +467,6 @@ impl<'de> Shape<'de> for IncomingShape {
                 });
             }
         };
-        let method = Method::parse(&method);
         Ok(match id {
             Some(id) => Incoming::Request(Request { id, method, params, meta }),
             None => Incoming::Notification(Notification { method, params, meta }),

@@ -14,9 +14,15 @@ pub struct RequestInfo<'a> {
     /// `"stdio"`, `"http"` or `"sse"`.
     pub transport: &'static str,
     pub headers: &'a HeaderMap,
-    pub session_id: Option<&'a str>,
     /// The principal an authenticator vouched for, if any.
     pub principal: Option<&'a Principal>,
+}
+
+impl RequestInfo<'_> {
+    /// The `Mcp-Session-Id` the request names (handshake era), if any.
+    pub fn session_id(&self) -> Option<&str> {
+        self.headers.get(&crate::transport::http::SESSION_HEADER).and_then(|h| h.to_str().ok())
+    }
 }
 
 /// A program's resolver: `Some` decides, `None` falls back to the default order.
@@ -46,7 +52,7 @@ mod tests {
     fn fallback_keeps_the_token_principal() {
         let headers = HeaderMap::new();
         let token = Principal::new("alice", ["analyst"]);
-        let info = RequestInfo { transport: "http", headers: &headers, session_id: None, principal: Some(&token) };
+        let info = RequestInfo { transport: "http", headers: &headers, principal: Some(&token) };
         let declines: PrincipalResolver = Arc::new(|_| None);
         assert_eq!(*resolve(Some(&declines), &info), token);
         let replaces: PrincipalResolver = Arc::new(|i| Some(Principal::new(format!("via-{}", i.transport), ["x"])));

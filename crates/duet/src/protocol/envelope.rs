@@ -5,7 +5,7 @@
 
 use super::{Era, Version};
 use crate::jsonrpc::{RpcError, code};
-use crate::layer::LogLevel;
+use crate::layer::{LogLevel, NO_CAPABILITIES};
 use crate::message::Meta;
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -99,8 +99,11 @@ pub fn read(meta: &mut Meta) -> Result<Terms, EnvelopeError> {
         Some(other) => return invalid(format!("Invalid log level: {other}")),
     };
     match meta.client_capabilities.take() {
-        Some(capabilities @ Value::Object(_)) => {
-            Ok(Terms { version, client_capabilities: Arc::new(capabilities), log_level })
+        Some(Value::Object(capabilities)) => {
+            // A client that declares nothing shares one empty object.
+            let client_capabilities =
+                if capabilities.is_empty() { NO_CAPABILITIES.clone() } else { Arc::new(Value::Object(capabilities)) };
+            Ok(Terms { version, client_capabilities, log_level })
         }
         other => {
             meta.client_capabilities = other;

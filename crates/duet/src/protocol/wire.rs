@@ -131,11 +131,20 @@ fn content(c: &Content, v: Version) -> Cow<'_, Content> {
     }
 }
 
+/// Content blocks as a client at `v` may receive them, shaped as they are written.
+struct Shaped<'a>(&'a [Content], Version);
+
+impl Serialize for Shaped<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.iter().map(|c| content(c, self.1)))
+    }
+}
+
 /// A tool result as a client at `v` receives it, without its `_meta` (rendered beside).
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct ToolResultBody<'a> {
-    content: Vec<Cow<'a, Content>>,
+    content: Shaped<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
     structured_content: Option<&'a Value>,
     is_error: bool,
@@ -144,7 +153,7 @@ pub(crate) struct ToolResultBody<'a> {
 pub(crate) fn tool_result(r: &ToolResult, v: Version) -> ToolResultBody<'_> {
     let structured = r.structured_content.as_ref();
     ToolResultBody {
-        content: r.content.iter().map(|c| content(c, v)).collect(),
+        content: Shaped(&r.content, v),
         structured_content: structured
             .filter(|s| v.has_structured_output() && (v.structured_content_any() || s.is_object())),
         is_error: r.is_error,

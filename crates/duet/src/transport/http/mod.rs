@@ -18,3 +18,4 @@ pub use body::Body;
 pub use config::HttpConfig;
 pub use listener::HttpServer;
 pub use service::McpService;
+pub(crate) use service::SESSION_HEADER;

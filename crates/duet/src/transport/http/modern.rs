@@ -48,15 +48,19 @@ fn mismatch(message: &str) -> RpcError {
     RpcError::new(code::HEADER_MISMATCH, message)
 }
 
-/// The ladder for one 2026 request: the envelope's required keys, `MCP-Protocol-Version`,
-/// `Mcp-Method`, `Mcp-Name` (for a method whose table row names a primitive), then the rest
-/// of the envelope. Returns the terms the envelope carries.
-pub(crate) fn check(headers: &HeaderMap, request: &mut Request) -> Result<Terms, RpcError> {
+/// The ladder for one 2026 request: the envelope's required keys, `MCP-Protocol-Version`
+/// (`header_version`, as the POST read it), `Mcp-Method`, `Mcp-Name` (for a method whose
+/// table row names a primitive), then the rest of the envelope. Returns the terms the
+/// envelope carries.
+pub(crate) fn check(
+    headers: &HeaderMap,
+    header_version: Option<&str>,
+    request: &mut Request,
+) -> Result<Terms, RpcError> {
     let terms = envelope::read(&mut request.meta);
     if let Err(EnvelopeError::Missing(error)) = terms {
         return Err(error);
     }
-    let header_version = header(headers, &PROTOCOL_VERSION_HEADER);
     let body_version = request.meta.protocol_version.as_ref().and_then(Value::as_str);
     if header_version.is_none() || body_version.is_some_and(|v| Some(v) != header_version) {
         return Err(mismatch("MCP-Protocol-Version header does not match the request envelope's protocol version"));
@@ -111,7 +115,7 @@ mod tests {
     }
 
     fn check_of(h: &HeaderMap, request: &Request) -> Result<Terms, RpcError> {
-        check(h, &mut request.clone())
+        check(h, header(h, &PROTOCOL_VERSION_HEADER), &mut request.clone())
     }
 
     fn code_of(h: &HeaderMap, request: &Request) -> i64 {

@@ -120,7 +120,7 @@ async fn route(
             http_error(StatusCode::BAD_REQUEST, "JSON-RPC batches are not supported by protocol version 2026-07-28")
         }
         Message::One(one) if modern::is_modern(&one, declared) => {
-            answer_modern(shared, headers, one, principal, accept).await
+            answer_modern(shared, headers, header_version.map(|(raw, _)| raw), one, principal, accept).await
         }
         message => match header_version {
             Some((raw, None)) => {
@@ -137,6 +137,7 @@ async fn route(
 async fn answer_modern(
     shared: &HttpShared,
     headers: &HeaderMap,
+    header_version: Option<&str>,
     message: Incoming,
     principal: Arc<Principal>,
     accept: Accept,
@@ -146,7 +147,7 @@ async fn answer_modern(
         Incoming::Invalid(response) => return super::service::json(StatusCode::BAD_REQUEST, response.to_line()),
         _ => return accepted(),
     };
-    let terms = match modern::check(headers, &mut request) {
+    let terms = match modern::check(headers, header_version, &mut request) {
         Ok(terms) => terms,
         Err(error) => return rpc_error(StatusCode::BAD_REQUEST, Some(request.id), error),
     };

@@ -157,7 +157,6 @@ impl HttpShared {
         let info = RequestInfo {
             transport: if legacy_path || message_path { "sse" } else { "http" },
             headers: &parts.headers,
-            session_id: parts.headers.get(&SESSION_HEADER).and_then(|h| h.to_str().ok()),
             principal: token_principal.as_ref(),
         };
         let principal = resolve(self.config.principal_resolver.as_ref(), &info);
