@@ -481,7 +481,7 @@ class Bench:
         for s in specs:
             out.append(s)
             if baseline and s.kind == "duet":
-                out.append(Spec("duet-before", before_label(s.label), [baseline, *s.argv[1:]], "baseline",
+                out.append(Spec(f"{s.key}-before", before_label(s.label), [baseline, *s.argv[1:]], "baseline",
                                 s.accept_override))
         return out
 
@@ -636,7 +636,12 @@ class Bench:
     def case_tools_list(self, conns: int):
         p = self.paths
         specs = []
-        for spec in self.with_baseline([Spec("duet", "duet --fixtures bench", duet_http(p, fixtures="bench"), "duet")]):
+        # duet at its default page size (1000: the whole listing in one page, as rmcp sends it)
+        # and with pages of 100, as tower-mcp is configured, so that both costs show.
+        paged = duet_http(p, "--page-size", "100", fixtures="bench")
+        duets = [Spec("duet", "duet --fixtures bench", duet_http(p, fixtures="bench"), "duet"),
+                 Spec("duet-paged", "duet --fixtures bench --page-size 100", paged, "duet")]
+        for spec in self.with_baseline(duets):
             if has_bench_fixture(spec.argv[0]):
                 specs.append(spec)
             else:
@@ -1210,6 +1215,20 @@ def markdown(bench: Bench, summary: dict, meta: dict, charts: dict) -> tuple[str
         if s and s["rps"] and rm and rm["rps"]:
             r = s["rps"] / rm["rps"]
             check(f"stdio vs {what}", f"{r:.2f}×", "≥ 1.5×", r >= 1.5)
+    d, rm = get("tools-list", "duet", 16), get("tools-list", "rmcp", 16)
+    if d and rm and d["rps"] and rm["rps"] and d.get("pages") and rm.get("pages"):
+        r = (d["rps"] / d["pages"]) / (rm["rps"] / rm["pages"])
+        check("tools/list of 200 tools, listings/s vs rmcp", f"{r:.2f}×", "≥ 5×", r >= 5)
+    for case in ("2026-json", "2026-json-own-core"):
+        d, f = get(case, "duet", 16), get(case, "floor", 16)
+        where = "own core" if case.endswith("own-core") else "shared cores"
+        if d and f and d.get("cpu_us") and f.get("cpu_us"):
+            r = d["cpu_us"] / f["cpu_us"]
+            check(f"2026 JSON server CPU per request vs the JSON floor, 16 conns, {where}", f"{r:.2f}×", "≤ 1×", r <= 1)
+        b = get(case, "duet-before", 16)
+        if d and b and d.get("cpu_us") and b.get("cpu_us"):
+            r = d["cpu_us"] / b["cpu_us"]
+            check(f"2026 JSON server CPU per request vs duet (before), 16 conns, {where}", f"{r:.2f}×", "≤ 1×", r <= 1)
     s = get("growth", "duet", None)
     if s and s["growth"] is not None:
         check(f"RSS growth {int(s['first'] or 0):,} → {int(s['total'] or 0):,} requests", f"{s['growth'] * 100:+.1f}%",

@@ -26,6 +26,8 @@ from bench import LOAD_CASES, RANK, case_title, chart_name, summarize  # noqa: E
 COLOURS = {
     "duet": "#d9480f",
     "duet-before": "#ffa94d",
+    "duet-paged": "#e8590c",
+    "duet-paged-before": "#ffc078",
     "ceiling": "#495057",
     "floor": "#adb5bd",
     "rmcp": "#1971c2",

@@ -151,7 +151,7 @@ pub struct ServeArgs {
     #[arg(long, value_enum, default_value_t = Transport::Stdio)]
     pub transport: Transport,
     /// Items per page of list results (0 = no paging).
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = 1000)]
     pub page_size: usize,
     /// Level of duet's own log on stderr.
     #[arg(long, value_enum, ignore_case = true, default_value_t = LogLevel::Warning)]

@@ -6,35 +6,46 @@
 //! serves (a [`layer::Registry`] of tools, resources and prompts, or its own
 //! [`layer::Layer`]); duet speaks whichever era the client speaks.
 //!
-//! A complete server:
+//! A complete server, whose handlers share a counter through the registry's state:
 //!
 //! ```no_run
 //! use duet::prelude::*;
-//! use serde::Deserialize;
+//! use std::sync::Arc;
+//! use std::sync::atomic::{AtomicU64, Ordering};
 //!
-//! #[derive(Deserialize, schemars::JsonSchema)]
+//! #[derive(serde::Deserialize, schemars::JsonSchema)]
 //! struct Greet {
 //!     /// Who to greet.
 //!     name: String,
 //! }
 //!
+//! async fn greet(input: Greet, cx: RequestCx<Arc<AtomicU64>>) -> ToolResult {
+//!     let n = cx.state().fetch_add(1, Ordering::Relaxed) + 1;
+//!     ToolResult::text(format!("Hello, {}! (greeting {n})", input.name))
+//! }
+//!
 //! #[tokio::main]
 //! async fn main() -> Result<(), Box<dyn std::error::Error>> {
-//!     let mut registry = Registry::new(ServerInfo::new("hello", "1.0.0"));
-//!     registry.tool(
-//!         ToolSpec::typed("greet", |input: Greet, _cx| async move { ToolResult::text(format!("Hello, {}!", input.name)) })
-//!             .description("Greets someone by name"),
-//!     )?;
+//!     let mut registry = Registry::with_state(ServerInfo::new("hello", "1.0.0"), Arc::new(AtomicU64::new(0)));
+//!     registry.tool(ToolSpec::typed("greet", greet).description("Greets someone by name"))?;
 //!     duet::serve_stdio(registry).await?;
 //!     Ok(())
 //! }
 //! ```
 //!
+//! The input schema comes from `Greet`; a handler returning [`layer::Json`] declares its
+//! output schema by its type, and one that needs the user's answer asks with
+//! [`layer::InputRequired::elicit`] and reads it with [`layer::RequestCx::elicited`], the
+//! same code in both eras. `docs/writing-a-server.md` and `docs/architecture.md` in the
+//! repository go further.
+//!
 //! A handler's future must be `Send`; one that keeps an `Rc`, a `RefCell` borrow or another
 //! `!Send` value across an `.await` is registered through [`layer::local`] instead.
 //!
-//! Over HTTP, [`transport::http::HttpServer`] runs the endpoint standalone, and
-//! [`transport::http::McpService`] is a `tower::Service` to mount in an axum or hyper app.
+//! Over HTTP (the `http` feature, on by default), `transport::http::HttpServer` runs the
+//! endpoint standalone, and `transport::http::McpService` is a `tower::Service` to mount in
+//! an axum or hyper app. Without the default features the crate is a stdio server with no
+//! HTTP or TLS stack.
 
 pub mod auth;
 #[cfg(feature = "fixtures")]

@@ -1,10 +1,10 @@
 //! Who may call, and what they may see. stdio trusts the local user; an HTTP endpoint has to
-//! decide who is on the other end before any message is decoded. Behind one
-//! [`Authenticator`] trait: the static bearer tokens (`--auth-token`) that map a secret to a
-//! [`Principal`](crate::layer::Principal), and OAuth access tokens ([`oauth`], with the
-//! `oauth` feature) validated as a resource server that publishes its
-//! [`ProtectedResource`] metadata. [`scopes`] maps scopes to the primitives they open, and
-//! [`ScopedLayer`] shows each principal only those, on any transport.
+//! decide who is on the other end before any message is decoded. Behind one `Authenticator`
+//! trait (the `http` feature): the static bearer tokens (`--auth-token`) that map a secret to
+//! a [`Principal`](crate::layer::Principal), and OAuth access tokens (`oauth`, with the
+//! `oauth` feature) validated as a resource server that publishes its `ProtectedResource`
+//! metadata. [`ScopeMap`] maps scopes to the primitives they open, and [`ScopedLayer`] shows
+//! each principal only those, on any transport.
 
 #[cfg(feature = "http")]
 mod authenticator;

@@ -24,7 +24,9 @@ use tokio_util::sync::CancellationToken;
 /// Engine settings shared by every connection.
 #[derive(Debug, Clone)]
 pub struct ServerOptions {
-    /// Items per page of the list methods; 0 sends everything in one page.
+    /// Items per page of the list methods; 0 sends everything in one page. The default,
+    /// 1000, lists a typical server in one answer (one round trip, and everything even for
+    /// a client that does not follow cursors) and pages a large workspace.
     pub page_size: usize,
     /// The log threshold of a handshake-era session before `logging/setLevel`.
     pub default_log_level: LogLevel,
@@ -44,7 +46,7 @@ pub struct ServerOptions {
 impl Default for ServerOptions {
     fn default() -> Self {
         ServerOptions {
-            page_size: 100,
+            page_size: 1000,
             default_log_level: LogLevel::Info,
             cache: CacheHints::default(),
             title: "duet".into(),
