@@ -201,6 +201,50 @@ async fn dns_rebinding_guard() {
     ts.stop().await;
 }
 
+/// Host and Origin are read strictly over the wire: malformed or repeated, they are refused
+/// with the guard's status, the connection closes, and the server goes on serving.
+#[tokio::test]
+async fn host_and_origin_are_read_strictly() {
+    let ts = TestServer::start(config()).await;
+    let port = ts.addr.port();
+    let refused = |headers: String, status: u16, message: &'static str| {
+        let request = format!("GET /healthz HTTP/1.1\r\n{headers}\r\n");
+        (request.into_bytes(), status, message)
+    };
+    let cases = [
+        refused(format!("Host: 127.0.0.1:{port}@evil.example\r\n"), 400, "Bad Request: malformed Host header"),
+        refused(format!("Host: localhost:{port}.evil.example\r\n"), 400, "Bad Request: malformed Host header"),
+        refused(
+            format!("Host: localhost:{port}\r\nHost: evil.example\r\n"),
+            400,
+            "Bad Request: more than one Host header",
+        ),
+        refused(
+            format!("Host: localhost:{port}\r\nOrigin: http://localhost:1@evil.example\r\n"),
+            403,
+            "Forbidden: malformed Origin",
+        ),
+        refused(
+            format!("Host: localhost:{port}\r\nOrigin: http://localhost:1\r\nOrigin: https://evil.example\r\n"),
+            403,
+            "Forbidden: more than one Origin header",
+        ),
+    ];
+    for (request, status, message) in cases {
+        let answer = raw_exchange(ts.addr, request.clone()).await;
+        answer.expect_http_error(status, message);
+        assert_eq!(answer.header("connection"), Some("close"), "{}", String::from_utf8_lossy(&request));
+    }
+    // An Origin that is not ASCII is not taken as absent.
+    let mut not_ascii = format!("GET /healthz HTTP/1.1\r\nHost: localhost:{port}\r\nOrigin: http://l").into_bytes();
+    not_ascii.extend_from_slice(b"\xf6calhost\r\n\r\n");
+    raw_exchange(ts.addr, not_ascii).await.expect_http_error(403, "Forbidden: malformed Origin");
+    // Well-formed, the same request is served.
+    let fine = format!("GET /healthz HTTP/1.1\r\nHost: localhost:{port}\r\nOrigin: http://localhost:1\r\n\r\n");
+    assert_eq!(raw_exchange(ts.addr, fine.into_bytes()).await.status(), 200);
+    ts.stop().await;
+}
+
 #[tokio::test]
 async fn cors() {
     let ts = TestServer::start(HttpConfig { cors_origins: vec!["http://app.example".into()], ..config() }).await;

@@ -4,12 +4,18 @@
 //! [`OriginHostGuard`] refuses both before anything else about the request is read:
 //! a `Host` outside the allow-list gets 421, a foreign `Origin` gets 403.
 //!
+//! Both headers are read strictly before they are matched: one `Host`, an authority (a
+//! name or address and an optional port, nothing else: no `user@`, no path), else 400; at
+//! most one `Origin`, ASCII, `scheme://authority` or `null`, else 403. Patterns then see
+//! only well-formed values, so `localhost:*` cannot match `localhost:1@evil.example`.
+//!
 //! Allow-lists are `fnmatch` patterns (`*`, `?`, `[...]`), compared case-insensitively.
 
 use glob::{MatchOptions, Pattern};
-use std::net::IpAddr;
+use http::{HeaderMap, header};
+use std::net::{IpAddr, Ipv6Addr};
 
-/// Why a request was refused: 421 "Invalid Host header" or 403 "Forbidden: invalid Origin".
+/// Why a request was refused: the status and the message to answer with.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rejection {
     pub status: u16,
@@ -19,8 +25,16 @@ pub struct Rejection {
 impl Rejection {
     /// `Host` missing or not allowed.
     pub const INVALID_HOST: Rejection = Rejection { status: 421, message: "Invalid Host header" };
+    /// `Host` is not an authority (`host[:port]`).
+    pub const MALFORMED_HOST: Rejection = Rejection { status: 400, message: "Bad Request: malformed Host header" };
+    /// More than one `Host` header.
+    pub const REPEATED_HOST: Rejection = Rejection { status: 400, message: "Bad Request: more than one Host header" };
     /// `Origin` present, not allowed and not same-origin.
     pub const INVALID_ORIGIN: Rejection = Rejection { status: 403, message: "Forbidden: invalid Origin" };
+    /// `Origin` is not ASCII `scheme://host[:port]` (or `null`).
+    pub const MALFORMED_ORIGIN: Rejection = Rejection { status: 403, message: "Forbidden: malformed Origin" };
+    /// More than one `Origin` header.
+    pub const REPEATED_ORIGIN: Rejection = Rejection { status: 403, message: "Forbidden: more than one Origin header" };
 }
 
 /// The names a loopback server answers to, as they appear in `Host` and in origins.
@@ -120,9 +134,20 @@ impl OriginHostGuard {
         OriginHostGuard { origins, hosts }
     }
 
+    /// The guard over a request's headers: a repeated `Host` or `Origin`, or one that is
+    /// not text, is refused before [`check`](Self::check) matches them.
+    pub fn check_headers(&self, headers: &HeaderMap) -> Result<(), Rejection> {
+        let host = only_one(headers, header::HOST, Rejection::REPEATED_HOST, Rejection::MALFORMED_HOST)?;
+        let origin = only_one(headers, header::ORIGIN, Rejection::REPEATED_ORIGIN, Rejection::MALFORMED_ORIGIN)?;
+        self.check(host, origin)
+    }
+
     /// `Ok` when the request may proceed; otherwise the status and message to answer with
     /// (the connection is then closed).
     pub fn check(&self, host: Option<&str>, origin: Option<&str>) -> Result<(), Rejection> {
+        if host.is_some_and(|host| !is_authority(host)) {
+            return Err(Rejection::MALFORMED_HOST);
+        }
         if let Some(hosts) = &self.hosts
             && !host.is_some_and(|host| matches_any(hosts, host))
         {
@@ -131,15 +156,18 @@ impl OriginHostGuard {
         let Some(origin) = origin else {
             return Ok(());
         };
+        let authority = match origin_authority(origin) {
+            Some(authority) => Some(authority),
+            None if origin == "null" => None,
+            None => return Err(Rejection::MALFORMED_ORIGIN),
+        };
         if matches_any(&self.origins, origin) {
             return Ok(());
         }
         // Same-origin is only trusted when Host itself was validated: on an unpinned
         // public bind a rebound name controls both headers.
         let same_origin = self.checks_host()
-            && host.is_some_and(|host| {
-                origin_authority(origin).is_some_and(|authority| authority.eq_ignore_ascii_case(host))
-            });
+            && host.zip(authority).is_some_and(|(host, authority)| authority.eq_ignore_ascii_case(host));
         if same_origin { Ok(()) } else { Err(Rejection::INVALID_ORIGIN) }
     }
 
@@ -149,17 +177,56 @@ impl OriginHostGuard {
     }
 }
 
-/// The `AUTHORITY` of `scheme://AUTHORITY[/...]` (Python's `urlsplit(origin).netloc`);
-/// `None` when the origin has no authority (`null`, `file:`...).
+/// The one value of header `name`, as text: `repeated` when it appears more than once,
+/// `malformed` when it is not visible ASCII.
+fn only_one(
+    headers: &HeaderMap,
+    name: header::HeaderName,
+    repeated: Rejection,
+    malformed: Rejection,
+) -> Result<Option<&str>, Rejection> {
+    let mut values = headers.get_all(name).into_iter();
+    let Some(value) = values.next() else {
+        return Ok(None);
+    };
+    if values.next().is_some() {
+        return Err(repeated);
+    }
+    value.to_str().map(Some).map_err(|_| malformed)
+}
+
+/// Whether `text` is an authority as `Host` carries it (RFC 9110 §7.2): a name or IPv4
+/// address of letters, digits, `-`, `.`, `_` and `~`, or a bracketed IPv6 address, then
+/// optionally `:` and a port of up to five digits. Nothing else: no user information, no
+/// path, no second colon.
+fn is_authority(text: &str) -> bool {
+    let (host_ok, port) = match text.strip_prefix('[') {
+        Some(bracketed) => match bracketed.split_once(']') {
+            Some((ip, port)) => (ip.parse::<Ipv6Addr>().is_ok(), port),
+            None => return false,
+        },
+        None => {
+            let (name, port) = text.find(':').map_or((text, ""), |colon| text.split_at(colon));
+            let name_byte = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~');
+            (!name.is_empty() && name.bytes().all(name_byte), port)
+        }
+    };
+    let port_ok = match port.strip_prefix(':') {
+        Some(digits) => (1..=5).contains(&digits.len()) && digits.bytes().all(|b| b.is_ascii_digit()),
+        None => port.is_empty(),
+    };
+    host_ok && port_ok
+}
+
+/// The `AUTHORITY` of an origin, `scheme://AUTHORITY` (RFC 6454: nothing after it but an
+/// optional `/`); `None` when the origin is not of that form (`null`, `file://`,
+/// `http://user@host`...).
 fn origin_authority(origin: &str) -> Option<&str> {
     let (scheme, rest) = origin.split_once("://")?;
     let valid_scheme = scheme.starts_with(|c: char| c.is_ascii_alphabetic())
         && scheme.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
-    if !valid_scheme {
-        return None;
-    }
-    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    Some(&rest[..end]).filter(|authority| !authority.is_empty())
+    let authority = rest.strip_suffix('/').unwrap_or(rest);
+    (valid_scheme && is_authority(authority)).then_some(authority)
 }
 
 /// Whether a bind address only accepts local connections: `localhost`, the empty host,
@@ -226,7 +293,7 @@ mod tests {
         assert_eq!(guard.check(Some("evil.example"), None), HOST);
         assert_eq!(guard.check(Some("evil.example:80"), None), HOST);
         assert_eq!(guard.check(Some("localhost.evil.example"), None), HOST);
-        assert_eq!(guard.check(Some(":"), None), HOST);
+        assert_eq!(guard.check(Some(":"), None), Err(Rejection::MALFORMED_HOST));
         // An fnmatch `[::1]` would be a character class matching one ':' or '1'.
         assert_eq!(guard.check(Some("1"), None), HOST);
     }
@@ -354,29 +421,106 @@ mod tests {
         assert_eq!(guard.check(None, Some("https://cx.example.com")), ORIGIN);
         assert_eq!(guard.check(None, Some("https://app12.example.com")), ORIGIN);
         let any = OriginHostGuard::new("0.0.0.0", Some(&origins[2..]), None, &[]);
-        assert_eq!(any.check(None, Some("https://anything.example/x")), Ok(()));
+        assert_eq!(any.check(None, Some("https://anything.example")), Ok(()));
         let double = OriginHostGuard::new("0.0.0.0", Some(&strings(&["https://**.example"])), None, &[]);
         assert_eq!(double.check(None, Some("https://a.b.example")), Ok(()));
     }
 
     #[test]
     fn invalid_patterns_match_only_themselves() {
-        let origins = strings(&["https://[broken.example"]);
-        let guard = OriginHostGuard::new("0.0.0.0", Some(&origins), None, &[]);
-        assert_eq!(guard.check(None, Some("https://[broken.example")), Ok(()));
-        assert_eq!(guard.check(None, Some("HTTPS://[BROKEN.example")), Ok(()));
+        let broken = Matcher::new("https://[broken.example");
+        assert!(broken.matches("HTTPS://[BROKEN.example"));
+        assert!(!broken.matches("https://b"));
+        // Such a value is no origin, so a guard refuses it before any pattern sees it.
+        let guard = OriginHostGuard::new("0.0.0.0", Some(&strings(&["https://[broken.example"])), None, &[]);
+        assert_eq!(guard.check(None, Some("https://[broken.example")), Err(Rejection::MALFORMED_ORIGIN));
         assert_eq!(guard.check(None, Some("https://b")), ORIGIN);
     }
 
     #[test]
     fn origin_authorities() {
         assert_eq!(origin_authority("https://a.example:8443"), Some("a.example:8443"));
-        assert_eq!(origin_authority("http://a.example/path?q#f"), Some("a.example"));
-        assert_eq!(origin_authority("http://a.example?q"), Some("a.example"));
-        assert_eq!(origin_authority("null"), None);
-        assert_eq!(origin_authority("file://"), None);
-        assert_eq!(origin_authority("://host"), None);
-        assert_eq!(origin_authority("1http://host"), None);
+        assert_eq!(origin_authority("http://a.example/"), Some("a.example"));
+        assert_eq!(origin_authority("http://[::1]:80"), Some("[::1]:80"));
+        for not_an_origin in [
+            "null",
+            "file://",
+            "://host",
+            "1http://host",
+            "http://a.example/path",
+            "http://a.example?q",
+            "http://user@a.example",
+            "http://a.example:80:80",
+        ] {
+            assert_eq!(origin_authority(not_an_origin), None, "{not_an_origin}");
+        }
+    }
+
+    #[test]
+    fn authorities() {
+        for good in ["localhost", "localhost:8765", "127.0.0.1:1", "[::1]", "[::1]:65535", "a-b.c_d~e", "x:00080"] {
+            assert!(is_authority(good), "{good}");
+        }
+        for bad in [
+            "",
+            ":80",
+            "localhost:",
+            "localhost:123456",
+            "localhost:80x",
+            "localhost:8765.evil.example",
+            "127.0.0.1:8765@evil.example",
+            "user@localhost",
+            "localhost/path",
+            "[::1",
+            "[::1]x",
+            "[::1]:",
+            "[evil.example]",
+            "local host",
+            "localhost:80:80",
+        ] {
+            assert!(!is_authority(bad), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn loopback_patterns_see_only_authorities() {
+        let guard = loopback();
+        for host in ["127.0.0.1:8765@evil.example", "localhost:8765.evil.example", "localhost:8765/x", "[::1]:1@e.x"] {
+            assert_eq!(guard.check(Some(host), None), Err(Rejection::MALFORMED_HOST), "{host}");
+        }
+        for origin in ["http://localhost:1@evil.example", "http://localhost:1.evil.example", "http://localhost/x"] {
+            let refused = guard.check(Some("localhost:8765"), Some(origin));
+            assert_eq!(refused, Err(Rejection::MALFORMED_ORIGIN), "{origin}");
+        }
+        // A public bind checks no Host allow-list, yet a malformed Host is still refused.
+        assert_eq!(public().check(Some("a@b"), None), Err(Rejection::MALFORMED_HOST));
+    }
+
+    #[test]
+    fn one_host_and_one_ascii_origin() {
+        let headers = |pairs: &[(&str, &[u8])]| {
+            let mut map = HeaderMap::new();
+            for (name, value) in pairs {
+                let name = header::HeaderName::from_bytes(name.as_bytes()).unwrap();
+                map.append(name, http::HeaderValue::from_bytes(value).unwrap());
+            }
+            map
+        };
+        let guard = loopback();
+        let ok = headers(&[("host", b"localhost:1"), ("origin", b"http://localhost:2")]);
+        assert_eq!(guard.check_headers(&ok), Ok(()));
+        let two_hosts = headers(&[("host", b"localhost:1"), ("host", b"evil.example")]);
+        assert_eq!(guard.check_headers(&two_hosts), Err(Rejection::REPEATED_HOST));
+        // Even where the first would be refused: the count is checked first.
+        let two_hosts = headers(&[("host", b"evil.example"), ("host", b"localhost:1")]);
+        assert_eq!(guard.check_headers(&two_hosts), Err(Rejection::REPEATED_HOST));
+        let two_origins = headers(&[("host", b"localhost:1"), ("origin", b"http://localhost:2"), ("origin", b"null")]);
+        assert_eq!(guard.check_headers(&two_origins), Err(Rejection::REPEATED_ORIGIN));
+        let not_ascii = headers(&[("host", b"localhost:1"), ("origin", "http://l\u{f6}calhost".as_bytes())]);
+        assert_eq!(guard.check_headers(&not_ascii), Err(Rejection::MALFORMED_ORIGIN));
+        let host_not_ascii = headers(&[("host", "l\u{f6}calhost".as_bytes())]);
+        assert_eq!(guard.check_headers(&host_not_ascii), Err(Rejection::MALFORMED_HOST));
+        assert_eq!(public().check_headers(&HeaderMap::new()), Ok(()));
     }
 
     #[test]

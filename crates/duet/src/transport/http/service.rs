@@ -122,9 +122,7 @@ impl HttpShared {
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
         let (parts, body) = request.into_parts();
-        let host = parts.headers.get(header::HOST).and_then(|h| h.to_str().ok());
-        let origin = parts.headers.get(header::ORIGIN).and_then(|h| h.to_str().ok());
-        if let Err(rejection) = self.guard.check(host, origin) {
+        if let Err(rejection) = self.guard.check_headers(&parts.headers) {
             let status = StatusCode::from_u16(rejection.status).unwrap_or(StatusCode::FORBIDDEN);
             let mut response = http_error(status, rejection.message);
             response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
