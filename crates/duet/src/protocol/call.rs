@@ -3,6 +3,7 @@
 //! one-shot request). Its method runs from here, and its result is rendered from here.
 
 use super::envelope::Terms;
+use super::owed::panic_text;
 use super::server::Shared;
 use super::session::SessionShared;
 use super::wire::{self, CacheHints, Stamp};
@@ -58,9 +59,7 @@ impl<'a> Call<'a> {
     /// Runs the method to its response; a panicking handler is answered -32603.
     pub async fn respond(self) -> Response {
         let result = AssertUnwindSafe(methods::dispatch(&self)).catch_unwind().await.unwrap_or_else(|panic| {
-            let what =
-                panic.downcast_ref::<&str>().copied().or_else(|| panic.downcast_ref::<String>().map(String::as_str));
-            tracing::error!(method = %self.method, panic = what.unwrap_or("?"), "a handler panicked");
+            tracing::error!(method = %self.method, panic = panic_text(panic.as_ref()), "a handler panicked");
             Err(RpcError::internal())
         });
         Response { id: Some(self.id), result }

@@ -7,6 +7,7 @@ pub(crate) mod cursor;
 pub(crate) mod envelope;
 mod listen;
 mod methods;
+pub(crate) mod owed;
 mod pages;
 mod server;
 mod session;

@@ -8,6 +8,7 @@ use super::batch;
 use super::call::Call;
 use super::envelope::{self, Terms};
 use super::listen::Listens;
+use super::owed::Owed;
 use super::pages::Pages;
 use super::session::{Session, SessionShared};
 use super::wire::CacheHints;
@@ -152,13 +153,18 @@ impl Server {
         principal: Arc<Principal>,
         sink: Option<Sink>,
     ) -> Option<Message<Response>> {
-        match message.into() {
-            Message::One(one) => self.answer_one(one, at, &principal, sink.as_ref()).await.map(Message::One),
-            Message::Batch(items) => {
-                let refusal = batch::refusal(at, at.is_none());
-                batch::answer(items, refusal, |m| self.answer_one(m, at, &principal, sink.as_ref())).await
+        let message = message.into();
+        let owed = Owed::of(&message);
+        owed.guard(async {
+            match message {
+                Message::One(one) => self.answer_one(one, at, &principal, sink.as_ref()).await.map(Message::One),
+                Message::Batch(items) => {
+                    let refusal = batch::refusal(at, at.is_none());
+                    batch::answer(items, refusal, |m| self.answer_one(m, at, &principal, sink.as_ref())).await
+                }
             }
-        }
+        })
+        .await
     }
 
     async fn answer_one(

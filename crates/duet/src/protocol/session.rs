@@ -9,6 +9,7 @@ use super::batch;
 use super::call::Call;
 use super::envelope::{self, Terms};
 use super::listen::{change_notification, uri_covers};
+use super::owed::Owed;
 use super::server::Server;
 use super::{Era, Version};
 use crate::jsonrpc::{RequestId, Response, RpcError, Sink, code};
@@ -101,16 +102,21 @@ impl Session {
         principal: Option<Arc<Principal>>,
     ) -> Option<Message<Response>> {
         let inner = &self.inner;
-        match message.into() {
-            Message::One(one) => inner.handle_one(one, sink.as_ref(), principal.as_ref()).await.map(Message::One),
-            Message::Batch(items) => {
-                let refusal = {
-                    let state = inner.state();
-                    batch::refusal(state.version.filter(|_| state.init_responded), state.era == Some(Era::Modern))
-                };
-                batch::answer(items, refusal, |m| inner.handle_one(m, sink.as_ref(), principal.as_ref())).await
+        let message = message.into();
+        let owed = Owed::of(&message);
+        owed.guard(async {
+            match message {
+                Message::One(one) => inner.handle_one(one, sink.as_ref(), principal.as_ref()).await.map(Message::One),
+                Message::Batch(items) => {
+                    let refusal = {
+                        let state = inner.state();
+                        batch::refusal(state.version.filter(|_| state.init_responded), state.era == Some(Era::Modern))
+                    };
+                    batch::answer(items, refusal, |m| inner.handle_one(m, sink.as_ref(), principal.as_ref())).await
+                }
             }
-        }
+        })
+        .await
     }
 
     /// Ends the session: in-flight requests are cancelled without responses.

@@ -15,6 +15,7 @@ use crate::layer::Principal;
 use crate::message::{Incoming, Message};
 use crate::method::{Method, Primitive};
 use crate::protocol::Version;
+use crate::protocol::owed::Owed;
 use bytes::Bytes;
 use http::header::{self as h, HeaderValue};
 use http::{HeaderMap, Response, StatusCode};
@@ -151,7 +152,8 @@ async fn answer_modern(
         Ok(terms) => terms,
         Err(error) => return rpc_error(StatusCode::BAD_REQUEST, Some(request.id), error),
     };
-    let answering = Answering { replies: Some(request.method.traits().replies), accept, modern: true };
+    let replies = Some(request.method.traits().replies);
+    let answering = Answering { replies, accept, modern: true, owed: Owed::One(request.id.clone()) };
     let server = shared.server.clone();
     respond(shared, answering, move |sink| async move {
         Some(Message::One(server.answer_request(request, terms, principal, sink).await))
@@ -170,7 +172,7 @@ async fn answer_handshake(
     principal: Arc<Principal>,
     accept: Accept,
 ) -> Response<Body> {
-    let answering = Answering { replies: replies_of(&message), accept, modern: false };
+    let answering = Answering { replies: replies_of(&message), accept, modern: false, owed: Owed::of(&message) };
     if shared.config.stateless {
         let (server, at) = (shared.server.clone(), declared.unwrap_or(Version::DEFAULT_HTTP));
         return respond(shared, answering, move |sink| async move {

@@ -9,6 +9,7 @@ use super::service::{HttpShared, http_error, json};
 use crate::jsonrpc::{Response as RpcResponse, Sink, code, encode};
 use crate::message::Message;
 use crate::method::Replies;
+use crate::protocol::owed::Owed;
 use bytes::Bytes;
 use http::header::{self as h, HeaderValue};
 use http::{HeaderMap, Response, StatusCode};
@@ -55,6 +56,8 @@ pub(crate) struct Answering {
     /// A 2026-07-28 message: cancelled when the client goes away, and errors with a status
     /// of their own (404 for an unknown method, 400 for a missing capability).
     pub modern: bool,
+    /// What the client is owed if the task answering the message fails.
+    pub owed: Owed,
 }
 
 /// The replies of a message: the most streaming of its requests' (`None` without requests).
@@ -69,7 +72,7 @@ where
     F: FnOnce(Option<Sink>) -> Fut,
     Fut: Future<Output = Option<Message<RpcResponse>>> + Send + 'static,
 {
-    let Answering { replies, accept, modern } = answering;
+    let Answering { replies, accept, modern, owed } = answering;
     let Some(replies) = replies else {
         // Only notifications, responses or invalid messages: an error is a 400, else 202.
         return match run(None).await {
@@ -83,13 +86,16 @@ where
     let streams = replies == Replies::Streams
         || (!shared.config.json_response && (replies == Replies::MayNotify || !accept.json));
     if accept.sse && streams {
-        return respond_sse(shared, run, modern).await;
+        return respond_sse(shared, run, modern, owed).await;
     }
     let answer = if modern {
         run(None).await
     } else {
         // Handshake-era work runs to completion even if the client goes away.
-        tokio::spawn(run(None).in_current_span()).await.unwrap_or(None)
+        match tokio::spawn(run(None).in_current_span()).await {
+            Ok(answer) => answer,
+            Err(failed) => owed.lost(&failed.to_string()),
+        }
     };
     match answer {
         Some(answer) => json(status_of(&answer, modern), answer.to_line()),
@@ -116,6 +122,9 @@ fn status_of(answer: &Message<RpcResponse>, modern: bool) -> StatusCode {
     }
 }
 
+/// Why an answer is owed when a stream's task ends without sending it.
+const NO_ANSWER: &str = "the task answering it ended without an answer";
+
 enum Event {
     Note(Bytes),
     Done(Option<Message<RpcResponse>>),
@@ -130,8 +139,9 @@ fn done_bytes(answer: Option<Message<RpcResponse>>) -> Option<Bytes> {
 /// as plain JSON with that status. A 2026 request is cancelled when the client goes away,
 /// so it runs here until its first message: one that ends before sending a notification
 /// (most do) is answered as one event without a task or a stream. Handshake-era work runs
-/// on its own task, to completion even if the client goes away.
-async fn respond_sse<F, Fut>(shared: &HttpShared, run: F, modern: bool) -> Response<Body>
+/// on its own task, to completion even if the client goes away. A task that ends without
+/// its answer leaves the stream with the answer `owed`.
+async fn respond_sse<F, Fut>(shared: &HttpShared, run: F, modern: bool, owed: Owed) -> Response<Body>
 where
     F: FnOnce(Option<Sink>) -> Fut,
     Fut: Future<Output = Option<Message<RpcResponse>>> + Send + 'static,
@@ -179,27 +189,28 @@ where
         tokio::spawn(run);
         tokio::time::timeout(keepalive, rx.recv()).await.ok()
     };
-    let (first, done) = match first {
+    let first = match first {
         Some(Some(Event::Done(Some(answer)))) if status_of(&answer, modern) != StatusCode::OK => {
             return json(status_of(&answer, modern), answer.to_line());
         }
         Some(Some(Event::Done(answer))) => {
             return sse_response(body::full(done_bytes(answer).unwrap_or_default()));
         }
-        Some(Some(Event::Note(bytes))) => (Some(bytes), false),
-        Some(None) => (None, true),
-        None => (Some(Bytes::from_static(body::KEEPALIVE)), false),
+        Some(Some(Event::Note(bytes))) => bytes,
+        Some(None) => return sse_response(body::full(done_bytes(owed.lost(NO_ANSWER)).unwrap_or_default())),
+        None => Bytes::from_static(body::KEEPALIVE),
     };
     // From here on, the client going away (the body dropped) cancels a 2026 request.
     let guard = modern.then(|| cancel.drop_guard());
-    let rest = futures::stream::unfold((!done).then_some(rx), |rx| async move {
-        let mut rx = rx?;
-        match rx.recv().await? {
-            Event::Note(bytes) => Some((bytes, Some(rx))),
-            Event::Done(answer) => done_bytes(answer).map(|b| (b, None)),
+    let rest = futures::stream::unfold(Some((rx, owed)), |state| async move {
+        let (mut rx, owed) = state?;
+        match rx.recv().await {
+            Some(Event::Note(bytes)) => Some((bytes, Some((rx, owed)))),
+            Some(Event::Done(answer)) => done_bytes(answer).map(|b| (b, None)),
+            None => done_bytes(owed.lost(NO_ANSWER)).map(|b| (b, None)),
         }
     });
-    let events = futures::StreamExt::chain(futures::stream::iter(first), rest);
+    let events = futures::StreamExt::chain(futures::stream::iter([first]), rest);
     sse_response(body::sse(events, keepalive, guard))
 }
 
@@ -220,6 +231,35 @@ mod tests {
         let mut h = HeaderMap::new();
         h.insert(h::ACCEPT, v.parse().unwrap());
         Accept::parse(&h)
+    }
+
+    /// A handshake-era answer whose task panics outside any handler's guard.
+    async fn answer_of_a_lost_task(accept: Accept) -> (StatusCode, String) {
+        use crate::jsonrpc::RequestId;
+        use crate::layer::{Registry, ServerInfo};
+        use crate::protocol::Server;
+        use http_body_util::BodyExt;
+        let registry = Registry::new(ServerInfo::new("t", "1"));
+        let server = Server::new(Arc::new(registry), Default::default());
+        let service = super::super::McpService::new(server, Default::default());
+        let owed = Owed::One(RequestId::Int(7));
+        let answering = Answering { replies: Some(Replies::MayNotify), accept, modern: false, owed };
+        let run = |_| async { panic!("an engine bug") };
+        let response = respond(&service.shared, answering, run).await;
+        let status = response.status();
+        let body = response.into_body().collect().await.expect("a body").to_bytes();
+        (status, String::from_utf8(body.to_vec()).expect("UTF-8"))
+    }
+
+    #[tokio::test]
+    async fn a_lost_task_is_answered_internal_error() {
+        let (status, body) = answer_of_a_lost_task(Accept { json: true, sse: false }).await;
+        assert_eq!(status, StatusCode::OK, "not 202: {body}");
+        let answer: Value = serde_json::from_str(&body).expect("JSON");
+        assert_eq!((&answer["id"], &answer["error"]["code"]), (&Value::from(7), &Value::from(-32603)));
+        let (status, body) = answer_of_a_lost_task(Accept { json: false, sse: true }).await;
+        assert_eq!(status, StatusCode::OK);
+        assert!(body.contains(r#""id":7"#) && body.contains("-32603"), "an SSE stream with the error: {body:?}");
     }
 
     #[test]
