@@ -95,28 +95,33 @@ impl Session {
     /// rules). `sink` receives this message's request notifications (an SSE stream); without
     /// one they go to the session's send. `principal` overrides the session's for this
     /// message.
-    pub async fn handle(
+    ///
+    /// The message is admitted when this is called, not when the future first runs: a first
+    /// request with a valid 2026 envelope makes the session 2026-07-28 at once, so work a
+    /// transport spawns in arrival order decides the era in that order (an `initialize`
+    /// behind it is refused every time).
+    pub fn handle<M: Into<Message>>(
         &self,
-        message: impl Into<Message>,
+        message: M,
         sink: Option<Sink>,
         principal: Option<Arc<Principal>>,
-    ) -> Option<Message<Response>> {
-        let inner = &self.inner;
+    ) -> impl Future<Output = Option<Message<Response>>> + Send + use<M> {
         let message = message.into();
-        let owed = Owed::of(&message);
-        owed.guard(async {
+        self.inner.claim_era(&message);
+        let inner = self.inner.clone();
+        Owed::of(&message).guard(async move {
+            let (sink, principal) = (sink.as_ref(), principal.as_ref());
             match message {
-                Message::One(one) => inner.handle_one(one, sink.as_ref(), principal.as_ref()).await.map(Message::One),
+                Message::One(one) => inner.handle_one(one, sink, principal).await.map(Message::One),
                 Message::Batch(items) => {
                     let refusal = {
                         let state = inner.state();
                         batch::refusal(state.version.filter(|_| state.init_responded), state.era == Some(Era::Modern))
                     };
-                    batch::answer(items, refusal, |m| inner.handle_one(m, sink.as_ref(), principal.as_ref())).await
+                    batch::answer(items, refusal, |m| inner.handle_one(m, sink, principal)).await
                 }
             }
         })
-        .await
     }
 
     /// Ends the session: in-flight requests are cancelled without responses.
@@ -137,6 +142,21 @@ impl SessionShared {
 
     pub(crate) fn era(&self) -> Option<Era> {
         self.state().era
+    }
+
+    /// The era rule in arrival order: a session without an era becomes 2026-07-28 when a
+    /// request with a valid envelope arrives (the same test [`route`](Self::route) applies
+    /// when the request runs). `initialize` decides the other era when it runs; transports
+    /// run it inline.
+    fn claim_era(&self, message: &Message) {
+        let Message::One(Incoming::Request(request)) = message else { return };
+        let mut state = self.state();
+        if state.era.is_none()
+            && envelope::era_of(&request.meta, None) == Era::Modern
+            && envelope::read(&mut request.meta.clone()).is_ok()
+        {
+            state.era = Some(Era::Modern);
+        }
     }
 
     /// Handles one message of the session.

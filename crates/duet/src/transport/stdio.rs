@@ -58,9 +58,10 @@ where
                 writer.line(answer.to_line());
             }
         } else {
-            let (session, writer) = (session.clone(), writer.clone());
+            // Handed to the session here, in arrival order; it runs on its own task.
+            let (answering, writer) = (session.handle(message, None, None), writer.clone());
             let run = async move {
-                if let Some(answer) = session.handle(message, None, None).await {
+                if let Some(answer) = answering.await {
                     writer.line(answer.to_line());
                 }
             };
@@ -198,6 +199,57 @@ mod tests {
             let Some(piece) = self.0.pop_front() else { return Ok(0) };
             buf[..piece.len()].copy_from_slice(piece);
             Ok(piece.len())
+        }
+    }
+
+    /// A writer whose bytes the test reads back.
+    #[derive(Clone, Default)]
+    struct Shared(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+    impl Write for Shared {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// Serves `input` to its end with an empty registry; the answers by id.
+    async fn answers(input: String) -> std::collections::BTreeMap<i64, Value> {
+        use crate::layer::{Registry, ServerInfo};
+        let server = Server::new(std::sync::Arc::new(Registry::new(ServerInfo::new("t", "1"))), Default::default());
+        let out = Shared::default();
+        serve(server, io::Cursor::new(input), out.clone(), Duration::from_secs(5)).await.expect("served");
+        let text = String::from_utf8(out.0.lock().unwrap().clone()).expect("UTF-8");
+        text.lines()
+            .map(|l| serde_json::from_str::<Value>(l).expect("JSON"))
+            .map(|v| (v["id"].as_i64().unwrap(), v))
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn the_first_request_to_arrive_decides_the_era() {
+        use crate::protocol::key;
+        let meta = serde_json::json!({
+            key::PROTOCOL_VERSION: "2026-07-28",
+            key::CLIENT_INFO: {"name": "t", "version": "1"},
+            key::CLIENT_CAPABILITIES: {},
+        });
+        let line = |id: i64, method: &str, params: Value| {
+            serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string() + "\n"
+        };
+        let initialize = serde_json::json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}});
+        let input = line(1, "server/discover", serde_json::json!({"_meta": meta}))
+            + &line(2, "tools/list", serde_json::json!({"_meta": meta}))
+            + &line(3, "initialize", initialize);
+        // The requests race on their tasks; arrival order must win every time.
+        for _ in 0..20 {
+            let got = answers(input.clone()).await;
+            assert!(got[&1]["result"]["supportedVersions"].is_array(), "{:?}", got[&1]);
+            assert!(got[&2]["result"]["tools"].is_array(), "{:?}", got[&2]);
+            assert_eq!(got[&3]["error"]["code"], crate::jsonrpc::code::UNSUPPORTED_PROTOCOL_VERSION, "{:?}", got[&3]);
         }
     }
 

@@ -63,18 +63,25 @@ where
         Err(refused) => return *refused,
     };
     let span = crate::trace::request_span(&message, || crate::trace::from_headers(&parts.headers));
-    if message.runs_inline() {
-        deliver(&session, message, principal).instrument(span).await;
+    let inline = message.runs_inline();
+    // Handed to the session here, in arrival order, whether it then runs inline or not.
+    let delivery = deliver(session, message, principal);
+    if inline {
+        delivery.instrument(span).await;
     } else {
-        tokio::spawn(async move { deliver(&session, message, principal).await }.instrument(span));
+        tokio::spawn(delivery.instrument(span));
     }
     let mut response = Response::new(body::full("Accepted"));
     *response.status_mut() = StatusCode::ACCEPTED;
     response
 }
 
-async fn deliver(session: &HttpSession, message: Message, principal: Arc<Principal>) {
-    if let Some(answer) = session.session.handle(message, None, Some(principal)).await {
-        session.outbox.push(answer.to_line());
+/// Hands `message` to the session now; the future pushes its answer onto the stream.
+fn deliver(session: Arc<HttpSession>, message: Message, principal: Arc<Principal>) -> impl Future<Output = ()> {
+    let answering = session.session.handle(message, None, Some(principal));
+    async move {
+        if let Some(answer) = answering.await {
+            session.outbox.push(answer.to_line());
+        }
     }
 }
