@@ -156,6 +156,9 @@ pub struct ServeArgs {
     /// Level of duet's own log on stderr.
     #[arg(long, value_enum, ignore_case = true, default_value_t = LogLevel::Warning)]
     pub log_level: LogLevel,
+    /// Largest message in bytes: a stdio line, an HTTP request body (default 4 MiB).
+    #[arg(long, visible_alias = "max-body-bytes")]
+    pub max_message_bytes: Option<usize>,
     #[command(flatten)]
     pub http: HttpArgs,
     #[command(flatten)]
@@ -192,9 +195,6 @@ pub struct HttpArgs {
     /// No sessions: every request stands alone.
     #[arg(long)]
     pub stateless: bool,
-    /// Largest request body in bytes.
-    #[arg(long)]
-    pub max_body_bytes: Option<usize>,
     /// Seconds an idle session lives.
     #[arg(long)]
     pub session_idle_timeout: Option<u64>,

@@ -7,6 +7,7 @@ use crate::usage::Usage;
 use duet::auth::TokenAuth;
 use duet::protocol::{Server, ServerOptions};
 use duet::transport::http::{HttpConfig, HttpServer};
+use duet::transport::stdio::StdioOptions;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,7 +15,10 @@ use std::time::Duration;
 pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let http = match args.transport {
         Transport::Stdio => stdio_only(&args.http).map(|()| None),
-        transport => http_config(&args.http, transport).map(Some),
+        transport => http_config(&args.http, transport).map(|mut config| {
+            config.max_body_bytes = args.max_message_bytes.unwrap_or(config.max_body_bytes);
+            Some(config)
+        }),
     };
     let (layer, http) = match (choice::layer(&args.layer, true), http) {
         (Ok(layer), Ok(http)) => (layer, http),
@@ -27,7 +31,11 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let options = ServerOptions { page_size: args.page_size, ..ServerOptions::default() };
     let server = Server::new(layer, options);
     match http {
-        None => duet::transport::stdio::serve_stdio(server).await?,
+        None => {
+            let mut options = StdioOptions::default();
+            options.max_message_bytes = args.max_message_bytes.unwrap_or(options.max_message_bytes);
+            duet::transport::stdio::serve_stdio(server, options).await?
+        }
         Some(config) => serve_http(server, config, args.transport).await?,
     }
     Ok(ExitCode::SUCCESS)
@@ -82,9 +90,6 @@ fn http_config(http: &HttpArgs, transport: Transport) -> Result<HttpConfig, Usag
         Some(0) => Err(Usage(format!("{name} must be at least 1"))),
         other => Ok(other),
     };
-    if let Some(n) = http.max_body_bytes {
-        config.max_body_bytes = n;
-    }
     if let Some(n) = positive("--session-idle-timeout", http.session_idle_timeout)? {
         config.session_idle_timeout = secs(n);
     }

@@ -73,5 +73,5 @@ pub mod prelude {
 /// closes.
 pub async fn serve_stdio(layer: impl layer::Layer) -> std::io::Result<()> {
     let server = protocol::Server::new(std::sync::Arc::new(layer), protocol::ServerOptions::default());
-    transport::stdio::serve_stdio(server).await
+    transport::stdio::serve_stdio(server, transport::stdio::StdioOptions::default()).await
 }

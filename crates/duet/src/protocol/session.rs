@@ -108,17 +108,22 @@ impl Session {
     ) -> impl Future<Output = Option<Message<Response>>> + Send + use<M> {
         let message = message.into();
         self.inner.claim_era(&message);
+        // Tracked from now, so a cancel that arrives before the work runs still reaches it.
+        let admitted = match &message {
+            Message::One(Incoming::Request(request)) => Some(self.inner.admit(request.id.clone())),
+            _ => None,
+        };
         let inner = self.inner.clone();
         Owed::of(&message).guard(async move {
             let (sink, principal) = (sink.as_ref(), principal.as_ref());
             match message {
-                Message::One(one) => inner.handle_one(one, sink, principal).await.map(Message::One),
+                Message::One(one) => inner.handle_one(one, sink, principal, admitted).await.map(Message::One),
                 Message::Batch(items) => {
                     let refusal = {
                         let state = inner.state();
                         batch::refusal(state.version.filter(|_| state.init_responded), state.era == Some(Era::Modern))
                     };
-                    batch::answer(items, refusal, |m| inner.handle_one(m, sink, principal)).await
+                    batch::answer(items, refusal, |m| inner.handle_one(m, sink, principal, None)).await
                 }
             }
         })
@@ -159,12 +164,21 @@ impl SessionShared {
         }
     }
 
-    /// Handles one message of the session.
+    /// Tracks request `id` as in flight: `notifications/cancelled` naming it, or the end of
+    /// the session, cancels it from now on.
+    fn admit(self: &Arc<Self>, id: RequestId) -> InFlight {
+        let cancel = self.closed.child_token();
+        self.inflight.lock().unwrap_or_else(|p| p.into_inner()).insert(id.clone(), cancel.clone());
+        InFlight { session: self.clone(), id, cancel }
+    }
+
+    /// Handles one message of the session; a request may have been admitted already.
     async fn handle_one(
-        &self,
+        self: &Arc<Self>,
         message: Incoming,
         sink: Option<&Sink>,
         principal: Option<&Arc<Principal>>,
+        admitted: Option<InFlight>,
     ) -> Option<Response> {
         match message {
             Incoming::Invalid(response) => Some(response),
@@ -180,7 +194,10 @@ impl SessionShared {
                 self.handle_notification(&notification);
                 None
             }
-            Incoming::Request(request) => self.handle_request(request, sink, principal).await,
+            Incoming::Request(request) => {
+                let in_flight = admitted.unwrap_or_else(|| self.admit(request.id.clone()));
+                self.handle_request(request, sink, principal, in_flight).await
+            }
         }
     }
 
@@ -203,19 +220,18 @@ impl SessionShared {
         }
     }
 
-    /// Runs one request, tracked so that `notifications/cancelled` naming it (or the end of
-    /// the session) cancels it without a response.
+    /// Runs one request, tracked (`in_flight`) so that `notifications/cancelled` naming it
+    /// (or the end of the session) cancels it without a response.
     async fn handle_request(
         &self,
         mut request: Request,
         sink: Option<&Sink>,
         principal: Option<&Arc<Principal>>,
+        in_flight: InFlight,
     ) -> Option<Response> {
-        let cancel = self.closed.child_token();
-        self.inflight.lock().unwrap_or_else(|p| p.into_inner()).insert(request.id.clone(), cancel.clone());
         // However the request ends (answered, cancelled, or its future dropped because the
         // client went away), work it started on other tasks sees the cancellation.
-        let _in_flight = InFlight { session: self, id: request.id.clone(), cancel: cancel.clone() };
+        let cancel = in_flight.cancel.clone();
         let terms = match self.route(&mut request) {
             Ok(terms) => terms,
             Err(error) => return Some(Response::error(Some(request.id), error)),
@@ -324,13 +340,13 @@ pub(crate) enum AskError {
 }
 
 /// A running request: cancels its token and forgets it when the request ends.
-struct InFlight<'a> {
-    session: &'a SessionShared,
+struct InFlight {
+    session: Arc<SessionShared>,
     id: RequestId,
     cancel: CancellationToken,
 }
 
-impl Drop for InFlight<'_> {
+impl Drop for InFlight {
     fn drop(&mut self) {
         self.cancel.cancel();
         let mut inflight = self.session.inflight.lock().unwrap_or_else(|p| p.into_inner());

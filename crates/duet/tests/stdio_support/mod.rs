@@ -4,7 +4,6 @@
 use duet::protocol::Server;
 use serde_json::Value;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 /// Collects what the stdio transport writes.
 #[derive(Clone, Default)]
@@ -27,7 +26,7 @@ pub async fn serve_lines(server: Server, requests: &[Value]) -> Vec<Value> {
     let input: String = requests.iter().map(|r| format!("{r}\n")).collect();
     let output = Captured::default();
     let input = std::io::Cursor::new(input.into_bytes());
-    duet::transport::stdio::serve(server, input, output.clone(), Duration::from_secs(5)).await.expect("serve");
+    duet::transport::stdio::serve(server, input, output.clone(), Default::default()).await.expect("serve");
     let written = String::from_utf8(output.0.lock().expect("lock").clone()).expect("UTF-8");
     written.lines().map(|l| serde_json::from_str(l).expect("a JSON line")).collect()
 }
