@@ -134,6 +134,11 @@ fn auth_tokens(flags: &[String]) -> Result<Option<Arc<TokenAuth>>, Usage> {
 }
 
 async fn serve_http(server: Server, config: HttpConfig, transport: Transport) -> anyhow::Result<()> {
+    // Every connection is a descriptor: take all the process may have.
+    match duet::transport::http::raise_open_files_limit() {
+        Ok(limit) => tracing::debug!(limit, "open-files limit"),
+        Err(e) => tracing::warn!("cannot raise the open-files limit: {e}"),
+    }
     let bound = HttpServer::bind(server, config).await?;
     let word = match transport {
         Transport::Sse => "sse",

@@ -195,3 +195,31 @@ fn allow_write_adds_the_write_tools_to_a_workspace_only() {
     let argv = snippet["mcpServers"]["duet"]["args"].as_array().unwrap().clone();
     assert_eq!(argv.last(), Some(&json!("--allow-write")), "{argv:?}");
 }
+
+/// `duet serve` over HTTP takes every descriptor the process may have: a soft open-files
+/// limit below the hard one is raised at start.
+#[test]
+fn serving_http_raises_the_open_files_limit() {
+    let script = r#"ulimit -Sn 256 && exec "$0" serve --fixtures testkit --transport http --port 0"#;
+    let mut child = Command::new("sh")
+        .args(["-c", script, env!("CARGO_BIN_EXE_duet")])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn duet serve");
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    while !line.contains("listening on") {
+        line.clear();
+        let read = std::io::BufRead::read_line(&mut stderr, &mut line).expect("stderr");
+        assert!(read > 0, "duet serve ended before listening");
+    }
+    let limits = std::fs::read_to_string(format!("/proc/{}/limits", child.id())).expect("limits");
+    child.kill().expect("stop duet serve");
+    child.wait().expect("reaped");
+    let open_files = limits.lines().find(|l| l.starts_with("Max open files")).expect("an open-files line");
+    let values: Vec<&str> = open_files.split_whitespace().skip(3).take(2).collect();
+    assert_eq!(values[0], values[1], "soft raised to hard: {open_files}");
+    assert_ne!(values[0], "256", "{open_files}");
+}

@@ -99,7 +99,9 @@ async fn a_half_sent_head_times_out() {
 
 #[tokio::test]
 async fn the_connection_cap() {
-    let ts = TestServer::start(HttpConfig { max_connections: 1, ..config() }).await;
+    // A long header timeout: a refusal must not wait for it.
+    let ts =
+        TestServer::start(HttpConfig { max_connections: 1, header_timeout: Duration::from_secs(30), ..config() }).await;
     let health = format!("GET /healthz HTTP/1.1\r\nHost: {}\r\n\r\n", ts.host());
 
     // The first connection is served and kept open.
@@ -107,13 +109,31 @@ async fn the_connection_cap() {
     held.write_all(health.as_bytes()).await.unwrap();
     assert_eq!(read_response(&mut held).await.status(), 200);
 
+    // Over the cap, a health probe is still answered, and the connection closed.
+    let mut probe = ts.connect().await;
+    probe.write_all(health.as_bytes()).await.unwrap();
+    let answered = read_response(&mut probe).await;
+    assert_eq!((answered.status(), answered.body.as_str()), (200, r#"{"status":"ok"}"#));
+    assert_eq!(answered.header("connection"), Some("close"));
+    read_until_closed(&mut probe, Duration::from_secs(3)).await;
+
+    // Anything else is refused with 503 and closed.
     let mut second = ts.connect().await;
-    second.write_all(health.as_bytes()).await.unwrap();
+    let post = format!("POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Length: 2\r\n\r\n{{}}", ts.host());
+    second.write_all(post.as_bytes()).await.unwrap();
     let refused = read_response(&mut second).await;
     assert!(refused.status_line.starts_with("HTTP/1.1 503"), "{refused:?}");
     refused.expect_http_error(503, "Too many connections");
     assert_eq!(refused.header("connection"), Some("close"));
-    read_until_closed(&mut second, Duration::from_secs(2)).await;
+    read_until_closed(&mut second, Duration::from_secs(3)).await;
+
+    // A connection over the cap that sends nothing is refused within seconds, not parked
+    // until the header timeout.
+    let started = Instant::now();
+    let mut silent = ts.connect().await;
+    let refused = read_response(&mut silent).await;
+    refused.expect_http_error(503, "Too many connections");
+    assert!(started.elapsed() < Duration::from_secs(10), "refused after {:?}", started.elapsed());
 
     // The held connection still works; once it closes, a new one is served.
     held.write_all(health.as_bytes()).await.unwrap();
@@ -121,7 +141,11 @@ async fn the_connection_cap() {
     drop(held);
     eventually("a connection served after the first closed", || {
         let (addr, health) = (ts.addr, health.clone());
-        async move { raw_exchange(addr, health.into_bytes()).await.status() == 200 }
+        // Served, not refused: a refusal's health answer closes the connection.
+        async move {
+            let answer = raw_exchange(addr, health.into_bytes()).await;
+            answer.status() == 200 && answer.header("connection") != Some("close")
+        }
     })
     .await;
     ts.stop().await;

@@ -1,14 +1,21 @@
 //! Runs the MCP endpoint standalone: binds a TCP listener (port 0 picks a free port),
 //! accepts connections with TCP_NODELAY, serves HTTP/1.1 through hyper with header size
 //! and time limits and a connection cap, reaps idle sessions, and shuts down cleanly.
+//!
+//! A connection over the cap is refused at once, by hand rather than through hyper: its
+//! first read (waited for at most a second) is answered 200 when it asks for the health
+//! endpoint, so probes see a live server, and 503 otherwise; then it is closed. When the
+//! process is out of descriptors, `accept` is retried after a growing pause, and the
+//! descriptor held in reserve lets the waiting connection be taken and refused
+//! (`descriptors.rs`).
 
-use super::body;
 use super::config::HttpConfig;
+use super::descriptors::{self, Exhaustion, Reserve};
 use super::guard::is_loopback;
-use super::service::{McpService, http_error};
+use super::service::McpService;
+use crate::jsonrpc::{Response, RpcError};
 use crate::protocol::Server;
-use http::StatusCode;
-use http::header::{CONNECTION, HeaderValue};
+use futures::FutureExt;
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
@@ -17,6 +24,7 @@ use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 use tokio::task::JoinHandle;
@@ -72,9 +80,18 @@ impl HttpServer {
     }
 }
 
+/// Connections refused at once, at most (each holds a descriptor for up to a second or two).
+const REFUSING: usize = descriptors::RESERVED / 2;
+
+/// How long an over-cap connection may take to send its request line.
+const REFUSAL_WAIT: Duration = Duration::from_secs(1);
+
 async fn accept_loop(listener: TcpListener, service: McpService, stop: CancellationToken) {
     let config = service.config().clone();
-    let connections = Arc::new(Semaphore::new(config.max_connections));
+    let connections = Arc::new(Semaphore::new(descriptors::connection_budget(config.max_connections)));
+    let refusing = Arc::new(Semaphore::new(REFUSING));
+    let health = Arc::new(config.health_path.clone());
+    let (mut reserve, mut exhaustion) = (Reserve::new(), Exhaustion::new());
     let graceful = GracefulShutdown::new();
     let reap_every = (config.session_idle_timeout / 2).clamp(Duration::from_secs(1), Duration::from_secs(60));
     let mut reaper = tokio::time::interval(reap_every);
@@ -89,9 +106,38 @@ async fn accept_loop(listener: TcpListener, service: McpService, stop: Cancellat
             }
             accepted = listener.accept() => {
                 let stream = match accepted {
-                    Ok((stream, _)) => stream,
+                    Ok((stream, _)) => {
+                        exhaustion.recovered();
+                        reserve.restore();
+                        stream
+                    }
+                    Err(e) if descriptors::exhausted(&e) => {
+                        let pause = exhaustion.failed(&e);
+                        // The reserve makes room to take one waiting connection and refuse it;
+                        // its socket, shut, is the reserve from then on.
+                        if reserve.release() {
+                            match listener.accept().now_or_never() {
+                                Some(Ok((stream, _))) => {
+                                    let _ = stream.try_write(&refusal(false));
+                                    match stream.into_std() {
+                                        Ok(socket) => {
+                                            let _ = socket.shutdown(std::net::Shutdown::Both);
+                                            reserve.keep(socket.into());
+                                        }
+                                        Err(_) => reserve.restore(),
+                                    }
+                                }
+                                _ => reserve.restore(),
+                            }
+                        }
+                        tokio::select! {
+                            _ = stop.cancelled() => break,
+                            _ = tokio::time::sleep(pause) => {}
+                        }
+                        continue;
+                    }
                     Err(e) => {
-                        tracing::warn!("accept failed: {e}");
+                        tracing::debug!("accept failed: {e}");
                         continue;
                     }
                 };
@@ -109,9 +155,13 @@ async fn accept_loop(listener: TcpListener, service: McpService, stop: Cancellat
                             drop(permit);
                         });
                     }
-                    Err(_) => {
-                        tokio::spawn(refuse(stream, config.clone()));
-                    }
+                    Err(_) => match refusing.clone().try_acquire_owned() {
+                        Ok(permit) => {
+                            tokio::spawn(refuse(stream, health.clone(), permit));
+                        }
+                        // Refusals are capped too: beyond them a connection is closed unread.
+                        Err(_) => drop(stream),
+                    },
                 }
             }
         }
@@ -131,14 +181,40 @@ fn builder(config: &HttpConfig) -> http1::Builder {
     builder
 }
 
-/// Answers one request on a connection over the cap with 503 and closes it.
-async fn refuse(stream: TcpStream, config: HttpConfig) {
-    let service = hyper::service::service_fn(|_req| async {
-        let mut response = http_error(StatusCode::SERVICE_UNAVAILABLE, "Too many connections");
-        response.headers_mut().insert(CONNECTION, HeaderValue::from_static("close"));
-        Ok::<_, std::convert::Infallible>(response.map(|b| b as body::Body))
+/// Answers a connection over the cap and closes it: 200 to a request for the health
+/// endpoint, 503 to anything else, or to nothing within [`REFUSAL_WAIT`].
+async fn refuse(mut stream: TcpStream, health: Arc<Option<String>>, _permit: tokio::sync::OwnedSemaphorePermit) {
+    let mut head = [0u8; 1024];
+    let read = tokio::time::timeout(REFUSAL_WAIT, stream.read(&mut head)).await;
+    let head = match read {
+        Ok(Ok(n)) => &head[..n],
+        _ => &[][..],
+    };
+    let asks_health = health.as_deref().is_some_and(|path| {
+        let line = head.split(|&b| b == b'\r' || b == b'\n').next().unwrap_or_default();
+        line.strip_prefix(b"GET ")
+            .and_then(|rest| rest.strip_prefix(path.as_bytes()))
+            .is_some_and(|rest| rest.starts_with(b" "))
     });
-    let mut builder = builder(&config);
-    builder.keep_alive(false);
-    let _ = builder.serve_connection(TokioIo::new(stream), service).await;
+    if stream.write_all(&refusal(asks_health)).await.is_ok() {
+        // Closing with the request unread would reset the connection and lose the answer.
+        let _ = stream.shutdown().await;
+        let mut sink = [0u8; 1024];
+        let drain = async { while matches!(stream.read(&mut sink).await, Ok(n) if n > 0) {} };
+        let _ = tokio::time::timeout(REFUSAL_WAIT, drain).await;
+    }
+}
+
+/// The whole HTTP response refusing a connection over the cap (or the health answer).
+fn refusal(healthy: bool) -> Vec<u8> {
+    let (status, body) = if healthy {
+        ("200 OK", r#"{"status":"ok"}"#.to_string())
+    } else {
+        ("503 Service Unavailable", Response::error(None, RpcError::invalid_request("Too many connections")).to_line())
+    };
+    let head = format!(
+        "HTTP/1.1 {status}\r\nserver: duet\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+        body.len()
+    );
+    [head.into_bytes(), body.into_bytes()].concat()
 }

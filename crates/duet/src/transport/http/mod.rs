@@ -4,6 +4,7 @@
 
 mod body;
 mod config;
+mod descriptors;
 mod guard;
 mod legacy;
 mod listener;
@@ -16,6 +17,7 @@ mod stream;
 
 pub use body::Body;
 pub use config::HttpConfig;
+pub use descriptors::raise_open_files_limit;
 pub use listener::HttpServer;
 pub use service::McpService;
 pub(crate) use service::SESSION_HEADER;
