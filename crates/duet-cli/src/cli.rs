@@ -156,6 +156,10 @@ pub struct ServeArgs {
     /// Level of duet's own log on stderr.
     #[arg(long, value_enum, ignore_case = true, default_value_t = LogLevel::Warning)]
     pub log_level: LogLevel,
+    /// Seconds requests in flight may take to finish after SIGTERM or SIGINT (or, over
+    /// stdio, end of input); a second signal exits at once.
+    #[arg(long, default_value_t = 10)]
+    pub shutdown_grace: u64,
     /// Largest message in bytes: a stdio line, an HTTP request body (default 4 MiB).
     #[arg(long, visible_alias = "max-body-bytes")]
     pub max_message_bytes: Option<usize>,

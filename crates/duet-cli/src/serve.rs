@@ -1,5 +1,6 @@
 //! `duet serve`: checks the options, builds the layer and the engine, then runs a transport
-//! until it ends (stdin closes, or Ctrl+C / SIGTERM for HTTP).
+//! until it ends: stdin closes, or SIGTERM / SIGINT stops it gracefully (no new requests,
+//! those in flight get `--shutdown-grace` to finish, exit 0); a second signal exits at once.
 
 use crate::choice;
 use crate::cli::{HttpArgs, ServeArgs, Transport};
@@ -30,13 +31,20 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     };
     let options = ServerOptions { page_size: args.page_size, ..ServerOptions::default() };
     let server = Server::new(layer, options);
+    let grace = Duration::from_secs(args.shutdown_grace);
     match http {
         None => {
-            let mut options = StdioOptions::default();
+            let mut options = StdioOptions { shutdown_grace: grace, ..StdioOptions::default() };
             options.max_message_bytes = args.max_message_bytes.unwrap_or(options.max_message_bytes);
+            let stop = options.stop.clone();
+            tokio::spawn(async move {
+                shutdown_signal().await;
+                stop.cancel();
+                exit_on_second_signal();
+            });
             duet::transport::stdio::serve_stdio(server, options).await?
         }
-        Some(config) => serve_http(server, config, args.transport).await?,
+        Some(config) => serve_http(server, config, args.transport, grace).await?,
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -133,7 +141,7 @@ fn auth_tokens(flags: &[String]) -> Result<Option<Arc<TokenAuth>>, Usage> {
         .map_err(|e| Usage(format!("Invalid value for --auth-token: {e}")))
 }
 
-async fn serve_http(server: Server, config: HttpConfig, transport: Transport) -> anyhow::Result<()> {
+async fn serve_http(server: Server, config: HttpConfig, transport: Transport, grace: Duration) -> anyhow::Result<()> {
     // Every connection is a descriptor: take all the process may have.
     match duet::transport::http::raise_open_files_limit() {
         Ok(limit) => tracing::debug!(limit, "open-files limit"),
@@ -147,8 +155,19 @@ async fn serve_http(server: Server, config: HttpConfig, transport: Transport) ->
     };
     eprintln!("duet MCP server ({word}) listening on {}", bound.url());
     shutdown_signal().await;
-    bound.shutdown(Duration::from_secs(5)).await;
+    tracing::info!(grace_secs = grace.as_secs(), "shutting down: requests in flight may finish");
+    exit_on_second_signal();
+    bound.shutdown(grace).await;
     Ok(())
+}
+
+/// After the first signal began a graceful shutdown, a second one ends the process at once.
+fn exit_on_second_signal() {
+    tokio::spawn(async {
+        shutdown_signal().await;
+        eprintln!("duet: second signal, exiting without waiting");
+        std::process::exit(130);
+    });
 }
 
 async fn shutdown_signal() {

@@ -281,3 +281,18 @@ fn options_that_cannot_work_are_usage_errors() {
         assert!(done.messages.is_empty(), "{}", lines(&done.messages));
     }
 }
+
+/// SIGTERM over stdio stops reading, answers what runs, and exits 0 with stdin still open.
+#[test]
+fn sigterm_over_stdio_answers_what_runs_and_exits_0() {
+    let mut duet = Duet::testkit("2025-11-25");
+    duet.initialize("2025-11-25");
+    duet.request(json!(7), "tools/call", json!({"name": "slow", "arguments": {"steps": 50}}));
+    std::thread::sleep(Duration::from_millis(300));
+    duet_testing::process::signal(duet.child(), libc::SIGTERM);
+    let answer = duet.response(&json!(7));
+    assert_eq!(answer["result"]["structuredContent"]["done"], 50, "{answer}");
+    let exited = duet_testing::process::exit_within(duet.child(), Duration::from_secs(10));
+    let status = exited.expect("exited with stdin still open");
+    assert_eq!(status.code(), Some(0));
+}

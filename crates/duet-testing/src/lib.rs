@@ -4,6 +4,7 @@
 //! are checked that way. Without that folder the checks are skipped, so that a clone on its
 //! own still runs every other test.
 
+pub mod process;
 mod recorder;
 mod schema;
 

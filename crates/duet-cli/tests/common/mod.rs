@@ -198,6 +198,11 @@ impl Duet {
         self.wait_for(&format!("response to {id}"), |m| is_response_to(m, id))
     }
 
+    /// The process, to signal it or wait for it (`duet_testing::process`).
+    pub fn child(&mut self) -> &mut Child {
+        &mut self.child
+    }
+
     /// Closes stdin and waits up to `timeout` for the process to exit (killing it and
     /// failing otherwise), then collects the rest of stdout and all of stderr.
     pub fn finish(mut self, timeout: Duration) -> Finished {

@@ -27,7 +27,7 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
-use tokio::task::JoinHandle;
+use tokio::task::{JoinHandle, JoinSet};
 use tokio_util::sync::CancellationToken;
 
 /// A running HTTP server.
@@ -71,12 +71,28 @@ impl HttpServer {
         &self.service
     }
 
-    /// Stops accepting, closes listen streams and sessions, and waits for open connections
-    /// (at most `grace`).
+    /// Shuts down gracefully, within `grace`: stops accepting; ends listen streams with their
+    /// final result and the sessions' GET streams; lets requests in flight finish (idle
+    /// keep-alive connections close, busy ones after their answer); then ends the sessions,
+    /// cancelling what still runs, and waits for the connections to close.
     pub async fn shutdown(self, grace: Duration) {
-        self.service.close();
+        let deadline = tokio::time::Instant::now() + grace;
         self.stop.cancel();
-        let _ = tokio::time::timeout(grace, self.task).await;
+        let shared = &self.service.shared;
+        shared.server.close_listens();
+        shared.sessions.close_get_streams();
+        let settled = async {
+            while shared.sessions.inflight() > 0 {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        };
+        let _ = tokio::time::timeout_at(deadline, settled).await;
+        self.service.close();
+        let mut task = self.task;
+        if tokio::time::timeout_at(deadline, &mut task).await.is_err() {
+            tracing::info!("shutdown grace over; closing the connections still open");
+            task.abort();
+        }
     }
 }
 
@@ -92,12 +108,15 @@ async fn accept_loop(listener: TcpListener, service: McpService, stop: Cancellat
     let refusing = Arc::new(Semaphore::new(REFUSING));
     let health = Arc::new(config.health_path.clone());
     let (mut reserve, mut exhaustion) = (Reserve::new(), Exhaustion::new());
+    // The connections' tasks: aborted with this loop's task when a shutdown's grace is over.
+    let mut tasks = JoinSet::new();
     let graceful = GracefulShutdown::new();
     let reap_every = (config.session_idle_timeout / 2).clamp(Duration::from_secs(1), Duration::from_secs(60));
     let mut reaper = tokio::time::interval(reap_every);
     loop {
         tokio::select! {
             _ = stop.cancelled() => break,
+            Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
             _ = reaper.tick() => {
                 let reaped = service.reap_idle_sessions();
                 if reaped > 0 {
@@ -148,7 +167,7 @@ async fn accept_loop(listener: TcpListener, service: McpService, stop: Cancellat
                     Ok(permit) => {
                         let conn = builder(&config).serve_connection(TokioIo::new(stream), TowerToHyperService::new(service.clone()));
                         let conn = graceful.watch(conn);
-                        tokio::spawn(async move {
+                        tasks.spawn(async move {
                             if let Err(e) = conn.await {
                                 tracing::debug!("connection ended: {e}");
                             }
@@ -157,7 +176,7 @@ async fn accept_loop(listener: TcpListener, service: McpService, stop: Cancellat
                     }
                     Err(_) => match refusing.clone().try_acquire_owned() {
                         Ok(permit) => {
-                            tokio::spawn(refuse(stream, health.clone(), permit));
+                            tasks.spawn(refuse(stream, health.clone(), permit));
                         }
                         // Refusals are capped too: beyond them a connection is closed unread.
                         Err(_) => drop(stream),

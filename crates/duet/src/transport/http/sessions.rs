@@ -196,6 +196,20 @@ impl SessionTable {
         expired.len()
     }
 
+    /// Ends the standalone GET streams of Streamable HTTP sessions (at shutdown), leaving
+    /// the sessions and their requests running; a legacy session's stream carries its
+    /// answers, so it stays open until the session ends.
+    pub fn close_get_streams(&self) {
+        for s in self.lock().values().filter(|s| s.kind == Kind::Streamable) {
+            s.outbox.close();
+        }
+    }
+
+    /// Requests still running in sessions.
+    pub fn inflight(&self) -> usize {
+        self.lock().values().map(|s| s.session.inflight()).sum()
+    }
+
     pub fn close_all(&self) {
         let all: Vec<Arc<HttpSession>> = self.lock().drain().map(|(_, s)| s).collect();
         for s in all {

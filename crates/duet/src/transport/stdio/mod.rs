@@ -25,6 +25,7 @@ use std::time::Duration;
 use stdout::StdoutGuard;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 use writer::Writer;
 
@@ -37,11 +38,19 @@ pub struct StdioOptions {
     pub max_message_bytes: usize,
     /// Requests running or waiting for their answer to be written, at most.
     pub max_in_flight: usize,
+    /// Cancelled to stop as at end of input (on SIGTERM): nothing more is read, and the
+    /// requests in flight have `shutdown_grace` to finish.
+    pub stop: CancellationToken,
 }
 
 impl Default for StdioOptions {
     fn default() -> Self {
-        StdioOptions { shutdown_grace: Duration::from_secs(5), max_message_bytes: 4 * 1024 * 1024, max_in_flight: 64 }
+        StdioOptions {
+            shutdown_grace: Duration::from_secs(10),
+            max_message_bytes: 4 * 1024 * 1024,
+            max_in_flight: 64,
+            stop: CancellationToken::new(),
+        }
     }
 }
 
@@ -120,13 +129,18 @@ where
         let item = match ahead.take() {
             Some(item) => item,
             None if !open => break,
-            None => match lines.recv().await {
-                Some(line) => match Item::read(line, &options) {
-                    Some(item) => item,
-                    None => continue,
-                },
-                None => break,
-            },
+            None => {
+                let line = tokio::select! {
+                    biased;
+                    _ = options.stop.cancelled() => None,
+                    line = lines.recv() => line,
+                };
+                match line.map(|line| Item::read(line, &options)) {
+                    Some(Some(item)) => item,
+                    Some(None) => continue,
+                    None => break,
+                }
+            }
         };
         while tasks.try_join_next().is_some() {}
         if !item.owes_answer() {
@@ -141,6 +155,7 @@ where
             tokio::select! {
                 biased;
                 permit = slots.clone().acquire_owned() => break permit.ok(),
+                _ = options.stop.cancelled(), if open => open = false,
                 line = lines.recv(), if open && ahead.is_none() => match line.map(|l| Item::read(l, &options)) {
                     None => open = false,
                     Some(None) => {}
