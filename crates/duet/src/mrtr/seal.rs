@@ -328,6 +328,44 @@ mod tests {
         assert_eq!(s.open(&old, &b), Err(StateError::Expired));
     }
 
+    proptest::proptest! {
+        /// Whatever a handler keeps, it gets back unchanged, for the request it was sealed for.
+        #[test]
+        fn sealed_state_opens_unchanged(
+            principal in "[a-z]{1,12}",
+            asked in proptest::collection::vec("[a-z_]{1,10}", 0..4),
+            text in ".{0,40}",
+            n in proptest::num::i64::ANY,
+        ) {
+            let b = binding(&principal, json!({"n": n}));
+            let state = json!({"text": text, "n": n});
+            let token = sealer().seal(&b, asked.clone(), Some(state.clone()));
+            proptest::prop_assert_eq!(sealer().open(&token, &b), Ok(Opened { asked, state: Some(state) }));
+        }
+
+        /// Changing any one byte of a token makes it unopenable, and a token opens for no
+        /// other principal or arguments.
+        #[test]
+        fn tampered_or_misused_state_never_opens(at in proptest::num::usize::ANY, bit in 0u8..8, n in 0i64..1000) {
+            let b = binding("alice", json!({"n": n}));
+            let token = sealer().seal(&b, vec!["confirm".into()], Some(json!({"n": n})));
+            let mut bytes = URL_SAFE_NO_PAD.decode(&token).unwrap();
+            let at = at % bytes.len();
+            bytes[at] ^= 1 << bit;
+            proptest::prop_assert!(sealer().open(&URL_SAFE_NO_PAD.encode(&bytes), &b).is_err());
+            let (mallory, other_arguments) = (binding("mallory", json!({"n": n})), binding("alice", json!({"n": n + 1})));
+            proptest::prop_assert!(sealer().open(&token, &mallory).is_err(), "another principal");
+            proptest::prop_assert!(sealer().open(&token, &other_arguments).is_err(), "other arguments");
+        }
+
+        /// Arbitrary text is refused, never opened and never a panic.
+        #[test]
+        fn arbitrary_tokens_are_refused(token in ".{0,200}") {
+            let alice = binding("alice", json!({}));
+            proptest::prop_assert!(sealer().open(&token, &alice).is_err(), "opened {:?}", token);
+        }
+    }
+
     #[test]
     fn rotation() {
         let (old, new) = (StateKey::from_bytes([1; 32]), StateKey::from_bytes([2; 32]));

@@ -52,6 +52,40 @@ mod tests {
         assert_eq!(paginate("tools", 7, None, 0).unwrap(), (0..7, None));
     }
 
+    proptest::proptest! {
+        /// Following the cursors visits every position once, in order, for any list and page.
+        #[test]
+        fn cursors_walk_every_page(len in 0usize..500, page_size in 0usize..60) {
+            let (mut seen, mut cursor) = (Vec::new(), None::<Value>);
+            loop {
+                let (page, next) = paginate("tools", len, cursor.as_ref(), page_size).unwrap();
+                seen.extend(page);
+                match next {
+                    Some(next) => cursor = Some(json!(next)),
+                    None => break,
+                }
+            }
+            proptest::prop_assert_eq!(seen, (0..len).collect::<Vec<_>>());
+        }
+
+        /// A cursor names the position it was made for, and only for its own list.
+        #[test]
+        fn cursors_round_trip(offset in 0usize..1_000_000, len in 0usize..1_000_000) {
+            let cursor = json!(encode("resources", offset));
+            let (page, _) = paginate("resources", len, Some(&cursor), 10).unwrap();
+            proptest::prop_assert_eq!(page.start, offset.min(len));
+            proptest::prop_assert!(paginate("prompts", len, Some(&cursor), 10).is_err());
+        }
+
+        /// Any text is a valid cursor or -32602, never a panic.
+        #[test]
+        fn any_text_is_a_cursor_or_an_error(text in ".{0,64}") {
+            if let Err(e) = paginate("tools", 10, Some(&json!(text)), 3) {
+                proptest::prop_assert_eq!(e.code, -32602);
+            }
+        }
+    }
+
     #[test]
     fn bad_cursors() {
         let python_style = URL_SAFE_NO_PAD.encode(r#"{"k": "tools", "o": 2}"#);
