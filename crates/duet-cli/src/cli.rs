@@ -211,6 +211,15 @@ pub struct HttpArgs {
     /// Most open connections.
     #[arg(long)]
     pub max_connections: Option<usize>,
+    /// Requests per second per principal (429 with Retry-After beyond).
+    #[arg(long, value_name = "RPS")]
+    pub rate_limit: Option<f64>,
+    /// Calls per second per principal of one tool: NAME=RPS. Repeatable.
+    #[arg(long = "tool-rate-limit", value_name = "NAME=RPS")]
+    pub tool_rate_limits: Vec<String>,
+    /// Requests one principal may have running at once.
+    #[arg(long)]
+    pub max_in_flight_per_principal: Option<usize>,
     /// Seconds to receive a request head (also the keep-alive idle limit).
     #[arg(long)]
     pub header_timeout: Option<u64>,

@@ -7,7 +7,7 @@ use crate::cli::{HttpArgs, ServeArgs, Transport};
 use crate::usage::Usage;
 use duet::auth::TokenAuth;
 use duet::protocol::{Server, ServerOptions};
-use duet::transport::http::{HttpConfig, HttpServer};
+use duet::transport::http::{HttpConfig, HttpServer, RateLimits};
 use duet::transport::stdio::StdioOptions;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -49,6 +49,29 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `--rate-limit`, `--tool-rate-limit NAME=RPS` and `--max-in-flight-per-principal`.
+fn rate_limits(http: &HttpArgs) -> Result<RateLimits, Usage> {
+    let rate = |flag: &str, rate: Option<f64>, given: &str| match rate {
+        Some(rate) if rate.is_finite() && rate > 0.0 => Ok(rate),
+        _ => Err(Usage(format!("{flag} needs a positive number of requests a second, not {given:?}"))),
+    };
+    let mut limits = RateLimits { max_in_flight: http.max_in_flight_per_principal, ..RateLimits::default() };
+    if let Some(rps) = http.rate_limit {
+        limits.requests_per_second = Some(rate("--rate-limit", Some(rps), &rps.to_string())?);
+    }
+    for spec in &http.tool_rate_limits {
+        let Some((name, rps)) = spec.split_once('=').filter(|(name, _)| !name.is_empty()) else {
+            return Err(Usage(format!("--tool-rate-limit takes NAME=RPS, not {spec:?}")));
+        };
+        let rps = rate("--tool-rate-limit", rps.parse().ok(), rps)?;
+        limits.tool_calls_per_second.insert(name.to_string(), rps);
+    }
+    if limits.max_in_flight == Some(0) {
+        return Err(Usage("--max-in-flight-per-principal must be at least 1".into()));
+    }
+    Ok(limits)
+}
+
 /// HTTP-only options make no sense over stdio: refuse them rather than ignore them.
 fn stdio_only(http: &HttpArgs) -> Result<(), Usage> {
     let given = [
@@ -61,6 +84,9 @@ fn stdio_only(http: &HttpArgs) -> Result<(), Usage> {
         ("--cors-origin", !http.cors_origins.is_empty()),
         ("--json-response", http.json_response),
         ("--stateless", http.stateless),
+        ("--rate-limit", http.rate_limit.is_some()),
+        ("--tool-rate-limit", !http.tool_rate_limits.is_empty()),
+        ("--max-in-flight-per-principal", http.max_in_flight_per_principal.is_some()),
     ];
     match given.iter().find(|(_, set)| *set) {
         Some((flag, _)) => Err(Usage(format!("{flag} applies to the HTTP transports; add --transport http"))),
@@ -98,6 +124,7 @@ fn http_config(http: &HttpArgs, transport: Transport) -> Result<HttpConfig, Usag
         Some(0) => Err(Usage(format!("{name} must be at least 1"))),
         other => Ok(other),
     };
+    config.rate_limits = rate_limits(http)?;
     if let Some(n) = positive("--session-idle-timeout", http.session_idle_timeout)? {
         config.session_idle_timeout = secs(n);
     }

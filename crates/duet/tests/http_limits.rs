@@ -166,3 +166,59 @@ async fn a_declared_length_over_the_limit_is_refused_before_the_body() {
     assert_eq!(answer.header("server"), Some("duet"));
     ts.stop().await;
 }
+
+/// Limits per principal over real sockets: two token holders, one greedy.
+#[tokio::test]
+async fn rate_limits_per_principal_and_tool() {
+    use duet::transport::http::{RATE_LIMITED, RateLimits};
+    let auth = duet::auth::TokenAuth::from_specs(["tok-a", "tok-b"]).expect("token specs");
+    let rate_limits = RateLimits {
+        requests_per_second: Some(3.0),
+        tool_calls_per_second: [("slow".to_string(), 0.5)].into(),
+        max_in_flight: Some(1),
+    };
+    let config = HttpConfig { auth: Some(std::sync::Arc::new(auth)), rate_limits, ..config() };
+    let ts = TestServer::start(config).await;
+    let alice = ts.client(MODERN).with_header("authorization", "Bearer tok-a");
+    let bob = ts.client(MODERN).with_header("authorization", "Bearer tok-b");
+    let echo = json!({"name": "echo", "arguments": {"text": "hi"}});
+    let slow = json!({"name": "slow", "arguments": {"steps": 25}});
+
+    // Alice's slow call runs; while it does, her next request is one too many in flight.
+    let running = {
+        let alice = alice.clone();
+        tokio::spawn(async move { alice.post("tools/call", slow).send().await })
+    };
+    eventually("alice's call running", || {
+        let alice = alice.clone();
+        let echo = echo.clone();
+        async move { alice.post("tools/call", echo).send().await.status == StatusCode::TOO_MANY_REQUESTS }
+    })
+    .await;
+    let refused = alice.post("tools/call", echo.clone()).send().await;
+    let error = refused.expect_rpc_error(StatusCode::TOO_MANY_REQUESTS, RATE_LIMITED, &refused.response()["id"]);
+    assert!(error["message"].as_str().unwrap().contains("1 requests in flight"), "{error}");
+    assert_eq!(refused.header("retry-after"), Some("1"));
+    // Bob is not held up by Alice.
+    bob.call("tools/call", echo.clone()).await;
+    running.await.expect("joined").expect_status(StatusCode::OK);
+
+    // Slow has its own rate: one call every two seconds.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let again = alice.post("tools/call", json!({"name": "slow", "arguments": {"steps": 1}})).send().await;
+    let error = again.expect_rpc_error(StatusCode::TOO_MANY_REQUESTS, RATE_LIMITED, &again.response()["id"]);
+    assert!(error["message"].as_str().unwrap().contains("calls a second of slow"), "{error}");
+    let wait: u64 = again.header("retry-after").expect("Retry-After").parse().expect("seconds");
+    assert!((1..=2).contains(&wait), "{wait}");
+    assert_eq!(error["data"]["retryAfter"], wait);
+
+    // Three requests a second each: Bob's burst runs out, Alice's bucket is her own.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let mut statuses = Vec::new();
+    for _ in 0..4 {
+        statuses.push(bob.post("tools/call", echo.clone()).send().await.status);
+    }
+    assert_eq!(statuses.iter().filter(|s| **s == StatusCode::TOO_MANY_REQUESTS).count(), 1, "{statuses:?}");
+    alice.call("tools/call", echo).await;
+    ts.stop().await;
+}

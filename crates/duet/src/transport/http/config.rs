@@ -1,5 +1,6 @@
 //! Settings of the HTTP transport, and their defaults.
 
+use super::limits::RateLimits;
 use crate::auth::{Authenticator, PrincipalResolver, ProtectedResource, ScopeMap, endpoint_url};
 use std::sync::Arc;
 use std::time::Duration;
@@ -44,6 +45,8 @@ pub struct HttpConfig {
     pub max_sessions: usize,
     pub max_sessions_per_principal: usize,
     pub max_connections: usize,
+    /// Requests per second and in flight per principal (and per tool); off by default.
+    pub rate_limits: RateLimits,
     pub header_timeout: Duration,
     pub body_timeout: Duration,
     pub keepalive_interval: Duration,
@@ -75,6 +78,7 @@ impl Default for HttpConfig {
             max_sessions: 1000,
             max_sessions_per_principal: 100,
             max_connections: 512,
+            rate_limits: RateLimits::default(),
             header_timeout: Duration::from_secs(30),
             body_timeout: Duration::from_secs(120),
             keepalive_interval: Duration::from_secs(15),

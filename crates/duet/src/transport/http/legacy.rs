@@ -62,10 +62,19 @@ where
         Ok(m) => m,
         Err(refused) => return *refused,
     };
+    let in_flight = match shared.limiter.admit(&principal.id, &message) {
+        Ok(in_flight) => in_flight,
+        Err(refusal) => return refusal.response(&message),
+    };
     let span = crate::trace::request_span(&message, || crate::trace::from_headers(&parts.headers));
     let inline = message.runs_inline();
-    // Handed to the session here, in arrival order, whether it then runs inline or not.
+    // Handed to the session here, in arrival order, whether it then runs inline or not;
+    // counted in flight until answered.
     let delivery = deliver(session, message, principal);
+    let delivery = async move {
+        delivery.await;
+        drop(in_flight);
+    };
     if inline {
         delivery.instrument(span).await;
     } else {

@@ -81,6 +81,10 @@ where
     if let Some(refused) = check_scopes(shared, &message, &principal) {
         return refused;
     }
+    let _in_flight = match shared.limiter.admit(&principal.id, &message) {
+        Ok(in_flight) => in_flight,
+        Err(refusal) => return refusal.response(&message),
+    };
     let span = crate::trace::request_span(&message, || crate::trace::from_headers(headers));
     route(shared, headers, message, principal, accept).instrument(span).await
 }

@@ -6,6 +6,7 @@
 use super::body::{self, Body};
 use super::config::HttpConfig;
 use super::guard::OriginHostGuard;
+use super::limits::Limiter;
 use super::sessions::SessionTable;
 use super::{legacy, post, stream};
 use crate::auth::{AuthError, Authenticator, bearer_token};
@@ -36,6 +37,7 @@ pub(crate) struct HttpShared {
     pub config: HttpConfig,
     pub guard: OriginHostGuard,
     pub sessions: SessionTable,
+    pub limiter: Limiter,
 }
 
 /// A request after the gates: its head, who sends it, and its body.
@@ -54,7 +56,8 @@ impl McpService {
             &config.cors_origins,
         );
         let sessions = SessionTable::new(config.max_sessions, config.max_sessions_per_principal);
-        McpService { shared: Arc::new(HttpShared { server, config, guard, sessions }) }
+        let limiter = Limiter::new(config.rate_limits.clone());
+        McpService { shared: Arc::new(HttpShared { server, config, guard, sessions, limiter }) }
     }
 
     pub fn config(&self) -> &HttpConfig {
