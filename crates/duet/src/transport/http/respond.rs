@@ -122,6 +122,9 @@ fn status_of(answer: &Message<RpcResponse>, modern: bool) -> StatusCode {
     }
 }
 
+/// Notifications a request's SSE stream holds for a client that is not reading.
+const QUEUED_NOTIFICATIONS: usize = 1024;
+
 /// Why an answer is owed when a stream's task ends without sending it.
 const NO_ANSWER: &str = "the task answering it ended without an answer";
 
@@ -146,11 +149,15 @@ where
     F: FnOnce(Option<Sink>) -> Fut,
     Fut: Future<Output = Option<Message<RpcResponse>>> + Send + 'static,
 {
-    let (tx, mut rx) = mpsc::unbounded_channel::<Event>();
+    let (tx, mut rx) = mpsc::channel::<Event>(QUEUED_NOTIFICATIONS);
     let sink: Sink = {
         let tx = tx.clone();
         Arc::new(move |note: Value| {
-            let _ = tx.send(Event::Note(body::message(&encode(&note))));
+            // A client that stops reading stops the stream; past the queue its request's
+            // notifications are dropped rather than held.
+            if let Err(mpsc::error::TrySendError::Full(_)) = tx.try_send(Event::Note(body::message(&encode(&note)))) {
+                tracing::debug!("the client is not reading its stream; a notification dropped");
+            }
         })
     };
     let cancel = CancellationToken::new();
@@ -163,7 +170,8 @@ where
                 _ = cancel.cancelled() => None,
                 answer = handled => answer,
             };
-            let _ = tx.send(Event::Done(answer));
+            // The answer waits for room: it is never dropped.
+            let _ = tx.send(Event::Done(answer)).await;
         }
         .in_current_span()
     };
@@ -233,8 +241,12 @@ mod tests {
         Accept::parse(&h)
     }
 
-    /// A handshake-era answer whose task panics outside any handler's guard.
-    async fn answer_of_a_lost_task(accept: Accept) -> (StatusCode, String) {
+    /// The status and body of a handshake-era answer to request 7 that `run` produces.
+    async fn answer_of<F, Fut>(accept: Accept, run: F) -> (StatusCode, String)
+    where
+        F: FnOnce(Option<Sink>) -> Fut,
+        Fut: Future<Output = Option<Message<RpcResponse>>> + Send + 'static,
+    {
         use crate::jsonrpc::RequestId;
         use crate::layer::{Registry, ServerInfo};
         use crate::protocol::Server;
@@ -244,7 +256,6 @@ mod tests {
         let service = super::super::McpService::new(server, Default::default());
         let owed = Owed::One(RequestId::Int(7));
         let answering = Answering { replies: Some(Replies::MayNotify), accept, modern: false, owed };
-        let run = |_| async { panic!("an engine bug") };
         let response = respond(&service.shared, answering, run).await;
         let status = response.status();
         let body = response.into_body().collect().await.expect("a body").to_bytes();
@@ -253,13 +264,31 @@ mod tests {
 
     #[tokio::test]
     async fn a_lost_task_is_answered_internal_error() {
-        let (status, body) = answer_of_a_lost_task(Accept { json: true, sse: false }).await;
+        let lost = |_| async { panic!("an engine bug") };
+        let (status, body) = answer_of(Accept { json: true, sse: false }, lost).await;
         assert_eq!(status, StatusCode::OK, "not 202: {body}");
         let answer: Value = serde_json::from_str(&body).expect("JSON");
         assert_eq!((&answer["id"], &answer["error"]["code"]), (&Value::from(7), &Value::from(-32603)));
-        let (status, body) = answer_of_a_lost_task(Accept { json: false, sse: true }).await;
+        let (status, body) = answer_of(Accept { json: false, sse: true }, lost).await;
         assert_eq!(status, StatusCode::OK);
         assert!(body.contains(r#""id":7"#) && body.contains("-32603"), "an SSE stream with the error: {body:?}");
+    }
+
+    #[tokio::test]
+    async fn a_stream_holds_a_bounded_number_of_notifications() {
+        let chatty = |sink: Option<Sink>| async move {
+            let sink = sink.expect("a stream's sink");
+            for i in 0..5 * QUEUED_NOTIFICATIONS {
+                sink(serde_json::json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": i}}));
+            }
+            let done =
+                RpcResponse::error(Some(crate::jsonrpc::RequestId::Int(7)), crate::jsonrpc::RpcError::internal());
+            Some(Message::One(done))
+        };
+        let (_, body) = answer_of(Accept { json: false, sse: true }, chatty).await;
+        let events: Vec<&str> = body.split("\n\n").filter(|e| e.contains("data:")).collect();
+        assert!(events.len() <= QUEUED_NOTIFICATIONS + 2, "{} events held", events.len());
+        assert!(events.last().is_some_and(|e| e.contains(r#""id":7"#)), "the answer is never dropped");
     }
 
     #[test]
