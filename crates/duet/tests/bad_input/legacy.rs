@@ -61,6 +61,7 @@ async fn legacy() {
             bench.raw("GET", "/mcp").header("accept", "text/event-stream").header("mcp-session-id", &live),
             gone(),
         ),
+        ("a DELETE of the legacy session", bench.raw("DELETE", "/mcp").header("mcp-session-id", &live), gone()),
         // Bodies that are not messages.
         ("not JSON", message("{x"), error(400, -32700, Value::Null, "Parse error")),
         ("an empty body", message(""), error(400, -32700, Value::Null, "Parse error")),

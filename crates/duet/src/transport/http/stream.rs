@@ -62,7 +62,8 @@ pub(super) fn delete<B>(shared: &HttpShared, req: Gated<B>) -> Response<Body> {
     let Some(id) = header(&req.parts.headers, &SESSION_HEADER) else {
         return http_error(StatusCode::BAD_REQUEST, "Bad Request: Mcp-Session-Id header is required");
     };
-    if shared.sessions.get(id, &req.principal).is_none() {
+    // A legacy HTTP+SSE session is no Streamable HTTP session: it ends with its stream.
+    if shared.sessions.get(id, &req.principal).filter(|s| s.kind == Kind::Streamable).is_none() {
         return http_error(StatusCode::NOT_FOUND, "Session not found");
     }
     shared.sessions.remove(id);
