@@ -25,6 +25,8 @@ async fn legacy() {
     let unknown = "0123456789abcdef0123456789abcdef";
     let gone = || refused(404, "Session not found");
     let no_id = || refused(400, "session_id query parameter is required");
+    let no_events = || refused(406, "Not Acceptable: GET requires Accept: text/event-stream");
+    let not_json = || refused(415, "Content-Type must be application/json");
     let not_allowed = |allow: &str| refused(405, "Method Not Allowed").with_header("allow", allow);
     let rows: Vec<Case> = vec![
         // Methods the endpoints do not take.
@@ -40,6 +42,12 @@ async fn legacy() {
             bench.raw("PUT", &format!("/messages/?session_id={live}")).body(ping),
             not_allowed("POST"),
         ),
+        (
+            "a GET of /sse that accepts only JSON",
+            bench.raw("GET", "/sse").header("accept", "application/json"),
+            no_events(),
+        ),
+        ("a GET of /sse that accepts HTML", bench.raw("GET", "/sse").header("accept", "text/html"), no_events()),
         // The session id.
         ("no query", to("/messages/").body(ping), no_id()),
         ("an empty session_id", to("/messages/?session_id=").body(ping), no_id()),
@@ -63,6 +71,9 @@ async fn legacy() {
         ),
         ("a DELETE of the legacy session", bench.raw("DELETE", "/mcp").header("mcp-session-id", &live), gone()),
         // Bodies that are not messages.
+        ("a text/plain body", message(ping).set("content-type", "text/plain"), not_json()),
+        ("a body without a Content-Type", message(ping).without("content-type"), not_json()),
+        ("a form", message(ping).set("content-type", "application/x-www-form-urlencoded"), not_json()),
         ("not JSON", message("{x"), error(400, -32700, Value::Null, "Parse error")),
         ("an empty body", message(""), error(400, -32700, Value::Null, "Parse error")),
         ("a number", message("5"), refused(400, "Invalid Request")),

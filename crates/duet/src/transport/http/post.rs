@@ -59,6 +59,13 @@ pub(super) fn parse_message(bytes: &[u8]) -> Result<Message, Refused> {
     }
 }
 
+/// 415 unless the body is declared JSON (a POST of either transport).
+pub(super) fn unless_json(headers: &HeaderMap) -> Option<Response<Body>> {
+    let content_type = headers.get(h::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or_default();
+    let json = media_type(content_type).eq_ignore_ascii_case("application/json");
+    (!json).then(|| http_error(StatusCode::UNSUPPORTED_MEDIA_TYPE, "Content-Type must be application/json"))
+}
+
 pub(super) async fn handle<B>(shared: &HttpShared, req: Gated<B>) -> Response<Body>
 where
     B: http_body::Body + Send + 'static,
@@ -66,9 +73,8 @@ where
 {
     let Gated { parts, principal, body } = req;
     let headers = &parts.headers;
-    let content_type = headers.get(h::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or_default();
-    if !media_type(content_type).eq_ignore_ascii_case("application/json") {
-        return http_error(StatusCode::UNSUPPORTED_MEDIA_TYPE, "Content-Type must be application/json");
+    if let Some(refused) = unless_json(headers) {
+        return refused;
     }
     let accept = Accept::parse(headers);
     if !accept.json && !accept.sse {
