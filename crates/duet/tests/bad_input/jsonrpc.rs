@@ -67,6 +67,17 @@ async fn jsonrpc() {
         ("an empty object", body("{}"), refused(400, "Invalid Request")),
         ("an empty batch", body("[]"), refused(400, "Invalid Request: empty batch")),
         ("a batch of numbers", body("[1, 2]"), no_batches()),
+        ("a batch of a request", body(r#"[{"jsonrpc":"2.0","id":2,"method":"ping"}]"#), no_batches()),
+        (
+            "a batch of a tool call",
+            body(r#"[{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo"}}]"#),
+            no_batches(),
+        ),
+        (
+            "a batch of a request and a notification",
+            body(r#"[{"jsonrpc":"2.0","id":2,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/nope"}]"#),
+            no_batches(),
+        ),
         ("a batch of a batch", body("[[]]"), no_batches()),
         // The framing rules.
         ("no jsonrpc member", body(r#"{"id":2,"method":"ping"}"#), invalid()),
