@@ -144,6 +144,13 @@ async fn headers() {
                 "params._meta is missing the required envelope key(s): io.modelcontextprotocol/protocolVersion, io.modelcontextprotocol/clientCapabilities",
             ),
         ),
+        ("two versions", list().header("mcp-protocol-version", LATEST), unsupported("2025-11-25, 2025-11-25")),
+        (
+            "two versions that differ",
+            list().header("mcp-protocol-version", "2025-06-18"),
+            unsupported("2025-11-25, 2025-06-18"),
+        ),
+        ("a non-ASCII version", list().set("mcp-protocol-version", b"2025-11-2\xff"), unsupported("2025-11-2\u{fffd}")),
         ("a version with spaces around it", list().set("mcp-protocol-version", format!(" {LATEST} ")), served()),
         ("no version", list().without("mcp-protocol-version"), served()),
     ];

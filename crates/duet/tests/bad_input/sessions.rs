@@ -61,6 +61,12 @@ async fn sessions() {
             bench.post(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).header("mcp-session-id", unknown),
             gone(),
         ),
+        ("the session id twice", on(&live).header("mcp-session-id", &live), gone()),
+        ("the session id and an unknown one", on(&live).header("mcp-session-id", unknown), gone()),
+        ("an unknown session id and the session's", on(unknown).header("mcp-session-id", &live), gone()),
+        ("a non-ASCII session id", on(&live).set("mcp-session-id", b"\xe9\xe9"), gone()),
+        ("a GET naming two sessions", get(&live).header("mcp-session-id", unknown), gone()),
+        ("a DELETE naming two sessions", delete(&live).header("mcp-session-id", unknown), gone()),
         ("a session id with spaces around it", on(&format!(" {live} ")), served()),
         // Another principal's.
         ("another principal's session", on(&others), gone()),

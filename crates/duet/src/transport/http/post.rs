@@ -6,9 +6,9 @@
 //! caller's W3C trace context.
 
 use super::body::Body;
-use super::modern::{self, PROTOCOL_VERSION_HEADER, header};
+use super::modern::{self, PROTOCOL_VERSION_HEADER};
 use super::respond::{Accept, Answering, accepted, media_type, replies_of, respond};
-use super::service::{Gated, HttpShared, SESSION_HEADER, http_error, rpc_error};
+use super::service::{Gated, HttpShared, SESSION_HEADER, header, http_error, rpc_error};
 use super::sessions::Kind;
 use crate::jsonrpc::RpcError;
 use crate::layer::Principal;
@@ -120,17 +120,17 @@ async fn route(
     principal: Arc<Principal>,
     accept: Accept,
 ) -> Response<Body> {
-    let header_version = header(headers, &PROTOCOL_VERSION_HEADER).map(|raw| (raw, Version::parse(raw)));
-    let declared = header_version.and_then(|(_, v)| v);
+    let header_version = header(headers, &PROTOCOL_VERSION_HEADER);
+    let declared = header_version.as_deref().and_then(Version::parse);
     match message {
         Message::Batch(items) if items.iter().any(|i| modern::is_modern(i, declared)) => {
             http_error(StatusCode::BAD_REQUEST, "JSON-RPC batches are not supported by protocol version 2026-07-28")
         }
         Message::One(one) if modern::is_modern(&one, declared) => {
-            answer_modern(shared, headers, header_version.map(|(raw, _)| raw), one, principal, accept).await
+            answer_modern(shared, headers, header_version.as_deref(), one, principal, accept).await
         }
         message => match header_version {
-            Some((raw, None)) => {
+            Some(raw) if declared.is_none() => {
                 http_error(StatusCode::BAD_REQUEST, &format!("Unsupported MCP-Protocol-Version: {raw}"))
             }
             _ => answer_handshake(shared, headers, message, declared, principal, accept).await,
@@ -207,7 +207,7 @@ async fn answer_handshake(
     let Some(id) = header(headers, &SESSION_HEADER) else {
         return http_error(StatusCode::BAD_REQUEST, "Bad Request: Mcp-Session-Id header is required");
     };
-    let Some(http_session) = shared.sessions.get(id, &principal).filter(|s| s.kind == Kind::Streamable) else {
+    let Some(http_session) = shared.sessions.get(&id, &principal).filter(|s| s.kind == Kind::Streamable) else {
         return http_error(StatusCode::NOT_FOUND, "Session not found");
     };
     let session = http_session.session.clone();

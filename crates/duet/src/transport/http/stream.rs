@@ -3,9 +3,8 @@
 //! the end of a session.
 
 use super::body::{self, Body};
-use super::modern::header;
 use super::respond::{Accept, sse_response};
-use super::service::{Gated, HttpShared, SESSION_HEADER, http_error, method_not_allowed};
+use super::service::{Gated, HttpShared, SESSION_HEADER, header, http_error, method_not_allowed};
 use super::sessions::{HttpSession, Kind};
 use http::{HeaderMap, Response, StatusCode};
 use std::sync::Arc;
@@ -51,7 +50,7 @@ pub(super) fn get<B>(shared: &HttpShared, req: Gated<B>) -> Response<Body> {
     let Some(id) = header(&req.parts.headers, &SESSION_HEADER) else {
         return method_not_allowed("POST, DELETE");
     };
-    let Some(session) = shared.sessions.get(id, &req.principal).filter(|s| s.kind == Kind::Streamable) else {
+    let Some(session) = shared.sessions.get(&id, &req.principal).filter(|s| s.kind == Kind::Streamable) else {
         return http_error(StatusCode::NOT_FOUND, "Session not found");
     };
     if !session.open_stream() {
@@ -69,9 +68,9 @@ pub(super) fn delete<B>(shared: &HttpShared, req: Gated<B>) -> Response<Body> {
         return http_error(StatusCode::BAD_REQUEST, "Bad Request: Mcp-Session-Id header is required");
     };
     // A legacy HTTP+SSE session is no Streamable HTTP session: it ends with its stream.
-    if shared.sessions.get(id, &req.principal).filter(|s| s.kind == Kind::Streamable).is_none() {
+    if shared.sessions.get(&id, &req.principal).filter(|s| s.kind == Kind::Streamable).is_none() {
         return http_error(StatusCode::NOT_FOUND, "Session not found");
     }
-    shared.sessions.remove(id);
+    shared.sessions.remove(&id);
     Response::new(body::empty())
 }
