@@ -45,6 +45,16 @@ async fn sessions() {
             bench.raw("GET", "/mcp").header("accept", "text/event-stream"),
             refused(405, "Method Not Allowed").with_header("allow", "POST, DELETE"),
         ),
+        (
+            "jsonrpc 1.0 without a session",
+            bench.post(r#"{"jsonrpc":"1.0","id":2,"method":"ping"}"#),
+            error(400, -32600, json!(2), "Invalid Request"),
+        ),
+        (
+            "a bad id without a session",
+            bench.post(r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#),
+            refused(400, "Invalid Request: bad id"),
+        ),
         // Unknown or malformed.
         ("an unknown session", on(unknown), gone()),
         ("a session id that is no id", on("not-a-session"), gone()),
@@ -56,6 +66,11 @@ async fn sessions() {
         ("a percent-encoded session id", on(&format!("%{}", &live[..2])), gone()),
         ("a GET of an unknown session", get(unknown), gone()),
         ("a DELETE of an unknown session", delete(unknown), gone()),
+        (
+            "params an array to an unknown session",
+            on(unknown).body(r#"{"jsonrpc":"2.0","id":3,"method":"ping","params":[]}"#),
+            error(400, -32602, json!(3), "params must be an object"),
+        ),
         (
             "a notification to an unknown session",
             bench.post(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).header("mcp-session-id", unknown),
@@ -97,6 +112,11 @@ async fn sessions() {
             bench.post(request("initialize", no_version.clone()).to_string()),
             error(200, -32602, json!(ID), "Missing or invalid parameter: protocolVersion")
                 .without_header("mcp-session-id"),
+        ),
+        (
+            "initialize with params an array",
+            bench.post(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":[]}"#),
+            error(400, -32602, json!(ID), "params must be an object").without_header("mcp-session-id"),
         ),
         (
             "initialize as a notification",

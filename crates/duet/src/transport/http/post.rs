@@ -178,6 +178,11 @@ async fn answer_handshake(
     principal: Arc<Principal>,
     accept: Accept,
 ) -> Response<Body> {
+    // A message that breaks the framing rules is answered with its error, as a parse error
+    // is, whether or not it names a session: it is no request a session could take.
+    if let Message::One(Incoming::Invalid(response)) = &message {
+        return super::service::json(StatusCode::BAD_REQUEST, response.to_line());
+    }
     let answering = Answering { replies: replies_of(&message), accept, modern: false, owed: Owed::of(&message) };
     if shared.config.stateless {
         let (server, at) = (shared.server.clone(), declared.unwrap_or(Version::DEFAULT_HTTP));
