@@ -12,6 +12,7 @@ async fn headers() {
     // A GET without a session: what a well-formed head draws.
     let get = || bench.raw("GET", "/mcp");
     let head = |text: &[u8]| Raw::verbatim(text, &host);
+    let absolute = |target: &str| Raw::new("GET", target).header("host", &host);
     let fine = || refused(405, "Method Not Allowed").with_header("allow", "POST, DELETE");
     let guarded = |status: u16, message: &str| refused(status, message).with_header("connection", "close");
     let list = || bench.handshake("tools/list", json!({}));
@@ -69,6 +70,24 @@ async fn headers() {
         ("an IPv6 Host without brackets", get().set("host", "::1"), guarded(400, "Bad Request: malformed Host header")),
         ("a non-ASCII Host", get().set("host", b"127.0.0.\xff"), guarded(400, "Bad Request: malformed Host header")),
         ("two Hosts", get().header("host", "localhost"), guarded(400, "Bad Request: more than one Host header")),
+        ("no Host", get().without("host"), guarded(400, "Bad Request: missing Host header")),
+        ("a target of another authority", absolute("http://evil.example/mcp"), guarded(421, "Invalid Host header")),
+        (
+            "a target of another name on our port",
+            absolute(&format!("http://evil.example:{port}/mcp")),
+            guarded(421, "Invalid Host header"),
+        ),
+        (
+            "a target with user information",
+            absolute(&format!("http://u@{host}/mcp")),
+            guarded(400, "Bad Request: malformed Host header"),
+        ),
+        (
+            "a target in absolute form without Host",
+            absolute(&format!("http://{host}/mcp")).without("host"),
+            guarded(400, "Bad Request: missing Host header"),
+        ),
+        ("a target in absolute form", absolute(&format!("http://{host}/mcp")), fine()),
         ("localhost as Host", get().set("host", format!("localhost:{port}")), fine()),
         // Origin.
         ("a foreign Origin", get().header("origin", "https://evil.example"), guarded(403, "Forbidden: invalid Origin")),

@@ -150,7 +150,7 @@ impl HttpShared {
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
         let (parts, body) = request.into_parts();
-        if let Err(rejection) = self.guard.check_headers(&parts.headers) {
+        if let Err(rejection) = self.guard.check_head(&parts) {
             let status = StatusCode::from_u16(rejection.status).unwrap_or(StatusCode::FORBIDDEN);
             let mut response = http_error(status, rejection.message);
             response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
