@@ -36,7 +36,7 @@ async fn http_framing() {
     let config = HttpConfig { header_timeout: timeouts, body_timeout: timeouts, max_body_bytes: 4096, ..config() };
     let mut bench = Bench::start(config, None).await;
     let timed_out = || refused(408, "Request Timeout");
-    let unreadable = || refused(400, "Bad Request: error reading a body from connection");
+    let unreadable = |why: &str| refused(400, format!("Bad Request: error reading a body from connection: {why}"));
     let parse_error = || error(400, -32700, Value::Null, "Parse error");
     let not_allowed = |allow: &str| refused(405, "Method Not Allowed").with_header("allow", allow);
     let big = "x".repeat(70 * 1024);
@@ -123,23 +123,27 @@ async fn http_framing() {
         (
             "a chunk size that is not hex",
             post("Transfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n0\r\n\r\n"),
-            unreadable(),
+            unreadable("Invalid chunk size line: missing size digit"),
         ),
-        ("a negative chunk size", post("Transfer-Encoding: chunked\r\n\r\n-5\r\nhello\r\n0\r\n\r\n"), unreadable()),
+        (
+            "a negative chunk size",
+            post("Transfer-Encoding: chunked\r\n\r\n-5\r\nhello\r\n0\r\n\r\n"),
+            unreadable("Invalid chunk size line: missing size digit"),
+        ),
         (
             "a chunk size past u64",
             post(&format!("Transfer-Encoding: chunked\r\n\r\nfffffffffffffffffff\r\n{PING}\r\n0\r\n\r\n")),
-            unreadable(),
+            unreadable("invalid chunk size: overflow"),
         ),
         (
             "a chunk longer than its size",
             post(&format!("Transfer-Encoding: chunked\r\n\r\n2\r\n{PING}\r\n0\r\n\r\n")),
-            unreadable(),
+            unreadable("Invalid chunk body CR"),
         ),
         (
             "a chunk without its CRLF",
             post(&format!("Transfer-Encoding: chunked\r\n\r\n28\r\n{PING}0\r\n\r\n")),
-            unreadable(),
+            unreadable("Invalid chunk body CR"),
         ),
         (
             "a chunk shorter than its size",

@@ -42,7 +42,16 @@ where
     match tokio::time::timeout(shared.config.body_timeout, collect).await {
         Ok(Ok(collected)) => Ok(collected.to_bytes()),
         Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => Err(too_large()),
-        Ok(Err(e)) => Err(Box::new(http_error(StatusCode::BAD_REQUEST, &format!("Bad Request: {e}")))),
+        Ok(Err(e)) => {
+            // hyper says only that it could not read the body; the reason is its source.
+            let mut why = e.to_string();
+            let mut source = e.source();
+            while let Some(cause) = source {
+                why = format!("{why}: {cause}");
+                source = cause.source();
+            }
+            Err(Box::new(http_error(StatusCode::BAD_REQUEST, &format!("Bad Request: {why}"))))
+        }
         Err(_) => Err(Box::new(http_error(StatusCode::REQUEST_TIMEOUT, "Request Timeout"))),
     }
 }
