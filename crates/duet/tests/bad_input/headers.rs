@@ -132,6 +132,8 @@ async fn headers() {
         ("an empty Content-Type", list().set("content-type", ""), media()),
         ("Content-Type of parameters only", list().set("content-type", "; charset=utf-8"), media()),
         ("a non-ASCII Content-Type", list().set("content-type", b"application/j\xf6son"), media()),
+        ("two Content-Types", list().header("content-type", "text/plain"), media()),
+        ("Content-Type twice", list().header("content-type", "application/json"), media()),
         ("Content-Type with parameters", list().set("content-type", "application/json; charset=utf-8"), served()),
         ("Content-Type in capitals", list().set("content-type", "APPLICATION/JSON"), served()),
         // Accept of a POST.

@@ -70,8 +70,8 @@ pub(super) fn parse_message(bytes: &[u8]) -> Result<Message, Refused> {
 
 /// 415 unless the body is declared JSON (a POST of either transport).
 pub(super) fn unless_json(headers: &HeaderMap) -> Option<Response<Body>> {
-    let content_type = headers.get(h::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or_default();
-    let json = media_type(content_type).eq_ignore_ascii_case("application/json");
+    let content_type = header(headers, h::CONTENT_TYPE).unwrap_or_default();
+    let json = media_type(&content_type).eq_ignore_ascii_case("application/json");
     (!json).then(|| http_error(StatusCode::UNSUPPORTED_MEDIA_TYPE, "Content-Type must be application/json"))
 }
 
