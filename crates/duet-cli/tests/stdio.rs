@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{Duet, SUBSCRIPTION_KEY, enveloped, init_params, is_notification, lines};
+use common::{CAPABILITIES_KEY, Duet, SUBSCRIPTION_KEY, VERSION_KEY, enveloped, init_params, is_notification, lines};
 use serde_json::{Value, json};
 use std::time::Duration;
 
@@ -221,36 +221,166 @@ fn handshake_era_change_notifications_reach_stdout() {
     assert_eq!(done.notifications("notifications/tools/list_changed").len(), 1);
 }
 
-/// An error response's code and id.
-type Expected = (i64, Value);
+/// The longest line the bad-input sessions read (`--max-message-bytes`).
+const LIMIT: usize = 512;
 
-#[test]
-fn bad_input_keeps_the_session_alive() {
-    let mut duet = Duet::testkit("2025-06-18");
-    duet.initialize("2025-06-18");
-    // Each bad line, and the error it must draw (code, id), if any.
-    let cases: [(&str, &[u8], Option<Expected>); 7] = [
-        ("non-JSON", b"this is not json\n", Some((-32700, Value::Null))),
-        ("invalid UTF-8", b"\xff\xfe\n", Some((-32700, Value::Null))),
-        ("blank line", b"\n", None),
-        ("whitespace line", b"  \t\r\n", None),
-        ("jsonrpc 1.0", b"{\"jsonrpc\":\"1.0\",\"id\":1,\"method\":\"ping\"}\n", Some((-32600, json!(1)))),
-        ("empty batch", b"[]\n", Some((-32600, Value::Null))),
-        ("stray response", b"{\"jsonrpc\":\"2.0\",\"id\":77,\"result\":{}}\n", None),
-    ];
-    for (i, (what, line, error)) in cases.iter().enumerate() {
+/// A response a bad line must draw.
+#[derive(Debug, Clone)]
+enum Draw {
+    /// An error: its code, the id it names, its message.
+    Error(i64, Value, String),
+    /// A batch of responses: each one's id and error code (`None` for a result).
+    Batch(Vec<(Value, Option<i64>)>),
+}
+
+impl Draw {
+    fn matches(&self, message: &Value) -> bool {
+        match self {
+            Draw::Error(code, id, text) => {
+                message.get("id") == Some(id)
+                    && message["error"]["code"] == *code
+                    && message["error"]["message"] == *text
+            }
+            Draw::Batch(expected) => message.as_array().is_some_and(|batch| {
+                let got: Vec<(Value, Option<i64>)> =
+                    batch.iter().map(|r| (r["id"].clone(), r["error"]["code"].as_i64())).collect();
+                got == *expected
+            }),
+        }
+    }
+}
+
+/// A bad line (newline included) and what it must draw: nothing, or these responses.
+type BadLine = (&'static str, Vec<u8>, Vec<Draw>);
+
+fn error(code: i64, id: Value, text: &str) -> Vec<Draw> {
+    vec![Draw::Error(code, id, text.to_string())]
+}
+
+fn line(text: &str) -> Vec<u8> {
+    format!("{text}\n").into_bytes()
+}
+
+/// A stray response (answered with nothing) exactly `size` bytes long, newline excluded.
+fn stray_response(size: usize) -> Vec<u8> {
+    let empty = r#"{"jsonrpc":"2.0","id":"","result":{}}"#;
+    line(&empty.replace(r#""id":"""#, &format!(r#""id":"{}""#, "x".repeat(size - empty.len()))))
+}
+
+/// What every era answers alike.
+fn bad_lines() -> Vec<BadLine> {
+    let parse = || error(-32700, Value::Null, "Parse error");
+    let invalid = |id: &str| error(-32600, json!(id), "Invalid Request");
+    let bad_id = || error(-32600, Value::Null, "Invalid Request: bad id");
+    let not_an_object = |id: &str| error(-32602, json!(id), "params must be an object");
+    let too_large =
+        |size: usize| error(-32600, Value::Null, &format!("Message too large: {size} bytes; the limit is {LIMIT}"));
+    vec![
+        ("not JSON", line("this is not json"), parse()),
+        ("invalid UTF-8", b"\xff\xfe\n".to_vec(), parse()),
+        (
+            "invalid UTF-8 inside a string",
+            b"{\"jsonrpc\":\"2.0\",\"id\":\"u\",\"method\":\"ping\",\"params\":{\"x\":\"\xff\"}}\n".to_vec(),
+            parse(),
+        ),
+        ("an unterminated object", line(r#"{"jsonrpc":"2.0","id":"t","method":"ping""#), parse()),
+        (
+            "a message broken over two lines",
+            line("{\"jsonrpc\":\"2.0\",\n\"id\":\"split\",\"method\":\"ping\"}"),
+            [parse(), parse()].concat(),
+        ),
+        (
+            "a NUL byte after the message",
+            b"{\"jsonrpc\":\"2.0\",\"id\":\"n\",\"method\":\"ping\"}\x00\n".to_vec(),
+            parse(),
+        ),
+        ("text after the message", line(r#"{"jsonrpc":"2.0","id":"a","method":"ping"} and more"#), parse()),
+        (
+            "params nested past the parser's depth",
+            line(&format!(
+                r#"{{"jsonrpc":"2.0","id":"d","method":"ping","params":{{"x":{}{}}}}}"#,
+                "[".repeat(200),
+                "]".repeat(200)
+            )),
+            parse(),
+        ),
+        ("a line one byte over the limit", stray_response(LIMIT + 1), too_large(LIMIT + 1)),
+        ("a line of 1 MiB", line(&"x".repeat(1 << 20)), too_large(1 << 20)),
+        ("a line at the limit", stray_response(LIMIT), vec![]),
+        ("a blank line", line(""), vec![]),
+        ("whitespace", line(" \t\r"), vec![]),
+        ("a number", line("5"), error(-32600, Value::Null, "Invalid Request")),
+        ("a string", line(r#""ping""#), error(-32600, Value::Null, "Invalid Request")),
+        ("null", line("null"), error(-32600, Value::Null, "Invalid Request")),
+        ("an empty object", line("{}"), error(-32600, Value::Null, "Invalid Request")),
+        ("an empty batch", line("[]"), error(-32600, Value::Null, "Invalid Request: empty batch")),
+        ("jsonrpc 1.0", line(r#"{"jsonrpc":"1.0","id":"v1","method":"ping"}"#), invalid("v1")),
+        ("no jsonrpc member", line(r#"{"id":"v2","method":"ping"}"#), invalid("v2")),
+        ("jsonrpc as a number", line(r#"{"jsonrpc":2.0,"id":"v3","method":"ping"}"#), invalid("v3")),
+        ("jsonrpc 2.00", line(r#"{"jsonrpc":"2.00","id":"v4","method":"ping"}"#), invalid("v4")),
+        ("id null", line(r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#), bad_id()),
+        ("id 1.5", line(r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#), bad_id()),
+        ("id true", line(r#"{"jsonrpc":"2.0","id":true,"method":"ping"}"#), bad_id()),
+        ("id an array", line(r#"{"jsonrpc":"2.0","id":[1],"method":"ping"}"#), bad_id()),
+        ("id an object", line(r#"{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}"#), bad_id()),
+        ("id past u64", line(r#"{"jsonrpc":"2.0","id":18446744073709551616,"method":"ping"}"#), bad_id()),
+        (
+            "method a number",
+            line(r#"{"jsonrpc":"2.0","id":"m1","method":5}"#),
+            error(-32600, json!("m1"), "Invalid Request: method must be a string"),
+        ),
+        ("no method", line(r#"{"jsonrpc":"2.0","id":"m2"}"#), invalid("m2")),
+        (
+            "params an array",
+            line(r#"{"jsonrpc":"2.0","id":"p1","method":"tools/list","params":[1]}"#),
+            not_an_object("p1"),
+        ),
+        (
+            "params a string",
+            line(r#"{"jsonrpc":"2.0","id":"p2","method":"tools/list","params":"x"}"#),
+            not_an_object("p2"),
+        ),
+        (
+            "params a number",
+            line(r#"{"jsonrpc":"2.0","id":"p3","method":"tools/call","params":3}"#),
+            not_an_object("p3"),
+        ),
+        ("a response to nothing", line(r#"{"jsonrpc":"2.0","id":999,"result":{}}"#), vec![]),
+        ("an error to nothing", line(r#"{"jsonrpc":"2.0","id":998,"error":{"code":1,"message":"x"}}"#), vec![]),
+        ("a response without an id", line(r#"{"jsonrpc":"2.0","result":{}}"#), vec![]),
+        ("a malformed error to nothing", line(r#"{"jsonrpc":"2.0","id":997,"error":"x"}"#), vec![]),
+        (
+            "a cancel of nothing",
+            line(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":12345}}"#),
+            vec![],
+        ),
+        (
+            "a notification whose params are a string",
+            line(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":"x"}"#),
+            vec![],
+        ),
+        ("an unknown notification", line(r#"{"jsonrpc":"2.0","method":"notifications/nope"}"#), vec![]),
+        ("a line ending in CRLF", line("{\"jsonrpc\":\"2.0\",\"id\":996,\"result\":{}}\r"), vec![]),
+    ]
+}
+
+/// Sends each bad line to `duet` (its session started), then `request(id)`, which must be
+/// answered with a result, and waits for what the line must draw; at the end nothing else
+/// was written.
+fn keeps_answering(mut duet: Duet, cases: Vec<BadLine>, request: impl Fn(Value) -> Value) {
+    let started = duet.seen.len();
+    for (i, (what, bad, draws)) in cases.iter().enumerate() {
         let before = duet.seen.len();
-        duet.send_raw(line);
-        let ping = json!(format!("ping-{i}"));
-        duet.request(ping.clone(), "ping", json!({}));
-        let answer = duet.response(&ping);
-        assert_eq!(answer["result"], json!({}), "ping after {what}");
-        if let Some((code, id)) = error {
-            let matches = |m: &Value| m["error"]["code"] == *code && m.get("id") == Some(id);
-            while !duet.seen[before..].iter().any(matches) {
+        duet.send_raw(bad);
+        let id = json!(format!("after-{i}"));
+        duet.send(&request(id.clone()));
+        let answer = duet.response(&id);
+        assert!(answer.get("result").is_some(), "the request after {what}: {answer}");
+        for draw in draws {
+            while !duet.seen[before..].iter().any(|m| draw.matches(m)) {
                 assert!(
                     duet.next_message(common::ANSWER).is_some(),
-                    "no error {code} (id {id}) for the {what}; stdout:\n{}",
+                    "no {draw:?} for {what}; stdout:\n{}",
                     lines(&duet.seen[before..])
                 );
             }
@@ -258,9 +388,154 @@ fn bad_input_keeps_the_session_alive() {
     }
     let done = duet.finish(EXIT);
     done.assert_success();
-    // initialize, one ping answer per case and the four errors: no answer to blank lines or
-    // to the stray response.
-    assert_eq!(done.messages.len(), 1 + cases.len() + 4, "{}", lines(&done.messages));
+    let expected = started + cases.iter().map(|(_, _, draws)| 1 + draws.len()).sum::<usize>();
+    assert_eq!(done.messages.len(), expected, "{}", lines(&done.messages));
+}
+
+fn bad_input_session(version: &str) -> Duet {
+    Duet::spawn(&["serve", "--fixtures", "testkit", "--max-message-bytes", &LIMIT.to_string()], version)
+}
+
+fn ping(id: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "ping"})
+}
+
+#[test]
+fn bad_input_keeps_a_2025_06_18_session_answering() {
+    let mut duet = bad_input_session("2025-06-18");
+    duet.initialize("2025-06-18");
+    let era = vec![
+        (
+            "a batch",
+            line(r#"[{"jsonrpc":"2.0","id":"b1","method":"ping"}]"#),
+            error(-32600, Value::Null, "JSON-RPC batches are not supported by protocol version 2025-06-18"),
+        ),
+        (
+            "an unknown method",
+            line(r#"{"jsonrpc":"2.0","id":"u1","method":"no/such"}"#),
+            error(-32601, json!("u1"), "Method not found"),
+        ),
+        (
+            "a tool name that is a number",
+            line(r#"{"jsonrpc":"2.0","id":"t1","method":"tools/call","params":{"name":5}}"#),
+            error(-32602, json!("t1"), "Missing or invalid parameter: name"),
+        ),
+        (
+            "tools/call arguments that are an array",
+            line(r#"{"jsonrpc":"2.0","id":"t2","method":"tools/call","params":{"name":"echo","arguments":[]}}"#),
+            error(-32602, json!("t2"), "arguments must be an object"),
+        ),
+        (
+            "initialize again",
+            line(
+                &json!({"jsonrpc": "2.0", "id": "i2", "method": "initialize", "params": init_params("2025-06-18")})
+                    .to_string(),
+            ),
+            error(-32600, json!("i2"), "Session already initialized"),
+        ),
+        (
+            "the 2026 envelope",
+            line(
+                &json!({"jsonrpc": "2.0", "id": "e1", "method": "tools/list", "params": enveloped(json!({}))})
+                    .to_string(),
+            ),
+            error(
+                -32600,
+                json!("e1"),
+                "this session negotiated its protocol version with initialize; requests must not carry the 2026-07-28 _meta envelope",
+            ),
+        ),
+    ];
+    keeps_answering(duet, [bad_lines(), era].concat(), ping);
+}
+
+#[test]
+fn bad_input_keeps_a_2025_03_26_session_answering() {
+    let mut duet = bad_input_session("2025-03-26");
+    duet.initialize("2025-03-26");
+    let era = vec![
+        (
+            "a batch of a ping and a number",
+            line(r#"[{"jsonrpc":"2.0","id":"b1","method":"ping"},1]"#),
+            vec![Draw::Batch(vec![(json!("b1"), None), (Value::Null, Some(-32600))])],
+        ),
+        ("a batch of a number", line("[1]"), vec![Draw::Batch(vec![(Value::Null, Some(-32600))])]),
+        (
+            "a batch with an unknown method",
+            line(r#"[{"jsonrpc":"2.0","id":"b2","method":"ping"},{"jsonrpc":"2.0","id":"b3","method":"no/such"}]"#),
+            vec![Draw::Batch(vec![(json!("b2"), None), (json!("b3"), Some(-32601))])],
+        ),
+        (
+            "a batch with a bad id",
+            line(r#"[{"jsonrpc":"2.0","id":null,"method":"ping"}]"#),
+            vec![Draw::Batch(vec![(Value::Null, Some(-32600))])],
+        ),
+        ("a batch of notifications", line(r#"[{"jsonrpc":"2.0","method":"notifications/nope"}]"#), vec![]),
+        ("a batch of responses", line(r#"[{"jsonrpc":"2.0","id":995,"result":{}}]"#), vec![]),
+    ];
+    keeps_answering(duet, [bad_lines(), era].concat(), ping);
+}
+
+#[test]
+fn bad_input_keeps_a_2026_07_28_session_answering() {
+    let mut duet = bad_input_session("2026-07-28");
+    duet.request(json!("discover"), "server/discover", enveloped(json!({})));
+    duet.response(&json!("discover"));
+    let request = |id: &str, method: &str, params: Value| {
+        line(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string())
+    };
+    let missing = format!("params._meta is missing the required envelope key(s): {VERSION_KEY}, {CAPABILITIES_KEY}");
+    let era = vec![
+        (
+            "a batch",
+            line(&format!(
+                "[{}]",
+                json!({"jsonrpc": "2.0", "id": "b1", "method": "tools/list", "params": enveloped(json!({}))})
+            )),
+            error(-32600, Value::Null, "JSON-RPC batches are not supported by protocol version 2026-07-28"),
+        ),
+        (
+            "an unknown method",
+            request("u1", "no/such", enveloped(json!({}))),
+            error(-32601, json!("u1"), "Method not found"),
+        ),
+        (
+            "a handshake-era method",
+            request("u2", "ping", enveloped(json!({}))),
+            error(-32601, json!("u2"), "Method not found"),
+        ),
+        ("no envelope", request("e1", "tools/list", json!({})), error(-32602, json!("e1"), &missing)),
+        (
+            "an unsupported version",
+            request("e2", "tools/list", json!({"_meta": {VERSION_KEY: "2099-01-01", CAPABILITIES_KEY: {}}})),
+            error(-32022, json!("e2"), "Unsupported protocol version: 2099-01-01"),
+        ),
+        (
+            "capabilities that are not an object",
+            request("e3", "tools/list", json!({"_meta": {VERSION_KEY: "2026-07-28", CAPABILITIES_KEY: []}})),
+            error(-32602, json!("e3"), &format!("{CAPABILITIES_KEY} must be an object")),
+        ),
+        (
+            "initialize",
+            request("i1", "initialize", init_params("2025-06-18")),
+            error(-32022, json!("i1"), "connection is serving the 2026-07-28 protocol; initialize is not accepted"),
+        ),
+        (
+            "a tool name that is a number",
+            request("t1", "tools/call", enveloped(json!({"name": 5}))),
+            error(-32602, json!("t1"), "Missing or invalid parameter: name"),
+        ),
+        (
+            "an unknown tool",
+            request("t2", "tools/call", enveloped(json!({"name": "nope"}))),
+            error(-32602, json!("t2"), "Unknown tool: nope"),
+        ),
+    ];
+    let echo = |id: Value| {
+        let params = enveloped(json!({"name": "echo", "arguments": {"text": "still here"}}));
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params})
+    };
+    keeps_answering(duet, [bad_lines(), era].concat(), echo);
 }
 
 #[test]

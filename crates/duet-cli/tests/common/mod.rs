@@ -1,7 +1,8 @@
 //! Runs the real `duet` binary over pipes: write lines to its stdin, read its stdout line
 //! by line with deadlines, close stdin, and wait (bounded) for it to exit. Every stdout line
-//! is checked as it arrives: one complete JSON-RPC 2.0 object per line, and every result,
-//! error and notification valid under the MCP schema of the version the session speaks.
+//! is checked as it arrives: one complete JSON-RPC 2.0 object (or a batch of responses) per
+//! line, and every result, error and notification valid under the MCP schema of the version
+//! the session speaks.
 //! The process is killed when the handle is dropped, so a failing test never leaks it.
 
 use duet_testing::Schemas;
@@ -119,16 +120,22 @@ impl Duet {
 
     /// Writes `message` as one line, remembering the method of a request for its answer.
     pub fn send(&mut self, message: &Value) {
-        if let (Some(id), Some(method)) = (message.get("id"), message["method"].as_str()) {
-            self.methods.insert(id.to_string(), method.to_string());
-        }
         let mut line = serde_json::to_vec(message).unwrap();
         line.push(b'\n');
         self.send_raw(&line);
     }
 
-    /// Writes bytes as they are (include the newline).
+    /// Writes bytes as they are (include the newline), remembering the method of each
+    /// request among them (one per line, or in a batch) for its answer.
     pub fn send_raw(&mut self, bytes: &[u8]) {
+        for line in bytes.split(|&b| b == b'\n') {
+            let Ok(message) = serde_json::from_slice::<Value>(line) else { continue };
+            for item in message.as_array().map_or(std::slice::from_ref(&message), Vec::as_slice) {
+                if let (Some(id), Some(method)) = (item.get("id"), item["method"].as_str()) {
+                    self.methods.insert(id.to_string(), method.to_string());
+                }
+            }
+        }
         let stdin = self.stdin.as_mut().expect("stdin is closed already");
         stdin.write_all(bytes).expect("writing to duet's stdin");
         stdin.flush().expect("flushing duet's stdin");
@@ -241,15 +248,26 @@ impl Duet {
         String::from_utf8_lossy(&bytes).into_owned()
     }
 
-    /// Checks one stdout line: a complete JSON-RPC 2.0 message, valid under the schema.
+    /// Checks one stdout line: a complete JSON-RPC 2.0 message (or a non-empty batch of
+    /// responses), each valid under the schema.
     fn record(&mut self, bytes: Vec<u8>) -> Value {
         let text =
             String::from_utf8(bytes).unwrap_or_else(|e| panic!("duet wrote a stdout line that is not UTF-8: {e}"));
         let message: Value = serde_json::from_str(&text)
             .unwrap_or_else(|e| panic!("duet wrote a stdout line that is not one JSON value ({e}): {text:?}"));
-        assert!(message.is_object(), "stdout line is not a JSON-RPC message object: {text}");
-        assert_eq!(message["jsonrpc"], "2.0", "stdout line: {text}");
-        self.validate(&message);
+        let items = match &message {
+            Value::Array(batch) => {
+                assert!(!batch.is_empty(), "an empty batch on stdout");
+                assert!(batch.iter().all(|m| m.get("method").is_none()), "a batch is of responses only: {text}");
+                batch.as_slice()
+            }
+            one => std::slice::from_ref(one),
+        };
+        for item in items {
+            assert!(item.is_object(), "stdout line is not a JSON-RPC message object: {text}");
+            assert_eq!(item["jsonrpc"], "2.0", "stdout line: {text}");
+            self.validate(item);
+        }
         self.seen.push(message.clone());
         message
     }

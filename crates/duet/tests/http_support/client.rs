@@ -126,12 +126,7 @@ impl Client {
         req.id = Some(id);
         if self.is_modern() {
             req = req.header("mcp-protocol-version", MODERN).header("mcp-method", method);
-            let named = match method {
-                "tools/call" | "prompts/get" => body["params"]["name"].as_str(),
-                "resources/read" => body["params"]["uri"].as_str(),
-                _ => None,
-            };
-            if let Some(name) = named {
+            if let Some(name) = mcp_name(method, &body["params"]) {
                 req = req.header("mcp-name", name);
             }
         }
@@ -181,6 +176,16 @@ impl Client {
         initialized.expect_status(StatusCode::ACCEPTED);
         assert!(initialized.body.is_empty(), "202 has no body: {:?}", initialized.body);
         exchange
+    }
+}
+
+/// What a 2026 client sends as `Mcp-Name` for a request of `method` with `params`: the
+/// tool's or prompt's name, or the resource's URI.
+pub fn mcp_name<'a>(method: &str, params: &'a Value) -> Option<&'a str> {
+    match method {
+        "tools/call" | "prompts/get" => params["name"].as_str(),
+        "resources/read" => params["uri"].as_str(),
+        _ => None,
     }
 }
 

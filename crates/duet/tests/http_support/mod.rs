@@ -1,8 +1,9 @@
 //! Shared support of the HTTP integration tests: a real `HttpServer` on 127.0.0.1 port 0
 //! over the test registry ([`TestServer`]), a `reqwest` client that speaks one protocol
-//! version ([`Client`]), SSE parsing ([`EventStream`]), and raw sockets for the requests
-//! that have to be malformed ([`raw_exchange`]). This file holds the constants and the
-//! small helpers every part shares.
+//! version ([`Client`]), SSE parsing ([`EventStream`]), a legacy HTTP+SSE session
+//! ([`LegacySession`]), and raw sockets for the requests that have to be malformed
+//! ([`raw_exchange`]). This file holds the constants and the small helpers every part
+//! shares.
 //!
 //! Every JSON-RPC message a test reads through this module (a JSON answer, an SSE event of
 //! a request stream, a GET stream, a legacy stream or a listen stream) is checked against
@@ -17,14 +18,16 @@
 mod checker;
 mod client;
 mod exchange;
+mod legacy;
 mod raw;
 mod server;
 mod sse;
 
 use checker::Checker;
-pub use client::{Client, Req};
+pub use client::{Client, Req, mcp_name};
 pub use exchange::Exchange;
-pub use raw::{RawResponse, raw_exchange, read_response, read_until_closed};
+pub use legacy::LegacySession;
+pub use raw::{RawResponse, raw_answer, raw_exchange, read_response, read_until_closed};
 pub use server::TestServer;
 pub use sse::{EventStream, SseEvent};
 

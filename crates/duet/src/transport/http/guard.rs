@@ -7,7 +7,10 @@
 //! Both headers are read strictly before they are matched: one `Host`, an authority (a
 //! name or address and an optional port, nothing else: no `user@`, no path), else 400; at
 //! most one `Origin`, ASCII, `scheme://authority` or `null`, else 403. Patterns then see
-//! only well-formed values, so `localhost:*` cannot match `localhost:1@evil.example`.
+//! only well-formed values, so `localhost:*` cannot match `localhost:1@evil.example`. As
+//! RFC 9112 §3.2 has it, an HTTP/1.1 request without `Host` is 400, and a target in absolute
+//! form (`GET http://evil.example/mcp`, or HTTP/2's `:authority`) names the authority
+//! checked instead of `Host`.
 //!
 //! Allow-lists are `fnmatch` patterns (`*`, `?`, `[...]`), compared case-insensitively.
 
@@ -27,6 +30,8 @@ impl Rejection {
     pub const INVALID_HOST: Rejection = Rejection { status: 421, message: "Invalid Host header" };
     /// `Host` is not an authority (`host[:port]`).
     pub const MALFORMED_HOST: Rejection = Rejection { status: 400, message: "Bad Request: malformed Host header" };
+    /// An HTTP/1.1 request without `Host`.
+    pub const MISSING_HOST: Rejection = Rejection { status: 400, message: "Bad Request: missing Host header" };
     /// More than one `Host` header.
     pub const REPEATED_HOST: Rejection = Rejection { status: 400, message: "Bad Request: more than one Host header" };
     /// `Origin` present, not allowed and not same-origin.
@@ -134,12 +139,18 @@ impl OriginHostGuard {
         OriginHostGuard { origins, hosts }
     }
 
-    /// The guard over a request's headers: a repeated `Host` or `Origin`, or one that is
-    /// not text, is refused before [`check`](Self::check) matches them.
-    pub fn check_headers(&self, headers: &HeaderMap) -> Result<(), Rejection> {
+    /// The guard over a request's head: a repeated `Host` or `Origin`, or one that is not
+    /// text, is refused before [`check`](Self::check) matches them, and so is an HTTP/1.1
+    /// request without `Host`; a target in absolute form names the authority checked.
+    pub fn check_head(&self, head: &http::request::Parts) -> Result<(), Rejection> {
+        let headers = &head.headers;
         let host = only_one(headers, header::HOST, Rejection::REPEATED_HOST, Rejection::MALFORMED_HOST)?;
+        if host.is_none() && head.version == http::Version::HTTP_11 {
+            return Err(Rejection::MISSING_HOST);
+        }
         let origin = only_one(headers, header::ORIGIN, Rejection::REPEATED_ORIGIN, Rejection::MALFORMED_ORIGIN)?;
-        self.check(host, origin)
+        let target = head.uri.scheme().and(head.uri.authority()).map(|authority| authority.as_str());
+        self.check(target.or(host), origin)
     }
 
     /// `Ok` when the request may proceed; otherwise the status and message to answer with
@@ -498,29 +509,38 @@ mod tests {
 
     #[test]
     fn one_host_and_one_ascii_origin() {
-        let headers = |pairs: &[(&str, &[u8])]| {
-            let mut map = HeaderMap::new();
+        let head = |target: &str, version: http::Version, pairs: &[(&str, &[u8])]| {
+            let mut request = http::Request::builder().uri(target).version(version);
             for (name, value) in pairs {
-                let name = header::HeaderName::from_bytes(name.as_bytes()).unwrap();
-                map.append(name, http::HeaderValue::from_bytes(value).unwrap());
+                request = request.header(*name, http::HeaderValue::from_bytes(value).unwrap());
             }
-            map
+            request.body(()).unwrap().into_parts().0
         };
+        let at = |pairs: &[(&str, &[u8])]| head("/mcp", http::Version::HTTP_11, pairs);
         let guard = loopback();
-        let ok = headers(&[("host", b"localhost:1"), ("origin", b"http://localhost:2")]);
-        assert_eq!(guard.check_headers(&ok), Ok(()));
-        let two_hosts = headers(&[("host", b"localhost:1"), ("host", b"evil.example")]);
-        assert_eq!(guard.check_headers(&two_hosts), Err(Rejection::REPEATED_HOST));
+        let ok = at(&[("host", b"localhost:1"), ("origin", b"http://localhost:2")]);
+        assert_eq!(guard.check_head(&ok), Ok(()));
+        let two_hosts = at(&[("host", b"localhost:1"), ("host", b"evil.example")]);
+        assert_eq!(guard.check_head(&two_hosts), Err(Rejection::REPEATED_HOST));
         // Even where the first would be refused: the count is checked first.
-        let two_hosts = headers(&[("host", b"evil.example"), ("host", b"localhost:1")]);
-        assert_eq!(guard.check_headers(&two_hosts), Err(Rejection::REPEATED_HOST));
-        let two_origins = headers(&[("host", b"localhost:1"), ("origin", b"http://localhost:2"), ("origin", b"null")]);
-        assert_eq!(guard.check_headers(&two_origins), Err(Rejection::REPEATED_ORIGIN));
-        let not_ascii = headers(&[("host", b"localhost:1"), ("origin", "http://l\u{f6}calhost".as_bytes())]);
-        assert_eq!(guard.check_headers(&not_ascii), Err(Rejection::MALFORMED_ORIGIN));
-        let host_not_ascii = headers(&[("host", "l\u{f6}calhost".as_bytes())]);
-        assert_eq!(guard.check_headers(&host_not_ascii), Err(Rejection::MALFORMED_HOST));
-        assert_eq!(public().check_headers(&HeaderMap::new()), Ok(()));
+        let two_hosts = at(&[("host", b"evil.example"), ("host", b"localhost:1")]);
+        assert_eq!(guard.check_head(&two_hosts), Err(Rejection::REPEATED_HOST));
+        let two_origins = at(&[("host", b"localhost:1"), ("origin", b"http://localhost:2"), ("origin", b"null")]);
+        assert_eq!(guard.check_head(&two_origins), Err(Rejection::REPEATED_ORIGIN));
+        let not_ascii = at(&[("host", b"localhost:1"), ("origin", "http://l\u{f6}calhost".as_bytes())]);
+        assert_eq!(guard.check_head(&not_ascii), Err(Rejection::MALFORMED_ORIGIN));
+        let host_not_ascii = at(&[("host", "l\u{f6}calhost".as_bytes())]);
+        assert_eq!(guard.check_head(&host_not_ascii), Err(Rejection::MALFORMED_HOST));
+        // HTTP/1.1 needs a Host; HTTP/1.0 on a public bind does not.
+        assert_eq!(public().check_head(&at(&[])), Err(Rejection::MISSING_HOST));
+        assert_eq!(public().check_head(&head("/mcp", http::Version::HTTP_10, &[])), Ok(()));
+        // A target in absolute form names the authority, whatever Host says.
+        let absolute = |target: &str| head(target, http::Version::HTTP_11, &[("host", b"localhost:1")]);
+        assert_eq!(guard.check_head(&absolute("http://evil.example/mcp")), Err(Rejection::INVALID_HOST));
+        assert_eq!(guard.check_head(&absolute("http://u@localhost:1/mcp")), Err(Rejection::MALFORMED_HOST));
+        assert_eq!(guard.check_head(&absolute("http://localhost:1/mcp")), Ok(()));
+        let http2 = head("http://localhost:1/mcp", http::Version::HTTP_2, &[]);
+        assert_eq!(guard.check_head(&http2), Ok(()), "HTTP/2 carries the authority in the target");
     }
 
     #[test]

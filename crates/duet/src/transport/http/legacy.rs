@@ -1,13 +1,14 @@
-//! The deprecated 2024-11-05 HTTP+SSE transport (opt-in): `GET /sse` opens a session whose
-//! stream starts with an `endpoint` event; POSTs to that endpoint answer 202 and their
-//! replies arrive on the stream. The session ends with its stream.
+//! The deprecated 2024-11-05 HTTP+SSE transport (opt-in): `GET /sse` (accepting an event
+//! stream) opens a session whose stream starts with an `endpoint` event; JSON POSTs to that
+//! endpoint answer 202 and their replies arrive on the stream. The session ends with its
+//! stream.
 
 use super::body::{self, Body};
-use super::post::{parse_message, read_body};
+use super::post::{parse_message, read_body, unless_json};
 use super::respond::sse_response;
 use super::service::{Gated, HttpShared, http_error};
 use super::sessions::{HttpSession, Kind};
-use super::stream::{StreamOpen, outbox_stream};
+use super::stream::{StreamOpen, outbox_stream, unless_events_accepted};
 use crate::layer::Principal;
 use crate::message::Message;
 use http::{Response, StatusCode};
@@ -27,6 +28,9 @@ impl Drop for EndsSession {
 }
 
 pub(super) fn open<B>(shared: &Arc<HttpShared>, req: Gated<B>) -> Response<Body> {
+    if let Some(refused) = unless_events_accepted(&req.parts.headers) {
+        return refused;
+    }
     let session = match shared.sessions.create(&shared.server, &req.principal, Kind::LegacySse) {
         Ok(s) => s,
         Err(full) => return http_error(StatusCode::SERVICE_UNAVAILABLE, full.0),
@@ -52,6 +56,9 @@ where
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     let Gated { parts, principal, body } = req;
+    if let Some(refused) = unless_json(&parts.headers) {
+        return refused;
+    }
     let Some(id) = session_id(parts.uri.query()) else {
         return http_error(StatusCode::BAD_REQUEST, "session_id query parameter is required");
     };

@@ -3,12 +3,12 @@
 //! wins, answered with HTTP 400 and the request's id), which reads the request's envelope
 //! into the terms it runs under.
 
+use super::service::header;
 use crate::jsonrpc::{RpcError, code};
 use crate::message::{Incoming, Notification, Request};
 use crate::protocol::envelope::{self, EnvelopeError, Terms};
 use crate::protocol::{Era, Version};
 use base64::Engine as _;
-use http::header::AsHeaderName;
 use http::{HeaderMap, HeaderName};
 use serde_json::Value;
 use std::borrow::Cow;
@@ -16,11 +16,6 @@ use std::borrow::Cow;
 pub(crate) static PROTOCOL_VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
 pub(crate) static METHOD_HEADER: HeaderName = HeaderName::from_static("mcp-method");
 pub(crate) static NAME_HEADER: HeaderName = HeaderName::from_static("mcp-name");
-
-/// A header's value, trimmed (`None` when absent or not visible ASCII).
-pub(crate) fn header<K: AsHeaderName>(headers: &HeaderMap, name: K) -> Option<&str> {
-    headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim_ascii)
-}
 
 /// Whether one message of a POST is a 2026 message: the engine's one rule
 /// ([`envelope::era_of`]) with the revision the `MCP-Protocol-Version` header declares.
@@ -65,15 +60,15 @@ pub(crate) fn check(
     if header_version.is_none() || body_version.is_some_and(|v| Some(v) != header_version) {
         return Err(mismatch("MCP-Protocol-Version header does not match the request envelope's protocol version"));
     }
-    if header(headers, &METHOD_HEADER) != Some(request.method.as_str()) {
+    if header(headers, &METHOD_HEADER).as_deref() != Some(request.method.as_str()) {
         return Err(mismatch("Mcp-Method header does not match the request body's method"));
     }
     let named = request.method.traits().target.filter(|_| request.method.in_era(true));
     if let Some(field) = named.map(|kind| kind.param())
         && let Some(expected) = request.params.get(field).and_then(Value::as_str)
     {
-        let sent = header(headers, &NAME_HEADER).and_then(decode_header_value);
-        if sent.as_deref() != Some(expected) {
+        let sent = header(headers, &NAME_HEADER);
+        if sent.as_deref().and_then(decode_header_value).as_deref() != Some(expected) {
             return Err(mismatch(&format!("Mcp-Name header does not match the request body's '{field}' parameter")));
         }
     }
@@ -115,7 +110,7 @@ mod tests {
     }
 
     fn check_of(h: &HeaderMap, request: &Request) -> Result<Terms, RpcError> {
-        check(h, header(h, &PROTOCOL_VERSION_HEADER), &mut request.clone())
+        check(h, header(h, &PROTOCOL_VERSION_HEADER).as_deref(), &mut request.clone())
     }
 
     fn code_of(h: &HeaderMap, request: &Request) -> i64 {

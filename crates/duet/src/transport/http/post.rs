@@ -6,9 +6,9 @@
 //! caller's W3C trace context.
 
 use super::body::Body;
-use super::modern::{self, PROTOCOL_VERSION_HEADER, header};
+use super::modern::{self, PROTOCOL_VERSION_HEADER};
 use super::respond::{Accept, Answering, accepted, media_type, replies_of, respond};
-use super::service::{Gated, HttpShared, SESSION_HEADER, http_error, rpc_error};
+use super::service::{Gated, HttpShared, SESSION_HEADER, header, http_error, rpc_error};
 use super::sessions::Kind;
 use crate::jsonrpc::RpcError;
 use crate::layer::Principal;
@@ -42,7 +42,16 @@ where
     match tokio::time::timeout(shared.config.body_timeout, collect).await {
         Ok(Ok(collected)) => Ok(collected.to_bytes()),
         Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => Err(too_large()),
-        Ok(Err(e)) => Err(Box::new(http_error(StatusCode::BAD_REQUEST, &format!("Bad Request: {e}")))),
+        Ok(Err(e)) => {
+            // hyper says only that it could not read the body; the reason is its source.
+            let mut why = e.to_string();
+            let mut source = e.source();
+            while let Some(cause) = source {
+                why = format!("{why}: {cause}");
+                source = cause.source();
+            }
+            Err(Box::new(http_error(StatusCode::BAD_REQUEST, &format!("Bad Request: {why}"))))
+        }
         Err(_) => Err(Box::new(http_error(StatusCode::REQUEST_TIMEOUT, "Request Timeout"))),
     }
 }
@@ -59,6 +68,13 @@ pub(super) fn parse_message(bytes: &[u8]) -> Result<Message, Refused> {
     }
 }
 
+/// 415 unless the body is declared JSON (a POST of either transport).
+pub(super) fn unless_json(headers: &HeaderMap) -> Option<Response<Body>> {
+    let content_type = header(headers, h::CONTENT_TYPE).unwrap_or_default();
+    let json = media_type(&content_type).eq_ignore_ascii_case("application/json");
+    (!json).then(|| http_error(StatusCode::UNSUPPORTED_MEDIA_TYPE, "Content-Type must be application/json"))
+}
+
 pub(super) async fn handle<B>(shared: &HttpShared, req: Gated<B>) -> Response<Body>
 where
     B: http_body::Body + Send + 'static,
@@ -66,9 +82,8 @@ where
 {
     let Gated { parts, principal, body } = req;
     let headers = &parts.headers;
-    let content_type = headers.get(h::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or_default();
-    if !media_type(content_type).eq_ignore_ascii_case("application/json") {
-        return http_error(StatusCode::UNSUPPORTED_MEDIA_TYPE, "Content-Type must be application/json");
+    if let Some(refused) = unless_json(headers) {
+        return refused;
     }
     let accept = Accept::parse(headers);
     if !accept.json && !accept.sse {
@@ -118,17 +133,17 @@ async fn route(
     principal: Arc<Principal>,
     accept: Accept,
 ) -> Response<Body> {
-    let header_version = header(headers, &PROTOCOL_VERSION_HEADER).map(|raw| (raw, Version::parse(raw)));
-    let declared = header_version.and_then(|(_, v)| v);
+    let header_version = header(headers, &PROTOCOL_VERSION_HEADER);
+    let declared = header_version.as_deref().and_then(Version::parse);
     match message {
         Message::Batch(items) if items.iter().any(|i| modern::is_modern(i, declared)) => {
             http_error(StatusCode::BAD_REQUEST, "JSON-RPC batches are not supported by protocol version 2026-07-28")
         }
         Message::One(one) if modern::is_modern(&one, declared) => {
-            answer_modern(shared, headers, header_version.map(|(raw, _)| raw), one, principal, accept).await
+            answer_modern(shared, headers, header_version.as_deref(), one, principal, accept).await
         }
         message => match header_version {
-            Some((raw, None)) => {
+            Some(raw) if declared.is_none() => {
                 http_error(StatusCode::BAD_REQUEST, &format!("Unsupported MCP-Protocol-Version: {raw}"))
             }
             _ => answer_handshake(shared, headers, message, declared, principal, accept).await,
@@ -176,6 +191,11 @@ async fn answer_handshake(
     principal: Arc<Principal>,
     accept: Accept,
 ) -> Response<Body> {
+    // A message that breaks the framing rules is answered with its error, as a parse error
+    // is, whether or not it names a session: it is no request a session could take.
+    if let Message::One(Incoming::Invalid(response)) = &message {
+        return super::service::json(StatusCode::BAD_REQUEST, response.to_line());
+    }
     let answering = Answering { replies: replies_of(&message), accept, modern: false, owed: Owed::of(&message) };
     if shared.config.stateless {
         let (server, at) = (shared.server.clone(), declared.unwrap_or(Version::DEFAULT_HTTP));
@@ -205,7 +225,7 @@ async fn answer_handshake(
     let Some(id) = header(headers, &SESSION_HEADER) else {
         return http_error(StatusCode::BAD_REQUEST, "Bad Request: Mcp-Session-Id header is required");
     };
-    let Some(http_session) = shared.sessions.get(id, &principal).filter(|s| s.kind == Kind::Streamable) else {
+    let Some(http_session) = shared.sessions.get(&id, &principal).filter(|s| s.kind == Kind::Streamable) else {
         return http_error(StatusCode::NOT_FOUND, "Session not found");
     };
     let session = http_session.session.clone();

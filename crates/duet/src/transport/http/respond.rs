@@ -109,10 +109,12 @@ pub(crate) fn accepted() -> Response<Body> {
     response
 }
 
-/// The HTTP status of an answer: 2026 requests map "method not found" to 404 and a
-/// missing client capability to 400; everything else is 200.
+/// The HTTP status of an answer: one error that names no request refuses the whole message
+/// (a batch the version does not allow) and is 400; 2026 requests map "method not found" to
+/// 404 and a missing client capability to 400; everything else is 200.
 fn status_of(answer: &Message<RpcResponse>, modern: bool) -> StatusCode {
     match answer {
+        Message::One(r) if r.id.is_none() => StatusCode::BAD_REQUEST,
         Message::One(r) if modern => match r.error_code() {
             Some(code::METHOD_NOT_FOUND) => StatusCode::NOT_FOUND,
             Some(code::MISSING_CLIENT_CAPABILITY) => StatusCode::BAD_REQUEST,

@@ -15,8 +15,9 @@ use crate::jsonrpc::{RequestId, Response as RpcResponse, RpcError};
 use crate::layer::Principal;
 use crate::protocol::Server;
 use futures::future::BoxFuture;
-use http::header::{self, HeaderName, HeaderValue};
+use http::header::{self, AsHeaderName, HeaderName, HeaderValue};
 use http::{HeaderMap, Method, Request, Response, StatusCode};
+use std::borrow::Cow;
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -25,6 +26,33 @@ pub static SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id"
 const ALLOW_ENDPOINT: &str = "GET, POST, DELETE";
 const CORS_ALLOW_HEADERS: &str =
     "Content-Type, Authorization, Accept, Mcp-Session-Id, MCP-Protocol-Version, Mcp-Method, Mcp-Name, Last-Event-ID";
+
+/// A header's value as the request gives it: all its lines joined by `, ` (RFC 9110 §5.3),
+/// trimmed, each byte that is not visible ASCII shown as U+FFFD; `None` when absent. So a
+/// header that may appear once (`Mcp-Session-Id`, `MCP-Protocol-Version`, `Mcp-Method`,
+/// `Mcp-Name`, `Authorization`) is never read from its first line alone, and one that holds
+/// bytes no client may send is refused for its value rather than taken for absent.
+pub(crate) fn header<K: AsHeaderName>(headers: &HeaderMap, name: K) -> Option<Cow<'_, str>> {
+    let mut lines = headers.get_all(name).into_iter();
+    let first = shown(lines.next()?);
+    let Some(second) = lines.next() else { return Some(first) };
+    let mut joined = first.into_owned();
+    for line in std::iter::once(second).chain(lines) {
+        joined.push_str(", ");
+        joined.push_str(&shown(line));
+    }
+    Some(Cow::Owned(joined))
+}
+
+fn shown(value: &HeaderValue) -> Cow<'_, str> {
+    match value.to_str() {
+        Ok(text) => Cow::Borrowed(text.trim_ascii()),
+        Err(_) => {
+            let visible = |&b: &u8| if b == b'\t' || (0x20..0x7f).contains(&b) { b as char } else { '\u{fffd}' };
+            Cow::Owned(value.as_bytes().iter().map(visible).collect::<String>().trim_ascii().to_owned())
+        }
+    }
+}
 
 /// The Streamable HTTP endpoint (and, when enabled, the legacy HTTP+SSE endpoints).
 #[derive(Clone)]
@@ -125,7 +153,7 @@ impl HttpShared {
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
         let (parts, body) = request.into_parts();
-        if let Err(rejection) = self.guard.check_headers(&parts.headers) {
+        if let Err(rejection) = self.guard.check_head(&parts) {
             let status = StatusCode::from_u16(rejection.status).unwrap_or(StatusCode::FORBIDDEN);
             let mut response = http_error(status, rejection.message);
             response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
@@ -188,8 +216,8 @@ impl HttpShared {
         auth: &dyn Authenticator,
         headers: &HeaderMap,
     ) -> Result<Principal, Box<Response<Body>>> {
-        let authorization = headers.get(header::AUTHORIZATION).and_then(|h| h.to_str().ok());
-        let Some(token) = authorization.and_then(bearer_token) else {
+        let authorization = header(headers, header::AUTHORIZATION);
+        let Some(token) = authorization.as_deref().and_then(bearer_token) else {
             return Err(Box::new(self.unauthorized(None)));
         };
         let resource = self.config.resource.as_ref().map(|r| r.resource.as_str());

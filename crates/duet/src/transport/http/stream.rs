@@ -3,11 +3,10 @@
 //! the end of a session.
 
 use super::body::{self, Body};
-use super::modern::header;
 use super::respond::{Accept, sse_response};
-use super::service::{Gated, HttpShared, SESSION_HEADER, http_error, method_not_allowed};
+use super::service::{Gated, HttpShared, SESSION_HEADER, header, http_error, method_not_allowed};
 use super::sessions::{HttpSession, Kind};
-use http::{Response, StatusCode};
+use http::{HeaderMap, Response, StatusCode};
 use std::sync::Arc;
 
 /// Marks the session's stream closed when the stream's body is dropped.
@@ -35,17 +34,23 @@ pub(super) fn outbox_stream<G: Send + 'static>(
     body::sse(events, shared.config.keepalive_interval, guard)
 }
 
+/// 406 unless the request accepts an event stream (a GET of either transport).
+pub(super) fn unless_events_accepted(headers: &HeaderMap) -> Option<Response<Body>> {
+    let refusal = || http_error(StatusCode::NOT_ACCEPTABLE, "Not Acceptable: GET requires Accept: text/event-stream");
+    (!Accept::parse(headers).sse).then(refusal)
+}
+
 pub(super) fn get<B>(shared: &HttpShared, req: Gated<B>) -> Response<Body> {
     if shared.config.stateless {
         return method_not_allowed("POST");
     }
-    if !Accept::parse(&req.parts.headers).sse {
-        return http_error(StatusCode::NOT_ACCEPTABLE, "Not Acceptable: GET requires Accept: text/event-stream");
+    if let Some(refused) = unless_events_accepted(&req.parts.headers) {
+        return refused;
     }
     let Some(id) = header(&req.parts.headers, &SESSION_HEADER) else {
         return method_not_allowed("POST, DELETE");
     };
-    let Some(session) = shared.sessions.get(id, &req.principal).filter(|s| s.kind == Kind::Streamable) else {
+    let Some(session) = shared.sessions.get(&id, &req.principal).filter(|s| s.kind == Kind::Streamable) else {
         return http_error(StatusCode::NOT_FOUND, "Session not found");
     };
     if !session.open_stream() {
@@ -62,9 +67,10 @@ pub(super) fn delete<B>(shared: &HttpShared, req: Gated<B>) -> Response<Body> {
     let Some(id) = header(&req.parts.headers, &SESSION_HEADER) else {
         return http_error(StatusCode::BAD_REQUEST, "Bad Request: Mcp-Session-Id header is required");
     };
-    if shared.sessions.get(id, &req.principal).is_none() {
+    // A legacy HTTP+SSE session is no Streamable HTTP session: it ends with its stream.
+    if shared.sessions.get(&id, &req.principal).filter(|s| s.kind == Kind::Streamable).is_none() {
         return http_error(StatusCode::NOT_FOUND, "Session not found");
     }
-    shared.sessions.remove(id);
+    shared.sessions.remove(&id);
     Response::new(body::empty())
 }
