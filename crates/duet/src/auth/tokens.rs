@@ -269,7 +269,7 @@ mod tests {
         assert_eq!(message.as_deref(), Some("Environment variable 'EMPTY' for an auth token is empty"));
     }
 
-    /// Found by fuzzing (`fuzz/fuzz_targets/token_spec.rs`): a token no client could send
+    /// Found by fuzzing (the token_spec target): a token no client could send
     /// (a variable's trailing newline, blanks at either end, non-ASCII) was accepted, and
     /// then every request was refused with 401.
     #[test]

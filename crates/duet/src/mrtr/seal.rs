@@ -371,7 +371,7 @@ mod tests {
         }
     }
 
-    /// Found by fuzzing (`fuzz/fuzz_targets/seal.rs`): a TTL past the end of time overflowed
+    /// Found by fuzzing (the seal target): a TTL past the end of time overflowed
     /// the expiry and panicked; it now means a state that does not expire.
     #[test]
     fn a_ttl_past_the_end_of_time_never_expires() {
@@ -381,7 +381,7 @@ mod tests {
         assert_eq!(forever.open(&token, &b), Ok(Opened { asked: vec!["confirm".into()], state: None }));
     }
 
-    /// Found by fuzzing (`fuzz/fuzz_targets/seal.rs`): a handler's state of `null` came back
+    /// Found by fuzzing (the seal target): a handler's state of `null` came back
     /// as no state at all, so on 2026-07-28 a handler that kept `null` never saw its own
     /// state (the handshake era hands it back as it was).
     #[test]

@@ -83,11 +83,10 @@ mod tests {
             if let Err(e) = paginate("tools", 10, Some(&json!(text)), 3) {
                 proptest::prop_assert_eq!(e.code, -32602);
             }
-            }
         }
     }
 
-    /// Found by fuzzing (`fuzz/fuzz_targets/cursor.rs`): the cursor of an offset past
+    /// Found by fuzzing (the cursor target): the cursor of an offset past
     /// `i64::MAX` was refused as invalid instead of naming the empty page past the end.
     #[test]
     fn every_offset_round_trips() {
