@@ -7,7 +7,7 @@
 
 use super::body::Body;
 use super::modern::{self, PROTOCOL_VERSION_HEADER, header};
-use super::respond::{Accept, Answering, accepted, media_type, replies_of, respond};
+use super::respond::{Accept, Answering, accepted, is_json, replies_of, respond};
 use super::service::{Gated, HttpShared, SESSION_HEADER, http_error, rpc_error};
 use super::sessions::Kind;
 use crate::jsonrpc::RpcError;
@@ -24,7 +24,7 @@ use std::sync::Arc;
 use tracing::Instrument;
 
 /// A request refused before the engine saw it: the response that says why.
-pub(super) type Refused = Box<Response<Body>>;
+pub(crate) type Refused = Box<Response<Body>>;
 
 /// Reads a whole body within the size and time limits.
 pub(super) async fn read_body<B>(shared: &HttpShared, headers: &HeaderMap, body: B) -> Result<Bytes, Refused>
@@ -49,7 +49,7 @@ where
 
 /// Decodes a JSON-RPC body: an object or an array, else a 400. The body is checked to be
 /// UTF-8 once, as a whole, rather than string by string.
-pub(super) fn parse_message(bytes: &[u8]) -> Result<Message, Refused> {
+pub(crate) fn parse_message(bytes: &[u8]) -> Result<Message, Refused> {
     let parsed = std::str::from_utf8(bytes).map_err(serde::de::Error::custom).and_then(serde_json::from_str::<Message>);
     let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
     match parsed {
@@ -66,8 +66,7 @@ where
 {
     let Gated { parts, principal, body } = req;
     let headers = &parts.headers;
-    let content_type = headers.get(h::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or_default();
-    if !media_type(content_type).eq_ignore_ascii_case("application/json") {
+    if !is_json(headers) {
         return http_error(StatusCode::UNSUPPORTED_MEDIA_TYPE, "Content-Type must be application/json");
     }
     let accept = Accept::parse(headers);

@@ -42,8 +42,14 @@ impl Accept {
     }
 }
 
+/// Whether a request's `Content-Type` is `application/json` (with any parameters).
+pub(crate) fn is_json(headers: &HeaderMap) -> bool {
+    let value = headers.get(h::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or_default();
+    media_type(value).eq_ignore_ascii_case("application/json")
+}
+
 /// The media type of a `Content-Type` value or of one `Accept` entry, without its parameters.
-pub(crate) fn media_type(value: &str) -> &str {
+fn media_type(value: &str) -> &str {
     value.split(';').next().unwrap_or_default().trim_ascii()
 }
 
