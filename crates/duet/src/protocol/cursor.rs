@@ -35,7 +35,7 @@ fn decode(kind: &str, cursor: &Value) -> Option<usize> {
     if v.get("k")?.as_str()? != kind {
         return None;
     }
-    usize::try_from(v.get("o")?.as_i64()?).ok()
+    usize::try_from(v.get("o")?.as_u64()?).ok()
 }
 
 #[cfg(test)]
@@ -50,6 +50,16 @@ mod tests {
         assert_eq!((p1, p2, p3), (0..3, 3..6, 6..7));
         assert_eq!(c3, None);
         assert_eq!(paginate("tools", 7, None, 0).unwrap(), (0..7, None));
+    }
+
+    /// Found by fuzzing (`fuzz/fuzz_targets/cursor.rs`): the cursor of an offset past
+    /// `i64::MAX` was refused as invalid instead of naming the empty page past the end.
+    #[test]
+    fn every_offset_round_trips() {
+        for offset in [0, i64::MAX as usize, i64::MAX as usize + 1, usize::MAX] {
+            let (page, _) = paginate("tools", 3, Some(&json!(encode("tools", offset))), 1).unwrap();
+            assert_eq!(page.start, offset.min(3), "offset {offset}");
+        }
     }
 
     #[test]
