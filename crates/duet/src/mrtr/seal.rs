@@ -199,9 +199,14 @@ struct Payload {
     e: u64,
     /// the keys of the input requests this state answers
     k: Vec<String>,
-    /// the handler's own state
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// the handler's own state (`null` too: present is `Some`)
+    #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
     s: Option<Value>,
+}
+
+/// A field that is present is `Some`, even when it is `null`.
+fn present<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(deserializer).map(Some)
 }
 
 /// What an opened state carries back to the handler.
@@ -236,7 +241,7 @@ impl Sealer {
             m: binding.method.as_str().to_string(),
             t: binding.target.clone(),
             d: hex::encode(binding.arguments),
-            e: now() + self.ttl.as_secs(),
+            e: now().saturating_add(self.ttl.as_secs()),
             k: asked,
             s: state,
         };
@@ -326,6 +331,28 @@ mod tests {
         let old = expired.seal(&b, vec![], None);
         std::thread::sleep(Duration::from_millis(1100));
         assert_eq!(s.open(&old, &b), Err(StateError::Expired));
+    }
+
+    /// Found by fuzzing (`fuzz/fuzz_targets/seal.rs`): a TTL past the end of time overflowed
+    /// the expiry and panicked; it now means a state that does not expire.
+    #[test]
+    fn a_ttl_past_the_end_of_time_never_expires() {
+        let b = binding("alice", json!({}));
+        let forever = Sealer::new(StateKeys::new(StateKey::from_bytes([7; 32])), Duration::MAX);
+        let token = forever.seal(&b, vec!["confirm".into()], None);
+        assert_eq!(forever.open(&token, &b), Ok(Opened { asked: vec!["confirm".into()], state: None }));
+    }
+
+    /// Found by fuzzing (`fuzz/fuzz_targets/seal.rs`): a handler's state of `null` came back
+    /// as no state at all, so on 2026-07-28 a handler that kept `null` never saw its own
+    /// state (the handshake era hands it back as it was).
+    #[test]
+    fn a_null_state_comes_back() {
+        let b = binding("alice", json!({}));
+        let token = sealer().seal(&b, vec![], Some(Value::Null));
+        assert_eq!(sealer().open(&token, &b), Ok(Opened { asked: vec![], state: Some(Value::Null) }));
+        let token = sealer().seal(&b, vec![], None);
+        assert_eq!(sealer().open(&token, &b), Ok(Opened { asked: vec![], state: None }));
     }
 
     #[test]
