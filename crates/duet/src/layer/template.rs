@@ -1,5 +1,6 @@
 //! URI templates as resource templates use them: `{var}` matches one path segment,
-//! `{+var}` (or `{var*}`) the rest of a path. Matched values are percent-decoded.
+//! `{+var}` (or `{var*}`) the rest of a path. Matched values are percent-decoded, and a
+//! value never ends inside a `%XX` escape.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -47,14 +48,19 @@ impl UriTemplate {
             if matches!(parts.last(), Some(Part::Var { .. })) {
                 return Err(err("two variables need a literal between them"));
             }
+            if parts.iter().any(|p| matches!(p, Part::Var { name: seen, .. } if seen == name)) {
+                return Err(err("each variable appears once"));
+            }
             parts.push(Part::Var { name: name.to_string(), rest: multi });
             rest = &rest[close + 1..];
         }
-        if rest.contains('}') {
-            return Err(err("unmatched '}'"));
-        }
         if !rest.is_empty() {
             parts.push(Part::Literal(rest.to_string()));
+        }
+        for part in &parts {
+            if let Part::Literal(text) = part {
+                check_literal(text).map_err(err)?;
+            }
         }
         Ok(UriTemplate { source: template.to_string(), parts })
     }
@@ -76,6 +82,25 @@ impl fmt::Display for UriTemplate {
     }
 }
 
+/// A literal holds no `}`, and each `%` in it starts a `%XX` escape.
+fn check_literal(text: &str) -> Result<(), &'static str> {
+    if text.contains('}') {
+        return Err("unmatched '}'");
+    }
+    let escapes = text.match_indices('%').all(|(at, _)| starts_escape(&text.as_bytes()[at..]));
+    if escapes { Ok(()) } else { Err("a '%' in a literal starts a %XX escape") }
+}
+
+/// Whether `bytes` start with a `%XX` escape.
+fn starts_escape(bytes: &[u8]) -> bool {
+    matches!(bytes, [b'%', x, y, ..] if x.is_ascii_hexdigit() && y.is_ascii_hexdigit())
+}
+
+/// Whether `at` falls inside a `%XX` escape of `input`, where a value must not end.
+fn inside_escape(input: &str, at: usize) -> bool {
+    (1..=2).any(|back| at >= back && starts_escape(&input.as_bytes()[at - back..]))
+}
+
 fn match_parts(parts: &[Part], input: &str, vars: &mut BTreeMap<String, String>) -> bool {
     let Some((first, tail)) = parts.split_first() else {
         return input.is_empty();
@@ -85,7 +110,7 @@ fn match_parts(parts: &[Part], input: &str, vars: &mut BTreeMap<String, String>)
         Part::Var { name, rest } => {
             // Longest match first, so a `{+path}` takes as much as the template allows.
             let limit = if *rest { input.len() } else { input.find(['/', '?']).unwrap_or(input.len()) };
-            for end in (1..=limit).rev().filter(|e| input.is_char_boundary(*e)) {
+            for end in (1..=limit).rev().filter(|e| input.is_char_boundary(*e) && !inside_escape(input, *e)) {
                 if match_parts(tail, &input[end..], vars) {
                     let decoded = percent_encoding::percent_decode_str(&input[..end]).decode_utf8_lossy();
                     vars.insert(name.clone(), decoded.into_owned());
@@ -125,8 +150,35 @@ mod tests {
 
     #[test]
     fn bad_templates() {
-        for t in ["x://{a", "x://{}", "x://{a}{b}", "x://a}"] {
+        for t in ["x://{a", "x://{}", "x://{a}{b}", "x://a}", "x://a}{b}"] {
             assert!(UriTemplate::parse(t).is_err(), "{t}");
+        }
+    }
+
+    /// Found by fuzzing (`fuzz/fuzz_targets/uri_template.rs`): a variable written twice
+    /// matched two different values and kept only one, so `x://1/copy/2` matched
+    /// `x://{id}/copy/{id}` as `id = 1`.
+    /// Found by fuzzing (`fuzz/fuzz_targets/uri_template.rs`): a value could end inside a
+    /// `%XX` escape, so `x://{a}2{b}` matched `x://p2%262` (made from a = `p`, b = `&2`)
+    /// as a = `p2%`, b = `62`; and a literal's stray `%` made such splits from any values.
+    #[test]
+    fn values_never_end_inside_an_escape() {
+        assert_eq!(vars("x://{a}2{b}", "x://p2%262"), Some(vec![("a".into(), "p".into()), ("b".into(), "&2".into())]));
+        assert_eq!(
+            vars("x://{a}%41{b}", "x://1%41%412"),
+            Some(vec![("a".into(), "1A".into()), ("b".into(), "2".into())])
+        );
+        for t in ["x://{a}%2{b}", "x://{a}%", "x://100%/{a}", "x://%zz{a}"] {
+            let error = UriTemplate::parse(t).unwrap_err();
+            assert_eq!(error.reason, "a '%' in a literal starts a %XX escape", "{t}");
+        }
+    }
+
+    #[test]
+    fn a_variable_appears_once() {
+        for t in ["x://{id}/copy/{id}", "x://{id}/{+id}", "x://{p*}?{p}"] {
+            let error = UriTemplate::parse(t).unwrap_err();
+            assert_eq!(error.reason, "each variable appears once", "{t}");
         }
     }
 }
