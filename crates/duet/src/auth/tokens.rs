@@ -33,6 +33,12 @@ pub enum TokenSpecError {
     /// `env:VAR…` names a variable that is unset, empty or not UTF-8.
     #[error("Environment variable '{0}' for an auth token is empty")]
     EmptyEnvironmentVariable(String),
+    /// The token has blanks at either end (a variable's trailing newline) or a character
+    /// that is not visible ASCII, so no `Authorization` header could carry it.
+    #[error(
+        "Auth token has blanks at either end or a character that is not visible ASCII: no Authorization header can carry it"
+    )]
+    Unpresentable,
 }
 
 /// Parses a token spec, reading `env:VAR` tokens from the process environment.
@@ -64,10 +70,19 @@ pub fn parse_token_spec_with(spec: &str, env: impl Fn(&str) -> Option<String>) -
     if token.is_empty() {
         return Err(TokenSpecError::EmptyToken);
     }
+    if !presentable(&token) {
+        return Err(TokenSpecError::Unpresentable);
+    }
     let id = if id.is_empty() { default_id(&token) } else { id.to_owned() };
     let roles = roles.split(',').map(str::trim).filter(|role| !role.is_empty());
     let principal = Principal::new(id, roles).with_attribute("auth", "bearer");
     Ok(TokenSpec { token, principal })
+}
+
+/// Whether a client can send `token` as `Authorization: Bearer TOKEN`: a header is read as
+/// visible ASCII, and [`bearer_token`] trims blanks from its ends.
+fn presentable(token: &str) -> bool {
+    token.trim_ascii() == token && token.bytes().all(|b| b.is_ascii_graphic() || b == b' ' || b == b'\t')
 }
 
 /// `TOKEN[:ROLES[:ID]]` read from the right; missing fields are empty.
@@ -252,6 +267,26 @@ mod tests {
         let empty = parse_token_spec_with("env:EMPTY", |_| Some(String::new())).err();
         let message = empty.map(|error| error.to_string());
         assert_eq!(message.as_deref(), Some("Environment variable 'EMPTY' for an auth token is empty"));
+    }
+
+    /// Found by fuzzing (`fuzz/fuzz_targets/token_spec.rs`): a token no client could send
+    /// (a variable's trailing newline, blanks at either end, non-ASCII) was accepted, and
+    /// then every request was refused with 401.
+    #[test]
+    fn a_token_no_header_can_carry_is_refused() {
+        let refused = |spec: &str, env: &str| {
+            let error = parse_token_spec_with(spec, |_| Some(env.to_owned())).err();
+            assert_eq!(error, Some(TokenSpecError::Unpresentable), "{spec:?} with {env:?}");
+        };
+        refused("env:TOKEN", "s3cret\n");
+        refused("env:TOKEN:analyst", " s3cret");
+        refused(" s3cret", "");
+        refused("s3cret\t:analyst", "");
+        refused("p\u{e4}ss:admin", "");
+        refused("nul\0:admin", "");
+        assert_parses("two words:analyst", "two words", "token-a03f1d61", &["analyst", "default"]);
+        let error = parse_token_spec_with("env:TOKEN", |_| Some("s3cret\n".into())).err().map(|e| e.to_string());
+        assert!(error.is_some_and(|e| !e.contains("s3cret")), "the message never shows the token");
     }
 
     #[test]
