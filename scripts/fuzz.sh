@@ -15,6 +15,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 CARGO_FUZZ_VERSION=0.13.2
+if ! cargo +nightly --version >/dev/null 2>&1; then
+  echo "fuzz.sh needs the nightly toolchain (libFuzzer's instrumentation): rustup toolchain install nightly" >&2
+  exit 1
+fi
 out=${CARGO_TARGET_DIR:-$PWD/target}
 tools=$out/tools
 if [[ "$("$tools/bin/cargo-fuzz" --version 2>/dev/null)" != "cargo-fuzz $CARGO_FUZZ_VERSION" ]]; then
@@ -56,7 +60,7 @@ done
 if ((${#failed[@]} > 0)); then
   printf '\nfuzzing found a failure; the input is kept at:\n' >&2
   printf '  %s\n' "${failed[@]}" >&2
-  printf 'reproduce with: cargo +nightly fuzz run%s TARGET INPUT\n' "${profile[*]/#/ }" >&2
+  printf 'replay one with: cargo +nightly fuzz run %s TARGET INPUT\n' "${build[*]}" >&2
   exit 1
 fi
 printf '\nfuzzing: %s targets, %s s each, no failure\n' "${#targets[@]}" "$seconds"

@@ -1,8 +1,8 @@
-//! Sealed `requestState`. Input: six lines: a TTL in seconds, the principal, the method, the
-//! target, the arguments (JSON, else taken as a string), and a token as a client might send
-//! it. A token the fuzzer wrote never opens (it was not sealed with the server's key); a
-//! state the server sealed opens to what it sealed, but not with another key, not for
-//! another principal, and not once any one of its bytes is changed.
+//! Sealed `requestState`. Input: six lines: a TTL in seconds (at least 1), the principal,
+//! the method, the target, the arguments (JSON, else taken as a string), and a token as a
+//! client might send it. A token the fuzzer wrote never opens (it was not sealed with the
+//! server's key); a state the server sealed opens to what it sealed, but not with another
+//! key, not for another principal, and not once any one of its bytes is changed.
 #![no_main]
 
 use base64::Engine as _;
@@ -22,7 +22,8 @@ fuzz_target!(|bytes: &[u8]| {
     let [ttl, principal, method, target, arguments, token] = text.splitn(6, '\n').collect::<Vec<_>>()[..] else {
         return;
     };
-    let Ok(ttl) = ttl.parse::<u64>().map(Duration::from_secs) else { return };
+    // At least a second, so that nothing expires between sealing and opening.
+    let Ok(ttl) = ttl.parse::<u64>().map(|secs| Duration::from_secs(secs.max(1))) else { return };
     let arguments = serde_json::from_str(arguments).unwrap_or_else(|_| Value::from(arguments));
     let binding = Binding::new(principal, method, target, &arguments);
     let server = sealer(7, ttl);
