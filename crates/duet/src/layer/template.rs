@@ -1,6 +1,6 @@
 //! URI templates as resource templates use them: `{var}` matches one path segment,
 //! `{+var}` (or `{var*}`) the rest of a path. Matched values are percent-decoded, and a
-//! value never ends inside a `%XX` escape.
+//! value never ends inside a `%XX` escape, nor between the escapes of one character.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -101,6 +101,15 @@ fn inside_escape(input: &str, at: usize) -> bool {
     (1..=2).any(|back| at >= back && starts_escape(&input.as_bytes()[at - back..]))
 }
 
+/// Whether the value `raw` stops partway through a character whose UTF-8 bytes its last
+/// escapes begin.
+fn ends_inside_character(raw: &str) -> bool {
+    let bytes: Vec<u8> = percent_encoding::percent_decode_str(raw).collect();
+    // The last chunk's invalid bytes are cut short (not merely invalid) when the decoder wants more.
+    let last = bytes.utf8_chunks().last().map(|chunk| chunk.invalid()).unwrap_or_default();
+    std::str::from_utf8(last).is_err_and(|e| e.error_len().is_none())
+}
+
 fn match_parts(parts: &[Part], input: &str, vars: &mut BTreeMap<String, String>) -> bool {
     let Some((first, tail)) = parts.split_first() else {
         return input.is_empty();
@@ -110,7 +119,8 @@ fn match_parts(parts: &[Part], input: &str, vars: &mut BTreeMap<String, String>)
         Part::Var { name, rest } => {
             // Longest match first, so a `{+path}` takes as much as the template allows.
             let limit = if *rest { input.len() } else { input.find(['/', '?']).unwrap_or(input.len()) };
-            for end in (1..=limit).rev().filter(|e| input.is_char_boundary(*e) && !inside_escape(input, *e)) {
+            let ends = (1..=limit).rev().filter(|&e| input.is_char_boundary(e) && !inside_escape(input, e));
+            for end in ends.filter(|&e| !ends_inside_character(&input[..e])) {
                 if match_parts(tail, &input[end..], vars) {
                     let decoded = percent_encoding::percent_decode_str(&input[..end]).decode_utf8_lossy();
                     vars.insert(name.clone(), decoded.into_owned());
@@ -172,6 +182,17 @@ mod tests {
             let error = UriTemplate::parse(t).unwrap_err();
             assert_eq!(error.reason, "a '%' in a literal starts a %XX escape", "{t}");
         }
+    }
+
+    /// Found by fuzzing (`fuzz/fuzz_targets/uri_template.rs`): a value could end between the
+    /// escapes of one character, so `x://{a}%82{b}` split `x://%E2%82%AC%82%E2%82%AC` (made
+    /// from a = b = `€`) as a = `€` and a broken character, b = a broken character.
+    #[test]
+    fn values_never_end_inside_a_character() {
+        let both = Some(vec![("a".into(), "€".into()), ("b".into(), "€".into())]);
+        assert_eq!(vars("x://{a}%82{b}", "x://%E2%82%AC%82%E2%82%AC"), both);
+        // A URI whose escapes are not UTF-8 still matches, decoded lossily as before.
+        assert_eq!(vars("x://{a}", "x://%FF"), Some(vec![("a".into(), "\u{fffd}".into())]));
     }
 
     #[test]
