@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test duet has: formatting, lints, the Rust test suites (unit, engine,
-# stdio and HTTP over real processes and sockets), the official MCP conformance suite
+# stdio and HTTP over real processes and sockets), every fuzz target briefly over its
+# committed corpus (cargo-fuzz, on the nightly toolchain), the official MCP conformance suite
 # for both protocol eras, the official Python SDK client against duet, and the OAuth
 # resource server against a real authorization server (oidc-provider), and the benchmark
 # harness in its smoke mode (every case and server once, briefly; no thresholds).
@@ -14,6 +15,7 @@ step() { printf '\n==> %s\n' "$*"; }
 
 step "cargo fmt --check"
 cargo fmt --all --check
+cargo fmt --manifest-path fuzz/Cargo.toml --all --check
 
 step "cargo clippy"
 cargo clippy --workspace --all-targets -- -D warnings
@@ -24,6 +26,7 @@ cargo build --workspace --all-targets
 step "the library without its default features: a stdio server with no HTTP or TLS stack"
 cargo clippy -p duet --no-default-features -- -D warnings
 cargo clippy -p duet --no-default-features --features http -- -D warnings
+cargo clippy -p duet --features fuzzing -- -D warnings
 if cargo tree -p duet --no-default-features -e normal | grep -E '\b(hyper|reqwest|rustls|aws-lc-rs|jsonwebtoken) v'; then
   echo "duet without default features must not depend on an HTTP or TLS stack" >&2
   exit 1
@@ -31,6 +34,9 @@ fi
 
 step "cargo test"
 cargo test --workspace
+
+step "fuzzing: every target for 5 s over its committed corpus (docs/fuzzing.md)"
+./scripts/fuzz.sh 5
 
 step "conformance suite"
 ./scripts/conformance.sh

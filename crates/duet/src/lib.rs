@@ -50,6 +50,9 @@
 pub mod auth;
 #[cfg(feature = "fixtures")]
 pub mod fixtures;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod jsonrpc;
 pub mod layer;
 pub mod message;

@@ -3,7 +3,9 @@
 //!
 //! A template compiles to a regular expression, so matching takes time linear in the URI
 //! whatever the template: a backtracking matcher spent minutes on a 12 KB URI against three
-//! `{+var}`s, and the URI is what a client sends.
+//! `{+var}`s, and the URI is what a client sends. A value is made of whole characters: it
+//! never ends inside a `%XX` escape, nor between the escapes of one UTF-8 character, and a
+//! `%` that starts no escape (not a URI character, RFC 3986 §2.1) matches nothing.
 
 use regex::Regex;
 use std::collections::BTreeMap;
@@ -29,15 +31,14 @@ impl UriTemplate {
     pub fn parse(template: &str) -> Result<Self, TemplateError> {
         let err = |reason| TemplateError { template: template.to_string(), reason };
         // Longest match first (greedy groups), so a `{+path}` takes as much as the template
-        // allows; `.` matches any character, newlines included.
-        let mut pattern = String::from("(?s)^");
-        let mut names = Vec::new();
+        // allows.
+        let mut pattern = String::from("^");
+        let mut names: Vec<String> = Vec::new();
         let mut rest = template;
         let mut after_var = false;
         while let Some(open) = rest.find('{') {
-            if open > 0 {
-                pattern.push_str(&regex::escape(&rest[..open]));
-            }
+            check_literal(&rest[..open]).map_err(err)?;
+            pattern.push_str(&regex::escape(&rest[..open]));
             let close = rest[open..].find('}').ok_or_else(|| err("unclosed '{'"))? + open;
             let mut name = &rest[open + 1..close];
             let mut multi = false;
@@ -52,14 +53,17 @@ impl UriTemplate {
             if after_var && open == 0 {
                 return Err(err("two variables need a literal between them"));
             }
-            pattern.push_str(if multi { "(.+)" } else { "([^/?]+)" });
+            if names.iter().any(|seen| seen == name) {
+                return Err(err("each variable appears once"));
+            }
+            pattern.push('(');
+            pattern.push_str(&value_pattern(if multi { "[^%]" } else { "[^%/?]" }));
+            pattern.push(')');
             names.push(name.to_string());
             after_var = true;
             rest = &rest[close + 1..];
         }
-        if rest.contains('}') {
-            return Err(err("unmatched '}'"));
-        }
+        check_literal(rest).map_err(err)?;
         pattern.push_str(&regex::escape(rest));
         pattern.push('$');
         let pattern = Regex::new(&pattern).map_err(|_| err("too large to match"))?;
@@ -93,6 +97,32 @@ impl fmt::Display for UriTemplate {
     }
 }
 
+/// A literal holds no `}`, and each `%` in it starts a `%XX` escape.
+fn check_literal(text: &str) -> Result<(), &'static str> {
+    if text.contains('}') {
+        return Err("unmatched '}'");
+    }
+    let hex = |b: &u8| b.is_ascii_hexdigit();
+    let escapes =
+        text.match_indices('%').all(|(at, _)| matches!(text.as_bytes()[at..], [_, x, y, ..] if hex(&x) && hex(&y)));
+    if escapes { Ok(()) } else { Err("a '%' in a literal starts a %XX escape") }
+}
+
+/// The regular expression of one variable's value, whose unescaped characters are `plain`:
+/// whole units, each a character, a `%XX` of a byte that starts no UTF-8 sequence (ASCII, a
+/// stray continuation byte, F8–FF), or a lead byte's escape with all its continuation
+/// escapes. A lead byte with too few continuations (a broken character, decoded as U+FFFD)
+/// is let in only before another unit of the value that is not a continuation: a value never
+/// ends with one, so it never stops partway through a character the escapes after it complete.
+fn value_pattern(plain: &str) -> String {
+    const CONT: &str = "%[89ABab][0-9A-Fa-f]";
+    let lone = "%(?:[0-7][0-9A-Fa-f]|[89ABab][0-9A-Fa-f]|[Ff][89A-Fa-f])";
+    let starts = "%(?:[0-7][0-9A-Fa-f]|[Ff][89A-Fa-f])";
+    let whole = format!("%[CDcd][0-9A-Fa-f]{CONT}|%[Ee][0-9A-Fa-f](?:{CONT}){{2}}|%[Ff][0-7](?:{CONT}){{3}}");
+    let broken = format!("%[CDcd][0-9A-Fa-f]|%[Ee][0-9A-Fa-f](?:{CONT})?|%[Ff][0-7](?:{CONT}){{0,2}}");
+    format!("(?:{plain}|{lone}|{whole}|(?:{broken})+(?:{plain}|{starts}|{whole}))+")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -121,7 +151,7 @@ mod tests {
 
     #[test]
     fn bad_templates() {
-        for t in ["x://{a", "x://{}", "x://{a}{b}", "x://a}"] {
+        for t in ["x://{a", "x://{}", "x://{a}{b}", "x://a}", "x://a}{b}"] {
             assert!(UriTemplate::parse(t).is_err(), "{t}");
         }
     }
@@ -168,5 +198,47 @@ mod tests {
                 let _ = t.matches(&uri);
             }
         }
+    }
+
+    /// Found by fuzzing (the uri_template target): a variable written twice matched two
+    /// different values and kept one, so `x://{id}/copy/{id}` matched `x://1/copy/2`.
+    #[test]
+    fn a_variable_appears_once() {
+        for t in ["x://{id}/copy/{id}", "x://{id}/{+id}", "x://{p*}?{p}"] {
+            let error = UriTemplate::parse(t).unwrap_err();
+            assert_eq!(error.reason, "each variable appears once", "{t}");
+        }
+    }
+
+    /// Found by fuzzing (the uri_template target): a value could end inside a `%XX` escape,
+    /// so `x://{a}2{b}` matched `x://p2%262` (made from a = `p`, b = `&2`) as a = `p2%`,
+    /// b = `62`; and a literal's stray `%` made such splits from any values.
+    #[test]
+    fn values_never_end_inside_an_escape() {
+        assert_eq!(vars("x://{a}2{b}", "x://p2%262"), Some(vec![("a".into(), "p".into()), ("b".into(), "&2".into())]));
+        assert_eq!(
+            vars("x://{a}%41{b}", "x://1%41%412"),
+            Some(vec![("a".into(), "1A".into()), ("b".into(), "2".into())])
+        );
+        for t in ["x://{a}%2{b}", "x://{a}%", "x://100%/{a}", "x://%zz{a}"] {
+            let error = UriTemplate::parse(t).unwrap_err();
+            assert_eq!(error.reason, "a '%' in a literal starts a %XX escape", "{t}");
+        }
+        // A `%` that starts no escape is not a URI character.
+        assert_eq!(vars("x://{+a}", "x://100%.txt"), None);
+    }
+
+    /// Found by fuzzing (the uri_template target): a value could end between the escapes of
+    /// one character, so `x://{a}%82{b}` split `x://%E2%82%AC%82%E2%82%AC` (made from
+    /// a = b = `€`) into broken characters on both sides.
+    #[test]
+    fn values_never_end_inside_a_character() {
+        let both = Some(vec![("a".into(), "€".into()), ("b".into(), "€".into())]);
+        assert_eq!(vars("x://{a}%82{b}", "x://%E2%82%AC%82%E2%82%AC"), both);
+        // Escapes that are not UTF-8 still match, decoded lossily; a broken character only
+        // where something other than a continuation follows it.
+        assert_eq!(vars("x://{a}", "x://%FF%80"), Some(vec![("a".into(), "\u{fffd}\u{fffd}".into())]));
+        assert_eq!(vars("x://{a}", "x://%E2%82z"), Some(vec![("a".into(), "\u{fffd}z".into())]));
+        assert_eq!(vars("x://{a}/b", "x://%E2%82/b"), None);
     }
 }

@@ -5,13 +5,13 @@
 mod body;
 mod config;
 mod descriptors;
-mod guard;
+pub(crate) mod guard;
 mod legacy;
 mod limits;
 mod listener;
-mod modern;
-mod post;
-mod respond;
+pub(crate) mod modern;
+pub(crate) mod post;
+pub(crate) mod respond;
 mod service;
 mod sessions;
 mod stream;

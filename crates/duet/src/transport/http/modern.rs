@@ -28,9 +28,19 @@ pub(crate) fn is_modern(message: &Incoming, declared: Option<Version>) -> bool {
     }
 }
 
+/// The `Mcp-Name` header as the client meant it: decoded when it was sent as `=?base64?…?=`
+/// (`None` when absent or that base64 is invalid; a repeated header is its lines joined, so
+/// it names nothing the body does).
+pub(crate) fn sent_name(headers: &HeaderMap) -> Option<Cow<'_, str>> {
+    match header(headers, &NAME_HEADER)? {
+        Cow::Borrowed(raw) => decode_header_value(raw),
+        Cow::Owned(raw) => decode_header_value(&raw).map(|name| Cow::Owned(name.into_owned())),
+    }
+}
+
 /// Decodes a header value sent as `=?base64?…?=` (`None` when that base64 is invalid);
 /// other values are literal.
-pub(crate) fn decode_header_value(raw: &str) -> Option<Cow<'_, str>> {
+fn decode_header_value(raw: &str) -> Option<Cow<'_, str>> {
     match raw.strip_prefix("=?base64?").and_then(|r| r.strip_suffix("?=")) {
         None => Some(Cow::Borrowed(raw)),
         Some(b64) => {
@@ -66,11 +76,9 @@ pub(crate) fn check(
     let named = request.method.traits().target.filter(|_| request.method.in_era(true));
     if let Some(field) = named.map(|kind| kind.param())
         && let Some(expected) = request.params.get(field).and_then(Value::as_str)
+        && sent_name(headers).as_deref() != Some(expected)
     {
-        let sent = header(headers, &NAME_HEADER);
-        if sent.as_deref().and_then(decode_header_value).as_deref() != Some(expected) {
-            return Err(mismatch(&format!("Mcp-Name header does not match the request body's '{field}' parameter")));
-        }
+        return Err(mismatch(&format!("Mcp-Name header does not match the request body's '{field}' parameter")));
     }
     Ok(terms?)
 }

@@ -7,7 +7,7 @@
 
 use super::body::Body;
 use super::modern::{self, PROTOCOL_VERSION_HEADER};
-use super::respond::{Accept, Answering, accepted, media_type, replies_of, respond};
+use super::respond::{Accept, Answering, accepted, is_json, replies_of, respond};
 use super::service::{Gated, HttpShared, SESSION_HEADER, header, http_error, rpc_error};
 use super::sessions::Kind;
 use crate::jsonrpc::RpcError;
@@ -58,7 +58,7 @@ where
 
 /// Decodes a JSON-RPC body: an object or an array, else a 400. The body is checked to be
 /// UTF-8 once, as a whole, rather than string by string.
-pub(super) fn parse_message(bytes: &[u8]) -> Result<Message, Refused> {
+pub(crate) fn parse_message(bytes: &[u8]) -> Result<Message, Refused> {
     let parsed = std::str::from_utf8(bytes).map_err(serde::de::Error::custom).and_then(serde_json::from_str::<Message>);
     let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
     match parsed {
@@ -70,9 +70,7 @@ pub(super) fn parse_message(bytes: &[u8]) -> Result<Message, Refused> {
 
 /// 415 unless the body is declared JSON (a POST of either transport).
 pub(super) fn unless_json(headers: &HeaderMap) -> Option<Response<Body>> {
-    let content_type = header(headers, h::CONTENT_TYPE).unwrap_or_default();
-    let json = media_type(&content_type).eq_ignore_ascii_case("application/json");
-    (!json).then(|| http_error(StatusCode::UNSUPPORTED_MEDIA_TYPE, "Content-Type must be application/json"))
+    (!is_json(headers)).then(|| http_error(StatusCode::UNSUPPORTED_MEDIA_TYPE, "Content-Type must be application/json"))
 }
 
 pub(super) async fn handle<B>(shared: &HttpShared, req: Gated<B>) -> Response<Body>

@@ -5,7 +5,7 @@
 //! completion.
 
 use super::body::{self, Body};
-use super::service::{HttpShared, http_error, json};
+use super::service::{HttpShared, header, http_error, json};
 use crate::jsonrpc::{Response as RpcResponse, Sink, code, encode};
 use crate::message::Message;
 use crate::method::Replies;
@@ -42,8 +42,14 @@ impl Accept {
     }
 }
 
+/// Whether a request's `Content-Type` is `application/json` (with any parameters; a
+/// repeated header is its lines joined, which is not).
+pub(crate) fn is_json(headers: &HeaderMap) -> bool {
+    header(headers, h::CONTENT_TYPE).is_some_and(|value| media_type(&value).eq_ignore_ascii_case("application/json"))
+}
+
 /// The media type of a `Content-Type` value or of one `Accept` entry, without its parameters.
-pub(crate) fn media_type(value: &str) -> &str {
+fn media_type(value: &str) -> &str {
     value.split(';').next().unwrap_or_default().trim_ascii()
 }
 
