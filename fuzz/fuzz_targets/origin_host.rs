@@ -1,7 +1,7 @@
 //! The Host/Origin guard against DNS rebinding. Input: the bind address (first line), the
 //! allowed hosts and the allowed origins (lines 2 and 3: space-separated patterns, none for
-//! the defaults), then request headers, one `name: value` a line. A repeated `Host` or
-//! `Origin` is refused as such; a request let in carries at most one of each, a `Host` that
+//! the defaults), then request headers, one `name: value` a line, of an HTTP/1.1 request
+//! for `/`. A missing `Host` is refused as such, and so is a repeated `Host` or `Origin`; a request let in carries at most one of each, a `Host` that
 //! is a bare authority (no user, path, blank or second colon), and an `Origin` that is
 //! `null` or `scheme://authority`. With the defaults on a loopback bind, only a loopback
 //! name gets in as the `Host`, and only a loopback origin or the request's own host as the
@@ -57,9 +57,14 @@ fuzz_target!(|bytes: &[u8]| {
         headers.append(name, value);
     }
     let count = |name: HeaderName| headers.get_all(name).iter().count();
-    let verdict = guard.check_headers(&headers);
-    if count(http::header::HOST) > 1 {
-        assert_eq!(verdict, Err(Rejection::REPEATED_HOST));
+    // An HTTP/1.1 request for `/` with these headers.
+    let (mut head, ()) = http::Request::new(()).into_parts();
+    head.headers = headers.clone();
+    let verdict = guard.check_head(&head);
+    match count(http::header::HOST) {
+        0 => assert_eq!(verdict, Err(Rejection::MISSING_HOST)),
+        1 => {}
+        _ => assert_eq!(verdict, Err(Rejection::REPEATED_HOST)),
     }
     if verdict.is_err() {
         return;
