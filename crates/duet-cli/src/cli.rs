@@ -163,6 +163,10 @@ pub struct ServeArgs {
     /// Largest message in bytes: a stdio line, an HTTP request body (default 4 MiB).
     #[arg(long, visible_alias = "max-body-bytes")]
     pub max_message_bytes: Option<usize>,
+    /// Serve Prometheus metrics at http://HOST:PORT/metrics, on a listener of its own
+    /// (no MCP auth; on a loopback address only loopback Host names). Any transport.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub metrics_addr: Option<String>,
     #[command(flatten)]
     pub http: HttpArgs,
     #[command(flatten)]

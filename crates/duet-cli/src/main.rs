@@ -6,6 +6,7 @@ mod cli;
 mod commands;
 mod confirm;
 mod manifest;
+mod metrics;
 mod oauth_args;
 mod serve;
 mod usage;

@@ -1,6 +1,7 @@
 //! `duet serve`: checks the options, builds the layer and the engine, then runs a transport
 //! until it ends: stdin closes, or SIGTERM / SIGINT stops it gracefully (no new requests,
 //! those in flight get `--shutdown-grace` to finish, exit 0); a second signal exits at once.
+//! With `--metrics-addr` the metrics endpoint runs beside any transport.
 
 use crate::choice;
 use crate::cli::{HttpArgs, ServeArgs, Transport};
@@ -29,6 +30,10 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         Ok(applied) => applied,
         Err(usage) => return Ok(usage.exit()),
     };
+    let metrics = match &args.metrics_addr {
+        Some(addr) => Some(crate::metrics::serve(addr).await?),
+        None => None,
+    };
     let options = ServerOptions { page_size: args.page_size, ..ServerOptions::default() };
     let server = Server::new(layer, options);
     let grace = Duration::from_secs(args.shutdown_grace);
@@ -45,6 +50,9 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             duet::transport::stdio::serve_stdio(server, options).await?
         }
         Some(config) => serve_http(server, config, args.transport, grace).await?,
+    }
+    if let Some(metrics) = metrics {
+        metrics.shutdown().await;
     }
     Ok(ExitCode::SUCCESS)
 }

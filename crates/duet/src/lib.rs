@@ -59,6 +59,7 @@ pub mod message;
 pub mod method;
 pub mod mrtr;
 pub mod protocol;
+pub mod signals;
 mod trace;
 pub mod transport;
 

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
-use std::sync::mpsc;
+use std::sync::{Arc, Mutex, mpsc};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -37,7 +37,9 @@ pub struct Duet {
     stdin: Option<ChildStdin>,
     stdout: mpsc::Receiver<Out>,
     stdout_closed: bool,
-    stderr: Option<JoinHandle<Vec<u8>>>,
+    /// Everything read from stderr so far, and the thread reading it.
+    stderr_bytes: Arc<Mutex<Vec<u8>>>,
+    stderr: Option<JoinHandle<()>>,
     /// The protocol version whose schema the server's messages are checked against.
     version: String,
     /// Method of every request sent, by the JSON text of its id.
@@ -99,16 +101,20 @@ impl Duet {
                 }
             }
         });
+        let stderr_bytes = Arc::new(Mutex::new(Vec::new()));
+        let sink = stderr_bytes.clone();
         let stderr = std::thread::spawn(move || {
-            let mut bytes = Vec::new();
-            let _ = err.read_to_end(&mut bytes);
-            bytes
+            let mut chunk = [0u8; 4096];
+            while let Ok(n @ 1..) = err.read(&mut chunk) {
+                sink.lock().unwrap().extend_from_slice(&chunk[..n]);
+            }
         });
         Duet {
             child,
             stdin,
             stdout,
             stdout_closed: false,
+            stderr_bytes,
             stderr: Some(stderr),
             version: version.to_string(),
             methods: HashMap::new(),
@@ -244,8 +250,24 @@ impl Duet {
     }
 
     fn take_stderr(&mut self) -> String {
-        let bytes = self.stderr.take().map(|h| h.join().unwrap_or_default()).unwrap_or_default();
-        String::from_utf8_lossy(&bytes).into_owned()
+        if let Some(reader) = self.stderr.take() {
+            let _ = reader.join();
+        }
+        String::from_utf8_lossy(&self.stderr_bytes.lock().unwrap()).into_owned()
+    }
+
+    /// The first stderr line containing `text`, waited for up to [`ANSWER`].
+    #[allow(dead_code)] // the stdio tests read stderr only once the process is done
+    pub fn stderr_line(&self, text: &str) -> String {
+        let deadline = Instant::now() + ANSWER;
+        loop {
+            let seen = String::from_utf8_lossy(&self.stderr_bytes.lock().unwrap()).into_owned();
+            if let Some(line) = seen.lines().find(|line| line.contains(text)) {
+                return line.to_string();
+            }
+            assert!(Instant::now() < deadline, "no stderr line with {text:?} within {ANSWER:?}; stderr:\n{seen}");
+            std::thread::sleep(Duration::from_millis(10));
+        }
     }
 
     /// Checks one stdout line: a complete JSON-RPC 2.0 message (or a non-empty batch of

@@ -11,12 +11,15 @@ use super::{Version, methods};
 use crate::jsonrpc::{Rendered, RequestId, Response, RpcError, Sink};
 use crate::layer::{Principal, RequestCx};
 use crate::message::{Meta, Request};
-use crate::method::Method;
+use crate::method::{Method, Primitive};
+use crate::signals::{ErrorType, Operation, Transport};
 use futures::FutureExt;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 pub(crate) struct Call<'a> {
@@ -32,6 +35,28 @@ pub(crate) struct Call<'a> {
     pub principal: Arc<Principal>,
     pub notify: Option<Sink>,
     pub cancel: CancellationToken,
+    /// How the request came (`None` when the program that connected did not say).
+    pub transport: Option<Transport>,
+    /// What the method learnt that the request's signals report.
+    pub found: Found,
+}
+
+/// What a method learns on the way that the request's duration is labelled with: whether
+/// the layer knew the tool or prompt named (only then is its name a label), and whether a
+/// tool's result was an error.
+#[derive(Default)]
+pub(crate) struct Found {
+    target: AtomicBool,
+    tool_error: AtomicBool,
+}
+
+impl Found {
+    /// The layer ran the tool or prompt the request names; `failed` when a tool's result
+    /// is an error.
+    pub fn ran(&self, failed: bool) {
+        self.target.store(true, Ordering::Relaxed);
+        self.tool_error.store(failed, Ordering::Relaxed);
+    }
 }
 
 impl<'a> Call<'a> {
@@ -45,7 +70,10 @@ impl<'a> Call<'a> {
         cancel: CancellationToken,
     ) -> Self {
         let Request { id, method, params, meta } = request;
-        Call { shared, session, id, method, params, meta, terms, principal, notify, cancel }
+        // A one-shot request came over HTTP, the one transport that answers without a session.
+        let transport = session.map_or(Some(Transport::Tcp), |session| session.transport);
+        let found = Found::default();
+        Call { shared, session, id, method, params, meta, terms, principal, notify, cancel, transport, found }
     }
 
     pub fn version(&self) -> Version {
@@ -56,13 +84,32 @@ impl<'a> Call<'a> {
         self.terms.version.is_modern()
     }
 
-    /// Runs the method to its response; a panicking handler is answered -32603.
+    /// Runs the method to its response, and records how long it took; a panicking handler
+    /// is answered -32603.
     pub async fn respond(self) -> Response {
+        let started = Instant::now();
         let result = AssertUnwindSafe(methods::dispatch(&self)).catch_unwind().await.unwrap_or_else(|panic| {
             tracing::error!(method = %self.method, panic = panic_text(panic.as_ref()), "a handler panicked");
             Err(RpcError::internal())
         });
+        self.operation(result.as_ref().err()).record(started.elapsed());
         Response { id: Some(self.id), result }
+    }
+
+    /// The labels of this request's duration, once it has its result (or `error`).
+    fn operation(&self, error: Option<&RpcError>) -> Operation<'_> {
+        let key = match self.method.traits().target {
+            Some(Primitive::Tool) => Some("gen_ai_tool_name"),
+            Some(Primitive::Prompt) => Some("gen_ai_prompt_name"),
+            _ => None,
+        };
+        let name = self.params.get("name").and_then(Value::as_str);
+        let target = key.zip(name).filter(|_| self.found.target.load(Ordering::Relaxed));
+        let error = match error {
+            Some(error) => Some(ErrorType::Code(error.code)),
+            None => self.found.tool_error.load(Ordering::Relaxed).then_some(ErrorType::Tool),
+        };
+        Operation { method: &self.method, target, version: self.version(), error, transport: self.transport }
     }
 
     /// The handler context of this request, without input.

@@ -6,6 +6,7 @@
 use super::envelope::key;
 use crate::jsonrpc::{RequestId, RpcError, Sink, notification};
 use crate::layer::Change;
+use crate::signals;
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -126,6 +127,7 @@ struct Registration<'a> {
 impl Drop for Registration<'_> {
     fn drop(&mut self) {
         self.listens.lock().remove(&self.key);
+        metrics::gauge!(signals::LISTEN_STREAMS_ACTIVE).decrement(1);
     }
 }
 
@@ -165,6 +167,7 @@ impl Listens {
         let key = self.next.fetch_add(1, Ordering::Relaxed);
         let ack = json!({"notifications": filter.honoured(), "_meta": subscription_meta(id)});
         self.lock().insert(key, Entry { filter, id: id.clone(), tx });
+        metrics::gauge!(signals::LISTEN_STREAMS_ACTIVE).increment(1);
         let _registration = Registration { listens: self, key };
         notify(notification("notifications/subscriptions/acknowledged", Some(ack)));
         loop {

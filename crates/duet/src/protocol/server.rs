@@ -17,6 +17,7 @@ use crate::jsonrpc::{Response, RpcError, Sink};
 use crate::layer::{Change, Layer, LogLevel, NO_CAPABILITIES, Principal, ServerInfo};
 use crate::message::{Incoming, Message, Request};
 use crate::mrtr::seal::{DEFAULT_STATE_TTL, STATE_KEY_ENV, Sealer, StateKey, StateKeys};
+use crate::signals::Transport;
 use serde_json::value::RawValue;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
@@ -133,7 +134,17 @@ impl Server {
     /// unprompted (change notifications, requests to the client), `principal` is who the
     /// connection runs as. It receives change notifications until it is dropped.
     pub fn connect(&self, send: Sink, principal: Principal) -> Session {
-        let session = Session::new(self.clone(), send, Arc::new(principal));
+        self.connect_session(send, principal, None)
+    }
+
+    /// [`connect`](Self::connect) for a connection that came over `transport`, which the
+    /// signals label its requests with.
+    pub fn connect_over(&self, transport: Transport, send: Sink, principal: Principal) -> Session {
+        self.connect_session(send, principal, Some(transport))
+    }
+
+    fn connect_session(&self, send: Sink, principal: Principal, transport: Option<Transport>) -> Session {
+        let session = Session::new(self.clone(), send, Arc::new(principal), transport);
         let mut sessions = self.shared.sessions.lock().unwrap_or_else(|p| p.into_inner());
         sessions.retain(|s| s.strong_count() > 0);
         sessions.push(Arc::downgrade(&session.inner));

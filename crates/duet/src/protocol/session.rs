@@ -16,11 +16,12 @@ use crate::jsonrpc::{RequestId, Response, RpcError, Sink, code};
 use crate::layer::{Change, LogLevel, NO_CAPABILITIES, Principal};
 use crate::message::{Incoming, Message, Notification, Request};
 use crate::method::Method;
+use crate::signals::{self, Transport};
 use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
@@ -40,6 +41,9 @@ pub(crate) struct SessionShared {
     /// Requests duet sent to the client (handshake era), waiting for its responses.
     pending: Mutex<HashMap<RequestId, oneshot::Sender<Result<Value, RpcError>>>>,
     next_request: AtomicU64,
+    /// How the connection came, for the signals (`None`: the program did not say).
+    pub transport: Option<Transport>,
+    opened: Instant,
 }
 
 pub(crate) struct SessionState {
@@ -53,7 +57,7 @@ pub(crate) struct SessionState {
 }
 
 impl Session {
-    pub(crate) fn new(server: Server, send: Sink, principal: Arc<Principal>) -> Self {
+    pub(crate) fn new(server: Server, send: Sink, principal: Arc<Principal>, transport: Option<Transport>) -> Self {
         let state = SessionState {
             era: None,
             version: None,
@@ -63,6 +67,7 @@ impl Session {
             log_threshold: server.options().default_log_level,
             subscriptions: HashSet::new(),
         };
+        signals::session_opened();
         Session {
             inner: Arc::new(SessionShared {
                 server,
@@ -73,6 +78,8 @@ impl Session {
                 closed: CancellationToken::new(),
                 pending: Mutex::new(HashMap::new()),
                 next_request: AtomicU64::new(1),
+                transport,
+                opened: Instant::now(),
             }),
         }
     }
@@ -344,6 +351,13 @@ struct InFlight {
     session: Arc<SessionShared>,
     id: RequestId,
     cancel: CancellationToken,
+}
+
+impl Drop for SessionShared {
+    fn drop(&mut self) {
+        let version = self.state.get_mut().unwrap_or_else(|p| p.into_inner()).version;
+        signals::session_ended(self.opened.elapsed(), version, self.transport);
+    }
 }
 
 impl Drop for InFlight {

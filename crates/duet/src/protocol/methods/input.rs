@@ -8,6 +8,7 @@ use crate::jsonrpc::{Rendered, RpcError, code};
 use crate::layer::{LayerError, Reply, RequestCx};
 use crate::mrtr::missing_capabilities;
 use crate::mrtr::seal::Binding;
+use crate::signals;
 use futures::FutureExt;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
@@ -85,7 +86,10 @@ async fn modern<T>(
         // but no state, so nothing it sealed can be forged this way.
         None | Some(Value::Null) => (given.cloned().unwrap_or_default(), None),
         Some(Value::String(token)) => {
-            let opened = sealer.open(token, &binding()).map_err(|e| RpcError::invalid_params(e.to_string()))?;
+            let opened = sealer.open(token, &binding()).map_err(|e| {
+                metrics::counter!(signals::SEALED_STATE_REJECTIONS).increment(1);
+                RpcError::invalid_params(e.to_string())
+            })?;
             // Only answers to what was asked reach the handler; other keys are ignored.
             let responses: Map<String, Value> =
                 opened.asked.iter().filter_map(|k| Some((k.clone(), given?.get(k)?.clone()))).collect();

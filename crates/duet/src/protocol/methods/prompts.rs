@@ -14,6 +14,7 @@ pub(super) async fn get(call: &Call<'_>) -> Result<Rendered, RpcError> {
     let layer = &call.shared.layer;
     let invoke = |cx| layer.get_prompt(name, args.clone(), cx);
     let finish = |done: Result<PromptResult, String>| {
+        call.found.ran(false);
         let result = done.map_err(super::input_failed)?;
         call.complete(wire::prompt_result(&result, call.version()), None)
     };

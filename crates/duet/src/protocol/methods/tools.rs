@@ -26,6 +26,7 @@ pub(super) async fn call(call: &Call<'_>) -> Result<Rendered, RpcError> {
     // A tool that could not get its input fails as a tool: the model can act on that.
     let finish = |done: Result<ToolResult, String>| {
         let result = done.unwrap_or_else(ToolResult::error);
+        call.found.ran(result.is_error);
         call.complete(wire::tool_result(&result, call.version()), result.meta.as_ref())
     };
     input::run(call, name, arguments, invoke, fail, finish).await

@@ -50,6 +50,7 @@ impl Refusal {
             Message::One(_) => message.requests().next().map(|r| r.id.clone()),
             Message::Batch(_) => None,
         };
+        crate::signals::rejected(429, "rate_limited");
         let mut response = rpc_error(StatusCode::TOO_MANY_REQUESTS, id, error);
         response.headers_mut().insert(http::header::RETRY_AFTER, HeaderValue::from(seconds));
         response

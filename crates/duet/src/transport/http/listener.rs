@@ -15,6 +15,7 @@ use super::guard::is_loopback;
 use super::service::McpService;
 use crate::jsonrpc::{Response, RpcError};
 use crate::protocol::Server;
+use crate::signals;
 use futures::FutureExt;
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -167,15 +168,19 @@ async fn accept_loop(listener: TcpListener, service: McpService, stop: Cancellat
                     Ok(permit) => {
                         let conn = builder(&config).serve_connection(TokioIo::new(stream), TowerToHyperService::new(service.clone()));
                         let conn = graceful.watch(conn);
+                        let open = metrics::gauge!(signals::CONNECTIONS_ACTIVE);
+                        open.increment(1);
                         tasks.spawn(async move {
                             if let Err(e) = conn.await {
                                 tracing::debug!("connection ended: {e}");
                             }
+                            open.decrement(1);
                             drop(permit);
                         });
                     }
                     Err(_) => match refusing.clone().try_acquire_owned() {
                         Ok(permit) => {
+                            signals::rejected(503, "connections");
                             tasks.spawn(refuse(stream, health.clone(), permit));
                         }
                         // Refusals are capped too: beyond them a connection is closed unread.

@@ -14,6 +14,7 @@ use crate::auth::{ChallengeError, ProtectedResource, RequestInfo, bearer, resolv
 use crate::jsonrpc::{RequestId, Response as RpcResponse, RpcError};
 use crate::layer::Principal;
 use crate::protocol::Server;
+use crate::signals;
 use futures::future::BoxFuture;
 use http::header::{self, AsHeaderName, HeaderName, HeaderValue};
 use http::{HeaderMap, Method, Request, Response, StatusCode};
@@ -154,6 +155,7 @@ impl HttpShared {
     {
         let (parts, body) = request.into_parts();
         if let Err(rejection) = self.guard.check_head(&parts) {
+            signals::rejected(rejection.status, "guard");
             let status = StatusCode::from_u16(rejection.status).unwrap_or(StatusCode::FORBIDDEN);
             let mut response = http_error(status, rejection.message);
             response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
@@ -178,7 +180,10 @@ impl HttpShared {
             None => None,
             Some(auth) => match self.authenticate(auth.as_ref(), &parts.headers).await {
                 Ok(principal) => Some(principal),
-                Err(refused) => return *refused,
+                Err(refused) => {
+                    signals::rejected(refused.status().as_u16(), "auth");
+                    return *refused;
+                }
             },
         };
         let legacy_path = self.config.enable_sse && path == self.config.sse_path;
@@ -218,6 +223,7 @@ impl HttpShared {
     ) -> Result<Principal, Box<Response<Body>>> {
         let authorization = header(headers, header::AUTHORIZATION);
         let Some(token) = authorization.as_deref().and_then(bearer_token) else {
+            metrics::counter!(signals::AUTH_FAILURES, "reason" => "missing").increment(1);
             return Err(Box::new(self.unauthorized(None)));
         };
         let resource = self.config.resource.as_ref().map(|r| r.resource.as_str());
@@ -225,6 +231,7 @@ impl HttpShared {
             Ok(principal) => Ok(principal),
             Err(AuthError::Invalid(why)) => {
                 tracing::debug!(reason = %why, "bearer token refused");
+                metrics::counter!(signals::AUTH_FAILURES, "reason" => "invalid").increment(1);
                 Err(Box::new(self.unauthorized(Some(&why))))
             }
             Err(AuthError::Unavailable(why)) => {

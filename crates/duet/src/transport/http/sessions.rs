@@ -5,6 +5,7 @@
 use crate::jsonrpc::{Sink, encode};
 use crate::layer::Principal;
 use crate::protocol::{Server, Session};
+use crate::signals::Transport;
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -130,7 +131,7 @@ impl SessionTable {
             let outbox = outbox.clone();
             Arc::new(move |message| outbox.push(encode(&message)))
         };
-        let session = server.connect(send, principal.clone());
+        let session = server.connect_over(Transport::Tcp, send, principal.clone());
         let entry = Arc::new(HttpSession {
             id: format!("{:032x}", rand::random::<u128>()),
             principal_id: principal.id.clone(),

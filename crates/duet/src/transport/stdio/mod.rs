@@ -17,6 +17,7 @@ use crate::layer::Principal;
 use crate::message::{Incoming, Message};
 use crate::method::Method;
 use crate::protocol::Server;
+use crate::signals::Transport;
 use reader::{Line, spawn_reader};
 use serde_json::Value;
 use std::io::{self, Read, Write};
@@ -119,7 +120,7 @@ where
         let writer = writer.clone();
         Arc::new(move |message: Value| writer.notification(encode(&message)))
     };
-    let session = server.connect(send, Principal::local());
+    let session = server.connect_over(Transport::Pipe, send, Principal::local());
     let mut lines = spawn_reader(input, options.max_message_bytes);
     let slots = Arc::new(Semaphore::new(options.max_in_flight.max(1)));
     let mut tasks = JoinSet::new();

@@ -1,0 +1,139 @@
+//! The operating signals duet emits, through the [`metrics`] facade: each request's duration
+//! and each session's, named as the OpenTelemetry semantic conventions for MCP name them
+//! (rendered the Prometheus way: `mcp_server_operation_duration_seconds`), and duet's own
+//! gauges and counters. A program sees them by installing a recorder (the `duet` binary
+//! installs the Prometheus exporter for `--metrics-addr`); with none installed every call
+//! here does nothing.
+//!
+//! Label values are bounded whatever clients send: a method is a row of the method table or
+//! `other`, a tool or prompt name is a label only once the layer found it, an error is its
+//! JSON-RPC code, and rejections name their cause from a fixed list.
+
+use crate::method::Method;
+use crate::protocol::Version;
+use metrics::Label;
+use std::time::Duration;
+
+/// `mcp.server.operation.duration`: one observation per request answered, in seconds.
+pub const OPERATION_DURATION: &str = "mcp_server_operation_duration_seconds";
+/// `mcp.server.session.duration`: one observation per session (a connection that lasts)
+/// when it ends, in seconds.
+pub const SESSION_DURATION: &str = "mcp_server_session_duration_seconds";
+/// Sessions open now (stdio connections, handshake-era HTTP and legacy SSE sessions).
+pub const SESSIONS_ACTIVE: &str = "duet_sessions_active";
+/// `subscriptions/listen` streams open now.
+pub const LISTEN_STREAMS_ACTIVE: &str = "duet_listen_streams_active";
+/// HTTP connections open now.
+pub const CONNECTIONS_ACTIVE: &str = "duet_http_connections_active";
+/// HTTP requests refused before the engine saw them, by `status` and `reason`.
+pub const REJECTIONS: &str = "duet_http_rejections_total";
+/// Requests whose bearer token was missing or refused.
+pub const AUTH_FAILURES: &str = "duet_auth_failures_total";
+/// Multi round-trip retries whose `requestState` was refused (tampered, expired, misbound).
+pub const SEALED_STATE_REJECTIONS: &str = "duet_sealed_state_rejections_total";
+
+/// The buckets the conventions advise for both durations, in seconds.
+pub const DURATION_BUCKETS: [f64; 14] =
+    [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0];
+
+/// Gives each signal its help text and unit, for a recorder that shows them (Prometheus's
+/// `# HELP`). Call it once the recorder is installed.
+pub fn describe() {
+    use metrics::Unit;
+    metrics::describe_histogram!(OPERATION_DURATION, Unit::Seconds, "MCP request duration as the server saw it");
+    metrics::describe_histogram!(SESSION_DURATION, Unit::Seconds, "MCP session duration as the server saw it");
+    metrics::describe_gauge!(SESSIONS_ACTIVE, "Sessions open: stdio, handshake-era HTTP, legacy SSE");
+    metrics::describe_gauge!(LISTEN_STREAMS_ACTIVE, "subscriptions/listen streams open");
+    metrics::describe_gauge!(CONNECTIONS_ACTIVE, "HTTP connections open");
+    metrics::describe_counter!(
+        REJECTIONS,
+        "HTTP requests and connections refused before the engine, by status and reason"
+    );
+    metrics::describe_counter!(AUTH_FAILURES, "Requests whose bearer token was missing or refused");
+    metrics::describe_counter!(SEALED_STATE_REJECTIONS, "Retries whose requestState was refused");
+}
+
+/// `network.transport`: how a request reached duet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    /// stdio.
+    Pipe,
+    /// HTTP.
+    Tcp,
+}
+
+impl Transport {
+    fn as_str(self) -> &'static str {
+        match self {
+            Transport::Pipe => "pipe",
+            Transport::Tcp => "tcp",
+        }
+    }
+}
+
+/// What the conventions' labels say of one answered request.
+pub(crate) struct Operation<'a> {
+    pub method: &'a Method,
+    /// `gen_ai.tool.name` or `gen_ai.prompt.name` with the name the layer found.
+    pub target: Option<(&'static str, &'a str)>,
+    pub version: Version,
+    /// `error.type`: the JSON-RPC error code, or `tool_error` for a tool result that is an
+    /// error.
+    pub error: Option<ErrorType>,
+    pub transport: Option<Transport>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ErrorType {
+    Code(i64),
+    Tool,
+}
+
+impl Operation<'_> {
+    pub fn record(self, elapsed: Duration) {
+        let method = match self.method {
+            Method::Other(_) => "other",
+            known => known.traits().name,
+        };
+        let mut labels = vec![
+            Label::from_static_parts("mcp_method_name", method),
+            Label::from_static_parts("mcp_protocol_version", self.version.as_str()),
+        ];
+        if let Some((key, name)) = self.target {
+            labels.push(Label::new(key, name.to_owned()));
+        }
+        match self.error {
+            Some(ErrorType::Code(code)) => labels.push(Label::new("error_type", code.to_string())),
+            Some(ErrorType::Tool) => labels.push(Label::from_static_parts("error_type", "tool_error")),
+            None => {}
+        }
+        if let Some(transport) = self.transport {
+            labels.push(Label::from_static_parts("network_transport", transport.as_str()));
+        }
+        metrics::histogram!(OPERATION_DURATION, labels).record(elapsed.as_secs_f64());
+    }
+}
+
+/// A session ended after `lasted`.
+pub(crate) fn session_ended(lasted: Duration, version: Option<Version>, transport: Option<Transport>) {
+    let mut labels = Vec::new();
+    if let Some(version) = version {
+        labels.push(Label::from_static_parts("mcp_protocol_version", version.as_str()));
+    }
+    if let Some(transport) = transport {
+        labels.push(Label::from_static_parts("network_transport", transport.as_str()));
+    }
+    metrics::histogram!(SESSION_DURATION, labels).record(lasted.as_secs_f64());
+    metrics::gauge!(SESSIONS_ACTIVE).decrement(1);
+}
+
+/// An HTTP request or connection refused before the engine saw it: `reason` is one of
+/// `guard` (Host or Origin), `auth`, `rate_limited`, `connections` (over the cap).
+#[cfg(feature = "http")]
+pub(crate) fn rejected(status: u16, reason: &'static str) {
+    metrics::counter!(REJECTIONS, "status" => status.to_string(), "reason" => reason).increment(1);
+}
+
+pub(crate) fn session_opened() {
+    metrics::gauge!(SESSIONS_ACTIVE).increment(1);
+}
