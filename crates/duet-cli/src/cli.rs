@@ -156,6 +156,10 @@ pub struct ServeArgs {
     /// Level of duet's own log on stderr.
     #[arg(long, value_enum, ignore_case = true, default_value_t = LogLevel::Warning)]
     pub log_level: LogLevel,
+    /// `text` for people, `json` for a log pipeline: one object a line, with the request's
+    /// method, id, principal id and trace id from its span.
+    #[arg(long, value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
     /// Seconds requests in flight may take to finish after SIGTERM or SIGINT (or, over
     /// stdio, end of input); a second signal exits at once.
     #[arg(long, default_value_t = 10)]
@@ -259,7 +263,20 @@ pub enum LogLevel {
     Error,
 }
 
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
 impl Cli {
+    pub fn log_format(&self) -> LogFormat {
+        match &self.command {
+            Command::Serve(args) => args.log_format,
+            _ => LogFormat::Text,
+        }
+    }
+
     pub fn log_level(&self) -> &'static str {
         let level = match &self.command {
             Command::Serve(args) => args.log_level,

@@ -22,7 +22,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
-    init_logging(cli.log_level());
+    init_logging(cli.log_level(), cli.log_format());
     if !matches!(cli.command, cli::Command::Serve(_)) {
         // A listing piped into `head` ends quietly, as other command-line tools do.
         // SAFETY: restores the default disposition of SIGPIPE before any thread starts.
@@ -44,8 +44,13 @@ fn main() -> ExitCode {
     }
 }
 
-fn init_logging(level: &str) {
+fn init_logging(level: &str, format: cli::LogFormat) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("DUET_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("duet={level},duet_cli={level}")));
-    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).init();
+    let logs = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    match format {
+        cli::LogFormat::Text => logs.with_target(false).init(),
+        // The request's span holds its method, id, principal and trace: one object per line.
+        cli::LogFormat::Json => logs.json().flatten_event(true).with_current_span(true).with_span_list(false).init(),
+    }
 }

@@ -85,9 +85,9 @@ pub fn of_message(message: &Message, transport: impl FnOnce() -> Option<TraceCon
     first.and_then(from_meta).or_else(transport)
 }
 
-/// The span a request runs in: `mcp.request` with its method, and the caller's trace as
-/// its parent.
-pub fn request_span(message: &Message, transport: impl FnOnce() -> Option<TraceContext>) -> Span {
+/// The span a request runs in: `mcp.request` with its method, its JSON-RPC id, the id of
+/// the principal it runs as (never a credential), and the caller's trace as its parent.
+pub fn request_span(message: &Message, principal: &str, transport: impl FnOnce() -> Option<TraceContext>) -> Span {
     let method = match message {
         Message::Batch(_) => "batch",
         Message::One(_) => message.method().map_or("message", |m| m.as_str()),
@@ -96,12 +96,17 @@ pub fn request_span(message: &Message, transport: impl FnOnce() -> Option<TraceC
         "mcp.request",
         otel.name = method,
         rpc.method = method,
+        jsonrpc.request.id = tracing::field::Empty,
+        principal,
         trace_id = tracing::field::Empty,
         parent_span_id = tracing::field::Empty,
     );
     // No subscriber wants the span: the caller's context is not even read.
     if span.is_disabled() {
         return span;
+    }
+    if let (Message::One(_), Some(request)) = (message, message.requests().next()) {
+        span.record("jsonrpc.request.id", tracing::field::display(&request.id));
     }
     if let Some(context) = &of_message(message, transport) {
         span.record("trace_id", context.parent.trace_id.as_str());

@@ -92,7 +92,10 @@ impl<'a> Call<'a> {
             tracing::error!(method = %self.method, panic = panic_text(panic.as_ref()), "a handler panicked");
             Err(RpcError::internal())
         });
-        self.operation(result.as_ref().err()).record(started.elapsed());
+        let elapsed = started.elapsed();
+        let error = result.as_ref().err().map(|e| e.code);
+        tracing::debug!(elapsed_us = elapsed.as_micros() as u64, error, "request answered");
+        self.operation(result.as_ref().err()).record(elapsed);
         Response { id: Some(self.id), result }
     }
 

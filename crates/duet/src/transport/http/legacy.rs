@@ -73,7 +73,7 @@ where
         Ok(in_flight) => in_flight,
         Err(refusal) => return refusal.response(&message),
     };
-    let span = crate::trace::request_span(&message, || crate::trace::from_headers(&parts.headers));
+    let span = crate::trace::request_span(&message, &principal.id, || crate::trace::from_headers(&parts.headers));
     let inline = message.runs_inline();
     // Handed to the session here, in arrival order, whether it then runs inline or not;
     // counted in flight until answered.

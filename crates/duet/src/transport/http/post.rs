@@ -98,7 +98,7 @@ where
         Ok(in_flight) => in_flight,
         Err(refusal) => return refusal.response(&message),
     };
-    let span = crate::trace::request_span(&message, || crate::trace::from_headers(headers));
+    let span = crate::trace::request_span(&message, &principal.id, || crate::trace::from_headers(headers));
     route(shared, headers, message, principal, accept).instrument(span).await
 }
 

@@ -120,7 +120,9 @@ where
         let writer = writer.clone();
         Arc::new(move |message: Value| writer.notification(encode(&message)))
     };
-    let session = server.connect_over(Transport::Pipe, send, Principal::local());
+    let principal = Principal::local();
+    let principal_id = principal.id.clone();
+    let session = server.connect_over(Transport::Pipe, send, principal);
     let mut lines = spawn_reader(input, options.max_message_bytes);
     let slots = Arc::new(Semaphore::new(options.max_in_flight.max(1)));
     let mut tasks = JoinSet::new();
@@ -177,7 +179,7 @@ where
         match item {
             Item::Refused(error) => writer.answer(error.to_line(), Some(slot)),
             Item::Message(message) => {
-                let span = crate::trace::request_span(&message, || None);
+                let span = crate::trace::request_span(&message, &principal_id, || None);
                 let inline = message.runs_inline();
                 // Handed to the session here, in arrival order.
                 let (answering, writer) = (session.handle(message, None, None), writer.clone());
