@@ -113,7 +113,9 @@ class Spec:
         self.key = key  # stable id
         self.label = label  # shown in tables
         self.argv = argv
-        self.kind = kind  # "duet", "baseline" (duet from --baseline-bin), "ceiling", "floor", "peer"
+        # "duet", "variant" (duet with other options), "baseline" (duet from --baseline-bin),
+        # "ceiling", "floor", "peer"
+        self.kind = kind
         self.accept_override = accept_override  # an Accept the server insists on
 
 
@@ -135,7 +137,8 @@ def before_label(label: str) -> str:
     return "duet (before" + (", " + rest[2:] if rest.startswith(" (") else ")" + rest)
 
 
-URL_RE = re.compile(r"(http://127\.0\.0\.1:\d+/\S*)")
+# The endpoint a server announces; not duet's metrics endpoint ("duet metrics on http://…").
+URL_RE = re.compile(r"(?<!metrics on )(http://127\.0\.0\.1:\d+/\S*)")
 
 
 def confined_to(cpus: set[int] | None):
@@ -489,6 +492,8 @@ class Bench:
         p = self.paths
         return self.with_baseline([
             Spec("duet", "duet", duet_http(p), "duet"),
+            Spec("duet-metrics", "duet --metrics-addr (Prometheus recorder on)",
+                 duet_http(p, "--metrics-addr", "127.0.0.1:0"), "variant"),
             Spec("ceiling", "hyper ceiling", [p.ceiling], "ceiling"),
             Spec("floor", "JSON floor (hyper + serde_json echo)", [p.ceiling, "--echo"], "floor"),
             Spec("rmcp", "rmcp (stateless JSON)", [p.rmcp, "http-json"], "peer", accept_override=ACCEPT_BOTH),
@@ -941,9 +946,10 @@ CASE_TITLES = {
 # The HTTP load tables, in the order the results show them.
 LOAD_CASES = ("2026-json", "2026-sse", "2026-json-own-core", "2025-session", "2025-stateless", "tools-list")
 # The kinds whose rows are compared with the faster peer: duet, and duet from --baseline-bin.
-DUETS = ("duet", "baseline")
-# How rows sort within a table: duet first, its baseline (--baseline-bin) next, then the references and peers.
-RANK = {"duet": 0, "baseline": 1, "ceiling": 2, "floor": 3, "peer": 4}
+DUETS = ("duet", "variant", "baseline")
+# How rows sort within a table: duet first, duet with other options next, its baseline
+# (--baseline-bin) next, then the references and peers.
+RANK = {"duet": 0, "variant": 1, "baseline": 2, "ceiling": 3, "floor": 4, "peer": 5}
 
 
 def case_title(case: str, args) -> str:

@@ -28,6 +28,7 @@ COLOURS = {
     "duet-before": "#ffa94d",
     "duet-paged": "#e8590c",
     "duet-paged-before": "#ffc078",
+    "duet-metrics": "#c2255c",
     "ceiling": "#495057",
     "floor": "#adb5bd",
     "rmcp": "#1971c2",
