@@ -11,7 +11,7 @@ cd "$(dirname "$0")"
 # The binary the process-level tests run.
 export DUET_BIN=${DUET_BIN:-${CARGO_TARGET_DIR:-$PWD/target}/debug/duet}
 
-step() { printf '\n==> %s\n' "$*"; }
+step() { printf '\n==> %s (%s)\n' "$*" "$(date -u +%T)"; }
 
 step "cargo fmt --check"
 cargo fmt --all --check
