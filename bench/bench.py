@@ -97,6 +97,40 @@ def headers25(accept: str = ACCEPT_BOTH, session: str | None = None) -> dict:
 # ---------------------------------------------------------------------------------------
 
 
+class OtlpSink:
+    """Where duet's OTLP variant sends its spans: an OTLP/HTTP endpoint on 127.0.0.1 that reads
+    each export and answers 200 with an empty ExportTraceServiceResponse (zero bytes in
+    protobuf), keeping only counts. It runs in this process for the whole run, on the same
+    cores as everything else, as a collector beside a server would."""
+
+    def __init__(self):
+        import http.server
+
+        sink = self
+        self.exports = 0
+        self.bytes = 0
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self):  # noqa: N802 (the standard library's name)
+                size = int(self.headers.get("Content-Length", "0"))
+                self.rfile.read(size)
+                sink.exports += 1
+                sink.bytes += size
+                self.send_response(200)
+                self.send_header("Content-Type", "application/x-protobuf")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
 class Paths:
     def __init__(self, args):
         self.duet = args.duet_bin
@@ -470,11 +504,18 @@ class Bench:
         self.started = time.time()
         self.load_start = loadavg()
         self.current_conns = 1
+        self.sink: OtlpSink | None = None
 
     # -- logging
     def log(self, msg: str):
         el = time.time() - self.started
         print(f"[{el:6.1f}s] {msg}", flush=True)
+
+    def otlp_sink(self) -> OtlpSink:
+        """The run's OTLP sink, started the first time a case needs it."""
+        if self.sink is None:
+            self.sink = OtlpSink()
+        return self.sink
 
     # -- server specs
     def with_baseline(self, specs: list[Spec]) -> list[Spec]:
@@ -494,6 +535,8 @@ class Bench:
             Spec("duet", "duet", duet_http(p), "duet"),
             Spec("duet-metrics", "duet --metrics-addr (Prometheus recorder on)",
                  duet_http(p, "--metrics-addr", "127.0.0.1:0"), "variant"),
+            Spec("duet-otlp", "duet --otlp-endpoint (every request's span exported)",
+                 duet_http(p, "--otlp-endpoint", self.otlp_sink().url), "variant"),
             Spec("ceiling", "hyper ceiling", [p.ceiling], "ceiling"),
             Spec("floor", "JSON floor (hyper + serde_json echo)", [p.ceiling, "--echo"], "floor"),
             Spec("rmcp", "rmcp (stateless JSON)", [p.rmcp, "http-json"], "peer", accept_override=ACCEPT_BOTH),
@@ -599,6 +642,9 @@ class Bench:
             return prepare
 
         self.interleave("2026-json", self.specs_2026_json(), conc_list, prep_json)
+        sink = self.otlp_sink()
+        self.notes.append(f"2026 JSON: the OTLP sink received {sink.exports} exports, "
+                          f"{sink.bytes / 2**20:.1f} MiB of protobuf, from duet --otlp-endpoint.")
         self.interleave("2026-sse", self.specs_2026_sse(), conc_list, prep_sse)
         # The JSON case again at 16 connections, with wrk off the server's core: on shared cores
         # p99 measures the scheduler (the bare ceiling's is the MCP servers').

@@ -171,6 +171,10 @@ pub struct ServeArgs {
     /// (no MCP auth; on a loopback address only loopback Host names). Any transport.
     #[arg(long, value_name = "HOST:PORT")]
     pub metrics_addr: Option<String>,
+    /// Export request spans over OTLP/HTTP (protobuf) to this collector URL
+    /// (`/v1/traces` is added to a URL without a path). Any transport.
+    #[arg(long, value_name = "URL")]
+    pub otlp_endpoint: Option<String>,
     #[command(flatten)]
     pub http: HttpArgs,
     #[command(flatten)]
@@ -274,6 +278,13 @@ impl Cli {
         match &self.command {
             Command::Serve(args) => args.log_format,
             _ => LogFormat::Text,
+        }
+    }
+
+    pub fn otlp_endpoint(&self) -> Option<&str> {
+        match &self.command {
+            Command::Serve(args) => args.otlp_endpoint.as_deref(),
+            _ => None,
         }
     }
 

@@ -5,10 +5,12 @@ mod choice;
 mod cli;
 mod commands;
 mod confirm;
+mod logging;
 mod manifest;
 mod metrics;
 mod oauth_args;
 mod serve;
+mod traces;
 mod usage;
 mod workspace;
 
@@ -22,12 +24,22 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
-    init_logging(cli.log_level(), cli.log_format());
+    let otlp = match cli.otlp_endpoint().map(traces::endpoint).transpose() {
+        Ok(otlp) => otlp,
+        Err(usage) => return usage.exit(),
+    };
     if !matches!(cli.command, cli::Command::Serve(_)) {
         // A listing piped into `head` ends quietly, as other command-line tools do.
         // SAFETY: restores the default disposition of SIGPIPE before any thread starts.
         unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     }
+    let telemetry = match logging::init(cli.log_level(), cli.log_format(), otlp.as_deref()) {
+        Ok(telemetry) => telemetry,
+        Err(e) => {
+            eprintln!("Error: cannot set up logging and tracing: {e:#}");
+            return ExitCode::FAILURE;
+        }
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
@@ -35,22 +47,15 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(cli.run()) {
+    let code = match runtime.block_on(cli.run()) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("Error: {e:#}");
             ExitCode::FAILURE
         }
-    }
-}
-
-fn init_logging(level: &str, format: cli::LogFormat) {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("DUET_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("duet={level},duet_cli={level}")));
-    let logs = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
-    match format {
-        cli::LogFormat::Text => logs.with_target(false).init(),
-        // The request's span holds its method, id, principal and trace: one object per line.
-        cli::LogFormat::Json => logs.json().flatten_event(true).with_current_span(true).with_span_list(false).init(),
-    }
+    };
+    // The runtime first: a task still in a span must not hold it past the exporter.
+    drop(runtime);
+    telemetry.shutdown();
+    code
 }

@@ -46,7 +46,7 @@ fn json_logs_carry_the_request_they_belong_to() {
     assert_eq!(answered["target"], "duet::protocol::call");
     let span = &answered["span"];
     assert_eq!(
-        (&span["rpc.method"], &span["principal"], &span["trace_id"]),
+        (&span["mcp.method.name"], &span["principal"], &span["trace_id"]),
         (&json!("tools/call"), &json!("local"), &json!(TRACE))
     );
 }

@@ -9,7 +9,7 @@
 //! `other`, a tool or prompt name is a label only once the layer found it, an error is its
 //! JSON-RPC code, and rejections name their cause from a fixed list.
 
-use crate::method::Method;
+use crate::method::{Method, Primitive};
 use crate::protocol::Version;
 use metrics::Label;
 use std::time::Duration;
@@ -63,7 +63,7 @@ pub enum Transport {
 }
 
 impl Transport {
-    fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Transport::Pipe => "pipe",
             Transport::Tcp => "tcp",
@@ -74,8 +74,11 @@ impl Transport {
 /// What the conventions' labels say of one answered request.
 pub(crate) struct Operation<'a> {
     pub method: &'a Method,
-    /// `gen_ai.tool.name` or `gen_ai.prompt.name` with the name the layer found.
-    pub target: Option<(&'static str, &'a str)>,
+    /// The tool or prompt the layer found, by the name it was asked for (`gen_ai.tool.name`
+    /// or `gen_ai.prompt.name`).
+    pub target: Option<(Primitive, &'a str)>,
+    /// `mcp.resource.uri`, the resource a request named: a span attribute, never a label.
+    pub resource_uri: Option<&'a str>,
     pub version: Version,
     /// `error.type`: the JSON-RPC error code, or `tool_error` for a tool result that is an
     /// error.
@@ -90,7 +93,7 @@ pub(crate) enum ErrorType {
 }
 
 impl Operation<'_> {
-    pub fn record(self, elapsed: Duration) {
+    pub fn record(&self, elapsed: Duration) {
         let method = match self.method {
             Method::Other(_) => "other",
             known => known.traits().name,
@@ -99,7 +102,8 @@ impl Operation<'_> {
             Label::from_static_parts("mcp_method_name", method),
             Label::from_static_parts("mcp_protocol_version", self.version.as_str()),
         ];
-        if let Some((key, name)) = self.target {
+        if let Some((kind, name)) = self.target {
+            let key = if kind == Primitive::Prompt { "gen_ai_prompt_name" } else { "gen_ai_tool_name" };
             labels.push(Label::new(key, name.to_owned()));
         }
         match self.error {

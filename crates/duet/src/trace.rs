@@ -1,6 +1,8 @@
-//! W3C trace context (`traceparent`, `tracestate`) carried into each request's `tracing`
-//! span (on every transport), so a tool call shows up as one trace from host to backend. The context comes from
-//! the request's `_meta` (where MCP reserves the keys) or else from the HTTP headers.
+//! W3C trace context (`traceparent`, `tracestate`, `baggage`) carried into each request's
+//! `tracing` span (on every transport), so a tool call shows up as one trace from host to
+//! backend. The context comes from the request's `_meta` (where MCP reserves the keys) or
+//! else from the HTTP headers. The span is the one the OpenTelemetry semantic conventions
+//! for MCP describe: its name and attributes are theirs.
 //!
 //! Every request span records `trace_id` and `parent_span_id`, so logs correlate with
 //! the caller's trace in any subscriber. With the `otel` feature the context also becomes
@@ -9,6 +11,8 @@
 //! inside it, as children of the caller's span.
 
 use crate::message::{Incoming, Message, Meta, Notification, Request};
+use crate::method::{Method, Primitive};
+use crate::signals::{ErrorType, Operation};
 #[cfg(feature = "http")]
 use http::HeaderMap;
 use serde_json::Value;
@@ -25,11 +29,12 @@ pub struct TraceParent {
     pub flags: u8,
 }
 
-/// A trace context: the parent and the vendor `tracestate`, if any.
+/// A trace context: the parent, the vendor `tracestate` and the W3C `baggage`, if any.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TraceContext {
     pub parent: TraceParent,
     pub state: Option<String>,
+    pub baggage: Option<String>,
 }
 
 fn hex_field(field: &str, len: usize) -> Option<String> {
@@ -62,16 +67,16 @@ pub fn parse_traceparent(value: &str) -> Option<TraceParent> {
 /// The trace context of a JSON-RPC message's `params._meta`.
 pub fn from_meta(meta: &Meta) -> Option<TraceContext> {
     let parent = parse_traceparent(meta.other.get("traceparent")?.as_str()?)?;
-    let state = meta.other.get("tracestate").and_then(Value::as_str).map(str::to_owned);
-    Some(TraceContext { parent, state })
+    let text = |key: &str| meta.other.get(key).and_then(Value::as_str).map(str::to_owned);
+    Some(TraceContext { parent, state: text("tracestate"), baggage: text("baggage") })
 }
 
 /// The trace context of HTTP headers.
 #[cfg(feature = "http")]
 pub fn from_headers(headers: &HeaderMap) -> Option<TraceContext> {
     let parent = parse_traceparent(headers.get("traceparent")?.to_str().ok()?)?;
-    let state = headers.get("tracestate").and_then(|v| v.to_str().ok()).map(str::to_owned);
-    Some(TraceContext { parent, state })
+    let text = |key: &str| headers.get(key).and_then(|v| v.to_str().ok()).map(str::to_owned);
+    Some(TraceContext { parent, state: text("tracestate"), baggage: text("baggage") })
 }
 
 /// The trace context of an incoming message: its own `_meta` first (the first request or
@@ -85,22 +90,40 @@ pub fn of_message(message: &Message, transport: impl FnOnce() -> Option<TraceCon
     first.and_then(from_meta).or_else(transport)
 }
 
-/// The span a request runs in: `mcp.request` with its method, its JSON-RPC id, the id of
-/// the principal it runs as (never a credential), and the caller's trace as its parent.
+/// The span a request runs in, named and described as the OpenTelemetry conventions for MCP
+/// ask (`{mcp.method.name} {target}`, kind server): its method, its JSON-RPC id, the id of
+/// the principal it runs as (never a credential), and the caller's trace as its parent. What
+/// is known once it is answered (version, tool, error, transport) is added by [`annotate`];
+/// the transport adds `mcp.session.id`. A batch (2025-03-26) is one span, `batch`, with
+/// none of a single request's attributes.
 pub fn request_span(message: &Message, principal: &str, transport: impl FnOnce() -> Option<TraceContext>) -> Span {
-    let method = match message {
-        Message::Batch(_) => "batch",
-        Message::One(_) => message.method().map_or("message", |m| m.as_str()),
+    use tracing::field::Empty;
+    let span = match message {
+        Message::Batch(_) => tracing::info_span!("mcp.request", otel.name = "batch", otel.kind = "server", principal),
+        Message::One(_) => {
+            let method = message.method().map_or("message", |m| m.as_str());
+            tracing::info_span!(
+                "mcp.request",
+                otel.name = method,
+                otel.kind = "server",
+                otel.status_code = Empty,
+                mcp.method.name = method,
+                mcp.protocol.version = Empty,
+                mcp.session.id = Empty,
+                mcp.resource.uri = Empty,
+                jsonrpc.request.id = Empty,
+                gen_ai.operation.name = Empty,
+                gen_ai.tool.name = Empty,
+                gen_ai.prompt.name = Empty,
+                error.type = Empty,
+                rpc.response.status_code = Empty,
+                network.transport = Empty,
+                principal,
+                trace_id = Empty,
+                parent_span_id = Empty,
+            )
+        }
     };
-    let span = tracing::info_span!(
-        "mcp.request",
-        otel.name = method,
-        rpc.method = method,
-        jsonrpc.request.id = tracing::field::Empty,
-        principal,
-        trace_id = tracing::field::Empty,
-        parent_span_id = tracing::field::Empty,
-    );
     // No subscriber wants the span: the caller's context is not even read.
     if span.is_disabled() {
         return span;
@@ -117,23 +140,93 @@ pub fn request_span(message: &Message, principal: &str, transport: impl FnOnce()
     span
 }
 
+/// Adds to the request's span what its answer tells: the version it ran at, its transport,
+/// the tool or prompt the layer found (which also names the span), the resource it read,
+/// and the error, if any (the span's status too). The fields are those `request_span`
+/// declared; on a batch's span none are, and nothing is recorded.
+pub(crate) fn annotate(span: &Span, operation: &Operation<'_>) {
+    if span.is_disabled() {
+        return;
+    }
+    span.record("mcp.protocol.version", operation.version.as_str());
+    if let Some(transport) = operation.transport {
+        span.record("network.transport", transport.as_str());
+    }
+    if let Some((kind, name)) = operation.target {
+        let attribute = if kind == Primitive::Prompt { "gen_ai.prompt.name" } else { "gen_ai.tool.name" };
+        span.record(attribute, name);
+        let span_name = format!("{} {name}", operation.method.as_str());
+        // Once the span is exported-to (it was entered), its name changes only this way.
+        #[cfg(feature = "otel")]
+        otel::rename(span, span_name.clone());
+        span.record("otel.name", span_name);
+    }
+    if *operation.method == Method::ToolsCall {
+        span.record("gen_ai.operation.name", "execute_tool");
+    }
+    if let Some(uri) = operation.resource_uri {
+        span.record("mcp.resource.uri", uri);
+    }
+    match operation.error {
+        Some(ErrorType::Code(code)) => {
+            let code = code.to_string();
+            span.record("error.type", code.as_str());
+            span.record("rpc.response.status_code", code.as_str());
+        }
+        Some(ErrorType::Tool) => {
+            span.record("error.type", "tool_error");
+        }
+        None => return,
+    }
+    span.record("otel.status_code", "error");
+}
+
 #[cfg(feature = "otel")]
 mod otel {
     use super::TraceContext;
-    use opentelemetry::trace::{SpanContext, SpanId, TraceContextExt, TraceFlags, TraceId, TraceState};
-    use std::str::FromStr;
+    use opentelemetry::propagation::{Extractor, TextMapPropagator};
+    use opentelemetry_sdk::propagation::{BaggagePropagator, TraceContextPropagator};
     use tracing_opentelemetry::OpenTelemetrySpanExt;
 
+    /// A context's W3C fields as the SDK's propagators read them: the parent in the version 00
+    /// layout (as a reader of that version sees any later one).
+    struct Carrier {
+        traceparent: String,
+        tracestate: Option<String>,
+        baggage: Option<String>,
+    }
+
+    impl Extractor for Carrier {
+        fn get(&self, key: &str) -> Option<&str> {
+            match key {
+                "traceparent" => Some(&self.traceparent),
+                "tracestate" => self.tracestate.as_deref(),
+                "baggage" => self.baggage.as_deref(),
+                _ => None,
+            }
+        }
+
+        fn keys(&self) -> Vec<&str> {
+            vec!["traceparent", "tracestate", "baggage"]
+        }
+    }
+
+    pub(super) fn rename(span: &tracing::Span, name: String) {
+        use opentelemetry::trace::TraceContextExt;
+        span.context().span().update_name(name);
+    }
+
+    /// The caller's span becomes the remote parent of `span`, and its baggage the baggage of
+    /// the context the request runs in.
     pub(super) fn set_parent(span: &tracing::Span, context: &TraceContext) {
-        let (Ok(trace_id), Ok(span_id)) =
-            (TraceId::from_hex(&context.parent.trace_id), SpanId::from_hex(&context.parent.parent_id))
-        else {
-            return;
+        let parent = &context.parent;
+        let carrier = Carrier {
+            traceparent: format!("00-{}-{}-{:02x}", parent.trace_id, parent.parent_id, parent.flags),
+            tracestate: context.state.clone(),
+            baggage: context.baggage.clone(),
         };
-        let state = context.state.as_deref().and_then(|s| TraceState::from_str(s).ok()).unwrap_or_default();
-        let flags = TraceFlags::new(context.parent.flags);
-        let remote = SpanContext::new(trace_id, span_id, flags, true, state);
-        let cx = opentelemetry::Context::new().with_remote_span_context(remote);
+        let cx = TraceContextPropagator::new().extract(&carrier);
+        let cx = BaggagePropagator::new().extract_with_context(&cx, &carrier);
         let _ = span.set_parent(cx);
     }
 }

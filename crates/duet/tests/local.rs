@@ -336,7 +336,7 @@ async fn a_local_handler_runs_in_the_request_trace() {
     assert_eq!(texts(&answers[0]["result"]), [TRACE_ID], "{answers:?}");
     let spans = recorder.spans();
     let named = |name: &str| spans.iter().find(|s| s.name == name).unwrap_or_else(|| panic!("no {name} span"));
-    let (request, backend) = (named("tools/call"), named("backend.call"));
+    let (request, backend) = (named("tools/call traced"), named("backend.call"));
     assert_eq!(backend.parent_span_id, request.span_context.span_id(), "the local call nests under the request");
 }
 

@@ -91,13 +91,13 @@ async fn a_tool_call_is_one_trace_with_its_caller() {
 
     server.shutdown(Duration::from_secs(1)).await;
     let spans = recorder.spans();
-    let request = span(&spans, "tools/call", TRACE_ID);
+    let request = span(&spans, "tools/call traced", TRACE_ID);
     assert_eq!(request.parent_span_id, SpanId::from_hex(PARENT_ID).expect("hex"), "its parent is the caller's span");
     assert!(request.parent_span_is_remote);
     assert_eq!(request.span_context.trace_state().header(), "duet=test");
     let backend = span(&spans, "backend.call", TRACE_ID);
     assert_eq!(backend.parent_span_id, request.span_context.span_id(), "handler work nests under the request");
-    let from_header = span(&spans, "tools/call", header_trace);
+    let from_header = span(&spans, "tools/call traced", header_trace);
     assert_eq!(from_header.parent_span_id, SpanId::from_hex("1111111111111111").expect("hex"));
 }
 
@@ -110,5 +110,5 @@ async fn stdio_requests_join_their_callers_trace_too() {
     let [answer] = &stdio_support::serve_lines(server, &[request]).await[..] else { panic!("not one answer") };
     assert_eq!(answer["result"]["content"][0]["text"], TRACE_ID, "{answer}");
     let spans = recorder.spans();
-    assert_eq!(span(&spans, "tools/call", TRACE_ID).parent_span_id, SpanId::from_hex(PARENT_ID).expect("hex"));
+    assert_eq!(span(&spans, "tools/call traced", TRACE_ID).parent_span_id, SpanId::from_hex(PARENT_ID).expect("hex"));
 }

@@ -2,7 +2,8 @@
 //! allowed environment, in its own process group. The run ends with the child's exit, its
 //! timeout, or the request's cancellation; the last two kill the whole group, so nothing
 //! the command started outlives it. What the child printed becomes the tool result: stdout
-//! as text or JSON, and a failure's exit code with its stderr (each capped).
+//! as text or JSON, and a failure's exit code with its stderr (each capped). Each run is a
+//! span of its own, which the command joins through `TRACEPARENT` when spans are exported.
 
 use super::schema::Output;
 use super::template::Argv;
@@ -10,10 +11,11 @@ use duet::layer::{RequestCx, ToolResult};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 use std::io;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt};
+use tracing::{Instrument, Span};
 
 /// How long a command may run and how much of its output is kept.
 #[derive(Debug, Clone, Copy)]
@@ -59,6 +61,28 @@ impl Command {
     /// Runs the command for validated arguments (defaults filled in). Every failure is a
     /// tool error result.
     pub async fn run(&self, args: &Map<String, Value>, cx: &RequestCx) -> ToolResult {
+        let span = self.span();
+        self.run_in(args, cx, &span).instrument(span.clone()).await
+    }
+
+    /// The span of one run, a child of the request's: `exec {program}`, with the process's
+    /// name, pid and exit code as the OpenTelemetry process conventions name them.
+    fn span(&self) -> Span {
+        use tracing::field::Empty;
+        let name = Path::new(&self.program).file_name().map_or(self.program.as_str(), |n| n.to_str().unwrap_or("?"));
+        tracing::info_span!(
+            "manifest.command",
+            otel.name = format!("exec {name}"),
+            otel.status_code = Empty,
+            error.type = Empty,
+            process.executable.name = name,
+            process.pid = Empty,
+            process.exit.code = Empty,
+            duet.tool = self.tool.as_str(),
+        )
+    }
+
+    async fn run_in(&self, args: &Map<String, Value>, cx: &RequestCx, span: &Span) -> ToolResult {
         let argv = match self.args.render(args) {
             Ok(argv) => argv,
             Err(e) => return ToolResult::error(format!("Tool {}: {e}", self.tool)),
@@ -82,10 +106,25 @@ impl Command {
         }
         #[cfg(unix)]
         command.process_group(0);
+        // The command joins the trace, as the environment-variable carriers of OpenTelemetry
+        // propagate it (only while spans are exported).
+        if let Some((parent, state)) = trace_context(span) {
+            command.env("TRACEPARENT", parent);
+            if !state.is_empty() {
+                command.env("TRACESTATE", state);
+            }
+        }
         let mut child = match command.spawn() {
             Ok(child) => child,
-            Err(e) => return ToolResult::error(format!("Tool {}: cannot start {}: {e}", self.tool, self.program)),
+            Err(e) => {
+                span.record("error.type", "spawn");
+                span.record("otel.status_code", "error");
+                return ToolResult::error(format!("Tool {}: cannot start {}: {e}", self.tool, self.program));
+            }
         };
+        if let Some(pid) = child.id() {
+            span.record("process.pid", pid);
+        }
         let mut group = Group { leader: child.id() };
         let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
         let ended = {
@@ -105,11 +144,26 @@ impl Command {
         let message = match ended {
             Ended::Exited { stdout, stderr, status } => {
                 group.leader = None;
+                if let Ok(status) = &status {
+                    if let Some(code) = status.code() {
+                        span.record("process.exit.code", code);
+                    }
+                    if !status.success() {
+                        span.record("otel.status_code", "error");
+                    }
+                }
                 return self.result(stdout, stderr, status);
             }
-            Ended::TimedOut => format!("Tool {} timed out after {} s", self.tool, self.limits.timeout.as_secs()),
-            Ended::Cancelled => format!("Tool {} was cancelled", self.tool),
+            Ended::TimedOut => {
+                span.record("error.type", "timeout");
+                format!("Tool {} timed out after {} s", self.tool, self.limits.timeout.as_secs())
+            }
+            Ended::Cancelled => {
+                span.record("error.type", "cancelled");
+                format!("Tool {} was cancelled", self.tool)
+            }
         };
+        span.record("otel.status_code", "error");
         group.kill();
         // The group kill reached the child too; this reaps it (and kills it where groups
         // are not available).
@@ -156,6 +210,17 @@ impl Command {
             },
         }
     }
+}
+
+/// The `traceparent` and `tracestate` of `span` as an exporter sees it; `None` when no
+/// OpenTelemetry layer records it.
+fn trace_context(span: &Span) -> Option<(String, String)> {
+    use opentelemetry::trace::TraceContextExt;
+    use tracing_opentelemetry::OpenTelemetrySpanExt;
+    let cx = span.context();
+    let context = cx.span().span_context().clone();
+    let parent = format!("00-{}-{}-{:02x}", context.trace_id(), context.span_id(), context.trace_flags().to_u8());
+    context.is_valid().then(|| (parent, context.trace_state().header()))
 }
 
 /// "exited with code 2", "was killed by signal 9".

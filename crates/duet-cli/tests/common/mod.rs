@@ -262,8 +262,9 @@ impl Duet {
         let deadline = Instant::now() + ANSWER;
         loop {
             let seen = String::from_utf8_lossy(&self.stderr_bytes.lock().unwrap()).into_owned();
-            if let Some(line) = seen.lines().find(|line| line.contains(text)) {
-                return line.to_string();
+            // Only whole lines: the reader may have half of one so far.
+            if let Some(line) = seen.split_inclusive('\n').find(|line| line.ends_with('\n') && line.contains(text)) {
+                return line.trim_end().to_string();
             }
             assert!(Instant::now() < deadline, "no stderr line with {text:?} within {ANSWER:?}; stderr:\n{seen}");
             std::thread::sleep(Duration::from_millis(10));

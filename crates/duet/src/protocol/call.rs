@@ -94,25 +94,34 @@ impl<'a> Call<'a> {
         });
         let elapsed = started.elapsed();
         let error = result.as_ref().err().map(|e| e.code);
+        let operation = self.operation(result.as_ref().err());
+        crate::trace::annotate(&tracing::Span::current(), &operation);
         tracing::debug!(elapsed_us = elapsed.as_micros() as u64, error, "request answered");
-        self.operation(result.as_ref().err()).record(elapsed);
+        operation.record(elapsed);
         Response { id: Some(self.id), result }
     }
 
-    /// The labels of this request's duration, once it has its result (or `error`).
+    /// What the signals say of this request, once it has its result (or `error`).
     fn operation(&self, error: Option<&RpcError>) -> Operation<'_> {
-        let key = match self.method.traits().target {
-            Some(Primitive::Tool) => Some("gen_ai_tool_name"),
-            Some(Primitive::Prompt) => Some("gen_ai_prompt_name"),
-            _ => None,
-        };
-        let name = self.params.get("name").and_then(Value::as_str);
-        let target = key.zip(name).filter(|_| self.found.target.load(Ordering::Relaxed));
+        let param = |key: &str| self.params.get(key).and_then(Value::as_str);
+        let (mut target, mut resource_uri) = (None, None);
+        match self.method.traits().target {
+            Some(Primitive::Resource) => resource_uri = param("uri"),
+            Some(kind) if self.found.target.load(Ordering::Relaxed) => target = param("name").map(|name| (kind, name)),
+            _ => {}
+        }
         let error = match error {
             Some(error) => Some(ErrorType::Code(error.code)),
             None => self.found.tool_error.load(Ordering::Relaxed).then_some(ErrorType::Tool),
         };
-        Operation { method: &self.method, target, version: self.version(), error, transport: self.transport }
+        Operation {
+            method: &self.method,
+            target,
+            resource_uri,
+            version: self.version(),
+            error,
+            transport: self.transport,
+        }
     }
 
     /// The handler context of this request, without input.

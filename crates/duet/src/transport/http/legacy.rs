@@ -74,6 +74,7 @@ where
         Err(refusal) => return refusal.response(&message),
     };
     let span = crate::trace::request_span(&message, &principal.id, || crate::trace::from_headers(&parts.headers));
+    span.record("mcp.session.id", id.as_str());
     let inline = message.runs_inline();
     // Handed to the session here, in arrival order, whether it then runs inline or not;
     // counted in flight until answered.

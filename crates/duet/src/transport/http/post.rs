@@ -207,6 +207,7 @@ async fn answer_handshake(
             Ok(s) => s,
             Err(full) => return http_error(StatusCode::SERVICE_UNAVAILABLE, full.0),
         };
+        tracing::Span::current().record("mcp.session.id", http_session.id.as_str());
         let session = http_session.session.clone();
         let mut response =
             respond(shared, answering, move |sink| async move { session.handle(message, sink, Some(principal)).await })
@@ -226,6 +227,7 @@ async fn answer_handshake(
     let Some(http_session) = shared.sessions.get(&id, &principal).filter(|s| s.kind == Kind::Streamable) else {
         return http_error(StatusCode::NOT_FOUND, "Session not found");
     };
+    tracing::Span::current().record("mcp.session.id", &*id);
     let session = http_session.session.clone();
     if let (Some(asked), Some(agreed)) = (declared.filter(|v| !v.is_modern()), session.protocol_version())
         && asked != agreed

@@ -1,0 +1,50 @@
+//! What duet says about itself: its log on stderr (`--log-level`, `--log-format`,
+//! `DUET_LOG`) and, with `--otlp-endpoint`, its spans exported to a collector. Both are
+//! layers of one `tracing` subscriber, each with its own filter, so the log's level never
+//! hides a span from the exporter. The OpenTelemetry SDK's own warnings (a collector that
+//! cannot be reached) are logged at `warn`.
+
+use crate::cli::LogFormat;
+use opentelemetry_sdk::trace::SdkTracerProvider;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
+use tracing_subscriber::{EnvFilter, Layer};
+
+/// The installed subscriber's exporter, if any: shut down before exit so the last spans go.
+pub struct Telemetry {
+    traces: Option<SdkTracerProvider>,
+}
+
+impl Telemetry {
+    pub fn shutdown(self) {
+        if let Some(provider) = self.traces
+            && let Err(e) = provider.shutdown()
+        {
+            eprintln!("duet: the last spans could not be exported: {e}");
+        }
+    }
+}
+
+/// Installs the process's subscriber; `otlp` is an endpoint `traces::endpoint` accepted.
+pub fn init(level: &str, format: LogFormat, otlp: Option<&str>) -> anyhow::Result<Telemetry> {
+    let filter = EnvFilter::try_from_env("DUET_LOG").unwrap_or_else(|_| {
+        EnvFilter::new(format!("duet={level},duet_cli={level},opentelemetry_sdk=warn,opentelemetry_otlp=warn"))
+    });
+    let logs = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
+    let logs = match format {
+        LogFormat::Text => logs.with_target(false).with_filter(filter).boxed(),
+        // The request's span holds its method, id, principal and trace: one object per line.
+        LogFormat::Json => {
+            logs.json().flatten_event(true).with_current_span(true).with_span_list(false).with_filter(filter).boxed()
+        }
+    };
+    let (traces, provider) = match otlp {
+        Some(endpoint) => {
+            let (layer, provider) = crate::traces::layer(endpoint)?;
+            (Some(layer), Some(provider))
+        }
+        None => (None, None),
+    };
+    tracing_subscriber::registry().with(logs).with(traces).try_init()?;
+    Ok(Telemetry { traces: provider })
+}

@@ -1,0 +1,76 @@
+//! `--otlp-endpoint`: each request's span, and its children (a manifest command, a handler's
+//! own spans), exported over OTLP/HTTP in protobuf to a collector. Spans are batched and sent
+//! from the exporter's own thread, so no request waits on the collector; past its queue,
+//! spans are dropped rather than held.
+
+use crate::usage::Usage;
+use opentelemetry::KeyValue;
+use opentelemetry::trace::TracerProvider as _;
+use opentelemetry_otlp::{Protocol, WithExportConfig};
+use opentelemetry_sdk::Resource;
+use opentelemetry_sdk::trace::SdkTracerProvider;
+use std::time::Duration;
+use tracing::Level;
+use tracing_subscriber::Layer;
+use tracing_subscriber::filter::Targets;
+use tracing_subscriber::registry::LookupSpan;
+
+/// How long one export may take before the batch is given up.
+const EXPORT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The URL spans are posted to: `URL` as given when it has a path, else the OTLP default
+/// path `/v1/traces` under it (`http://collector:4318` → `http://collector:4318/v1/traces`).
+pub fn endpoint(given: &str) -> Result<String, Usage> {
+    let refused = |why: &str| Usage(format!("--otlp-endpoint {given:?}: {why}"));
+    let mut url = url::Url::parse(given).map_err(|e| refused(&e.to_string()))?;
+    if !matches!(url.scheme(), "http" | "https") || !url.has_host() {
+        return Err(refused("an http:// or https:// URL is needed, as OTLP/HTTP takes"));
+    }
+    if url.path() == "/" {
+        url.set_path("/v1/traces");
+    }
+    Ok(url.into())
+}
+
+/// The layer that exports duet's spans (those of `duet` and `duet_cli`, at info and above,
+/// whatever the log level), and the provider to shut down, which sends what is left.
+pub fn layer<S>(endpoint: &str) -> anyhow::Result<(impl Layer<S>, SdkTracerProvider)>
+where
+    S: tracing::Subscriber + for<'span> LookupSpan<'span>,
+{
+    let exporter = opentelemetry_otlp::SpanExporter::builder()
+        .with_http()
+        .with_protocol(Protocol::HttpBinary)
+        .with_endpoint(endpoint)
+        .with_timeout(EXPORT_TIMEOUT)
+        .build()?;
+    let resource = Resource::builder()
+        .with_service_name("duet")
+        .with_attribute(KeyValue::new("service.version", env!("CARGO_PKG_VERSION")))
+        .build();
+    let provider = SdkTracerProvider::builder().with_batch_exporter(exporter).with_resource(resource).build();
+    let layer = tracing_opentelemetry::layer()
+        .with_tracer(provider.tracer("duet"))
+        .with_location(false)
+        .with_threads(false)
+        .with_tracked_inactivity(false)
+        .with_target(false)
+        .with_filter(Targets::new().with_target("duet", Level::INFO).with_target("duet_cli", Level::INFO));
+    Ok((layer, provider))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::endpoint;
+
+    #[test]
+    fn the_default_path_is_added_only_to_a_bare_url() {
+        assert_eq!(endpoint("http://127.0.0.1:4318").expect("ok"), "http://127.0.0.1:4318/v1/traces");
+        assert_eq!(endpoint("http://127.0.0.1:4318/").expect("ok"), "http://127.0.0.1:4318/v1/traces");
+        assert_eq!(endpoint("https://otel.example/custom/path").expect("ok"), "https://otel.example/custom/path");
+        for bad in ["127.0.0.1:4318", "grpc://127.0.0.1:4317", "not a url", "file:///tmp/x"] {
+            let refused = endpoint(bad).expect_err(bad).0;
+            assert!(refused.contains("--otlp-endpoint"), "{refused}");
+        }
+    }
+}

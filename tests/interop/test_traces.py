@@ -1,0 +1,230 @@
+"""duet's spans as a collector receives them: `duet serve --otlp-endpoint` exports over
+OTLP/HTTP to a receiver on loopback that decodes each request with the official
+OpenTelemetry protocol definitions (PyPI opentelemetry-proto), and the test checks the span
+names, kinds, attributes and parent ids the MCP semantic conventions ask for, down to a
+manifest command that joins the trace through TRACEPARENT. The bearer token is in no span.
+
+duet serves a manifest over Streamable HTTP with --auth-token; requests are raw 2026-07-28
+POSTs carrying the caller's trace in `_meta` or in the HTTP header. Everything binds
+127.0.0.1 on a free port and is stopped at teardown.
+"""
+
+from __future__ import annotations
+
+import http.server
+import json
+import subprocess
+import textwrap
+import threading
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import DUET_BIN, MODERN, DuetServer, _stop
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTraceServiceRequest,
+    ExportTraceServiceResponse,
+)
+from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
+
+TOKEN = "otlp-test-token-never-exported"
+TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
+PARENT = "00f067aa0ba902b7"
+HEADER_TRACE = "5bf92f3577b34da6a3ce929d0e0e4737"
+HEADER_PARENT = "1111111111111111"
+
+EXPORT_DEADLINE = 30.0
+"""Seconds to wait for a batch (the exporter sends every 5 s, and at exit)."""
+
+
+class Receiver:
+    """An OTLP/HTTP trace receiver: keeps each request's raw body and decoded spans."""
+
+    def __init__(self) -> None:
+        self.bodies: list[bytes] = []
+        self.requests: list[ExportTraceServiceRequest] = []
+        self.lock = threading.Lock()
+        receiver = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 (the standard library's name)
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                ok = self.path == "/v1/traces" and self.headers["Content-Type"] == "application/x-protobuf"
+                if ok:
+                    decoded = ExportTraceServiceRequest()
+                    decoded.ParseFromString(body)
+                    with receiver.lock:
+                        receiver.bodies.append(body)
+                        receiver.requests.append(decoded)
+                answer = ExportTraceServiceResponse().SerializeToString() if ok else b"wrong path or type"
+                self.send_response(200 if ok else 400)
+                self.send_header("Content-Type", "application/x-protobuf")
+                self.send_header("Content-Length", str(len(answer)))
+                self.end_headers()
+                self.wfile.write(answer)
+
+            def log_message(self, *args) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def spans(self) -> list[tuple[dict[str, str], Span]]:
+        """Every span received, with its resource's attributes."""
+        with self.lock:
+            return [
+                ({a.key: a.value.string_value for a in rs.resource.attributes}, span)
+                for request in self.requests
+                for rs in request.resource_spans
+                for ss in rs.scope_spans
+                for span in ss.spans
+            ]
+
+    def wait_for(self, name: str) -> Span:
+        deadline = time.monotonic() + EXPORT_DEADLINE
+        while time.monotonic() < deadline:
+            for _, span in self.spans():
+                if span.name == name:
+                    return span
+            time.sleep(0.2)
+        pytest.fail(f"no span {name!r} within {EXPORT_DEADLINE}s: {[s.name for _, s in self.spans()]}")
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(timeout=5)
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    started = Receiver()
+    try:
+        yield started
+    finally:
+        started.stop()
+
+
+def attributes(span: Span) -> dict[str, object]:
+    values: dict[str, object] = {}
+    for kv in span.attributes:
+        kind = kv.value.WhichOneof("value")
+        values[kv.key] = getattr(kv.value, kind) if kind else None
+    return values
+
+
+def call(server: DuetServer, request_id: int, tool: str, meta: dict, headers: dict | None = None) -> dict:
+    """A raw 2026-07-28 tools/call with the bearer token; the answer's JSON-RPC message."""
+    meta = {**meta, "io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}}
+    body = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
+            "params": {"name": tool, "arguments": {}, "_meta": meta}}  # fmt: skip
+    request = urllib.request.Request(server.url, data=json.dumps(body).encode(), method="POST")
+    for key, value in {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": MODERN,
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": tool,
+        "Authorization": f"Bearer {TOKEN}",
+        **(headers or {}),
+    }.items():
+        request.add_header(key, value)
+    with urllib.request.urlopen(request, timeout=30) as response:
+        text = response.read().decode()
+        if response.headers["Content-Type"].startswith("text/event-stream"):
+            text = next(line[5:] for line in text.splitlines() if line.startswith("data:"))
+    return json.loads(text)
+
+
+def test_spans_reach_a_collector_in_the_conventions_shape(duet_factory, receiver, tmp_path: Path) -> None:
+    manifest = tmp_path / "manifest.toml"
+    manifest.write_text(
+        textwrap.dedent("""\
+        [server]
+        name = "traced-commands"
+        version = "1.0.0"
+
+        [[tool]]
+        name = "trace_env"
+        description = "Prints the trace context its command was given"
+        command = ["printenv", "TRACEPARENT"]
+
+        [[tool]]
+        name = "fails"
+        description = "A command that fails"
+        command = ["false"]
+        """)
+    )
+    server = duet_factory(
+        "--manifest", str(manifest), "--auth-token", TOKEN, "--otlp-endpoint", receiver.url, fixtures=None
+    )
+
+    first = call(server, 1, "trace_env", {"traceparent": f"00-{TRACE}-{PARENT}-01", "baggage": "tenant=acme"})
+    given = first["result"]["content"][0]["text"].strip()
+    # Exported in batches while duet runs, not only at exit.
+    request = receiver.wait_for("tools/call trace_env")
+    assert call(server, 2, "fails", {})["result"]["isError"] is True
+    header = {"traceparent": f"00-{HEADER_TRACE}-{HEADER_PARENT}-01"}
+    assert "result" in call(server, 3, "trace_env", {}, headers=header)
+    # What is left goes at exit.
+    _stop(server.process)
+    receiver.wait_for("tools/call fails")
+
+    spans = receiver.spans()
+    assert all(resource.get("service.name") == "duet" for resource, _ in spans), spans[0][0]
+    assert request.kind == Span.SPAN_KIND_SERVER
+    assert request.trace_id.hex() == TRACE and request.parent_span_id.hex() == PARENT, request
+    assert attributes(request) | {"principal": None} == {
+        "mcp.method.name": "tools/call",
+        "gen_ai.tool.name": "trace_env",
+        "gen_ai.operation.name": "execute_tool",
+        "mcp.protocol.version": MODERN,
+        "jsonrpc.request.id": "1",
+        "network.transport": "tcp",
+        "principal": None,
+        "trace_id": TRACE,
+        "parent_span_id": PARENT,
+    }, attributes(request)
+
+    # The manifest command is a child span, and the command itself got that span's context.
+    [command] = [s for _, s in spans if s.name == "exec printenv" and s.trace_id.hex() == TRACE]
+    assert command.parent_span_id == request.span_id
+    assert attributes(command)["process.exit.code"] == 0
+    assert attributes(command)["process.executable.name"] == "printenv"
+    assert given == f"00-{TRACE}-{command.span_id.hex()}-01", given
+
+    failed = next(s for _, s in spans if s.name == "tools/call fails")
+    assert attributes(failed)["error.type"] == "tool_error"
+    assert failed.status.code == Status.STATUS_CODE_ERROR
+    [failed_command] = [s for _, s in spans if s.name == "exec false"]
+    assert failed_command.parent_span_id == failed.span_id
+    assert attributes(failed_command)["process.exit.code"] == 1
+    assert failed_command.status.code == Status.STATUS_CODE_ERROR
+
+    # Without `_meta` context, the HTTP header's.
+    [from_header] = [s for _, s in spans if s.trace_id.hex() == HEADER_TRACE and s.name == "tools/call trace_env"]
+    assert from_header.parent_span_id.hex() == HEADER_PARENT
+
+    with receiver.lock:
+        assert not any(TOKEN.encode() in body for body in receiver.bodies), "the token was exported"
+
+
+def test_stdio_spans_are_exported_too(receiver) -> None:
+    """Over stdio the same export runs; what is queued goes when stdin ends and duet exits."""
+    meta = {"traceparent": f"00-{TRACE}-{PARENT}-01", "io.modelcontextprotocol/protocolVersion": MODERN,
+            "io.modelcontextprotocol/clientCapabilities": {}}  # fmt: skip
+    line = {"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"text": "hi"}, "_meta": meta}}  # fmt: skip
+    argv = [DUET_BIN, "serve", "--fixtures", "testkit", "--otlp-endpoint", receiver.url]
+    done = subprocess.run(argv, input=json.dumps(line) + "\n", capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["result"]["isError"] is False, done.stdout
+    span = receiver.wait_for("tools/call echo")
+    assert span.parent_span_id.hex() == PARENT
+    assert attributes(span)["network.transport"] == "pipe"
