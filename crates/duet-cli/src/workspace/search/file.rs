@@ -1,12 +1,12 @@
 //! One file searched with ripgrep's searcher: the workspace's own binary check on the
 //! file's head first (a NUL byte or invalid UTF-8 there, as everywhere else in the
 //! workspace), then a line-oriented search that keeps a file's first matches, the lines
-//! around them, and whether there were more. Reads stop as soon as the search is
-//! cancelled, even in the middle of a file.
+//! around them, and whether there were more. A small file takes one read; a bigger one's
+//! reads stop as soon as the search is cancelled, even in the middle of it.
 
 use super::super::files;
 use super::super::paths::Root;
-use super::{Line, MAX_LINE_CHARS, Match, Query};
+use super::{Line, MAX_LINE_CHARS, MAX_SEARCHED_BYTES, Match, Query};
 use grep_searcher::{Searcher, Sink, SinkContext, SinkMatch};
 use std::io::{self, Read};
 use std::path::Path;
@@ -24,30 +24,54 @@ pub struct FileMatches {
 #[derive(Debug)]
 pub struct Cancelled;
 
-/// Searches the file at `path` (opened through the root's confinement check), naming its
-/// matches `name`. A file that cannot be opened or read, or that looks binary, holds no
-/// matches.
-pub fn search_file(
-    path: &Path,
-    root: &Root,
-    name: &str,
-    query: &Query,
-    cancelled: &(dyn Fn() -> bool + Sync),
-) -> Result<FileMatches, Cancelled> {
-    let Ok(mut file) = files::open(path, root) else { return Ok(FileMatches::default()) };
-    let mut head = Vec::with_capacity(files::SNIFF_BYTES);
-    if (&mut file).take(files::SNIFF_BYTES as u64).read_to_end(&mut head).is_err() || files::looks_binary(&head) {
-        return Ok(FileMatches::default());
+/// A thread's searcher, used file after file so its buffers are made once.
+pub struct FileSearcher {
+    searcher: Searcher,
+    /// The head of the file in hand: all of it, when it is small.
+    head: Vec<u8>,
+}
+
+impl FileSearcher {
+    pub fn new(query: &Query) -> FileSearcher {
+        FileSearcher { searcher: query.searcher(), head: Vec::with_capacity(files::SNIFF_BYTES) }
     }
-    let reader = Cancellable { inner: io::Cursor::new(head).chain(file), cancelled };
-    let mut sink = Collect { query, lines: Vec::new(), seen: 0, last_needed: None, more: false };
-    let mut searcher = query.searcher();
-    match searcher.search_reader(&query.matcher, reader, &mut sink) {
-        Ok(()) => Ok(sink.finish(name)),
-        Err(_) if cancelled() => Err(Cancelled),
-        Err(error) => {
-            tracing::debug!("search_files stops reading {name}: {error}");
-            Ok(sink.finish(name))
+
+    /// Searches the file at `path` (opened through the root's confinement check), naming
+    /// its matches `name`; `None` when it is over [`MAX_SEARCHED_BYTES`] and not searched.
+    /// A file that cannot be opened or read, or that looks binary, holds no matches.
+    pub fn search(
+        &mut self,
+        path: &Path,
+        root: &Root,
+        name: &str,
+        query: &Query,
+        cancelled: &(dyn Fn() -> bool + Sync),
+    ) -> Result<Option<FileMatches>, Cancelled> {
+        let opened = files::open(path, root).and_then(|file| Ok((file.metadata()?.len(), file)));
+        let Ok((size, mut file)) = opened else { return Ok(Some(FileMatches::default())) };
+        if size > MAX_SEARCHED_BYTES {
+            return Ok(None);
+        }
+        self.head.clear();
+        let head = size.min(files::SNIFF_BYTES as u64);
+        if (&mut file).take(head).read_to_end(&mut self.head).is_err() || files::looks_binary(&self.head) {
+            return Ok(Some(FileMatches::default()));
+        }
+        let mut sink = Collect { query, lines: Vec::new(), seen: 0, last_needed: None, more: false };
+        // A small file is read whole already; a bigger one is read on as it is searched.
+        let searched = if self.head.len() as u64 >= size {
+            self.searcher.search_slice(&query.matcher, &self.head, &mut sink)
+        } else {
+            let reader = Cancellable { inner: io::Cursor::new(&self.head[..]).chain(file), cancelled };
+            self.searcher.search_reader(&query.matcher, reader, &mut sink)
+        };
+        match searched {
+            Ok(()) => Ok(Some(sink.finish(name))),
+            Err(_) if cancelled() => Err(Cancelled),
+            Err(error) => {
+                tracing::debug!("search_files stops reading {name}: {error}");
+                Ok(Some(sink.finish(name)))
+            }
         }
     }
 }

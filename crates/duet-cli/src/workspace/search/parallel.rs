@@ -6,9 +6,9 @@
 use super::super::Shared;
 use super::super::paths::Resolved;
 use super::super::walk;
-use super::file::search_file;
+use super::file::FileSearcher;
 use super::kept::Kept;
-use super::{Found, MAX_SEARCHED_BYTES, PROGRESS_EVERY, Query};
+use super::{Found, PROGRESS_EVERY, Query};
 use ignore::WalkState;
 use std::num::NonZeroUsize;
 use std::path::Path;
@@ -65,6 +65,7 @@ pub fn search(shared: &Shared, scope: &[Resolved], query: &Query, feedback: &Fee
         let root = shared.roots.get(base.root);
         walk::parallel(&base.abs, threads).run(|| {
             let (lock, cancelled, beyond) = (&lock, &cancelled, &beyond);
+            let mut searcher = FileSearcher::new(query);
             Box::new(move |entry| {
                 if cancelled() {
                     return WalkState::Quit;
@@ -76,14 +77,13 @@ pub fn search(shared: &Shared, scope: &[Resolved], query: &Query, feedback: &Fee
                 }
                 let rel = entry.path().strip_prefix(&base.abs).ok().filter(|r| !r.as_os_str().is_empty());
                 let rel = rel.unwrap_or_else(|| entry.path().file_name().map_or(entry.path(), Path::new));
-                if query.glob.as_ref().is_some_and(|g| !g.is_match(rel))
-                    || entry.metadata().is_ok_and(|m| m.len() > MAX_SEARCHED_BYTES)
-                    || beyond(&name)
-                {
+                if query.glob.as_ref().is_some_and(|g| !g.is_match(rel)) || beyond(&name) {
                     return WalkState::Continue;
                 }
-                let Ok(file) = search_file(entry.path(), root, &name, query, cancelled) else {
-                    return WalkState::Quit;
+                let file = match searcher.search(entry.path(), root, &name, query, cancelled) {
+                    Ok(Some(file)) => file,
+                    Ok(None) => return WalkState::Continue,
+                    Err(_) => return WalkState::Quit,
                 };
                 let mut state = lock();
                 state.files_scanned += 1;
