@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Runs the interop tests under tests/interop/ with the official Python SDK client (see
-# python-venv.sh) and, for the metrics, Debian's Prometheus (pinned). The tests start `duet`
-# and Prometheus themselves and stop them.
+# python-venv.sh), Debian's Prometheus for the metrics and Debian's ripgrep to check the
+# workspace search against (both pinned). The tests start `duet` and Prometheus themselves
+# and stop them.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 venv=$("$root/scripts/python-venv.sh")
-"$root/scripts/apt-install.sh" prometheus=2.42.0+ds-5+b6
-export PROMETHEUS_BIN=/usr/bin/prometheus
+"$root/scripts/apt-install.sh" prometheus=2.42.0+ds-5+b6 ripgrep=13.0.0-4+b2
+export PROMETHEUS_BIN=/usr/bin/prometheus RG_BIN=/usr/bin/rg
 export DUET_BIN=${DUET_BIN:-${CARGO_TARGET_DIR:-$root/target}/debug/duet}
 cd "$root/tests/interop"
 exec "$venv/bin/python" -m pytest -q -p no:cacheprovider --timeout 120 "$@"

@@ -8,7 +8,8 @@ and talks to it over each connection:
 - the handshake era (`mode="legacy"`, 2025-11-25) and 2026-07-28 (`mode="auto"`).
 
 What is checked: resources (the listing, text and blob reads, reads through the root's
-template), the file tools, `search_files` progress and cancellation, change notifications
+template), the file tools, `search_files` progress, cancellation and its agreement with
+ripgrep on a generated tree (`rg --json` with the same options), change notifications
 (`resources/subscribe` on the handshake era, `subscriptions/listen` on 2026-07-28), the
 confinement of every path to the root, the prompts with their path completion, and the
 write tools of `duet serve --allow-write`, confirmed through the client's elicitation
@@ -24,8 +25,12 @@ Every test starts its own duet and stops it; every wait is bounded.
 from __future__ import annotations
 
 import base64
+import json
 import os
+import random
 import re
+import shutil
+import subprocess
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -420,7 +425,7 @@ async def test_file_tools(connect, conn: Connection, tree: Tree) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# 3. search_files: progress, and cancellation
+# 3. search_files: progress, cancellation, and the same matches as ripgrep
 
 
 @dataclass
@@ -559,6 +564,108 @@ async def test_search_cancellation(connect, conn: Connection, tmp_path: Path) ->
                 "filesScanned": 1,
                 "truncated": True,
             }
+
+
+RG_BIN = os.environ.get("RG_BIN") or shutil.which("rg") or "/usr/bin/rg"
+"""ripgrep, which `search_files` must agree with (scripts/python-interop.sh installs Debian's)."""
+
+WORDS = "let mut value = self.items.len(); fn use std::io; return Ok(()) // TODO: fix } { [0] 42 naïve a_b(c)".split()
+RARE = "needle needle( Needle NEEDLE needles a.b(c) A.B(c) café haystack".split()
+"""Words the searches look for: one word in 25 is one of them."""
+
+
+def source_tree(base: Path) -> Path:
+    """A generated project: a `.git` directory, `.gitignore` files at two levels (one with a
+    negation), an `.ignore`, git's exclude file, hidden files, binary files, a symbolic link
+    out of the tree, and some 600 text files of random lines."""
+    rng = random.Random(18)
+    root = base / "project"
+
+    def text() -> str:
+        lines = []
+        for _ in range(rng.randrange(1, 60)):
+            words = [rng.choice(RARE if rng.random() < 0.04 else WORDS) for _ in range(rng.randrange(0, 10))]
+            lines.append(("    " if rng.random() < 0.3 else "") + " ".join(words))
+        return "\n".join(lines) + ("\n" if rng.random() < 0.9 else "")
+
+    def put(rel: str, data: str | bytes) -> None:
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data if isinstance(data, bytes) else data.encode())
+
+    for n in range(600):
+        folder = "/".join(rng.choice(["src", "lib", "a", "a-b", "a.b", "docs", "src/core"]) for _ in range(rng.randrange(1, 4)))
+        put(f"{folder}/f{n:03}.{rng.choice(['rs', 'py', 'txt', 'md'])}", text())
+    put(".git/HEAD", "ref: refs/heads/main\n")
+    put(".git/info/exclude", "*.secret\n")
+    put(".git/config.rs", "fn needle() in .git\n")
+    put(".gitignore", "target/\n*.log\n/generated.rs\n")
+    put(".ignore", "vendor/\n")
+    put("src/.gitignore", "*.tmp\n!keep.tmp\n")
+    for rel in ["target/debug/out.rs", "run.log", "generated.rs", "src/x.tmp", "vendor/dep.rs", "key.secret",
+                ".hidden/x.rs", ".env", "src/keep.tmp", "lib/generated.rs"]:  # fmt: skip
+        put(rel, "fn needle( a.b(c) café\n")
+    put("data/blob.bin", b"\x00\x01needle fn needle( a.b(c)\n")
+    (base / "outside.rs").write_text("fn needle( outside\n")
+    os.symlink(base / "outside.rs", root / "src" / "link.rs")
+    return root
+
+
+def rg_places(root: Path, *flags: str) -> set[tuple[str, int]]:
+    """(path, line) of every line `rg --json FLAGS` reports, matches and context."""
+    done = subprocess.run(
+        [RG_BIN, "--json", "--no-config", *flags, "."], cwd=root, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode in (0, 1), done.stderr
+    found = set()
+    for line in done.stdout.splitlines():
+        event = json.loads(line)
+        if event["type"] in ("match", "context"):
+            path = event["data"]["path"]["text"].removeprefix("./")
+            found.add((path, event["data"]["line_number"]))
+    return found
+
+
+def path_order(match: dict[str, Any]) -> tuple[tuple[str, ...], int]:
+    return tuple(match["path"].split("/")), match["line"]
+
+
+SAME_AS_RG = [
+    ({"pattern": "needle"}, ["-e", "needle"]),
+    ({"pattern": r"\bfn\s+\w+\("}, ["-e", r"\bfn\s+\w+\("]),
+    ({"pattern": "needle", "case_insensitive": True}, ["-i", "-e", "needle"]),
+    ({"pattern": "a.b(c)", "literal": True}, ["-F", "-e", "a.b(c)"]),
+    ({"pattern": "A.B(C)", "literal": True, "case_insensitive": True}, ["-F", "-i", "-e", "A.B(C)"]),
+    ({"pattern": "^    use "}, ["-e", "^    use "]),
+    ({"pattern": "café$"}, ["-e", "café$"]),
+    # Not rg -g, which searches ignored files the glob names: ignored files are never served.
+    ({"pattern": "needle", "glob": "*.rs"}, ["--type-add", "only:*.rs", "-t", "only", "-e", "needle"]),
+    ({"pattern": "haystack", "before": 2, "after": 1}, ["-B", "2", "-A", "1", "-e", "haystack"]),
+]
+
+
+@connections(ALL)
+async def test_search_finds_what_ripgrep_finds(connect, conn: Connection, tmp_path: Path) -> None:
+    """On a generated tree, every search's matches (and context lines) are the lines rg
+    reports with the same options, in path then line order."""
+    if not os.access(RG_BIN, os.X_OK):
+        pytest.fail(f"ripgrep not found at {RG_BIN}; scripts/python-interop.sh installs it")
+    root = source_tree(tmp_path.resolve())
+    with anyio.fail_after(TEST_DEADLINE):
+        async with connect(conn, root) as served:
+            for args, flags in SAME_AS_RG:
+                result = await served.client.call_tool("search_files", {**args, "max_results": 5000})
+                assert result.is_error is False, result
+                found = result.structured_content
+                assert found is not None and found["truncated"] is False
+                matches = found["matches"]
+                assert matches == sorted(matches, key=path_order), args
+                places = {(m["path"], m["line"]) for m in matches}
+                for m in matches:
+                    places |= {(m["path"], c["line"]) for c in m.get("before", []) + m.get("after", [])}
+                expected = rg_places(root, *flags)
+                assert len(expected) > 20, (args, expected)
+                assert places == expected, (args, sorted(places ^ expected)[:10])
 
 
 # ---------------------------------------------------------------------------------------------

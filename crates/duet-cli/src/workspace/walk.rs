@@ -10,7 +10,7 @@
 //! gitignore matchers, combined the way its walker combines them.
 
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
-use ignore::{DirEntry, Match, WalkBuilder};
+use ignore::{DirEntry, Match, WalkBuilder, WalkParallel};
 use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::fs;
@@ -38,16 +38,33 @@ pub fn walker(dir: &Path) -> WalkBuilder {
 /// The regular files under `dir` (or `dir` itself, when it is a file) whose paths are
 /// UTF-8, in walk order. Entries that cannot be read are skipped.
 pub fn files(dir: &Path) -> impl Iterator<Item = DirEntry> {
-    walker(dir).build().filter_map(|entry| match entry {
+    walker(dir).build().filter_map(served_entry).filter(|e| !is_dir(e))
+}
+
+/// The same walk over `threads` threads, for work that does not need name order: the
+/// visitor gets entries in no particular order, directories included.
+pub fn parallel(dir: &Path, threads: usize) -> WalkParallel {
+    walker(dir).threads(threads).build_parallel()
+}
+
+/// A walked entry that is a directory or a regular file with a UTF-8 path; `None` for
+/// anything else, and for entries that cannot be read (logged).
+pub fn served_entry(entry: Result<DirEntry, ignore::Error>) -> Option<DirEntry> {
+    match entry {
         Ok(entry) => {
-            let file = entry.file_type().is_some_and(|t| t.is_file());
-            (file && entry.path().to_str().is_some()).then_some(entry)
+            let kind = entry.file_type().is_some_and(|t| t.is_file() || t.is_dir());
+            (kind && entry.path().to_str().is_some()).then_some(entry)
         }
         Err(error) => {
             tracing::debug!("workspace walk skips an entry: {error}");
             None
         }
-    })
+    }
+}
+
+/// Whether a walked entry is a directory (links are not followed, so never a link to one).
+pub fn is_dir(entry: &DirEntry) -> bool {
+    entry.file_type().is_some_and(|t| t.is_dir())
 }
 
 /// Why a path under a root is not served.

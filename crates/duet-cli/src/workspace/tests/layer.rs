@@ -2,9 +2,7 @@
 //! `Layer` trait.
 
 use super::*;
-use crate::workspace::search::{Feedback, Query, search};
 use duet::layer::{CompletionArg, CompletionRef, ContentKind, ResourceBody};
-use std::cell::Cell;
 use std::collections::BTreeMap;
 
 fn names(f: &Fixture) -> Vec<String> {
@@ -187,61 +185,6 @@ async fn find_files_matches_globs_and_respects_gitignore() {
     assert_eq!(text(&none), "No files match \"*.log\"");
     let bad = f.tool("find_files", json!({"glob": "a[b"})).await;
     assert!(tool_error(&bad).starts_with("invalid glob"));
-}
-
-#[tokio::test]
-async fn search_files_finds_lines_and_skips_what_it_should() {
-    let f = Fixture::new();
-    let search = |args| async { f.tool("search_files", args).await.structured_content.unwrap() };
-    // blob.bin contains "hello" but is binary; target/, debug.log and .hidden/ are left out.
-    let hello = search(json!({"pattern": "hello"})).await;
-    assert_eq!(
-        hello["matches"],
-        json!([{"path": "README.md", "line": 2, "text": "hello world"}]),
-        "case-sensitive by default"
-    );
-    let insensitive = search(json!({"pattern": "hello", "case_insensitive": true})).await;
-    let paths: Vec<_> = insensitive["matches"].as_array().unwrap().iter().map(|m| m["path"].clone()).collect();
-    assert_eq!(paths, [json!("README.md"), json!("src/main.rs")]);
-    assert_eq!(insensitive["truncated"], false);
-    let globbed = search(json!({"pattern": "fn ", "glob": "lib.*", "path": "src"})).await;
-    assert_eq!(
-        globbed["matches"],
-        json!([{"path": "src/lib.rs", "line": 1, "text": "pub fn add(a: i32, b: i32) -> i32 {"}])
-    );
-    let capped = search(json!({"pattern": ".", "max_results": 3})).await;
-    assert_eq!((capped["matches"].as_array().unwrap().len(), &capped["truncated"]), (3, &json!(true)));
-    let one_file = search(json!({"pattern": "a", "path": "src/lib.rs"})).await;
-    assert_eq!(one_file["filesScanned"], 1);
-    let bad = f.tool("search_files", json!({"pattern": "("})).await;
-    assert!(tool_error(&bad).starts_with("invalid regular expression"));
-}
-
-#[tokio::test]
-async fn a_search_reports_progress_and_stops_when_cancelled() {
-    let f = Fixture::with_files((0..40).map(|i| (format!("many/{i:02}.txt"), "needle\n")));
-    let scope = f.ws.shared.roots.all();
-    let query = Query { regex: regex::Regex::new("needle").unwrap(), glob: None, max_results: 1000 };
-    let (asked, reports) = (Cell::new(0), Cell::new(Vec::new()));
-    // Cancelled once five files are done.
-    let cancelled = || {
-        asked.set(asked.get() + 1);
-        asked.get() > 5
-    };
-    let progress = |files: usize, _matches: usize| {
-        let mut seen = reports.take();
-        seen.push(files);
-        reports.set(seen);
-    };
-    let found = search(&f.ws.shared, &scope, &query, &Feedback { cancelled: &cancelled, progress: &progress });
-    assert!(found.cancelled);
-    assert_eq!(found.files_scanned, 5);
-    assert_eq!(reports.take().first(), Some(&1), "progress comes with the first file");
-
-    let never = || false;
-    let found = search(&f.ws.shared, &scope, &query, &Feedback { cancelled: &never, progress: &progress });
-    assert_eq!((found.cancelled, found.matches.len(), found.files_scanned), (false, 40, 45));
-    assert_eq!(reports.take().last(), Some(&45), "the last report counts every file");
 }
 
 #[tokio::test]
