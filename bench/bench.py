@@ -537,6 +537,8 @@ class Bench:
                  duet_http(p, "--metrics-addr", "127.0.0.1:0"), "variant"),
             Spec("duet-otlp", "duet --otlp-endpoint (every request's span exported)",
                  duet_http(p, "--otlp-endpoint", self.otlp_sink().url), "variant"),
+            Spec("duet-otlp-sampled", "duet --otlp-endpoint --otlp-sample-ratio 0.1",
+                 duet_http(p, "--otlp-endpoint", self.otlp_sink().url, "--otlp-sample-ratio", "0.1"), "variant"),
             Spec("ceiling", "hyper ceiling", [p.ceiling], "ceiling"),
             Spec("floor", "JSON floor (hyper + serde_json echo)", [p.ceiling, "--echo"], "floor"),
             Spec("rmcp", "rmcp (stateless JSON)", [p.rmcp, "http-json"], "peer", accept_override=ACCEPT_BOTH),

@@ -29,6 +29,8 @@ COLOURS = {
     "duet-paged": "#e8590c",
     "duet-paged-before": "#ffc078",
     "duet-metrics": "#c2255c",
+    "duet-otlp": "#862e9c",
+    "duet-otlp-sampled": "#cc5de8",
     "ceiling": "#495057",
     "floor": "#adb5bd",
     "rmcp": "#1971c2",

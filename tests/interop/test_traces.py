@@ -216,15 +216,27 @@ def test_spans_reach_a_collector_in_the_conventions_shape(duet_factory, receiver
 
 
 def test_stdio_spans_are_exported_too(receiver) -> None:
-    """Over stdio the same export runs; what is queued goes when stdin ends and duet exits."""
-    meta = {"traceparent": f"00-{TRACE}-{PARENT}-01", "io.modelcontextprotocol/protocolVersion": MODERN,
-            "io.modelcontextprotocol/clientCapabilities": {}}  # fmt: skip
-    line = {"jsonrpc": "2.0", "id": 9, "method": "tools/call",
-            "params": {"name": "echo", "arguments": {"text": "hi"}, "_meta": meta}}  # fmt: skip
-    argv = [DUET_BIN, "serve", "--fixtures", "testkit", "--otlp-endpoint", receiver.url]
-    done = subprocess.run(argv, input=json.dumps(line) + "\n", capture_output=True, text=True, timeout=60)
+    """Over stdio the same export runs; what is queued goes when stdin ends and duet exits.
+    With --otlp-sample-ratio 0 only the traces a caller sampled are exported."""
+
+    def line(request_id: int, traceparent: str | None) -> str:
+        meta = {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}}
+        if traceparent:
+            meta["traceparent"] = traceparent
+        return json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
+                           "params": {"name": "echo", "arguments": {"text": "hi"}, "_meta": meta}})  # fmt: skip
+
+    lines = [
+        line(1, f"00-{TRACE}-{PARENT}-01"),  # the caller sampled it
+        line(2, None),  # a trace starts here: the ratio decides
+        line(3, f"00-{HEADER_TRACE}-{HEADER_PARENT}-00"),  # the caller did not sample it
+    ]
+    argv = [DUET_BIN, "serve", "--fixtures", "testkit", "--otlp-endpoint", receiver.url, "--otlp-sample-ratio", "0"]
+    done = subprocess.run(argv, input="\n".join(lines) + "\n", capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["result"]["isError"] is False, done.stdout
+    answers = [json.loads(answer) for answer in done.stdout.splitlines()]
+    assert [a["result"]["isError"] for a in answers] == [False, False, False], done.stdout
     span = receiver.wait_for("tools/call echo")
     assert span.parent_span_id.hex() == PARENT
     assert attributes(span)["network.transport"] == "pipe"
+    assert [attributes(s)["jsonrpc.request.id"] for _, s in receiver.spans()] == ["1"], "only the sampled trace"

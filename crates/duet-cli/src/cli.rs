@@ -175,6 +175,10 @@ pub struct ServeArgs {
     /// (`/v1/traces` is added to a URL without a path). Any transport.
     #[arg(long, value_name = "URL")]
     pub otlp_endpoint: Option<String>,
+    /// The share of traces that start at duet to export (0 to 1); a caller's sampled or
+    /// unsampled `traceparent` is followed whatever it is.
+    #[arg(long, value_name = "RATIO", default_value_t = 1.0, requires = "otlp_endpoint")]
+    pub otlp_sample_ratio: f64,
     #[command(flatten)]
     pub http: HttpArgs,
     #[command(flatten)]
@@ -281,9 +285,10 @@ impl Cli {
         }
     }
 
-    pub fn otlp_endpoint(&self) -> Option<&str> {
+    /// `--otlp-endpoint` and `--otlp-sample-ratio`, when spans are exported.
+    pub fn otlp(&self) -> Option<(&str, f64)> {
         match &self.command {
-            Command::Serve(args) => args.otlp_endpoint.as_deref(),
+            Command::Serve(args) => Some((args.otlp_endpoint.as_deref()?, args.otlp_sample_ratio)),
             _ => None,
         }
     }

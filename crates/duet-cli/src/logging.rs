@@ -5,10 +5,15 @@
 //! cannot be reached) are logged at `warn`.
 
 use crate::cli::LogFormat;
+use crate::traces::Export;
 use opentelemetry_sdk::trace::SdkTracerProvider;
+use std::time::Duration;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{EnvFilter, Layer};
+
+/// How long the exit waits for the last spans to be sent.
+const LAST_EXPORT: Duration = Duration::from_secs(5);
 
 /// The installed subscriber's exporter, if any: shut down before exit so the last spans go.
 pub struct Telemetry {
@@ -18,15 +23,15 @@ pub struct Telemetry {
 impl Telemetry {
     pub fn shutdown(self) {
         if let Some(provider) = self.traces
-            && let Err(e) = provider.shutdown()
+            && let Err(e) = provider.shutdown_with_timeout(LAST_EXPORT)
         {
             eprintln!("duet: the last spans could not be exported: {e}");
         }
     }
 }
 
-/// Installs the process's subscriber; `otlp` is an endpoint `traces::endpoint` accepted.
-pub fn init(level: &str, format: LogFormat, otlp: Option<&str>) -> anyhow::Result<Telemetry> {
+/// Installs the process's subscriber, with the span exporter when `otlp` says where to.
+pub fn init(level: &str, format: LogFormat, otlp: Option<&Export>) -> anyhow::Result<Telemetry> {
     let filter = EnvFilter::try_from_env("DUET_LOG").unwrap_or_else(|_| {
         EnvFilter::new(format!("duet={level},duet_cli={level},opentelemetry_sdk=warn,opentelemetry_otlp=warn"))
     });
@@ -39,8 +44,8 @@ pub fn init(level: &str, format: LogFormat, otlp: Option<&str>) -> anyhow::Resul
         }
     };
     let (traces, provider) = match otlp {
-        Some(endpoint) => {
-            let (layer, provider) = crate::traces::layer(endpoint)?;
+        Some(export) => {
+            let (layer, provider) = crate::traces::layer(export)?;
             (Some(layer), Some(provider))
         }
         None => (None, None),

@@ -24,7 +24,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
-    let otlp = match cli.otlp_endpoint().map(traces::endpoint).transpose() {
+    let otlp = match cli.otlp().map(|(endpoint, ratio)| traces::Export::new(endpoint, ratio)).transpose() {
         Ok(otlp) => otlp,
         Err(usage) => return usage.exit(),
     };
@@ -33,7 +33,7 @@ fn main() -> ExitCode {
         // SAFETY: restores the default disposition of SIGPIPE before any thread starts.
         unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     }
-    let telemetry = match logging::init(cli.log_level(), cli.log_format(), otlp.as_deref()) {
+    let telemetry = match logging::init(cli.log_level(), cli.log_format(), otlp.as_ref()) {
         Ok(telemetry) => telemetry,
         Err(e) => {
             eprintln!("Error: cannot set up logging and tracing: {e:#}");

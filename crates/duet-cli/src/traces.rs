@@ -8,7 +8,7 @@ use opentelemetry::KeyValue;
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_otlp::{Protocol, WithExportConfig};
 use opentelemetry_sdk::Resource;
-use opentelemetry_sdk::trace::SdkTracerProvider;
+use opentelemetry_sdk::trace::{Sampler, SdkTracerProvider};
 use std::time::Duration;
 use tracing::Level;
 use tracing_subscriber::Layer;
@@ -18,9 +18,21 @@ use tracing_subscriber::registry::LookupSpan;
 /// How long one export may take before the batch is given up.
 const EXPORT_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// Where spans go and which of them: `--otlp-endpoint` and `--otlp-sample-ratio`, checked.
+pub struct Export {
+    pub endpoint: String,
+    pub sample_ratio: f64,
+}
+
+impl Export {
+    pub fn new(endpoint: &str, sample_ratio: f64) -> Result<Export, Usage> {
+        Ok(Export { endpoint: self::endpoint(endpoint)?, sample_ratio: self::sample_ratio(sample_ratio)? })
+    }
+}
+
 /// The URL spans are posted to: `URL` as given when it has a path, else the OTLP default
 /// path `/v1/traces` under it (`http://collector:4318` → `http://collector:4318/v1/traces`).
-pub fn endpoint(given: &str) -> Result<String, Usage> {
+fn endpoint(given: &str) -> Result<String, Usage> {
     let refused = |why: &str| Usage(format!("--otlp-endpoint {given:?}: {why}"));
     let mut url = url::Url::parse(given).map_err(|e| refused(&e.to_string()))?;
     if !matches!(url.scheme(), "http" | "https") || !url.has_host() {
@@ -32,36 +44,62 @@ pub fn endpoint(given: &str) -> Result<String, Usage> {
     Ok(url.into())
 }
 
+/// `--otlp-sample-ratio`: a probability.
+fn sample_ratio(given: f64) -> Result<f64, Usage> {
+    if (0.0..=1.0).contains(&given) {
+        Ok(given)
+    } else {
+        Err(Usage(format!("--otlp-sample-ratio {given}: a ratio from 0 to 1 is needed")))
+    }
+}
+
 /// The layer that exports duet's spans (those of `duet` and `duet_cli`, at info and above,
 /// whatever the log level), and the provider to shut down, which sends what is left.
-pub fn layer<S>(endpoint: &str) -> anyhow::Result<(impl Layer<S>, SdkTracerProvider)>
+pub fn layer<S>(export: &Export) -> anyhow::Result<(impl Layer<S>, SdkTracerProvider)>
 where
     S: tracing::Subscriber + for<'span> LookupSpan<'span>,
 {
     let exporter = opentelemetry_otlp::SpanExporter::builder()
         .with_http()
         .with_protocol(Protocol::HttpBinary)
-        .with_endpoint(endpoint)
+        .with_endpoint(&export.endpoint)
         .with_timeout(EXPORT_TIMEOUT)
         .build()?;
     let resource = Resource::builder()
         .with_service_name("duet")
         .with_attribute(KeyValue::new("service.version", env!("CARGO_PKG_VERSION")))
         .build();
-    let provider = SdkTracerProvider::builder().with_batch_exporter(exporter).with_resource(resource).build();
+    // A caller's sampling decision (the flag of its `traceparent`) stands; a trace that starts
+    // here is kept with the given probability.
+    let sampler = Sampler::ParentBased(Box::new(Sampler::TraceIdRatioBased(export.sample_ratio)));
+    let provider = SdkTracerProvider::builder()
+        .with_batch_exporter(exporter)
+        .with_sampler(sampler)
+        .with_resource(resource)
+        .build();
     let layer = tracing_opentelemetry::layer()
         .with_tracer(provider.tracer("duet"))
         .with_location(false)
         .with_threads(false)
         .with_tracked_inactivity(false)
         .with_target(false)
+        // duet reads a span's context from the span itself, never from the thread.
+        .with_context_activation(false)
         .with_filter(Targets::new().with_target("duet", Level::INFO).with_target("duet_cli", Level::INFO));
     Ok((layer, provider))
 }
 
 #[cfg(test)]
 mod tests {
-    use super::endpoint;
+    use super::{endpoint, sample_ratio};
+
+    #[test]
+    fn a_sample_ratio_is_a_probability() {
+        assert_eq!(sample_ratio(0.25).expect("ok"), 0.25);
+        for bad in [-0.1, 1.5, f64::NAN] {
+            assert!(sample_ratio(bad).expect_err("refused").0.contains("--otlp-sample-ratio"));
+        }
+    }
 
     #[test]
     fn the_default_path_is_added_only_to_a_bare_url() {

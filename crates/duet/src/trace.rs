@@ -156,7 +156,7 @@ pub(crate) fn annotate(span: &Span, operation: &Operation<'_>) {
         let attribute = if kind == Primitive::Prompt { "gen_ai.prompt.name" } else { "gen_ai.tool.name" };
         span.record(attribute, name);
         let span_name = format!("{} {name}", operation.method.as_str());
-        // Once the span is exported-to (it was entered), its name changes only this way.
+        // A span already entered has started in OpenTelemetry: `otel.name` no longer renames it.
         #[cfg(feature = "otel")]
         otel::rename(span, span_name.clone());
         span.record("otel.name", span_name);
@@ -211,6 +211,7 @@ mod otel {
         }
     }
 
+    /// Renames the OpenTelemetry span of `span`, started or not.
     pub(super) fn rename(span: &tracing::Span, name: String) {
         use opentelemetry::trace::TraceContextExt;
         span.context().span().update_name(name);
