@@ -483,7 +483,7 @@ async def test_search_reports_progress(connect, conn: Connection, tmp_path: Path
     for value, total, message in progress.seen:
         assert total is None
         assert message is not None
-        scanned, matches = re.fullmatch(r"(\d+) files scanned, (\d+) matching lines", message).groups()
+        scanned, matches = re.fullmatch(r"(\d+) files? scanned, (\d+) matching lines?", message).groups()
         assert int(scanned) == value
         assert int(matches) <= MANY // 10
 

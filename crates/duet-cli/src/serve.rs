@@ -6,6 +6,7 @@
 use crate::choice;
 use crate::cli::{HttpArgs, ServeArgs, Transport};
 use crate::usage::Usage;
+use anyhow::Context as _;
 use duet::auth::TokenAuth;
 use duet::protocol::{Server, ServerOptions};
 use duet::transport::http::{HttpConfig, HttpServer, RateLimits};
@@ -182,13 +183,21 @@ async fn serve_http(server: Server, config: HttpConfig, transport: Transport, gr
         Ok(limit) => tracing::debug!(limit, "open-files limit"),
         Err(e) => tracing::warn!("cannot raise the open-files limit: {e}"),
     }
-    let bound = HttpServer::bind(server, config).await?;
+    let address = match config.host.contains(':') {
+        true => format!("[{}]:{}", config.host, config.port),
+        false => format!("{}:{}", config.host, config.port),
+    };
+    let sse_path = config.sse_path.clone();
+    let bound = HttpServer::bind(server, config).await.with_context(|| format!("cannot listen on {address}"))?;
     let word = match transport {
         Transport::Sse => "sse",
         Transport::StreamableHttp => "streamable-http",
         _ => "http",
     };
     eprintln!("duet MCP server ({word}) listening on {}", bound.url());
+    if transport == Transport::Sse {
+        eprintln!("duet legacy HTTP+SSE endpoint (2024-11-05 clients): http://{}{sse_path}", bound.local_addr());
+    }
     shutdown_signal().await;
     tracing::info!(grace_secs = grace.as_secs(), "shutting down: requests in flight may finish");
     exit_on_second_signal();

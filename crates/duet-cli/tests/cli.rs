@@ -1,6 +1,6 @@
 //! The in-process commands of the `duet` binary: listings equal the wire listings, `call`
 //! and `read` print results and use exit codes 0 / 1 / 2, and `config` prints a snippet
-//! each client accepts.
+//! each client accepts; `serve` says where it listens, and which address it could not take.
 
 use serde_json::{Value, json};
 use std::io::Write;
@@ -222,4 +222,40 @@ fn serving_http_raises_the_open_files_limit() {
     let values: Vec<&str> = open_files.split_whitespace().skip(3).take(2).collect();
     assert_eq!(values[0], values[1], "soft raised to hard: {open_files}");
     assert_ne!(values[0], "256", "{open_files}");
+}
+
+#[test]
+fn an_address_in_use_is_named() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    let port = taken.local_addr().expect("bound").port().to_string();
+    let out = duet(&["serve", "--fixtures", "testkit", "--transport", "http", "--host", "127.0.0.1", "--port", &port]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains(&format!("cannot listen on 127.0.0.1:{port}: ")), "{stderr}");
+    assert!(stderr.contains("in use"), "{stderr}");
+}
+
+#[test]
+fn the_sse_transport_announces_its_legacy_endpoint() {
+    use std::io::{BufRead, BufReader};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_duet"))
+        .args(["serve", "--fixtures", "testkit", "--transport", "sse", "--host", "127.0.0.1", "--port", "0"])
+        .stdin(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("duet starts");
+    let mut lines = Vec::new();
+    for line in BufReader::new(child.stderr.take().expect("stderr")).lines().map_while(Result::ok) {
+        let last = line.contains("legacy HTTP+SSE endpoint");
+        lines.push(line);
+        if last {
+            break;
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let url = lines.iter().find_map(|l| l.split("listening on ").nth(1)).expect("the MCP endpoint line");
+    let base = url.strip_suffix("/mcp").unwrap_or_else(|| panic!("an /mcp URL: {url}"));
+    let legacy = lines.last().expect("a line");
+    assert!(legacy.ends_with(&format!(": {base}/sse")), "{lines:?}");
 }

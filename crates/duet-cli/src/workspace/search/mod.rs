@@ -200,7 +200,8 @@ fn search_files(shared: &Shared, args: SearchArgs, cx: &RequestCx) -> ToolOutcom
     let query = Query::new(&args)?;
     let scope = shared.roots.resolve_scope(&args.path).map_err(|e| e.to_string())?;
     let report = |files: usize, matches: usize| {
-        cx.progress(files as f64, None, Some(&format!("{files} files scanned, {matches} matching lines")));
+        let message = format!("{} scanned, {}", render::count(files, "file"), render::count(matches, "matching line"));
+        cx.progress(files as f64, None, Some(&message));
     };
     let found = search(shared, &scope, &query, &Feedback { cancelled: &|| cx.is_cancelled(), progress: &report });
     if found.cancelled {

@@ -29,11 +29,16 @@ pub fn text(pattern: &str, found: &Found) -> String {
         }
     }
     text.push(match (found.matches.len(), found.truncated) {
-        (0, _) => format!("No matches for {pattern:?} in {} files", found.files_scanned),
-        (n, true) => format!("(stopped at {n} matching lines; narrow the search or raise max_results)"),
-        (n, false) => format!("({n} matching lines in {} files scanned)", found.files_scanned),
+        (0, _) => format!("No matches for {pattern:?} in {}", count(found.files_scanned, "file")),
+        (n, true) => format!("(stopped at {}; narrow the search or raise max_results)", count(n, "matching line")),
+        (n, false) => format!("({} in {} scanned)", count(n, "matching line"), count(found.files_scanned, "file")),
     });
     text.join("\n")
+}
+
+/// "1 file", "2 files".
+pub fn count(n: usize, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
 }
 
 fn has_context(m: &Match) -> bool {

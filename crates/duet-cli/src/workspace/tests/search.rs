@@ -125,7 +125,7 @@ async fn context_lines_come_in_their_own_fields_and_in_the_text() {
     assert_eq!(
         text(&result),
         "a.txt:1: hit 1\na.txt-2- line 2\na.txt-3- line 3\na.txt:4: hit 4\na.txt-5- line 5\na.txt:6: hit 6\n\
-         a.txt-7- line 7\n--\na.txt-10- line 10\na.txt-11- line 11\na.txt:12: hit 12\n(4 matching lines in 1 files scanned)"
+         a.txt-7- line 7\n--\na.txt-10- line 10\na.txt-11- line 11\na.txt:12: hit 12\n(4 matching lines in 1 file scanned)"
     );
     // Across files, and without context: no separators, no context fields.
     let both = f.tool("search_files", json!({"pattern": "hit [16b]$", "after": 1})).await;
