@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Runs the interop tests under tests/interop/ with the official Python SDK client (see
-# python-venv.sh), Debian's Prometheus for the metrics and Debian's ripgrep to check the
-# workspace search against (both pinned). The tests start `duet` and Prometheus themselves
-# and stop them.
+# python-venv.sh), Debian's Prometheus for the metrics, Debian's ripgrep to check the
+# workspace search against, and Debian's Redis and nginx for the replicas (all pinned). The
+# tests start `duet`, Prometheus, Redis and nginx themselves and stop them.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 venv=$("$root/scripts/python-venv.sh")
-"$root/scripts/apt-install.sh" prometheus=2.42.0+ds-5+b6 ripgrep=13.0.0-4+b2
-export PROMETHEUS_BIN=/usr/bin/prometheus RG_BIN=/usr/bin/rg
+"$root/scripts/apt-install.sh" prometheus=2.42.0+ds-5+b6 ripgrep=13.0.0-4+b2 \
+  redis-server=5:7.0.15-1~deb12u7 nginx=1.22.1-9+deb12u7
+export PROMETHEUS_BIN=/usr/bin/prometheus RG_BIN=/usr/bin/rg REDIS_BIN=/usr/bin/redis-server NGINX_BIN=/usr/sbin/nginx
 export DUET_BIN=${DUET_BIN:-${CARGO_TARGET_DIR:-$root/target}/debug/duet}
 cd "$root/tests/interop"
 exec "$venv/bin/python" -m pytest -q -p no:cacheprovider --timeout 120 "$@"

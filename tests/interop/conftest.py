@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 import subprocess
 import threading
 import time
@@ -66,6 +67,14 @@ class DuetServer:
         return "".join(self.stderr_lines)
 
 
+def free_port() -> int:
+    """A loopback port nothing listens on now, for a program that cannot pick one and say
+    which (Prometheus, Redis, nginx)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
 def _drain(stream, sink: list[str], ready: threading.Event, found: list[str]) -> None:
     """Read duet's stderr to the end (so it never blocks on a full pipe), noting the URL."""
     for line in stream:
@@ -76,8 +85,8 @@ def _drain(stream, sink: list[str], ready: threading.Event, found: list[str]) ->
     ready.set()  # EOF: duet exited (or closed stderr) before or after announcing itself
 
 
-def _stop(process: subprocess.Popen[str]) -> None:
-    """SIGTERM, then SIGKILL if duet is still alive after STOP_GRACE seconds."""
+def stop_process(process: subprocess.Popen) -> None:
+    """SIGTERM, then SIGKILL if the process is still alive after STOP_GRACE seconds."""
     if process.poll() is None:
         process.terminate()
         try:
@@ -112,7 +121,7 @@ def start_duet(
     deadline = time.monotonic() + STARTUP_DEADLINE
     ready.wait(timeout=max(0.0, deadline - time.monotonic()))
     if not found:
-        _stop(process)
+        stop_process(process)
         reader.join(timeout=STOP_GRACE)
         code = process.poll()
         why = f"exited with code {code}" if code is not None else f"gave no URL within {STARTUP_DEADLINE}s"
@@ -140,7 +149,7 @@ def duet_factory() -> Iterator:
         yield start
     finally:
         for server, reader in started:
-            _stop(server.process)
+            stop_process(server.process)
             reader.join(timeout=STOP_GRACE)
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
 import subprocess
 import tempfile
 import time
@@ -22,7 +21,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from conftest import MODERN, DuetServer
+from conftest import MODERN, DuetServer, free_port, stop_process
 from mcp import Client
 
 pytestmark = pytest.mark.anyio
@@ -33,13 +32,6 @@ QUERY_DEADLINE = 60.0
 """Seconds to wait for Prometheus to have scraped what the calls produced."""
 
 METRICS = re.compile(r"metrics on http://(\S+)/metrics")
-
-
-def free_port() -> int:
-    """A port nothing listens on now (Prometheus cannot be told to pick one and say which)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def metrics_address(server: DuetServer) -> str:
@@ -75,12 +67,7 @@ def prometheus() -> Iterator:
             yield start
         finally:
             for process in started:
-                process.terminate()
-                try:
-                    process.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    process.wait()
+                stop_process(process)
 
 
 def query(base: str, promql: str) -> list[dict]:

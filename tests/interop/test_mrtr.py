@@ -24,17 +24,28 @@ stdio) and stops it; every wait is bounded.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 import httpx2
 import pytest
 from conftest import DUET_BIN, HANDSHAKE, MODERN, Connection
+from modern_wire import (
+    BIG_REFUND,
+    CONFIRMED,
+    ORDER,
+    READ_TIMEOUT,
+    ask_refund,
+    messages_of,
+    raw_modern,
+    refunded,
+    sse_messages,
+    tampered,
+)
 from mcp import Client, InputRequiredRoundsExceededError, StdioServerParameters
 from mcp.client.sse import sse_client
 from mcp.client.stdio import stdio_client
@@ -51,20 +62,11 @@ from mcp_types import (
     TextContent,
 )
 
-if TYPE_CHECKING:
-    from conftest import DuetServer
-
 pytestmark = pytest.mark.anyio
 
 TEST_DEADLINE = 30.0
 """Seconds any one test body may take."""
 
-READ_TIMEOUT = 10.0
-"""The client's per-request read timeout, in seconds."""
-
-ORDER = "A-1042"
-BIG_REFUND = {"order_id": ORDER, "amount_cents": 25_000}
-"""Above 100 USD: refund_order asks `confirm` (an elicitation form {ok: boolean}) first."""
 SMALL_REFUND = {"order_id": ORDER, "amount_cents": 500}
 
 REFUND_ID = re.compile(r"R-\d+")
@@ -401,101 +403,10 @@ async def test_modern_rounds_stop_at_the_cap(connect, conn: Connection) -> None:
 # Raw HTTP
 
 
-def modern_meta(capabilities: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "io.modelcontextprotocol/protocolVersion": MODERN,
-        "io.modelcontextprotocol/clientInfo": {"name": "raw-interop", "version": "0"},
-        "io.modelcontextprotocol/clientCapabilities": capabilities,
-    }
-
-
-def messages_of(response: httpx2.Response) -> list[dict[str, Any]]:
-    """The JSON-RPC messages of a POST's answer: a JSON body or an SSE stream."""
-    kind = response.headers.get("content-type", "")
-    if kind.startswith("application/json"):
-        return [response.json()]
-    assert kind.startswith("text/event-stream"), (response.status_code, kind, response.text)
-    data = [line[len("data:") :].strip() for line in response.text.splitlines() if line.startswith("data:")]
-    return [json.loads(d) for d in data if d]
-
-
-@dataclass
-class RawModern:
-    """Sends 2026-07-28 requests by hand: headers, `_meta` envelope, fresh ids."""
-
-    http: httpx2.AsyncClient
-    url: str
-    capabilities: dict[str, Any]
-    next_id: int = 1
-
-    async def call(self, method: str, name: str, params: dict[str, Any]) -> dict[str, Any]:
-        request_id, self.next_id = self.next_id, self.next_id + 1
-        body = {
-            "jsonrpc": "2.0",
-            "id": request_id,
-            "method": method,
-            "params": {**params, "_meta": modern_meta(self.capabilities)},
-        }
-        headers = {
-            "Accept": "application/json, text/event-stream",
-            "MCP-Protocol-Version": MODERN,
-            "Mcp-Method": method,
-            "Mcp-Name": name,
-        }
-        response = await self.http.post(self.url, json=body, headers=headers)
-        assert response.status_code == 200, (response.status_code, response.text)
-        answers = [m for m in messages_of(response) if m.get("id") == request_id]
-        assert len(answers) == 1, response.text
-        return answers[0]
-
-    async def tool(self, name: str, arguments: dict[str, Any], **extra: Any) -> dict[str, Any]:
-        return await self.call("tools/call", name, {"name": name, "arguments": arguments, **extra})
-
-
-@asynccontextmanager
-async def raw_modern(server: DuetServer, capabilities: dict[str, Any] | None = None) -> AsyncIterator[RawModern]:
-    caps = {"elicitation": {}} if capabilities is None else capabilities
-    async with httpx2.AsyncClient(timeout=READ_TIMEOUT) as http:
-        yield RawModern(http, server.url, caps)
-
-
-CONFIRMED = {"confirm": {"action": "accept", "content": {"ok": True}}}
-
-
-def tampered(state: str) -> str:
-    """`state` with one character in the middle changed (still URL-safe base64)."""
-    i = len(state) // 2
-    return state[:i] + ("A" if state[i] != "A" else "B") + state[i + 1 :]
-
-
-async def ask_refund(raw: RawModern, arguments: dict[str, Any] = BIG_REFUND) -> str:
-    """Sends the refund, checks the input_required answer and returns its requestState."""
-    first = await raw.tool("refund_order", arguments)
-    assert "error" not in first, first
-    result = first["result"]
-    assert result["resultType"] == "input_required", result
-    assert set(result["inputRequests"]) == {"confirm"}, result
-    confirm = result["inputRequests"]["confirm"]
-    assert confirm["method"] == "elicitation/create"
-    assert "250.00" in confirm["params"]["message"]
-    assert confirm["params"]["requestedSchema"]["properties"]["ok"] == {"type": "boolean"}
-    state = result["requestState"]
-    assert isinstance(state, str) and state
-    return state
-
-
-def refunded(answer: dict[str, Any]) -> dict[str, Any]:
-    assert "error" not in answer, answer
-    result = answer["result"]
-    assert result.get("resultType", "complete") == "complete", result
-    assert result["isError"] is False, result
-    return result["structuredContent"]
-
-
 async def test_raw_modern_round_trip(duet_factory) -> None:
     server = duet_factory()
     with anyio.fail_after(TEST_DEADLINE):
-        async with raw_modern(server) as raw:
+        async with raw_modern(server.url) as raw:
             state = await ask_refund(raw)
             done = await raw.tool("refund_order", BIG_REFUND, inputResponses=CONFIRMED, requestState=state)
             assert refunded(done) == {"refund_id": "R-1", "amount_cents": 25_000}
@@ -508,7 +419,7 @@ async def test_raw_modern_round_trip(duet_factory) -> None:
 async def test_raw_modern_decline(duet_factory) -> None:
     server = duet_factory()
     with anyio.fail_after(TEST_DEADLINE):
-        async with raw_modern(server) as raw:
+        async with raw_modern(server.url) as raw:
             state = await ask_refund(raw)
             declined = {"confirm": {"action": "decline"}}
             done = await raw.tool("refund_order", BIG_REFUND, inputResponses=declined, requestState=state)
@@ -520,7 +431,7 @@ async def test_raw_modern_decline(duet_factory) -> None:
 async def test_raw_modern_answers_without_state_are_not_trusted(duet_factory) -> None:
     server = duet_factory()
     with anyio.fail_after(TEST_DEADLINE):
-        async with raw_modern(server) as raw:
+        async with raw_modern(server.url) as raw:
             again = await raw.tool("refund_order", BIG_REFUND, inputResponses=CONFIRMED)
             assert again["result"]["resultType"] == "input_required", again
             # And nothing was refunded: the first real refund is R-1.
@@ -531,7 +442,7 @@ async def test_raw_modern_answers_without_state_are_not_trusted(duet_factory) ->
 async def test_raw_modern_without_elicitation_capability(duet_factory) -> None:
     server = duet_factory()
     with anyio.fail_after(TEST_DEADLINE):
-        async with raw_modern(server, capabilities={}) as raw:
+        async with raw_modern(server.url, capabilities={}) as raw:
             answer = await raw.tool("refund_order", BIG_REFUND)
     assert "error" not in answer, answer
     result = answer["result"]
@@ -543,7 +454,7 @@ async def test_raw_modern_without_elicitation_capability(duet_factory) -> None:
 async def test_raw_modern_tampered_state_is_refused(duet_factory) -> None:
     server = duet_factory()
     with anyio.fail_after(TEST_DEADLINE):
-        async with raw_modern(server) as raw:
+        async with raw_modern(server.url) as raw:
             state = await ask_refund(raw)
             bad = await raw.tool("refund_order", BIG_REFUND, inputResponses=CONFIRMED, requestState=tampered(state))
             garbage = await raw.tool("refund_order", BIG_REFUND, inputResponses=CONFIRMED, requestState="not base64!")
@@ -560,7 +471,7 @@ async def test_raw_modern_tampered_state_is_refused(duet_factory) -> None:
 async def test_raw_modern_state_replayed_with_other_arguments_is_refused(duet_factory) -> None:
     server = duet_factory()
     with anyio.fail_after(TEST_DEADLINE):
-        async with raw_modern(server) as raw:
+        async with raw_modern(server.url) as raw:
             state = await ask_refund(raw)
             other = {"order_id": ORDER, "amount_cents": 99_999}
             replay = await raw.tool("refund_order", other, inputResponses=CONFIRMED, requestState=state)
@@ -582,7 +493,7 @@ async def test_raw_modern_multi_round_carries_fresh_state(duet_factory) -> None:
     server = duet_factory(fixtures="conformance")
     name = "test_input_required_result_multi_round"
     with anyio.fail_after(TEST_DEADLINE):
-        async with raw_modern(server) as raw:
+        async with raw_modern(server.url) as raw:
             first = (await raw.tool(name, {}))["result"]
             assert first["resultType"] == "input_required" and set(first["inputRequests"]) == {"step1"}, first
             step1 = {"step1": {"action": "accept", "content": {"name": "Alice"}}}
@@ -596,16 +507,6 @@ async def test_raw_modern_multi_round_carries_fresh_state(duet_factory) -> None:
 
 
 # Handshake era, raw: the question rides the POST's own SSE stream.
-
-
-async def sse_messages(response: httpx2.Response) -> AsyncIterator[dict[str, Any]]:
-    data: list[str] = []
-    async for line in response.aiter_lines():
-        if line.startswith("data:"):
-            data.append(line[len("data:") :].strip())
-        elif line == "" and data:
-            yield json.loads("\n".join(data))
-            data = []
 
 
 async def test_raw_handshake_elicitation_on_the_post_stream(duet_factory) -> None:

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import DUET_BIN, MODERN, DuetServer, _stop
+from conftest import DUET_BIN, MODERN, DuetServer, stop_process
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
     ExportTraceServiceResponse,
@@ -173,7 +173,7 @@ def test_spans_reach_a_collector_in_the_conventions_shape(duet_factory, receiver
     header = {"traceparent": f"00-{HEADER_TRACE}-{HEADER_PARENT}-01"}
     assert "result" in call(server, 3, "trace_env", {}, headers=header)
     # What is left goes at exit.
-    _stop(server.process)
+    stop_process(server.process)
     receiver.wait_for("tools/call fails")
 
     spans = receiver.spans()

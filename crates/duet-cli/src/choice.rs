@@ -6,6 +6,7 @@ use crate::cli::{Fixtures, LayerArgs, PrincipalArgs};
 use crate::usage::Usage;
 use crate::workspace::Access;
 use crate::{manifest, workspace};
+use duet::backplane::Backplane;
 use duet::fixtures;
 use duet::layer::{Layer, Principal};
 use std::path::{Path, PathBuf};
@@ -14,10 +15,20 @@ use std::sync::Arc;
 /// The manifest picked up from the working directory when no layer option is given.
 const DEFAULT_MANIFEST: &str = "duet.toml";
 
-/// The layer the options name. `watch` keeps a workspace current (for `serve`).
-pub fn layer(args: &LayerArgs, watch: bool) -> Result<Arc<dyn Layer>, Usage> {
+/// The layer the options name, to inspect or call once.
+pub fn layer(args: &LayerArgs) -> Result<Arc<dyn Layer>, Usage> {
+    build(args, false, &Backplane::memory())
+}
+
+/// The layer the options name, to serve: a workspace is watched, and what the layer keeps
+/// for replicas (the test fixtures' idempotency keys) lives in `backplane`.
+pub fn served(args: &LayerArgs, backplane: &Backplane) -> Result<Arc<dyn Layer>, Usage> {
+    build(args, true, backplane)
+}
+
+fn build(args: &LayerArgs, watch: bool, backplane: &Backplane) -> Result<Arc<dyn Layer>, Usage> {
     match args.fixtures {
-        Some(Fixtures::Testkit) => return Ok(Arc::new(fixtures::testkit::registry())),
+        Some(Fixtures::Testkit) => return Ok(Arc::new(fixtures::testkit::registry_on(backplane.keys.clone()))),
         Some(Fixtures::Conformance) => return Ok(Arc::new(fixtures::conformance::registry())),
         Some(Fixtures::Bench) => return Ok(Arc::new(fixtures::bench::registry())),
         None => {}

@@ -180,9 +180,27 @@ pub struct ServeArgs {
     #[arg(long, value_name = "RATIO", default_value_t = 1.0, requires = "otlp_endpoint")]
     pub otlp_sample_ratio: f64,
     #[command(flatten)]
+    pub replicas: ReplicaArgs,
+    #[command(flatten)]
     pub http: HttpArgs,
     #[command(flatten)]
     pub oauth: crate::oauth_args::OAuthArgs,
+}
+
+/// What the replicas of one server share.
+#[derive(clap::Args, Debug, Default)]
+pub struct ReplicaArgs {
+    /// The store replicas share (idempotency keys, change events):
+    /// redis://[USER:PASSWORD@]HOST:PORT/DB. Needs a shared state key.
+    #[arg(long, env = "DUET_STORE", value_name = "URL")]
+    pub store: Option<String>,
+    /// The prefix of the store's keys and channel, so several servers can share one Redis.
+    #[arg(long, value_name = "PREFIX", default_value = "duet:")]
+    pub store_prefix: String,
+    /// A file holding the key(s) that seal multi round-trip state, CURRENT[,PREVIOUS], each
+    /// 32 bytes in base64 or hex; replaces DUET_STATE_KEY. Replicas need the same key.
+    #[arg(long, value_name = "FILE")]
+    pub state_key_file: Option<std::path::PathBuf>,
 }
 
 /// Options of the HTTP transports; refused with `--transport stdio`.

@@ -9,6 +9,7 @@ mod logging;
 mod manifest;
 mod metrics;
 mod oauth_args;
+mod replicas;
 mod serve;
 mod traces;
 mod usage;

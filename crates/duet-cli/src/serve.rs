@@ -23,7 +23,11 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             Some(config)
         }),
     };
-    let (layer, http) = match (choice::layer(&args.layer, true), http) {
+    let shared = match crate::replicas::shared(&args.replicas).await {
+        Ok(shared) => shared,
+        Err(usage) => return Ok(usage.exit()),
+    };
+    let (layer, http) = match (choice::served(&args.layer, &shared.backplane), http) {
         (Ok(layer), Ok(http)) => (layer, http),
         (Err(usage), _) | (_, Err(usage)) => return Ok(usage.exit()),
     };
@@ -35,7 +39,12 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         Some(addr) => Some(crate::metrics::serve(addr).await?),
         None => None,
     };
-    let options = ServerOptions { page_size: args.page_size, ..ServerOptions::default() };
+    let options = ServerOptions {
+        page_size: args.page_size,
+        state_keys: shared.state_keys,
+        backplane: shared.backplane,
+        ..ServerOptions::default()
+    };
     let server = Server::new(layer, options);
     let grace = Duration::from_secs(args.shutdown_grace);
     match http {
@@ -183,9 +192,10 @@ async fn serve_http(server: Server, config: HttpConfig, transport: Transport, gr
         Ok(limit) => tracing::debug!(limit, "open-files limit"),
         Err(e) => tracing::warn!("cannot raise the open-files limit: {e}"),
     }
-    let address = match config.host.contains(':') {
-        true => format!("[{}]:{}", config.host, config.port),
-        false => format!("{}:{}", config.host, config.port),
+    let address = if config.host.contains(':') {
+        format!("[{}]:{}", config.host, config.port)
+    } else {
+        format!("{}:{}", config.host, config.port)
     };
     let sse_path = config.sse_path.clone();
     let bound = HttpServer::bind(server, config).await.with_context(|| format!("cannot listen on {address}"))?;

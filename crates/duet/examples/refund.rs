@@ -2,10 +2,14 @@
 //! refunding more than 100 USD, with sealed state and an idempotency key, as a duet tool.
 //! The same handler serves both eras: on 2026-07-28 the question travels as an
 //! `input_required` result, on a handshake-era session as an `elicitation/create` request.
-//! `cargo run -p duet --example refund` serves it over stdio.
+//! `cargo run -p duet --example refund` serves it over stdio. The idempotency keys live in
+//! the server's backplane: in memory here, in Redis (`Backplane` from
+//! `RedisBackplane::connect`, feature `redis`) when replicas share the refunds.
 
-use duet::mrtr::idempotency::{MemoryStore, at_most_once};
+use duet::backplane::Backplane;
+use duet::mrtr::idempotency::at_most_once;
 use duet::prelude::*;
+use duet::transport::stdio::{StdioOptions, serve_stdio};
 use serde::Deserialize;
 use serde_json::json;
 use std::sync::Arc;
@@ -23,7 +27,7 @@ struct Confirm {
     ok: bool,
 }
 
-async fn refund_order(r: Refund, cx: RequestCx<Arc<MemoryStore>>) -> Result<Reply<ToolResult>, HandlerError> {
+async fn refund_order(r: Refund, cx: RequestCx<Backplane>) -> Result<Reply<ToolResult>, HandlerError> {
     if r.amount_cents > 10_000 {
         // The question travels sealed: an answer counts only beside the state it was asked with.
         let asked = json!({"order_id": r.order_id, "amount_cents": r.amount_cents});
@@ -47,7 +51,7 @@ async fn refund_order(r: Refund, cx: RequestCx<Arc<MemoryStore>>) -> Result<Repl
     let key = format!("{}:{}:{}", cx.principal().id, r.order_id, r.amount_cents);
     let day = Duration::from_secs(86_400);
     let refund =
-        at_most_once(cx.state().as_ref(), &key, day, || async { payments_refund(&r.order_id, r.amount_cents) });
+        at_most_once(cx.state().keys.as_ref(), &key, day, || async { payments_refund(&r.order_id, r.amount_cents) });
     Ok(ToolResult::structured(refund.await?).into())
 }
 
@@ -58,11 +62,13 @@ fn payments_refund(order_id: &str, amount_cents: u64) -> Result<serde_json::Valu
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let mut registry = Registry::with_state(ServerInfo::new("support-desk", "1.0.0"), Arc::new(MemoryStore::new()));
+    let backplane = Backplane::memory();
+    let mut registry = Registry::with_state(ServerInfo::new("support-desk", "1.0.0"), backplane.clone());
     registry.tool(
         ToolSpec::typed("refund_order", refund_order)
             .description("Refunds an order; above 100 USD the user confirms first"),
     )?;
-    duet::serve_stdio(registry).await?;
+    let server = Server::new(Arc::new(registry), ServerOptions { backplane, ..ServerOptions::default() });
+    serve_stdio(server, StdioOptions::default()).await?;
     Ok(())
 }

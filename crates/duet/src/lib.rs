@@ -48,6 +48,7 @@
 //! HTTP or TLS stack.
 
 pub mod auth;
+pub mod backplane;
 #[cfg(feature = "fixtures")]
 pub mod fixtures;
 #[cfg(feature = "fuzzing")]

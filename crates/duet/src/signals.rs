@@ -32,6 +32,10 @@ pub const AUTH_FAILURES: &str = "duet_auth_failures_total";
 /// Multi round-trip retries whose `requestState` was refused (tampered, expired, misbound).
 pub const SEALED_STATE_REJECTIONS: &str = "duet_sealed_state_rejections_total";
 
+/// Calls to the shared store (the Redis backplane) that failed or timed out, and changes
+/// it could not carry, by `operation`.
+pub const BACKPLANE_ERRORS: &str = "duet_backplane_errors_total";
+
 /// The buckets the conventions advise for both durations, in seconds.
 pub const DURATION_BUCKETS: [f64; 14] =
     [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0];
@@ -51,6 +55,7 @@ pub fn describe() {
     );
     metrics::describe_counter!(AUTH_FAILURES, "Requests whose bearer token was missing or refused");
     metrics::describe_counter!(SEALED_STATE_REJECTIONS, "Retries whose requestState was refused");
+    metrics::describe_counter!(BACKPLANE_ERRORS, "Shared-store calls that failed, and changes not carried");
 }
 
 /// `network.transport`: how a request reached duet.

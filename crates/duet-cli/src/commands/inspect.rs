@@ -25,7 +25,7 @@ fn show(
     args: ListArgs,
     listed: impl FnOnce(&dyn Layer, &Principal) -> (Value, Vec<(String, String)>),
 ) -> anyhow::Result<ExitCode> {
-    let layer = match choice::layer(&args.layer, false) {
+    let layer = match choice::layer(&args.layer) {
         Ok(layer) => layer,
         Err(usage) => return Ok(usage.exit()),
     };

@@ -69,8 +69,14 @@ impl Duet {
     }
 
     pub fn spawn(args: &[&str], version: &str) -> Duet {
+        Duet::spawn_with_env(args, &[], version)
+    }
+
+    /// [`spawn`](Self::spawn) with `env` added to the environment.
+    pub fn spawn_with_env(args: &[&str], env: &[(&str, &str)], version: &str) -> Duet {
         let mut child = Command::new(env!("CARGO_BIN_EXE_duet"))
             .args(args)
+            .envs(env.iter().copied())
             .env_remove("DUET_LOG")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -2,10 +2,11 @@
 //! They may be raised from any thread; the engine fans them out to sessions and listen
 //! streams without blocking the caller.
 
+use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Mutex, Weak};
 
 /// One change in what a layer serves.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Change {
     ToolsChanged,
     PromptsChanged,
@@ -14,35 +15,46 @@ pub enum Change {
     ResourceUpdated(String),
 }
 
-/// A change listener.
-pub type Listener = dyn Fn(&Change) + Send + Sync;
+/// What a [`Feed`] tells its events to.
+pub type Receiver<T> = dyn Fn(&T) + Send + Sync;
 
-/// The change events of one layer. Listeners are held weakly: a dropped server stops
-/// listening without unregistering.
-#[derive(Default)]
-pub struct ChangeFeed {
-    listeners: Mutex<Vec<Weak<Listener>>>,
+/// A change listener.
+pub type Listener = Receiver<Change>;
+
+/// The change events of one layer.
+pub type ChangeFeed = Feed<Change>;
+
+/// Events told to listeners, from any thread. Listeners are held weakly: a dropped server
+/// stops listening without unregistering.
+pub struct Feed<T> {
+    listeners: Mutex<Vec<Weak<Receiver<T>>>>,
 }
 
-impl ChangeFeed {
+impl<T> Default for Feed<T> {
+    fn default() -> Self {
+        Feed { listeners: Mutex::new(Vec::new()) }
+    }
+}
+
+impl<T> Feed<T> {
     pub fn new() -> Self {
         Self::default()
     }
 
-    /// Tells every live listener about `change`. Callable from any thread.
-    pub fn notify(&self, change: Change) {
-        let live: Vec<Arc<Listener>> = {
+    /// Tells every live listener about `event`. Callable from any thread.
+    pub fn notify(&self, event: T) {
+        let live: Vec<Arc<Receiver<T>>> = {
             let mut listeners = self.listeners.lock().unwrap_or_else(|p| p.into_inner());
             listeners.retain(|l| l.strong_count() > 0);
             listeners.iter().filter_map(Weak::upgrade).collect()
         };
         for listener in live {
-            listener(&change);
+            listener(&event);
         }
     }
 
     /// Registers a listener for as long as the caller keeps the `Arc` alive.
-    pub fn subscribe(&self, listener: &Arc<Listener>) {
+    pub fn subscribe(&self, listener: &Arc<Receiver<T>>) {
         let mut listeners = self.listeners.lock().unwrap_or_else(|p| p.into_inner());
         listeners.push(Arc::downgrade(listener));
     }

@@ -18,7 +18,7 @@ mod spec;
 mod template;
 mod validation;
 
-pub use changes::{Change, ChangeFeed, Listener};
+pub use changes::{Change, ChangeFeed, Feed, Listener, Receiver};
 pub use content::*;
 pub(crate) use context::NO_CAPABILITIES;
 pub use context::{Elicited, RequestCx, RequestCxBuilder};

@@ -1,151 +1,105 @@
 //! At-most-once side effects. A sealed request state proves a retry is genuine, not that it
 //! is the first: a client can replay it. A handler with a side effect (a refund, a write)
 //! runs it under an idempotency key; a replay gets the first run's result instead of a
-//! second effect. The in-process store suits one replica; a shared store (behind the same
-//! trait) serves many.
+//! second effect. The key lives in the backplane's [`Keys`]: in memory for one replica,
+//! in the shared store for many.
 
-use async_trait::async_trait;
+use crate::backplane::{Keys, StoreError};
 use serde_json::Value;
-use std::collections::HashMap;
 use std::future::Future;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-/// What a store knows about a key when a handler claims it.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Claim {
-    /// Nobody ran it: the caller now owns the key and must `finish` or `release` it.
-    New,
-    /// Another call is running it right now.
-    InProgress,
-    /// It ran; this is what it returned.
-    Done(Value),
-}
-
-/// Where idempotency keys live. Implement it over a shared database or cache to make
-/// at-most-once hold across replicas.
-#[async_trait]
-pub trait IdempotencyStore: Send + Sync {
-    /// Claims `key` for `ttl` unless someone holds or finished it.
-    async fn claim(&self, key: &str, ttl: Duration) -> Claim;
-    /// Records the result of a claimed key, kept for `ttl`.
-    async fn finish(&self, key: &str, result: Value, ttl: Duration);
-    /// Gives a claimed key back (the side effect failed and may be tried again).
-    async fn release(&self, key: &str);
-}
-
-enum Entry {
-    Running(Instant),
-    Done(Value, Instant),
-}
-
-/// An in-process store whose entries expire.
-#[derive(Default)]
-pub struct MemoryStore {
-    entries: Mutex<HashMap<String, Entry>>,
-}
-
-impl MemoryStore {
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Entry>> {
-        self.entries.lock().unwrap_or_else(|p| p.into_inner())
-    }
-}
-
-#[async_trait]
-impl IdempotencyStore for MemoryStore {
-    async fn claim(&self, key: &str, ttl: Duration) -> Claim {
-        let now = Instant::now();
-        let mut entries = self.lock();
-        entries.retain(|_, e| match e {
-            Entry::Running(until) | Entry::Done(_, until) => *until > now,
-        });
-        match entries.get(key) {
-            Some(Entry::Running(_)) => Claim::InProgress,
-            Some(Entry::Done(v, _)) => Claim::Done(v.clone()),
-            None => {
-                entries.insert(key.to_string(), Entry::Running(now + ttl));
-                Claim::New
-            }
-        }
-    }
-
-    async fn finish(&self, key: &str, result: Value, ttl: Duration) {
-        self.lock().insert(key.to_string(), Entry::Done(result, Instant::now() + ttl));
-    }
-
-    async fn release(&self, key: &str) {
-        self.lock().remove(key);
-    }
-}
+/// What a key holds while its effect runs; once it ran, `DONE` and the result follow.
+const RUNNING: &[u8] = b"running";
+const DONE: &[u8] = b"done:";
 
 /// Why [`at_most_once`] did not run the effect.
 #[derive(Debug, thiserror::Error)]
 pub enum OnceError<E> {
     #[error("the same request is already being processed; try again shortly")]
     InProgress,
+    /// The key could not be claimed or recorded: whether the effect ran is unknown to this
+    /// call, so it was not run.
+    #[error(transparent)]
+    Store(StoreError),
     #[error(transparent)]
     Failed(E),
 }
 
-/// Runs `effect` once per `key` within `ttl`: a repeat returns the first result. A failed
-/// effect releases the key so it can be tried again.
-pub async fn at_most_once<S, F, Fut, E>(store: &S, key: &str, ttl: Duration, effect: F) -> Result<Value, OnceError<E>>
+/// Runs `effect` once per `key` within `ttl`: a repeat returns the first result, a call
+/// while the first runs gets [`OnceError::InProgress`]. A failed effect releases the key
+/// so it can be tried again.
+pub async fn at_most_once<K, F, Fut, E>(keys: &K, key: &str, ttl: Duration, effect: F) -> Result<Value, OnceError<E>>
 where
-    S: IdempotencyStore + ?Sized,
+    K: Keys + ?Sized,
     F: FnOnce() -> Fut,
     Fut: Future<Output = Result<Value, E>>,
 {
-    match store.claim(key, ttl).await {
-        Claim::Done(v) => Ok(v),
-        Claim::InProgress => Err(OnceError::InProgress),
-        Claim::New => match effect().await {
-            Ok(v) => {
-                store.finish(key, v.clone(), ttl).await;
-                Ok(v)
+    match keys.claim(key, RUNNING, ttl).await.map_err(OnceError::Store)? {
+        None => {}
+        Some(held) => {
+            return match held.strip_prefix(DONE) {
+                Some(done) => serde_json::from_slice(done)
+                    .map_err(|e| OnceError::Store(StoreError(format!("idempotency key {key:?} holds no result: {e}")))),
+                None => Err(OnceError::InProgress),
+            };
+        }
+    }
+    match effect().await {
+        Ok(result) => {
+            let mut done = DONE.to_vec();
+            done.extend(result.to_string().as_bytes());
+            // The effect happened: its caller gets the result even if the store lost it
+            // (replays then see the key as running until it expires).
+            if let Err(e) = keys.put(key, &done, ttl).await {
+                tracing::warn!(key, "the result of an at-most-once effect was not recorded: {e}");
             }
-            Err(e) => {
-                store.release(key).await;
-                Err(OnceError::Failed(e))
-            }
-        },
+            Ok(result)
+        }
+        Err(e) => {
+            // Released or not, the caller learns the effect failed; a key left claimed
+            // expires with its ttl.
+            let _ = keys.delete(key).await;
+            Err(OnceError::Failed(e))
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backplane::MemoryKeys;
     use serde_json::json;
     use std::sync::atomic::{AtomicU32, Ordering};
 
     #[tokio::test]
     async fn replays_get_the_first_result() {
-        let store = MemoryStore::new();
+        let keys = MemoryKeys::new();
         let runs = AtomicU32::new(0);
         let effect = || async {
             let n = runs.fetch_add(1, Ordering::SeqCst) + 1;
             Ok::<_, String>(json!({"refund": n}))
         };
-        let first = at_most_once(&store, "k", Duration::from_secs(60), effect).await.unwrap();
-        let again = at_most_once(&store, "k", Duration::from_secs(60), effect).await.unwrap();
+        let first = at_most_once(&keys, "k", Duration::from_secs(60), effect).await.unwrap();
+        let again = at_most_once(&keys, "k", Duration::from_secs(60), effect).await.unwrap();
         assert_eq!((first.clone(), again), (json!({"refund": 1}), json!({"refund": 1})));
         assert_eq!(runs.load(Ordering::SeqCst), 1);
-        let other = at_most_once(&store, "k2", Duration::from_secs(60), effect).await.unwrap();
+        let other = at_most_once(&keys, "k2", Duration::from_secs(60), effect).await.unwrap();
         assert_eq!(other, json!({"refund": 2}));
     }
 
     #[tokio::test]
-    async fn failures_release_and_entries_expire() {
-        let store = MemoryStore::new();
-        let failed = at_most_once(&store, "k", Duration::from_secs(60), || async { Err::<Value, _>("down") }).await;
+    async fn failures_release_and_a_running_key_is_busy() {
+        let keys = MemoryKeys::new();
+        let ttl = Duration::from_secs(60);
+        let failed = at_most_once(&keys, "k", ttl, || async { Err::<Value, _>("down") }).await;
         assert!(matches!(failed, Err(OnceError::Failed("down"))));
-        assert_eq!(store.claim("k", Duration::from_secs(60)).await, Claim::New);
-        assert_eq!(store.claim("k", Duration::from_secs(60)).await, Claim::InProgress);
-        store.finish("old", json!(1), Duration::from_millis(1)).await;
-        tokio::time::sleep(Duration::from_millis(5)).await;
-        assert_eq!(store.claim("old", Duration::from_secs(1)).await, Claim::New);
+        let busy = at_most_once(&keys, "k", ttl, || async {
+            let during = at_most_once(&keys, "k", ttl, || async { Ok::<_, ()>(json!(2)) }).await;
+            assert!(matches!(during, Err(OnceError::InProgress)));
+            Ok::<_, ()>(json!(1))
+        })
+        .await;
+        assert_eq!(busy.unwrap(), json!(1));
     }
 }

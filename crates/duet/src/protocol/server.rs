@@ -13,8 +13,9 @@ use super::pages::Pages;
 use super::session::{Session, SessionShared};
 use super::wire::CacheHints;
 use super::{Era, Version};
+use crate::backplane::{Backplane, Published, Subscriber};
 use crate::jsonrpc::{Response, RpcError, Sink};
-use crate::layer::{Change, Layer, LogLevel, NO_CAPABILITIES, Principal, ServerInfo};
+use crate::layer::{Change, Layer, Listener, LogLevel, NO_CAPABILITIES, Principal, ServerInfo};
 use crate::message::{Incoming, Message, Request};
 use crate::mrtr::seal::{DEFAULT_STATE_TTL, STATE_KEY_ENV, Sealer, StateKey, StateKeys};
 use crate::signals::Transport;
@@ -43,6 +44,10 @@ pub struct ServerOptions {
     pub state_ttl: Duration,
     /// How long a handshake-era client has to answer a request for input.
     pub input_timeout: Duration,
+    /// What this server shares with its replicas; in memory by default (one replica).
+    /// Each replica serves its own layer: what a layer raises reaches the others' listen
+    /// streams and sessions through the backplane's bus.
+    pub backplane: Backplane,
 }
 
 impl Default for ServerOptions {
@@ -55,6 +60,7 @@ impl Default for ServerOptions {
             state_keys: None,
             state_ttl: DEFAULT_STATE_TTL,
             input_timeout: Duration::from_secs(300),
+            backplane: Backplane::memory(),
         }
     }
 }
@@ -75,9 +81,11 @@ pub(crate) struct Shared {
     /// List pages, each rendered once.
     pub pages: Pages,
     pub sealer: Sealer,
+    /// Tells this server's changes from those other replicas publish on the bus.
+    replica_id: u64,
     sessions: Mutex<Vec<Weak<SessionShared>>>,
-    /// Kept alive here; the layer's feed holds it weakly.
-    _listener: Arc<dyn Fn(&Change) + Send + Sync>,
+    /// Kept alive here; the layer's feed and the bus hold them weakly.
+    _listeners: (Arc<Listener>, Arc<Subscriber>),
 }
 
 impl Server {
@@ -95,14 +103,22 @@ impl Server {
         let sealer = Sealer::new(keys, options.state_ttl);
         // Rendering plain data cannot fail: its keys are strings.
         let info_rendered = serde_json::value::to_raw_value(&info).unwrap_or_default();
+        let replica_id = rand::random();
         let shared = Arc::new_cyclic(|weak: &Weak<Shared>| {
-            let weak = weak.clone();
-            let listener: Arc<dyn Fn(&Change) + Send + Sync> = Arc::new(move |change: &Change| {
-                if let Some(shared) = weak.upgrade() {
+            let (own, others) = (weak.clone(), weak.clone());
+            let listener: Arc<Listener> = Arc::new(move |change: &Change| {
+                if let Some(shared) = own.upgrade() {
                     shared.dispatch(change);
+                    shared.options.backplane.bus.publish(Published { origin: replica_id, change: change.clone() });
+                }
+            });
+            let subscriber: Arc<Subscriber> = Arc::new(move |published: &Published| {
+                if let Some(shared) = others.upgrade().filter(|_| published.origin != replica_id) {
+                    shared.dispatch(&published.change);
                 }
             });
             layer.changes().subscribe(&listener);
+            options.backplane.bus.subscribe(&subscriber);
             Shared {
                 layer: layer.clone(),
                 options,
@@ -111,8 +127,9 @@ impl Server {
                 listens: Listens::default(),
                 pages: Pages::default(),
                 sealer,
+                replica_id,
                 sessions: Mutex::new(Vec::new()),
-                _listener: listener,
+                _listeners: (listener, subscriber),
             }
         });
         Server { shared }
@@ -128,6 +145,11 @@ impl Server {
 
     pub fn info(&self) -> &ServerInfo {
         &self.shared.info
+    }
+
+    /// This server's id among the replicas sharing its backplane, random at start.
+    pub fn replica_id(&self) -> u64 {
+        self.shared.replica_id
     }
 
     /// A session for a connection that lasts: `send` carries what the server sends
@@ -235,8 +257,9 @@ impl Server {
 }
 
 impl Shared {
-    /// Fans one layer change out to listen streams and handshake-era sessions. Runs on the
-    /// thread that raised the change; never blocks.
+    /// Fans one change, of this server's layer or from another replica, out to listen
+    /// streams and handshake-era sessions. Runs on the thread that raised or received the
+    /// change; never blocks.
     fn dispatch(&self, change: &Change) {
         self.listens.dispatch(change);
         let sessions: Vec<Arc<SessionShared>> = {

@@ -11,3 +11,4 @@ mod flows;
 mod framing;
 mod handshake;
 mod modern;
+mod replicas;

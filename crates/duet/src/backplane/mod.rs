@@ -1,0 +1,98 @@
+//! What replicas share. One process keeps everything in memory; replicas behind a load
+//! balancer must see the same idempotency keys and records, and the changes one replica's
+//! layer raises must reach the listen streams and sessions held by the others. The
+//! backplane is that shared part: [`Keys`] (values with an expiry and an atomic claim) and
+//! a [`Bus`] (changes published to every other replica). [`Backplane::memory`] is the
+//! default and what one process needs; servers built on one clone of it share it as
+//! replicas would. `Backplane::redis` (feature `redis`) shares it through a Redis server.
+
+mod memory;
+#[cfg(feature = "redis")]
+mod redis;
+
+use crate::layer::{Change, Receiver};
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub use memory::{MemoryBus, MemoryKeys};
+#[cfg(feature = "redis")]
+pub use redis::RedisBackplane;
+
+/// The shared store could not answer (unreachable, too slow, or it answered nonsense).
+/// Whatever needed the shared state fails with this message; nothing waits longer than
+/// the store's timeout.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the shared store is unavailable: {0}")]
+pub struct StoreError(pub String);
+
+/// Values with an expiry, shared by every replica.
+#[async_trait]
+pub trait Keys: Send + Sync {
+    /// Sets `key` to `value` for `ttl` unless it holds a value, atomically: `None` when this
+    /// call set it, else the value it holds.
+    async fn claim(&self, key: &str, value: &[u8], ttl: Duration) -> Result<Option<Vec<u8>>, StoreError>;
+    /// Sets `key` to `value` for `ttl`, whatever it held.
+    async fn put(&self, key: &str, value: &[u8], ttl: Duration) -> Result<(), StoreError>;
+    /// Removes `key`.
+    async fn delete(&self, key: &str) -> Result<(), StoreError>;
+}
+
+/// A change raised on one replica, as the bus carries it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Published {
+    /// The replica whose layer raised it ([`crate::protocol::Server::replica_id`]).
+    pub origin: u64,
+    pub change: Change,
+}
+
+/// Receives what the bus carries.
+pub type Subscriber = Receiver<Published>;
+
+/// Carries changes between replicas, in order per origin.
+pub trait Bus: Send + Sync {
+    /// Sends `published` to every subscriber, this replica's included (they skip their own
+    /// origin). Never blocks: it runs on the thread that raised the change.
+    fn publish(&self, published: Published);
+    /// Delivers what is published to `subscriber` for as long as the caller keeps the `Arc`.
+    fn subscribe(&self, subscriber: &Arc<Subscriber>);
+}
+
+/// The shared part of a set of replicas. Cheap to clone; clones share.
+#[derive(Clone)]
+pub struct Backplane {
+    pub keys: Arc<dyn Keys>,
+    pub bus: Arc<dyn Bus>,
+    /// What it is, for logs: `memory`, or the store's address.
+    name: Arc<str>,
+}
+
+impl Backplane {
+    /// Keys and a bus in this process: what one replica needs.
+    pub fn memory() -> Self {
+        Backplane::new(Arc::new(MemoryKeys::new()), Arc::new(MemoryBus::new()), "memory")
+    }
+
+    /// A backplane of the program's own keys and bus.
+    pub fn new(keys: Arc<dyn Keys>, bus: Arc<dyn Bus>, name: &str) -> Self {
+        Backplane { keys, bus, name: name.into() }
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl Default for Backplane {
+    fn default() -> Self {
+        Backplane::memory()
+    }
+}
+
+impl fmt::Debug for Backplane {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Backplane").field(&self.name).finish()
+    }
+}

@@ -1,0 +1,194 @@
+//! The backplane on a Redis server, for replicas behind a load balancer. Keys are Redis
+//! strings with an expiry under a prefix; the bus is one pub/sub channel. One connection
+//! (RESP3, so commands and pushed messages share it) reconnects by itself and resubscribes;
+//! a watchdog pings it every second so a lost connection is noticed and mended even when
+//! nothing else talks to Redis. Every command has a deadline: a request that needs shared
+//! state fails within it, never hangs. Changes published while Redis is unreachable are
+//! lost (pub/sub keeps no history); each loss is logged and counted.
+
+use super::{Backplane, Bus, Keys, Published, StoreError, Subscriber};
+use crate::layer::Feed;
+use crate::signals;
+use async_trait::async_trait;
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use redis::{Client, ProtocolVersion, PushInfo, PushKind, Value};
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tracing::Instrument as _;
+
+/// How long one command may take, connecting included.
+const DEADLINE: Duration = Duration::from_secs(2);
+/// Changes waiting to be published; beyond it they are dropped (and counted).
+const OUTBOX: usize = 4096;
+/// Changes sent in one pipeline.
+const BATCH: usize = 64;
+
+/// Keys and a bus in Redis.
+pub struct RedisBackplane {
+    connection: ConnectionManager,
+    prefix: String,
+    outbox: mpsc::Sender<Published>,
+    subscribers: Arc<Feed<Published>>,
+}
+
+impl RedisBackplane {
+    /// Connects to the Redis server at `url` (`redis://HOST:PORT/DB`, with a user and
+    /// password when it needs them), its keys and channel named under `prefix`. Fails when
+    /// the server cannot be reached now.
+    pub async fn connect(url: &str, prefix: &str) -> Result<Backplane, StoreError> {
+        let refused = |e: redis::RedisError| StoreError(format!("cannot use Redis at {}: {e}", redacted(url)));
+        let client = Client::open(url).map_err(refused)?;
+        let info = client.get_connection_info().clone();
+        let settings = info.redis_settings().clone().set_protocol(ProtocolVersion::RESP3);
+        let client = Client::open(info.set_redis_settings(settings)).map_err(refused)?;
+        let subscribers: Arc<Feed<Published>> = Arc::new(Feed::new());
+        let received = subscribers.clone();
+        let config = ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(DEADLINE))
+            .set_response_timeout(Some(DEADLINE))
+            .set_max_delay(Duration::from_secs(1))
+            .set_push_sender(move |push: PushInfo| {
+                deliver(&received, push);
+                Ok::<(), redis::aio::SendError>(())
+            })
+            .set_automatic_resubscription();
+        let mut connection = ConnectionManager::new_with_config(client, config).await.map_err(refused)?;
+        let channel = format!("{prefix}changes");
+        connection.subscribe(&channel).await.map_err(refused)?;
+        let (outbox, pending) = mpsc::channel(OUTBOX);
+        tokio::spawn(publish(connection.clone(), channel, pending));
+        let backplane = Arc::new(RedisBackplane { connection, prefix: prefix.to_string(), outbox, subscribers });
+        tokio::spawn(watch(Arc::downgrade(&backplane)));
+        Ok(Backplane::new(backplane.clone(), backplane, &redacted(url)))
+    }
+
+    fn key(&self, key: &str) -> String {
+        format!("{}{key}", self.prefix)
+    }
+
+    /// Runs one command within the deadline, in a client span named for it.
+    async fn run<T: redis::FromRedisValue>(
+        &self,
+        command: redis::Cmd,
+        operation: &'static str,
+    ) -> Result<T, StoreError> {
+        let span = tracing::info_span!(
+            "redis",
+            otel.name = operation,
+            otel.kind = "client",
+            db.system.name = "redis",
+            db.operation.name = operation,
+            error.type = tracing::field::Empty,
+        );
+        let mut connection = self.connection.clone();
+        let outcome =
+            tokio::time::timeout(DEADLINE, command.query_async(&mut connection)).instrument(span.clone()).await;
+        let error = match outcome {
+            Ok(Ok(value)) => return Ok(value),
+            Ok(Err(e)) => StoreError(format!("Redis {operation} failed: {e}")),
+            Err(_) => StoreError(format!("Redis did not answer {operation} within {} s", DEADLINE.as_secs())),
+        };
+        span.record("error.type", "store_unavailable");
+        metrics::counter!(signals::BACKPLANE_ERRORS, "operation" => operation).increment(1);
+        Err(error)
+    }
+}
+
+#[async_trait]
+impl Keys for RedisBackplane {
+    async fn claim(&self, key: &str, value: &[u8], ttl: Duration) -> Result<Option<Vec<u8>>, StoreError> {
+        let mut set = redis::cmd("SET");
+        set.arg(self.key(key)).arg(value).arg("NX").arg("GET").arg("PX").arg(millis(ttl));
+        self.run(set, "SET").await
+    }
+
+    async fn put(&self, key: &str, value: &[u8], ttl: Duration) -> Result<(), StoreError> {
+        let mut set = redis::cmd("SET");
+        set.arg(self.key(key)).arg(value).arg("PX").arg(millis(ttl));
+        self.run(set, "SET").await
+    }
+
+    async fn delete(&self, key: &str) -> Result<(), StoreError> {
+        let mut del = redis::cmd("DEL");
+        del.arg(self.key(key));
+        self.run::<i64>(del, "DEL").await.map(drop)
+    }
+}
+
+impl Bus for RedisBackplane {
+    fn publish(&self, published: Published) {
+        if self.outbox.try_send(published).is_err() {
+            tracing::warn!("the Redis bus is not keeping up; a change was not sent to the other replicas");
+            metrics::counter!(signals::BACKPLANE_ERRORS, "operation" => "PUBLISH").increment(1);
+        }
+    }
+
+    fn subscribe(&self, subscriber: &Arc<Subscriber>) {
+        self.subscribers.subscribe(subscriber);
+    }
+}
+
+/// A TTL in whole milliseconds, at least one (Redis refuses zero).
+fn millis(ttl: Duration) -> u64 {
+    (ttl.as_millis() as u64).max(1)
+}
+
+/// `url` without its password, for messages and logs.
+fn redacted(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut parsed) if parsed.password().is_some() => {
+            let _ = parsed.set_password(Some("***"));
+            parsed.to_string()
+        }
+        _ => url.to_string(),
+    }
+}
+
+/// Hands a message of the changes channel to the subscribers.
+fn deliver(subscribers: &Feed<Published>, push: PushInfo) {
+    match (push.kind, push.data.as_slice()) {
+        (PushKind::Message, [_channel, Value::BulkString(payload)]) => match serde_json::from_slice(payload) {
+            Ok(published) => subscribers.notify(published),
+            Err(e) => tracing::warn!("ignored a message on the changes channel that is not a change: {e}"),
+        },
+        (PushKind::Disconnection, _) => {
+            tracing::warn!("lost the connection to Redis; reconnecting");
+            metrics::counter!(signals::BACKPLANE_ERRORS, "operation" => "CONNECTION").increment(1);
+        }
+        _ => {}
+    }
+}
+
+/// Publishes what the outbox receives, in order, a pipeline at a time, until the
+/// backplane is dropped.
+async fn publish(mut connection: ConnectionManager, channel: String, mut pending: mpsc::Receiver<Published>) {
+    let mut batch = Vec::with_capacity(BATCH);
+    while pending.recv_many(&mut batch, BATCH).await > 0 {
+        let mut pipeline = redis::pipe();
+        for published in batch.drain(..) {
+            // Plain data: serializing it cannot fail.
+            let payload = serde_json::to_vec(&published).unwrap_or_default();
+            pipeline.cmd("PUBLISH").arg(&channel).arg(payload).ignore();
+        }
+        match tokio::time::timeout(DEADLINE, pipeline.query_async::<()>(&mut connection)).await {
+            Ok(Ok(())) => {}
+            outcome => {
+                let why = outcome.map_or_else(|_| "no answer in time".to_string(), |r| format!("{:?}", r.err()));
+                tracing::warn!("changes were not sent to the other replicas: Redis PUBLISH failed ({why})");
+                metrics::counter!(signals::BACKPLANE_ERRORS, "operation" => "PUBLISH").increment(1);
+            }
+        }
+    }
+}
+
+/// Pings Redis every second, while the backplane lives, so a lost connection is reopened
+/// (and the channel resubscribed) even when nothing else needs it.
+async fn watch(backplane: Weak<RedisBackplane>) {
+    let mut every = tokio::time::interval(Duration::from_secs(1));
+    loop {
+        every.tick().await;
+        let Some(mut connection) = backplane.upgrade().map(|b| b.connection.clone()) else { return };
+        let _ = tokio::time::timeout(DEADLINE, redis::cmd("PING").query_async::<()>(&mut connection)).await;
+    }
+}

@@ -1,0 +1,156 @@
+"""Several duet replicas sharing one Redis, behind nginx round-robin: the processes the
+replica tests start. Debian's `redis-server` and `nginx` (scripts/python-interop.sh installs
+them and names them in REDIS_BIN and NGINX_BIN) run on free loopback ports, with their files
+in the test's temporary directory; every process is stopped by its PID at teardown.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from conftest import DuetServer, free_port, stop_process
+
+REDIS_BIN = os.environ.get("REDIS_BIN", "/usr/bin/redis-server")
+NGINX_BIN = os.environ.get("NGINX_BIN", "/usr/sbin/nginx")
+
+READY_DEADLINE = 15.0
+"""Seconds Redis or nginx may take to accept connections."""
+
+REPLICAS = 3
+
+
+def wait_for_port(port: int, process: subprocess.Popen[bytes], what: str) -> None:
+    """Returns once 127.0.0.1:`port` accepts a connection; fails if `process` exits first."""
+    deadline = time.monotonic() + READY_DEADLINE
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            pytest.fail(f"{what} exited with code {process.returncode} before listening on {port}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    pytest.fail(f"{what} did not listen on {port} within {READY_DEADLINE}s")
+
+
+class Redis:
+    """A redis-server with no persistence, on one port for its whole life, so a restart
+    comes back where the replicas look for it (and empty)."""
+
+    def __init__(self, scratch: Path) -> None:
+        if not os.access(REDIS_BIN, os.X_OK):
+            pytest.fail(f"redis-server not found at {REDIS_BIN}; scripts/python-interop.sh installs it")
+        self.port = free_port()
+        self.scratch = scratch
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        argv = [
+            REDIS_BIN, "--bind", "127.0.0.1", "--port", str(self.port), "--save", "",
+            "--appendonly", "no", "--dir", str(self.scratch), "--logfile", str(self.scratch / "redis.log"),
+        ]  # fmt: skip
+        self.process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+        wait_for_port(self.port, self.process, "redis-server")
+
+    def stop(self) -> None:
+        if self.process is not None:
+            stop_process(self.process)
+            self.process = None
+
+
+NGINX_CONF = """
+daemon off;
+worker_processes 1;
+pid {scratch}/nginx.pid;
+error_log {scratch}/nginx-error.log warn;
+events {{ worker_connections 1024; }}
+http {{
+    access_log off;
+    client_body_temp_path {scratch}/body;
+    proxy_temp_path {scratch}/proxy;
+    fastcgi_temp_path {scratch}/fastcgi;
+    uwsgi_temp_path {scratch}/uwsgi;
+    scgi_temp_path {scratch}/scgi;
+    upstream duet {{
+{servers}
+        keepalive 32;
+    }}
+    server {{
+        listen 127.0.0.1:{port};
+        location / {{
+            proxy_pass http://duet;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_set_header Host $http_host;
+            proxy_buffering off;
+            proxy_request_buffering off;
+            proxy_cache off;
+            proxy_read_timeout 1h;
+        }}
+    }}
+}}
+"""
+"""Round-robin over the replicas, no sticky routing; streams unbuffered (the nginx
+configuration docs/deployment.md gives, on loopback)."""
+
+
+def start_nginx(scratch: Path, upstreams: list[str]) -> tuple[subprocess.Popen[bytes], str]:
+    """nginx in front of `upstreams` (HOST:PORT each); returns it and its base URL."""
+    if not os.access(NGINX_BIN, os.X_OK):
+        pytest.fail(f"nginx not found at {NGINX_BIN}; scripts/python-interop.sh installs it")
+    port = free_port()
+    servers = "\n".join(f"        server {upstream};" for upstream in upstreams)
+    conf = scratch / "nginx.conf"
+    conf.write_text(NGINX_CONF.format(scratch=scratch, servers=servers, port=port))
+    argv = [NGINX_BIN, "-p", str(scratch), "-c", str(conf), "-e", str(scratch / "nginx-error.log")]
+    process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+    wait_for_port(port, process, "nginx")
+    return process, f"http://127.0.0.1:{port}"
+
+
+@dataclass
+class Cluster:
+    redis: Redis
+    replicas: list[DuetServer]
+    nginx_url: str
+    """scheme://host:port of nginx; the MCP endpoint is at `url`."""
+
+    @property
+    def url(self) -> str:
+        return f"{self.nginx_url}/mcp"
+
+    def log_count(self, text: str) -> int:
+        """How many lines of all replicas' stderr contain `text`."""
+        return sum(line.count(text) for server in self.replicas for line in server.stderr_lines)
+
+
+@pytest.fixture
+def cluster(duet_factory, tmp_path) -> Iterator[Cluster]:
+    """Redis, three `duet serve --fixtures testkit --store redis://…` replicas sharing a state
+    key, and nginx in front of them; all stopped at teardown."""
+    redis = Redis(tmp_path)
+    redis.start()
+    key_file = tmp_path / "state.key"
+    key_file.write_text(secrets.token_hex(32))
+    replicas = [
+        duet_factory("--store", redis.url, "--state-key-file", str(key_file), "--log-level", "info")
+        for _ in range(REPLICAS)
+    ]
+    nginx, nginx_url = start_nginx(tmp_path, [server.base.removeprefix("http://") for server in replicas])
+    try:
+        yield Cluster(redis, replicas, nginx_url)
+    finally:
+        stop_process(nginx)
+        redis.stop()

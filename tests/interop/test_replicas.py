@@ -1,0 +1,137 @@
+"""Three duet replicas sharing a Redis backplane behind nginx round-robin (see cluster.py):
+any replica answers any 2026-07-28 request. A multi round-trip refund is asked on one replica
+and confirmed on another (the state key is shared), and its replays, concurrent on every
+replica, pay once (the idempotency key is in Redis); a listen stream held by one replica gets
+every change raised on any of them, once; Redis lost mid-run fails what needs it, fast and
+clearly, keeps the rest serving, and is mended when Redis returns.
+"""
+
+from __future__ import annotations
+
+import time
+
+import anyio
+import pytest
+from cluster import Cluster, cluster  # noqa: F401 - the fixture
+from conftest import MODERN
+from mcp import Client
+from mcp.client.subscriptions import ToolsListChanged
+from modern_wire import BIG_REFUND, CONFIRMED, READ_TIMEOUT, ask_refund, raw_modern, refunded
+
+pytestmark = pytest.mark.anyio
+
+TEST_DEADLINE = 60.0
+"""Seconds any one test body may take."""
+
+CHANGES = 100
+CHANGES_DEADLINE = 5.0
+"""Seconds the last of the changes may take to reach the listen stream."""
+
+PAID = "refund paid"
+"""What the testkit logs (at INFO) each time a refund is paid."""
+
+SETTLE = 1.0
+"""Seconds to wait for anything more (a doubled event, a second payment) to show up."""
+
+
+async def replay_everywhere(cluster: Cluster, state: str) -> list[dict]:
+    """The same confirmed retry sent to every replica at once; their answers."""
+    answers: list[dict] = []
+
+    async def replay(url: str) -> None:
+        async with raw_modern(url) as raw:
+            answers.append(await raw.tool("refund_order", BIG_REFUND, inputResponses=CONFIRMED, requestState=state))
+
+    async with anyio.create_task_group() as group:
+        for server in cluster.replicas:
+            group.start_soon(replay, server.url)
+    return answers
+
+
+async def test_a_refund_confirmed_on_another_replica_pays_once(cluster: Cluster) -> None:
+    with anyio.fail_after(TEST_DEADLINE):
+        async with raw_modern(cluster.url) as raw:
+            # Through nginx: the question comes from one replica, the confirmation goes to the
+            # next, which opens the state the first sealed.
+            state = await ask_refund(raw)
+            first = refunded(await raw.tool("refund_order", BIG_REFUND, inputResponses=CONFIRMED, requestState=state))
+        assert first["amount_cents"] == 25_000
+        for answer in await replay_everywhere(cluster, state):
+            assert refunded(answer) == first, "a replay on any replica gets the first refund back"
+        await anyio.sleep(SETTLE)
+        assert cluster.log_count(PAID) == 1, [s.stderr() for s in cluster.replicas]
+
+
+async def test_racing_confirmations_pay_once(cluster: Cluster) -> None:
+    """The first confirmation sent to all three replicas at the same moment: one pays, the
+    others get that refund or are told it is being processed."""
+    with anyio.fail_after(TEST_DEADLINE):
+        async with raw_modern(cluster.replicas[0].url) as raw:
+            state = await ask_refund(raw)
+        answers = await replay_everywhere(cluster, state)
+        refunds = [a["result"]["structuredContent"] for a in answers if not a["result"]["isError"]]
+        busy = [a["result"]["content"][0]["text"] for a in answers if a["result"]["isError"]]
+        assert refunds, answers
+        assert all(r == refunds[0] for r in refunds), answers
+        assert all("already being processed" in text for text in busy), busy
+        await anyio.sleep(SETTLE)
+        assert cluster.log_count(PAID) == 1
+
+
+async def test_a_listen_stream_gets_every_change_of_every_replica_once(cluster: Cluster) -> None:
+    """A raw listen stream (the SDK merges repeated events, which would hide a doubled one)
+    on one replica, and touches of distinct URIs through nginx: a third of them raised on
+    the listener's own replica, which must not deliver again what Redis echoes back."""
+    uris = [f"test://items/{n}" for n in range(CHANGES)]
+    filter = {"notifications": {"resourceSubscriptions": ["test://items/"]}}
+    with anyio.fail_after(TEST_DEADLINE):
+        async with raw_modern(cluster.replicas[0].url) as listener, listener.stream(
+            "subscriptions/listen", "", filter
+        ) as messages:
+            first = await messages.__anext__()
+            assert first["method"] == "notifications/subscriptions/acknowledged", first
+            async with raw_modern(cluster.url) as caller:
+                for uri in uris:
+                    touched = await caller.tool("touch", {"uri": uri})
+                    assert touched["result"]["isError"] is False, touched
+            updated: list[str] = []
+            with anyio.move_on_after(CHANGES_DEADLINE + SETTLE):
+                async for message in messages:
+                    assert message["method"] == "notifications/resources/updated", message
+                    updated.append(message["params"]["uri"])
+    assert sorted(updated) == sorted(uris), f"{len(updated)} events for {CHANGES} changes"
+
+
+async def test_redis_lost_and_back(cluster: Cluster) -> None:
+    """Without Redis, a call that needs no shared state still works and a refund fails within
+    a few seconds saying why; once Redis is back (empty), both work again, and changes cross
+    replicas again (the replicas resubscribed by themselves)."""
+    with anyio.fail_after(TEST_DEADLINE):
+        cluster.redis.stop()
+        async with raw_modern(cluster.url) as raw:
+            for _ in range(3):
+                echo = await raw.tool("echo", {"text": "still here"})
+                assert echo["result"]["isError"] is False, echo
+            state = await ask_refund(raw)
+            started = time.monotonic()
+            failed = await raw.tool("refund_order", BIG_REFUND, inputResponses=CONFIRMED, requestState=state)
+            assert time.monotonic() - started < 5, "a refund without Redis must fail fast"
+            assert failed["result"]["isError"] is True, failed
+            assert "shared store is unavailable" in failed["result"]["content"][0]["text"], failed
+        cluster.redis.start()
+        deadline = time.monotonic() + 15
+        async with raw_modern(cluster.url) as raw:
+            while True:
+                state = await ask_refund(raw)
+                answer = await raw.tool("refund_order", BIG_REFUND, inputResponses=CONFIRMED, requestState=state)
+                if not answer["result"]["isError"]:
+                    break
+                assert time.monotonic() < deadline, f"the refund still fails after Redis came back: {answer}"
+                await anyio.sleep(0.5)
+        await anyio.sleep(2)  # every replica's watchdog pinged, reconnected and resubscribed
+        async with Client(cluster.replicas[0].url, mode="auto", read_timeout_seconds=READ_TIMEOUT) as listener:
+            async with listener.listen(tools_list_changed=True) as subscription:
+                async with Client(cluster.replicas[1].url, mode="auto", read_timeout_seconds=READ_TIMEOUT) as caller:
+                    await caller.call_tool("touch", {})
+                with anyio.fail_after(5):
+                    assert await subscription.__anext__() == ToolsListChanged()
