@@ -131,26 +131,45 @@ class Cluster:
     def url(self) -> str:
         return f"{self.nginx_url}/mcp"
 
+    @property
+    def sse_url(self) -> str:
+        """The legacy HTTP+SSE endpoint through nginx."""
+        return f"{self.nginx_url}/sse"
+
     def log_count(self, text: str) -> int:
         """How many lines of all replicas' stderr contain `text`."""
         return sum(line.count(text) for server in self.replicas for line in server.stderr_lines)
 
 
 @pytest.fixture
-def cluster(duet_factory, tmp_path) -> Iterator[Cluster]:
-    """Redis, three `duet serve --fixtures testkit --store redis://…` replicas sharing a state
-    key, and nginx in front of them; all stopped at teardown."""
-    redis = Redis(tmp_path)
-    redis.start()
-    key_file = tmp_path / "state.key"
-    key_file.write_text(secrets.token_hex(32))
-    replicas = [
-        duet_factory("--store", redis.url, "--state-key-file", str(key_file), "--log-level", "info")
-        for _ in range(REPLICAS)
-    ]
-    nginx, nginx_url = start_nginx(tmp_path, [server.base.removeprefix("http://") for server in replicas])
+def cluster_factory(duet_factory, tmp_path) -> Iterator:
+    """`cluster_factory(transport)`: Redis, three `duet serve --fixtures testkit --store
+    redis://…` replicas over `transport` sharing a state key, and nginx in front of them;
+    all stopped at teardown."""
+    stops: list = []
+
+    def start(transport: str = "http") -> Cluster:
+        scratch = tmp_path / f"cluster-{len(stops)}"
+        scratch.mkdir()
+        redis = Redis(scratch)
+        redis.start()
+        stops.append(redis.stop)
+        key_file = scratch / "state.key"
+        key_file.write_text(secrets.token_hex(32))
+        flags = ("--store", redis.url, "--state-key-file", str(key_file), "--log-level", "info")
+        replicas = [duet_factory(*flags, transport=transport) for _ in range(REPLICAS)]
+        nginx, nginx_url = start_nginx(scratch, [server.base.removeprefix("http://") for server in replicas])
+        stops.append(lambda: stop_process(nginx))
+        return Cluster(redis, replicas, nginx_url)
+
     try:
-        yield Cluster(redis, replicas, nginx_url)
+        yield start
     finally:
-        stop_process(nginx)
-        redis.stop()
+        for stop in reversed(stops):
+            stop()
+
+
+@pytest.fixture
+def cluster(cluster_factory) -> Cluster:
+    """Three replicas over Streamable HTTP behind nginx."""
+    return cluster_factory()

@@ -2,20 +2,25 @@
 any replica answers any 2026-07-28 request. A multi round-trip refund is asked on one replica
 and confirmed on another (the state key is shared), and its replays, concurrent on every
 replica, pay once (the idempotency key is in Redis); a listen stream held by one replica gets
-every change raised on any of them, once; Redis lost mid-run fails what needs it, fast and
-clearly, keeps the rest serving, and is mended when Redis returns.
+every change raised on any of them, once; a legacy SSE session's POSTs reach the replica
+holding its stream; Redis lost mid-run fails what needs it, fast and clearly, keeps the rest
+serving, and is mended when Redis returns.
 """
 
 from __future__ import annotations
 
+import json
 import time
 
 import anyio
+import httpx2
 import pytest
-from cluster import Cluster, cluster  # noqa: F401 - the fixture
-from conftest import MODERN
+from cluster import Cluster, cluster, cluster_factory  # noqa: F401 - the fixtures
+from conftest import HANDSHAKE, MODERN, Inbox
 from mcp import Client
+from mcp.client.sse import sse_client
 from mcp.client.subscriptions import ToolsListChanged
+from mcp_types import ResourceUpdatedNotification
 from modern_wire import BIG_REFUND, CONFIRMED, READ_TIMEOUT, ask_refund, raw_modern, refunded
 
 pytestmark = pytest.mark.anyio
@@ -135,3 +140,70 @@ async def test_redis_lost_and_back(cluster: Cluster) -> None:
                     await caller.call_tool("touch", {})
                 with anyio.fail_after(5):
                     assert await subscription.__anext__() == ToolsListChanged()
+
+
+@pytest.mark.filterwarnings("ignore:resources/subscribe is removed")
+async def test_the_legacy_sse_transport_through_nginx(cluster_factory) -> None:
+    """2024-11-05 HTTP+SSE: the stream is held by one replica and the POSTs go round-robin
+    to all three (two in three land elsewhere, and would be 404 unrouted); they are routed to
+    the holder, so every answer, its progress and a subscribed update arrive on the stream."""
+    cluster = cluster_factory("sse")
+    inbox = Inbox()
+    progress: list[float] = []
+
+    async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        progress.append(value)
+
+    with anyio.fail_after(TEST_DEADLINE):
+        async with Client(
+            sse_client(cluster.sse_url), mode="legacy", read_timeout_seconds=READ_TIMEOUT, message_handler=inbox.handler
+        ) as client:
+            assert client.protocol_version == HANDSHAKE
+            for n in range(6):
+                echo = await client.call_tool("echo", {"text": f"hop {n}"})
+                assert echo.structured_content == {"text": f"hop {n}"}, echo
+            assert "slow" in {tool.name for tool in (await client.list_tools()).tools}
+            done = await client.call_tool("slow", {"steps": 3}, progress_callback=on_progress)
+            assert done.structured_content == {"done": 3}
+            assert progress == [1, 2, 3]
+            await client.subscribe_resource("test://info")
+            await client.call_tool("touch", {})
+            updated = await inbox.wait_for(lambda m: isinstance(m, ResourceUpdatedNotification))
+            assert updated.params.uri == "test://info"
+
+
+async def test_a_legacy_post_for_an_unknown_session_is_404_and_without_redis_503(cluster_factory) -> None:
+    """A POST to a replica that does not hold the stream: routed (its answer comes on the
+    holder's stream), 404 for a session nobody holds, 503 when Redis cannot say."""
+    cluster = cluster_factory("sse")
+    holder, other = cluster.replicas[0], cluster.replicas[1]
+    with anyio.fail_after(TEST_DEADLINE):
+        async with httpx2.AsyncClient(timeout=READ_TIMEOUT) as http:
+            async with http.stream("GET", holder.sse_url, headers={"Accept": "text/event-stream"}) as stream:
+                lines = stream.aiter_lines()
+                endpoint = ""
+                async for line in lines:
+                    if line.startswith("data:"):
+                        endpoint = line[len("data:") :].strip()
+                        break
+                assert "session_id=" in endpoint, endpoint
+                ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+                unknown = await http.post(f"{other.base}/messages/?session_id=0000", json=ping)
+                assert unknown.status_code == 404, unknown.text
+                init = {
+                    "jsonrpc": "2.0", "id": 7, "method": "initialize",
+                    "params": {"protocolVersion": "2024-11-05", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
+                }  # fmt: skip
+                routed = await http.post(f"{other.base}{endpoint}", json=init)
+                assert routed.status_code == 202, routed.text
+                async for line in lines:
+                    if line.startswith("data:"):
+                        answer = json.loads(line[len("data:") :])
+                        assert answer["id"] == 7 and answer["result"]["protocolVersion"] == "2024-11-05", answer
+                        break
+                cluster.redis.stop()
+                lost = await http.post(f"{other.base}{endpoint}", json=ping)
+                assert lost.status_code == 503, lost.text
+                assert "shared store is unavailable" in lost.text
+                local = await http.post(f"{holder.base}{endpoint}", json=ping)
+                assert local.status_code == 202, "the holder serves its session without Redis"

@@ -1,5 +1,5 @@
 //! The backplane within one process: keys in a map whose entries expire, and a bus that
-//! hands each change to the other servers built on the same backplane.
+//! hands each event to the other servers built on the same backplane.
 
 use super::{Bus, Keys, Published, StoreError, Subscriber};
 use crate::layer::Feed;
@@ -58,6 +58,11 @@ impl Keys for MemoryKeys {
         }
     }
 
+    async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        let now = Instant::now();
+        Ok(self.live().values.get(key).filter(|(_, until)| *until > now).map(|(value, _)| value.clone()))
+    }
+
     async fn put(&self, key: &str, value: &[u8], ttl: Duration) -> Result<(), StoreError> {
         self.live().values.insert(key.to_string(), (value.to_vec(), Instant::now() + ttl));
         Ok(())
@@ -103,8 +108,10 @@ mod tests {
         tokio::time::sleep(Duration::from_millis(30)).await;
         assert_eq!(keys.claim("k", b"c", Duration::from_secs(9)).await, Ok(None));
         keys.put("k", b"d", Duration::from_secs(9)).await.unwrap();
+        assert_eq!(keys.get("k").await, Ok(Some(b"d".to_vec())));
         assert_eq!(keys.claim("k", b"e", Duration::from_secs(9)).await, Ok(Some(b"d".to_vec())));
         keys.delete("k").await.unwrap();
+        assert_eq!(keys.get("k").await, Ok(None));
         assert_eq!(keys.claim("k", b"f", Duration::from_secs(9)).await, Ok(None));
     }
 }

@@ -2,7 +2,8 @@
 //! balancer must see the same idempotency keys and records, and the changes one replica's
 //! layer raises must reach the listen streams and sessions held by the others. The
 //! backplane is that shared part: [`Keys`] (values with an expiry and an atomic claim) and
-//! a [`Bus`] (changes published to every other replica). [`Backplane::memory`] is the
+//! a [`Bus`] (changes published to every other replica, and messages routed to the replica
+//! that holds a session's stream). [`Backplane::memory`] is the
 //! default and what one process needs; servers built on one clone of it share it as
 //! replicas would. `Backplane::redis` (feature `redis`) shares it through a Redis server.
 
@@ -10,7 +11,7 @@ mod memory;
 #[cfg(feature = "redis")]
 mod redis;
 
-use crate::layer::{Change, Receiver};
+use crate::layer::{Change, Principal, Receiver};
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -34,24 +35,44 @@ pub trait Keys: Send + Sync {
     /// Sets `key` to `value` for `ttl` unless it holds a value, atomically: `None` when this
     /// call set it, else the value it holds.
     async fn claim(&self, key: &str, value: &[u8], ttl: Duration) -> Result<Option<Vec<u8>>, StoreError>;
+    /// What `key` holds.
+    async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError>;
     /// Sets `key` to `value` for `ttl`, whatever it held.
     async fn put(&self, key: &str, value: &[u8], ttl: Duration) -> Result<(), StoreError>;
     /// Removes `key`.
     async fn delete(&self, key: &str) -> Result<(), StoreError>;
 }
 
-/// A change raised on one replica, as the bus carries it.
+/// What one replica tells the others, as the bus carries it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Published {
-    /// The replica whose layer raised it ([`crate::protocol::Server::replica_id`]).
+    /// The replica that sent it ([`crate::protocol::Server::replica_id`]).
     pub origin: u64,
-    pub change: Change,
+    pub event: Event,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Event {
+    /// A change the origin's layer raised.
+    Change(Change),
+    /// A message the origin received for a session whose stream another replica holds
+    /// (a legacy HTTP+SSE session's POST); that replica handles it.
+    Routed(Routed),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Routed {
+    pub session: String,
+    /// Who sent it, as the origin authenticated them.
+    pub principal: Principal,
+    /// The JSON-RPC message, as posted.
+    pub message: String,
 }
 
 /// Receives what the bus carries.
 pub type Subscriber = Receiver<Published>;
 
-/// Carries changes between replicas, in order per origin.
+/// Carries events between replicas, in order per origin.
 pub trait Bus: Send + Sync {
     /// Sends `published` to every subscriber, this replica's included (they skip their own
     /// origin). Never blocks: it runs on the thread that raised the change.

@@ -1,9 +1,9 @@
 //! The backplane on a Redis server, for replicas behind a load balancer. Keys are Redis
-//! strings with an expiry under a prefix; the bus is one pub/sub channel. One connection
+//! strings with an expiry under a prefix; the bus is one pub/sub channel (`PREFIXbus`). One connection
 //! (RESP3, so commands and pushed messages share it) reconnects by itself and resubscribes;
 //! a watchdog pings it every second so a lost connection is noticed and mended even when
 //! nothing else talks to Redis. Every command has a deadline: a request that needs shared
-//! state fails within it, never hangs. Changes published while Redis is unreachable are
+//! state fails within it, never hangs. Events published while Redis is unreachable are
 //! lost (pub/sub keeps no history); each loss is logged and counted.
 
 use super::{Backplane, Bus, Keys, Published, StoreError, Subscriber};
@@ -19,9 +19,9 @@ use tracing::Instrument as _;
 
 /// How long one command may take, connecting included.
 const DEADLINE: Duration = Duration::from_secs(2);
-/// Changes waiting to be published; beyond it they are dropped (and counted).
+/// Events waiting to be published; beyond it they are dropped (and counted).
 const OUTBOX: usize = 4096;
-/// Changes sent in one pipeline.
+/// Events sent in one pipeline.
 const BATCH: usize = 64;
 
 /// Keys and a bus in Redis.
@@ -54,7 +54,7 @@ impl RedisBackplane {
             })
             .set_automatic_resubscription();
         let mut connection = ConnectionManager::new_with_config(client, config).await.map_err(refused)?;
-        let channel = format!("{prefix}changes");
+        let channel = format!("{prefix}bus");
         connection.subscribe(&channel).await.map_err(refused)?;
         let (outbox, pending) = mpsc::channel(OUTBOX);
         tokio::spawn(publish(connection.clone(), channel, pending));
@@ -103,6 +103,12 @@ impl Keys for RedisBackplane {
         self.run(set, "SET").await
     }
 
+    async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        let mut get = redis::cmd("GET");
+        get.arg(self.key(key));
+        self.run(get, "GET").await
+    }
+
     async fn put(&self, key: &str, value: &[u8], ttl: Duration) -> Result<(), StoreError> {
         let mut set = redis::cmd("SET");
         set.arg(self.key(key)).arg(value).arg("PX").arg(millis(ttl));
@@ -119,7 +125,7 @@ impl Keys for RedisBackplane {
 impl Bus for RedisBackplane {
     fn publish(&self, published: Published) {
         if self.outbox.try_send(published).is_err() {
-            tracing::warn!("the Redis bus is not keeping up; a change was not sent to the other replicas");
+            tracing::warn!("the Redis bus is not keeping up; an event was not sent to the other replicas");
             metrics::counter!(signals::BACKPLANE_ERRORS, "operation" => "PUBLISH").increment(1);
         }
     }
@@ -145,12 +151,12 @@ fn redacted(url: &str) -> String {
     }
 }
 
-/// Hands a message of the changes channel to the subscribers.
+/// Hands a message of the bus channel to the subscribers.
 fn deliver(subscribers: &Feed<Published>, push: PushInfo) {
     match (push.kind, push.data.as_slice()) {
         (PushKind::Message, [_channel, Value::BulkString(payload)]) => match serde_json::from_slice(payload) {
             Ok(published) => subscribers.notify(published),
-            Err(e) => tracing::warn!("ignored a message on the changes channel that is not a change: {e}"),
+            Err(e) => tracing::warn!("ignored a message on the bus channel that is not an event: {e}"),
         },
         (PushKind::Disconnection, _) => {
             tracing::warn!("lost the connection to Redis; reconnecting");
@@ -175,7 +181,7 @@ async fn publish(mut connection: ConnectionManager, channel: String, mut pending
             Ok(Ok(())) => {}
             outcome => {
                 let why = outcome.map_or_else(|_| "no answer in time".to_string(), |r| format!("{:?}", r.err()));
-                tracing::warn!("changes were not sent to the other replicas: Redis PUBLISH failed ({why})");
+                tracing::warn!("events were not sent to the other replicas: Redis PUBLISH failed ({why})");
                 metrics::counter!(signals::BACKPLANE_ERRORS, "operation" => "PUBLISH").increment(1);
             }
         }

@@ -1,11 +1,12 @@
 //! Who is asking. Every request runs for one principal; listings, calls and sessions are
 //! bound to it. Transports resolve it (stdio: the local user; HTTP: a token or anonymous).
 
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeSet;
 
 /// An authenticated (or anonymous) caller: an id, roles and free-form attributes.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Principal {
     pub id: String,
     pub roles: BTreeSet<String>,

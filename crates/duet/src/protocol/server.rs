@@ -13,7 +13,7 @@ use super::pages::Pages;
 use super::session::{Session, SessionShared};
 use super::wire::CacheHints;
 use super::{Era, Version};
-use crate::backplane::{Backplane, Published, Subscriber};
+use crate::backplane::{Backplane, Event, Published, Subscriber};
 use crate::jsonrpc::{Response, RpcError, Sink};
 use crate::layer::{Change, Layer, Listener, LogLevel, NO_CAPABILITIES, Principal, ServerInfo};
 use crate::message::{Incoming, Message, Request};
@@ -109,12 +109,15 @@ impl Server {
             let listener: Arc<Listener> = Arc::new(move |change: &Change| {
                 if let Some(shared) = own.upgrade() {
                     shared.dispatch(change);
-                    shared.options.backplane.bus.publish(Published { origin: replica_id, change: change.clone() });
+                    let event = Event::Change(change.clone());
+                    shared.options.backplane.bus.publish(Published { origin: replica_id, event });
                 }
             });
             let subscriber: Arc<Subscriber> = Arc::new(move |published: &Published| {
-                if let Some(shared) = others.upgrade().filter(|_| published.origin != replica_id) {
-                    shared.dispatch(&published.change);
+                if let Event::Change(change) = &published.event
+                    && let Some(shared) = others.upgrade().filter(|_| published.origin != replica_id)
+                {
+                    shared.dispatch(change);
                 }
             });
             layer.changes().subscribe(&listener);

@@ -2,6 +2,11 @@
 //! stream) opens a session whose stream starts with an `endpoint` event; JSON POSTs to that
 //! endpoint answer 202 and their replies arrive on the stream. The session ends with its
 //! stream.
+//!
+//! Behind a load balancer the POSTs may reach another replica than the stream. The replica
+//! holding the stream keeps a lease on the session id in the backplane's keys (who owns it)
+//! while the stream lives; a replica that gets a POST for a session it does not hold checks
+//! the lease and routes the message over the bus to the holder, which handles it as its own.
 
 use super::body::{self, Body};
 use super::post::{parse_message, read_body, unless_json};
@@ -9,21 +14,54 @@ use super::respond::sse_response;
 use super::service::{Gated, HttpShared, http_error};
 use super::sessions::{HttpSession, Kind};
 use super::stream::{StreamOpen, outbox_stream, unless_events_accepted};
+use crate::backplane::{Event, Published, Routed};
 use crate::layer::Principal;
 use crate::message::Message;
 use http::{Response, StatusCode};
 use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
-/// Removes the session from the table when its stream ends.
+/// How long a session's lease lasts unless renewed; the holder renews it at half that.
+const LEASE: Duration = Duration::from_secs(60);
+
+fn lease_key(id: &str) -> String {
+    format!("legacy-session:{id}")
+}
+
+/// Removes the session from the table, and its lease, when its stream ends.
 struct EndsSession {
     shared: Arc<HttpShared>,
     id: String,
+    lease: CancellationToken,
 }
 
 impl Drop for EndsSession {
     fn drop(&mut self) {
         self.shared.sessions.remove(&self.id);
+        self.lease.cancel();
+        let (keys, key) = (self.shared.server.options().backplane.keys.clone(), lease_key(&self.id));
+        tokio::spawn(async move {
+            let _ = keys.delete(&key).await;
+        });
+    }
+}
+
+/// Holds the lease on session `id` for `principal_id` until `ended`; a renewal the store
+/// refuses is logged, and tried again at the next turn.
+async fn hold_lease(shared: Arc<HttpShared>, id: String, principal_id: String, ended: CancellationToken) {
+    let (keys, key) = (shared.server.options().backplane.keys.clone(), lease_key(&id));
+    drop(shared);
+    let mut every = tokio::time::interval(LEASE / 2);
+    loop {
+        tokio::select! {
+            _ = ended.cancelled() => return,
+            _ = every.tick() => {}
+        }
+        if let Err(e) = keys.put(&key, principal_id.as_bytes(), LEASE).await {
+            tracing::warn!(session = %id, "cannot renew the lease of a legacy SSE session: {e}");
+        }
     }
 }
 
@@ -37,7 +75,10 @@ pub(super) fn open<B>(shared: &Arc<HttpShared>, req: Gated<B>) -> Response<Body>
     };
     session.open_stream();
     let endpoint = format!("{}?session_id={}", shared.config.message_path, session.id);
-    let guard = (StreamOpen(session.clone()), EndsSession { shared: shared.clone(), id: session.id.clone() });
+    let lease = CancellationToken::new();
+    tokio::spawn(hold_lease(shared.clone(), session.id.clone(), session.principal_id.clone(), lease.clone()));
+    let ends = EndsSession { shared: shared.clone(), id: session.id.clone(), lease };
+    let guard = (StreamOpen(session.clone()), ends);
     sse_response(outbox_stream(shared, &session, Some(body::event("endpoint", &endpoint)), guard))
 }
 
@@ -63,7 +104,7 @@ where
         return http_error(StatusCode::BAD_REQUEST, "session_id query parameter is required");
     };
     let Some(session) = shared.sessions.get(&id, &principal).filter(|s| s.kind == Kind::LegacySse) else {
-        return http_error(StatusCode::NOT_FOUND, "Session not found");
+        return forward(shared, &parts.headers, body, id, principal).await;
     };
     let message = match read_body(shared, &parts.headers, body).await.and_then(|b| parse_message(&b)) {
         Ok(m) => m,
@@ -88,9 +129,59 @@ where
     } else {
         tokio::spawn(delivery.instrument(span));
     }
+    accepted()
+}
+
+fn accepted() -> Response<Body> {
     let mut response = Response::new(body::full("Accepted"));
     *response.status_mut() = StatusCode::ACCEPTED;
     response
+}
+
+/// A POST for a session this replica does not hold: routed to the replica whose lease says
+/// it holds the session for this principal, else 404. A store that cannot say is 503: a
+/// live session is never declared gone because Redis is away.
+async fn forward<B>(
+    shared: &HttpShared,
+    headers: &http::HeaderMap,
+    body: B,
+    session: String,
+    principal: Arc<Principal>,
+) -> Response<Body>
+where
+    B: http_body::Body + Send + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let backplane = &shared.server.options().backplane;
+    match backplane.keys.get(&lease_key(&session)).await {
+        Ok(Some(holder)) if holder == principal.id.as_bytes() => {}
+        Ok(_) => return http_error(StatusCode::NOT_FOUND, "Session not found"),
+        Err(e) => return http_error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
+    }
+    let bytes = match read_body(shared, headers, body).await {
+        Ok(bytes) => bytes,
+        Err(refused) => return *refused,
+    };
+    if let Err(refused) = parse_message(&bytes) {
+        return *refused;
+    }
+    // parse_message accepted it, so it is UTF-8.
+    let message = String::from_utf8_lossy(&bytes).into_owned();
+    let routed = Routed { session, principal: Principal::clone(&principal), message };
+    backplane.bus.publish(Published { origin: shared.server.replica_id(), event: Event::Routed(routed) });
+    accepted()
+}
+
+/// Handles a message another replica routed here, if this replica holds its session.
+pub(super) fn receive(shared: &HttpShared, routed: Routed) {
+    let principal = Arc::new(routed.principal);
+    let Some(session) = shared.sessions.get(&routed.session, &principal).filter(|s| s.kind == Kind::LegacySse) else {
+        return;
+    };
+    let Ok(message) = parse_message(routed.message.as_bytes()) else { return };
+    let span = crate::trace::request_span(&message, &principal.id, || None);
+    span.record("mcp.session.id", routed.session.as_str());
+    tokio::spawn(deliver(session, message, principal).instrument(span));
 }
 
 /// Hands `message` to the session now; the future pushes its answer onto the stream.

@@ -11,6 +11,7 @@ use super::sessions::SessionTable;
 use super::{legacy, post, stream};
 use crate::auth::{AuthError, Authenticator, bearer_token};
 use crate::auth::{ChallengeError, ProtectedResource, RequestInfo, bearer, resolve};
+use crate::backplane::{Event, Published, Subscriber};
 use crate::jsonrpc::{RequestId, Response as RpcResponse, RpcError};
 use crate::layer::Principal;
 use crate::protocol::Server;
@@ -20,7 +21,7 @@ use http::header::{self, AsHeaderName, HeaderName, HeaderValue};
 use http::{HeaderMap, Method, Request, Response, StatusCode};
 use std::borrow::Cow;
 use std::convert::Infallible;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::task::{Context, Poll};
 
 pub static SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
@@ -67,6 +68,9 @@ pub(crate) struct HttpShared {
     pub guard: OriginHostGuard,
     pub sessions: SessionTable,
     pub limiter: Limiter,
+    /// Receives the messages other replicas route to sessions held here; kept alive here,
+    /// the bus holds it weakly.
+    _routed: Arc<Subscriber>,
 }
 
 /// A request after the gates: its head, who sends it, and its body.
@@ -86,7 +90,19 @@ impl McpService {
         );
         let sessions = SessionTable::new(config.max_sessions, config.max_sessions_per_principal);
         let limiter = Limiter::new(config.rate_limits.clone());
-        McpService { shared: Arc::new(HttpShared { server, config, guard, sessions, limiter }) }
+        let shared = Arc::new_cyclic(|weak: &Weak<HttpShared>| {
+            let weak = weak.clone();
+            let routed: Arc<Subscriber> = Arc::new(move |published: &Published| {
+                if let Event::Routed(routed) = &published.event
+                    && let Some(shared) = weak.upgrade()
+                {
+                    legacy::receive(&shared, routed.clone());
+                }
+            });
+            server.options().backplane.bus.subscribe(&routed);
+            HttpShared { server, config, guard, sessions, limiter, _routed: routed }
+        });
+        McpService { shared }
     }
 
     pub fn config(&self) -> &HttpConfig {
