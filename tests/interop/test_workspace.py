@@ -341,6 +341,16 @@ async def test_resources_list_and_read(connect, conn: Connection, tree: Tree) ->
 # ---------------------------------------------------------------------------------------------
 # 2. The file tools
 
+READ_TOOLS = {
+    "list_directory",
+    "directory_tree",
+    "find_files",
+    "search_files",
+    "read_file",
+    "read_multiple_files",
+    "describe_file",
+}
+
 
 @connections(ALL)
 async def test_file_tools(connect, conn: Connection, tree: Tree) -> None:
@@ -348,7 +358,7 @@ async def test_file_tools(connect, conn: Connection, tree: Tree) -> None:
         async with connect(conn, tree.root) as served:
             client = served.client
             tools = {t.name: t for t in (await client.list_tools()).tools}
-            assert set(tools) == {"list_directory", "find_files", "search_files", "read_file", "describe_file"}
+            assert set(tools) == READ_TOOLS
             for tool in tools.values():
                 assert tool.annotations is not None and tool.annotations.read_only_hint is True, tool
 

@@ -1,7 +1,7 @@
 //! The workspace layer: what `duet serve` serves out of the box. It serves the files under
 //! one or more root directories, read-only: every file (minus what `.gitignore` and hidden
 //! file rules leave out) as a `file://` resource, a `file://` template per root for any
-//! other file, tools to list, find, search, read and describe files, and prompts to review
+//! other file, tools to list, show as a tree, find, search, read and describe files, and prompts to review
 //! a file or summarize a directory. With [`Workspace::watch`] it raises resource changes as
 //! files change on disk. What `.gitignore` (or `.ignore`, or git's exclude files) leaves
 //! out, and anything in a `.git` directory, is never served, not even when named; hidden
@@ -22,8 +22,10 @@ mod files;
 mod listing;
 mod paths;
 mod prompts;
+mod read;
 mod search;
 mod tools;
+mod tree;
 mod uri;
 mod walk;
 mod watch;
@@ -126,6 +128,7 @@ impl Workspace {
         let shared = Arc::new(Shared { roots, snapshot: RwLock::new(Arc::new(snapshot)) });
         let mut registry = Registry::new(info(&shared.roots, access));
         tools::register(&mut registry, &shared)?;
+        read::register(&mut registry, &shared)?;
         search::register(&mut registry, &shared)?;
         if access == Access::ConfirmedWrites {
             write::register(&mut registry, &shared)?;
@@ -199,7 +202,8 @@ fn info(roots: &Roots, access: Access) -> ServerInfo {
     ServerInfo::new("duet", env!("CARGO_PKG_VERSION")).title("duet workspace").instructions(format!(
         "{access} to the files under {}. {paths} Every file not ignored by .gitignore is a resource; \
          ignored files and .git directories are not served at all. Find files with find_files, search their \
-         contents with search_files, and read big files in parts with read_file.{writes}",
+         contents with search_files, see a directory's tree with directory_tree, read big files in parts with \
+         read_file (a line range, its head or its tail) and several files at once with read_multiple_files.{writes}",
         served.join(", ")
     ))
 }

@@ -5,6 +5,7 @@
 mod confinement;
 mod engine;
 mod layer;
+mod reading;
 mod search;
 mod watching;
 mod writing;
