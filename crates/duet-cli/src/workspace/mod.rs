@@ -18,6 +18,7 @@
 //! ever opened.
 
 mod atomic;
+mod edit;
 mod files;
 mod listing;
 mod paths;
