@@ -8,9 +8,10 @@
 //! files nothing ignores are served when named.
 //!
 //! With [`Access::ConfirmedWrites`] (`duet serve --allow-write`) it also serves the tools
-//! `write_file` and `edit_file` (`write.rs`), which change a file only once the user has
-//! confirmed that change through the client; the same confinement applies to what they
-//! write, and nothing ignored or in `.git` is ever written.
+//! `write_file`, `edit_file`, `create_directory` and `move_file` (`write.rs`), which change
+//! the tree only once the user has confirmed that change through the client; the same
+//! confinement applies to what they write, and nothing ignored or in `.git` is ever
+//! written.
 //!
 //! Tools and prompts live in a [`Registry`] (it validates their arguments); resources are
 //! served here, from a listing snapshot kept current by the watcher. Every path a client
@@ -54,7 +55,7 @@ use std::sync::{Arc, Mutex, RwLock};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {
     ReadOnly,
-    /// `write_file` and `edit_file` are served; each change waits for the user's yes.
+    /// The write tools are served; each change waits for the user's yes.
     ConfirmedWrites,
 }
 
@@ -196,8 +197,9 @@ fn info(roots: &Roots, access: Access) -> ServerInfo {
         Access::ReadOnly => ("Read-only access", ""),
         Access::ConfirmedWrites => (
             "Access",
-            " Change files with write_file (whole files) and edit_file (exact text): the user must confirm \
-             each change, and ignored files and .git directories cannot be written.",
+            " Change files with write_file (whole files), edit_file (edits; dry_run shows the diff), \
+             create_directory and move_file: the user must confirm each change, and ignored files and .git \
+             directories cannot be written.",
         ),
     };
     ServerInfo::new("duet", env!("CARGO_PKG_VERSION")).title("duet workspace").instructions(format!(
