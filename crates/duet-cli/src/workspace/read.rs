@@ -95,7 +95,7 @@ struct ReadArgs {
 struct Whole {
     /// The path as the tools write it.
     name: String,
-    /// Its contents as content blocks: one text, image or audio block.
+    /// Its contents: a text, image or audio block.
     content: Content,
     kind: &'static str,
     size: u64,
@@ -114,25 +114,32 @@ fn resolve_file(shared: &Shared, input: &str) -> Result<(Resolved, String), Stri
 /// Reads the whole file `input` names, as a content block; the message of a refusal.
 fn read_whole(shared: &Shared, input: &str) -> Result<Whole, String> {
     let (file, name) = resolve_file(shared, input)?;
-    match files::read_whole(&file.abs, shared.roots.get(file.root)) {
-        Ok(Body::Text(text)) => {
+    let mime = files::mime_type(&file.abs, Some(false));
+    let media = match mime.split_once('/') {
+        Some(("image", _)) => Some("image"),
+        Some(("audio", _)) => Some("audio"),
+        _ => None,
+    };
+    match (files::read_whole(&file.abs, shared.roots.get(file.root)), media) {
+        (Ok(Body::Text(text)), _) => {
             let size = text.len() as u64;
             Ok(Whole { name, content: Content::text(text), kind: "text", size })
         }
-        Ok(Body::Binary(bytes)) => {
-            let mime = files::mime_type(&file.abs, Some(false));
+        (Ok(Body::Binary(bytes)), Some(kind)) => {
             let size = bytes.len() as u64;
-            let (content, kind) = match mime.split_once('/') {
-                Some(("image", _)) => (Content::image(&bytes, mime), "image"),
-                Some(("audio", _)) => (Content::audio(&bytes, mime), "audio"),
-                _ => {
-                    let refused = ReadError::Binary { size }.message(&name);
-                    return Err(format!("{refused} ({})", uri::from_path(&file.abs)));
-                }
-            };
+            let content = if kind == "image" { Content::image(&bytes, mime) } else { Content::audio(&bytes, mime) };
             Ok(Whole { name, content, kind, size })
         }
-        Err(e) => Err(e.message(&name)),
+        (Ok(Body::Binary(bytes)), None) => {
+            Err(refused(&file.abs, &name, ReadError::Binary { size: bytes.len() as u64 }))
+        }
+        (Err(ReadError::TooLarge { size }), Some(kind)) => Err(format!(
+            "{name} is {} ({size} bytes), over the {} limit of one read; an {kind} file is read whole, so this one \
+             cannot be read",
+            files::human_size(size),
+            files::human_size(files::MAX_READ_BYTES)
+        )),
+        (Err(e), _) => Err(e.message(&name)),
     }
 }
 
@@ -154,7 +161,7 @@ fn read_file(shared: &Shared, args: ReadArgs) -> ToolOutcome {
     let lines = match files::read_lines(&file.abs, shared.roots.get(file.root), start, end) {
         // The first lines of an empty file: none.
         Err(ReadError::PastEnd { start: 1, total: 0 }) => return Ok(ToolResult::text(format!("[{name} is empty]"))),
-        other => other.map_err(|e| lines_refused(&file.abs, &name, e))?,
+        other => other.map_err(|e| refused(&file.abs, &name, e))?,
     };
     let of = lines.total.map_or_else(String::new, |t| format!(" of {t}"));
     let note = format!("[{name}: lines {} to {}{of}]", lines.first, lines.last);
@@ -163,8 +170,8 @@ fn read_file(shared: &Shared, args: ReadArgs) -> ToolOutcome {
 
 fn read_tail(shared: &Shared, input: &str, count: usize) -> ToolOutcome {
     let (file, name) = resolve_file(shared, input)?;
-    let tail = files::read_tail(&file.abs, shared.roots.get(file.root), count)
-        .map_err(|e| lines_refused(&file.abs, &name, e))?;
+    let tail =
+        files::read_tail(&file.abs, shared.roots.get(file.root), count).map_err(|e| refused(&file.abs, &name, e))?;
     let note = match (tail.lines, tail.total) {
         (0, _) => return Ok(ToolResult::text(format!("[{name} is empty]"))),
         (n, Some(total)) => format!("[{name}: lines {} to {total} of {total}]", total + 1 - n),
@@ -174,8 +181,8 @@ fn read_tail(shared: &Shared, input: &str, count: usize) -> ToolOutcome {
     Ok(ToolResult::text(tail.text).with_content(Content::text(note)))
 }
 
-/// Why lines of a file could not be read; a binary file is pointed to as a resource.
-fn lines_refused(abs: &std::path::Path, name: &str, error: ReadError) -> String {
+/// Why a file could not be read; a binary file is pointed to as a resource.
+fn refused(abs: &std::path::Path, name: &str, error: ReadError) -> String {
     match error {
         ReadError::Binary { .. } => format!("{} ({})", error.message(name), uri::from_path(abs)),
         e => e.message(name),
@@ -204,9 +211,6 @@ struct OneFile {
 }
 
 fn read_multiple_files(shared: &Shared, args: ReadManyArgs) -> ToolOutcome {
-    if args.paths.is_empty() || args.paths.len() > MAX_FILES {
-        return Err(format!("give 1 to {MAX_FILES} paths; {} were given", args.paths.len()));
-    }
     let (mut content, mut listed, mut returned) = (Vec::new(), Vec::new(), 0u64);
     for input in &args.paths {
         let read = read_whole(shared, input).and_then(|whole| {

@@ -314,9 +314,6 @@ struct Shown {
 }
 
 fn directory_tree(shared: &Shared, args: TreeArgs) -> ToolOutcome {
-    if !(1..=MAX_TREE_DEPTH).contains(&args.depth) {
-        return Err(format!("depth must be 1 to {MAX_TREE_DEPTH}, not {}", args.depth));
-    }
     let scope = shared.roots.resolve_scope(&args.path).map_err(|e| e.to_string())?;
     let shown = match scope.as_slice() {
         [one] if one.kind == Kind::File => {
@@ -325,7 +322,7 @@ fn directory_tree(shared: &Shared, args: TreeArgs) -> ToolOutcome {
         [one] => shared.roots.display(one.root, &one.abs),
         _ => ".".to_string(),
     };
-    let tree = Tree::walk(shared, &scope, args.depth, args.limit.max(1));
+    let tree = Tree::walk(shared, &scope, args.depth, args.limit);
     let mut text = tree.lines();
     if tree.truncated {
         text.push(format!(

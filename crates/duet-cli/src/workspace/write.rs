@@ -486,18 +486,14 @@ fn move_file(shared: &Shared, args: MoveArgs, cx: &RequestCx) -> WriteOutcome {
     if to.abs == from.abs {
         return Err(format!("{from_name} is already there; nothing was moved"));
     }
-    let replaced = match to.abs.metadata() {
-        Ok(meta) if to.exists => Some(meta),
-        _ => None,
-    };
-    if replaced.is_some() && !args.overwrite {
+    if to.exists && !args.overwrite {
         return Err(format!("{to_name} exists already; set overwrite to replace it; nothing was moved"));
     }
-    let message = match &replaced {
-        None => format!("Move {from_name} to {to_name}?"),
-        Some(meta) => {
+    let message = match to.abs.metadata() {
+        Ok(meta) if to.exists => {
             format!("Move {from_name} to {to_name}, replacing the file there ({})?", files::human_size(meta.len()))
         }
+        _ => format!("Move {from_name} to {to_name}?"),
     };
     // The question is about these two files as they are: either one changing asks again.
     let subject = json!([stamp(&from.abs), to.exists.then(|| stamp(&to.abs))]);
@@ -509,10 +505,8 @@ fn move_file(shared: &Shared, args: MoveArgs, cx: &RequestCx) -> WriteOutcome {
     let (from_root, to_root) = (shared.roots.get(from.root), shared.roots.get(to.root));
     atomic::rename(from_root, &from.abs, to_root, &to.abs, expect)
         .map_err(|e| format!("cannot move {from_name} to {to_name}: {e}; nothing was moved"))?;
-    let text = match replaced {
-        None => format!("Moved {from_name} to {to_name}"),
-        Some(_) => format!("Moved {from_name} to {to_name}, replacing the file there"),
-    };
+    let replacing = if to.exists { ", replacing the file there" } else { "" };
+    let text = format!("Moved {from_name} to {to_name}{replacing}");
     let moved = Moved { source: from_name, destination: to_name, uri: uri::from_path(&to.abs), replaced: to.exists };
     structured(text, moved).map(Reply::Complete)
 }

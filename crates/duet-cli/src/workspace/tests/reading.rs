@@ -124,6 +124,16 @@ async fn images_and_audio_come_back_as_media() {
     assert!(text(&f.tool("read_file", json!({"path": "art/icon.svg"})).await).starts_with("<svg"));
     let blob = f.tool("read_file", json!({"path": "data/blob.bin"})).await;
     assert!(tool_error(&blob).contains(&f.uri("data/blob.bin")));
+    // Media are read whole, so a big one is refused without the way out of reading it in parts.
+    let mut big = BLOB.to_vec();
+    big.resize(2 << 20, 0);
+    write(&f.root, "art/poster.png", &big);
+    let poster = tool_error(&f.tool("read_file", json!({"path": "art/poster.png"})).await);
+    assert_eq!(
+        poster,
+        "art/poster.png is 2.0 MiB (2097152 bytes), over the 1.0 MiB limit of one read; an image file is read whole, \
+         so this one cannot be read"
+    );
 }
 
 #[tokio::test]
