@@ -46,12 +46,14 @@ from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.subscriptions import ResourcesListChanged, ResourceUpdated
 from mcp_types import (
+    AudioContent,
     BlobResourceContents,
     CallToolResult,
     ElicitRequestFormParams,
     ElicitRequestParams,
     ElicitResult,
     EmbeddedResource,
+    ImageContent,
     PromptReference,
     ResourceListChangedNotification,
     ResourceTemplateReference,
@@ -341,6 +343,16 @@ async def test_resources_list_and_read(connect, conn: Connection, tree: Tree) ->
 # ---------------------------------------------------------------------------------------------
 # 2. The file tools
 
+READ_TOOLS = {
+    "list_directory",
+    "directory_tree",
+    "find_files",
+    "search_files",
+    "read_file",
+    "read_multiple_files",
+    "describe_file",
+}
+
 
 @connections(ALL)
 async def test_file_tools(connect, conn: Connection, tree: Tree) -> None:
@@ -348,7 +360,7 @@ async def test_file_tools(connect, conn: Connection, tree: Tree) -> None:
         async with connect(conn, tree.root) as served:
             client = served.client
             tools = {t.name: t for t in (await client.list_tools()).tools}
-            assert set(tools) == {"list_directory", "find_files", "search_files", "read_file", "describe_file"}
+            assert set(tools) == READ_TOOLS
             for tool in tools.values():
                 assert tool.annotations is not None and tool.annotations.read_only_hint is True, tool
 
@@ -392,8 +404,12 @@ async def test_file_tools(connect, conn: Connection, tree: Tree) -> None:
             assert texts_of(whole) == [MAIN_PY]
             past = await client.call_tool("read_file", {"path": "src/main.py", "start_line": 20})
             assert past.is_error is True and "10 lines" in text_of(past), past
-            binary = await client.call_tool("read_file", {"path": "data/logo.png"})
-            assert binary.is_error is True and "binary" in text_of(binary), binary
+            # An image comes back as image content.
+            image = await client.call_tool("read_file", {"path": "data/logo.png"})
+            assert image.is_error is False, image
+            [logo_image] = image.content
+            assert isinstance(logo_image, ImageContent), image
+            assert (logo_image.mime_type, base64.b64decode(logo_image.data)) == ("image/png", LOGO)
 
             # describe_file: a text file, a binary file, a directory.
             described = await client.call_tool("describe_file", {"path": "src/main.py"})
@@ -409,7 +425,12 @@ async def test_file_tools(connect, conn: Connection, tree: Tree) -> None:
                 "isBinary": False,
                 "lineCount": 10,
             }
-            assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", d["modified"]), d
+            for time in ("modified", "accessed"):
+                assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", d[time]), d
+            assert "created" not in d or re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", d["created"]), d
+            mode = (tree.root / "src" / "main.py").stat().st_mode & 0o7777
+            assert (d["mode"], d["readonly"]) == (f"{mode:04o}", False), d
+            assert f"permissions: {mode:04o}" in text_of(described), described
             logo = (await client.call_tool("describe_file", {"path": "data/logo.png"})).structured_content
             assert logo is not None
             assert (logo["type"], logo["isBinary"], logo["mimeType"], logo["size"]) == (
@@ -422,6 +443,102 @@ async def test_file_tools(connect, conn: Connection, tree: Tree) -> None:
             directory = (await client.call_tool("describe_file", {"path": "src"})).structured_content
             assert directory is not None
             assert (directory["type"], directory["uri"]) == ("directory", tree.uri("src"))
+
+
+@connections(ALL)
+async def test_head_and_tail(connect, conn: Connection, tree: Tree) -> None:
+    """head and tail read the first and last lines, whether or not the file ends in a line break."""
+    (tree.root / "src" / "open.py").write_text(MAIN_PY.rstrip("\n"))
+    (tree.root / "src" / "empty.py").write_text("")
+    with anyio.fail_after(TEST_DEADLINE):
+        async with connect(conn, tree.root) as served:
+            client = served.client
+
+            async def part(path: str, **how: int) -> list[str]:
+                result = await client.call_tool("read_file", {"path": path, **how})
+                assert result.is_error is False, result
+                return texts_of(result)
+
+            for name, last in [("main.py", "line 9\nline 10\n"), ("open.py", "line 9\nline 10")]:
+                path = f"src/{name}"
+                assert await part(path, head=3) == ["line 1\nline 2\nline 3\n", f"[{path}: lines 1 to 3 of 10]"]
+                assert await part(path, tail=2) == [last, f"[{path}: lines 9 to 10 of 10]"]
+                whole = (tree.root / path).read_text()
+                assert await part(path, tail=50) == [whole, f"[{path}: lines 1 to 10 of 10]"]
+                assert await part(path, head=50) == [whole, f"[{path}: lines 1 to 10 of 10]"]
+            assert await part("src/empty.py", tail=1) == ["[src/empty.py is empty]"]
+            both = await client.call_tool("read_file", {"path": "src/main.py", "head": 1, "tail": 1})
+            assert both.is_error is True and "not several" in text_of(both), both
+            ignored = await client.call_tool("read_file", {"path": "debug.log", "tail": 1})
+            assert ignored.is_error is True and "gitignore" in text_of(ignored), ignored
+            assert IGNORED.strip() not in text_of(ignored)
+
+
+WAV = b"RIFF\x24\x00\x00\x00WAVEfmt \x10\x00\x00\x00\x01\x00\x01\x00\x44\xac\x00\x00" + bytes(range(256))
+"""The start of a WAV file: binary, and audio by its name."""
+
+
+@connections(ALL)
+async def test_read_multiple_files(connect, conn: Connection, tree: Tree) -> None:
+    """Each file in its place: text, an image, audio, and the errors of those that cannot be read."""
+    (tree.root / "data" / "chime.wav").write_bytes(WAV)
+    paths = ["README.md", "src/missing.py", "data/logo.png", "data/chime.wav", "debug.log", "../outside.txt", "src"]
+    with anyio.fail_after(TEST_DEADLINE):
+        async with connect(conn, tree.root) as served:
+            result = await served.client.call_tool("read_multiple_files", {"paths": paths})
+    assert result.is_error is False, result
+    assert_no_leak(result)
+    blocks = result.content
+    assert [type(b).__name__ for b in blocks] == ["TextContent"] * 4 + ["ImageContent", "TextContent", "AudioContent"] + [
+        "TextContent"
+    ] * 3, blocks
+    assert [blocks[0].text, blocks[1].text] == ["README.md:", README]
+    assert blocks[2].text.startswith("src/missing.py: error: ") and "does not exist" in blocks[2].text, blocks[2]
+    assert blocks[3].text == "data/logo.png:"
+    assert (blocks[4].mime_type, base64.b64decode(blocks[4].data)) == ("image/png", LOGO)
+    assert blocks[5].text == "data/chime.wav:"
+    assert blocks[6].mime_type.startswith("audio/") and base64.b64decode(blocks[6].data) == WAV, blocks[6].mime_type
+    assert blocks[7].text.startswith("debug.log: error: ") and "gitignore" in blocks[7].text, blocks[7]
+    assert blocks[8].text.startswith("../outside.txt: error: ") and "'..'" in blocks[8].text, blocks[8]
+    assert blocks[9].text == "src: error: src is a directory; list it with list_directory"
+    files = result.structured_content["files"]
+    assert files[0] == {"path": "README.md", "type": "text", "size": len(README)}
+    assert files[2] == {"path": "data/logo.png", "type": "image", "size": len(LOGO)}
+    assert [("error" in f) for f in files] == [False, True, False, False, True, True, True]
+
+
+@connections(ALL)
+async def test_directory_tree(connect, conn: Connection, tree: Tree) -> None:
+    with anyio.fail_after(TEST_DEADLINE):
+        async with connect(conn, tree.root) as served:
+            client = served.client
+            shallow = await client.call_tool("directory_tree", {"depth": 1})
+            assert shallow.is_error is False, shallow
+            assert text_of(shallow) == f"./\n  README.md ({len(README)} bytes)\n  data/\n  docs/\n  src/"
+            top = shallow.structured_content
+            assert top["path"] == "." and top["truncated"] is False
+            assert [(e["name"], e["type"], "children" in e) for e in top["entries"]] == [
+                ("README.md", "file", False),
+                ("data", "directory", False),
+                ("docs", "directory", False),
+                ("src", "directory", False),
+            ]
+
+            deep = (await client.call_tool("directory_tree", {})).structured_content
+            src = next(e for e in deep["entries"] if e["name"] == "src")
+            assert src["children"] == [
+                {"name": "main.py", "path": "src/main.py", "type": "file", "size": len(MAIN_PY)},
+                {"name": "util.py", "path": "src/util.py", "type": "file", "size": len(UTIL_PY)},
+            ]
+            shown = json.dumps(deep)
+            assert "debug.log" not in shown and ".hidden" not in shown and ".gitignore" not in shown, shown
+
+            cut = await client.call_tool("directory_tree", {"limit": 2})
+            assert cut.structured_content["truncated"] is True
+            assert text_of(cut).endswith("(the tree stops at 2 entries: there are more; show less depth, a directory further down, or raise limit)")
+            outside = await client.call_tool("directory_tree", {"path": "../outside_dir"})
+            assert outside.is_error is True, outside
+            assert_no_leak(outside)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -952,7 +1069,7 @@ class Confirmer:
         return ElicitResult(action=self.action)
 
 
-WRITE_TOOLS = {"write_file", "edit_file"}
+WRITE_TOOLS = {"write_file", "edit_file", "create_directory", "move_file"}
 
 
 @connections(ALL)
@@ -966,7 +1083,8 @@ async def test_confirmed_writes_and_edits(connect, conn: Connection, tree: Tree)
             assert WRITE_TOOLS <= set(tools), set(tools)
             for name in WRITE_TOOLS:
                 hints = tools[name].annotations
-                assert hints is not None and hints.read_only_hint is False and hints.destructive_hint is True
+                assert hints is not None and hints.read_only_hint is False, name
+                assert hints.destructive_hint is (name != "create_directory"), name
 
             created = await client.call_tool("write_file", {"path": "notes/todo.md", "content": "- write tests\n"})
             assert created.is_error is False, created
@@ -1044,6 +1162,10 @@ async def test_writes_cannot_escape_the_root(connect, conn: Connection, tree: Tr
                 for tool, args in [
                     ("write_file", {"path": path, "content": "pwned\n"}),
                     ("edit_file", {"path": path, "old_text": "TOP", "new_text": "pwned"}),
+                    ("edit_file", {"path": path, "edits": [{"old_text": "TOP", "new_text": "pwned"}], "dry_run": True}),
+                    ("create_directory", {"path": path}),
+                    ("move_file", {"source": path, "destination": "moved.txt"}),
+                    ("move_file", {"source": "README.md", "destination": path, "overwrite": True}),
                 ]:
                     result = await client.call_tool(tool, args)
                     assert result.is_error is True, (tool, path, result)
@@ -1053,6 +1175,8 @@ async def test_writes_cannot_escape_the_root(connect, conn: Connection, tree: Tr
     assert sorted(p.name for p in tree.outside_dir.iterdir()) == ["secret.txt"]
     assert (tree.root / "debug.log").read_text() == IGNORED
     assert not (tree.root / ".git").exists()
+    assert (tree.root / "README.md").read_text() == README
+    assert not (tree.root / "moved.txt").exists()
 
 
 @pytest.mark.filterwarnings("ignore:resources/subscribe is removed")
@@ -1069,3 +1193,93 @@ async def test_a_confirmed_write_reaches_subscribers(connect, conn: Connection, 
             assert result.is_error is False, result
             await inbox.wait_for(updated(readme))
 
+
+
+@connections(ALL)
+async def test_multi_edit_dry_run_then_confirmed(connect, conn: Connection, tree: Tree) -> None:
+    """A dry run shows the unified diff of every edit and asks nothing; the real run asks once and writes them all."""
+    edits = [
+        {"old_text": "return 42", "new_text": "return 43"},
+        {"old_text": "def helper():", "new_text": "def helper() -> int:"},
+        # Not there exactly (indentation, a trailing blank): matched with whitespace ignored.
+        {"old_text": "  return 43 ", "new_text": "return 44"},
+    ]
+    edited = "def helper() -> int:\n    return 44\n"
+    confirmer = Confirmer("accept")
+    with anyio.fail_after(TEST_DEADLINE):
+        async with connect(conn, tree.root, "--allow-write", elicitation_callback=confirmer) as served:
+            client = served.client
+            dry = await client.call_tool("edit_file", {"path": "src/util.py", "edits": edits, "dry_run": True})
+            assert dry.is_error is False, dry
+            diff = "--- a/src/util.py\n+++ b/src/util.py\n@@ -1,2 +1,2 @@\n-def helper():\n-    return 42\n+def helper() -> int:\n+    return 44\n"
+            assert dry.structured_content["diff"] == diff, dry.structured_content
+            assert dry.structured_content["dryRun"] is True
+            assert text_of(dry).startswith(diff) and "nothing was written" in text_of(dry), text_of(dry)
+            assert [e["whitespaceIgnored"] for e in dry.structured_content["edits"]] == [False, False, True]
+            assert confirmer.asked == [], "a dry run asks nothing"
+            assert (tree.root / "src" / "util.py").read_text() == UTIL_PY
+
+            done = await client.call_tool("edit_file", {"path": "src/util.py", "edits": edits})
+            assert done.is_error is False, done
+            assert text_of(done).startswith("Applied 3 edits to src/util.py: "), text_of(done)
+            assert "whitespace ignored" in text_of(done)
+            assert done.structured_content["dryRun"] is False and "diff" not in done.structured_content
+    assert (tree.root / "src" / "util.py").read_text() == edited
+    [asked] = confirmer.asked
+    assert asked.startswith("Apply 3 edits to src/util.py?\n\n1. Replace 1 occurrence (at line 2)\n\n- return 42\n+ return 43"), asked
+
+
+@connections(ALL)
+async def test_one_failing_edit_writes_nothing(connect, conn: Connection, tree: Tree) -> None:
+    confirmer = Confirmer("accept")
+    edits = [{"old_text": "return 42", "new_text": "return 43"}, {"old_text": "nowhere", "new_text": "x"}]
+    with anyio.fail_after(TEST_DEADLINE):
+        async with connect(conn, tree.root, "--allow-write", elicitation_callback=confirmer) as served:
+            result = await served.client.call_tool("edit_file", {"path": "src/util.py", "edits": edits})
+    assert result.is_error is True, result
+    assert text_of(result).startswith("edits[1]: old_text was not found in src/util.py"), text_of(result)
+    assert confirmer.asked == []
+    assert (tree.root / "src" / "util.py").read_text() == UTIL_PY
+
+
+@connections(ALL)
+async def test_create_directory_and_move_file(connect, conn: Connection, tree: Tree) -> None:
+    confirmer = Confirmer("accept")
+    with anyio.fail_after(TEST_DEADLINE):
+        async with connect(conn, tree.root, "--allow-write", elicitation_callback=confirmer) as served:
+            client = served.client
+            created = await client.call_tool("create_directory", {"path": "notes/drafts"})
+            assert created.is_error is False, created
+            assert created.structured_content == {"path": "notes/drafts", "uri": tree.uri("notes/drafts"), "created": True}
+            assert (tree.root / "notes" / "drafts").is_dir()
+            there = await client.call_tool("create_directory", {"path": "notes/drafts"})
+            assert there.is_error is False and there.structured_content["created"] is False, there
+
+            moved = await client.call_tool("move_file", {"source": "docs/guide.txt", "destination": "notes/drafts/guide.txt"})
+            assert moved.is_error is False, moved
+            assert moved.structured_content == {
+                "source": "docs/guide.txt",
+                "destination": "notes/drafts/guide.txt",
+                "uri": tree.uri("notes/drafts/guide.txt"),
+                "replaced": False,
+            }
+            assert not (tree.root / "docs" / "guide.txt").exists()
+            assert (tree.root / "notes" / "drafts" / "guide.txt").read_text() == GUIDE
+
+            # An existing destination is replaced only with overwrite, and is asked about.
+            asked_before = len(confirmer.asked)
+            refused = await client.call_tool("move_file", {"source": "src/util.py", "destination": "src/main.py"})
+            assert refused.is_error is True and "set overwrite" in text_of(refused), refused
+            assert len(confirmer.asked) == asked_before
+            assert (tree.root / "src" / "main.py").read_text() == MAIN_PY
+            replaced = await client.call_tool(
+                "move_file", {"source": "src/util.py", "destination": "src/main.py", "overwrite": True}
+            )
+            assert replaced.is_error is False and replaced.structured_content["replaced"] is True, replaced
+    assert confirmer.asked == [
+        "Create the directory notes/drafts?",
+        "Move docs/guide.txt to notes/drafts/guide.txt?",
+        f"Move src/util.py to src/main.py, replacing the file there ({len(MAIN_PY)} bytes)?",
+    ]
+    assert (tree.root / "src" / "main.py").read_text() == UTIL_PY
+    assert not (tree.root / "src" / "util.py").exists()

@@ -15,9 +15,10 @@ pub enum Command {
     /// Serve MCP over stdio (default) or HTTP.
     ///
     /// Without a layer option, duet serves the working directory read-only (or the duet.toml
-    /// manifest there, when there is one). --allow-write adds the tools write_file and
-    /// edit_file, which change a file only after the user confirms that change through the
-    /// client (an elicitation form); clients that cannot ask the user get a tool error.
+    /// manifest there, when there is one). --allow-write adds the tools write_file,
+    /// edit_file, create_directory and move_file, which change the tree only after the user
+    /// confirms that change through the client (an elicitation form); clients that cannot
+    /// ask the user get a tool error.
     Serve(Box<ServeArgs>),
     /// List the tools (a table, or the `tools/list` wire objects with --json).
     Tools(ListArgs),
@@ -47,8 +48,8 @@ pub struct LayerArgs {
     /// A directory to serve (repeatable; default: the working directory).
     #[arg(long = "root", value_name = "DIR", conflicts_with_all = ["fixtures", "manifest"])]
     pub roots: Vec<std::path::PathBuf>,
-    /// Also serve write_file and edit_file, which change files under the roots once the
-    /// user confirms each change through the client.
+    /// Also serve write_file, edit_file, create_directory and move_file, which change files
+    /// under the roots once the user confirms each change through the client.
     #[arg(long, conflicts_with_all = ["fixtures", "manifest"])]
     pub allow_write: bool,
 }

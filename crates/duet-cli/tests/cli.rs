@@ -156,9 +156,10 @@ fn allow_write_adds_the_write_tools_to_a_workspace_only() {
     let root = dir.path().to_str().unwrap();
     let read_only = tool_names(&["tools", "--root", root, "--json"]);
     assert!(read_only.contains(&"read_file".to_string()), "{read_only:?}");
-    assert!(!read_only.iter().any(|n| n == "write_file" || n == "edit_file"), "{read_only:?}");
+    let write_tools = ["write_file", "edit_file", "create_directory", "move_file"];
+    assert!(!read_only.iter().any(|n| write_tools.contains(&n.as_str())), "{read_only:?}");
     let writable = tool_names(&["tools", "--root", root, "--allow-write", "--json"]);
-    for name in ["write_file", "edit_file"] {
+    for name in write_tools {
         assert!(writable.contains(&name.to_string()), "{name} missing from {writable:?}");
     }
     let table = String::from_utf8_lossy(&duet(&["tools", "--root", root, "--allow-write"]).stdout).into_owned();

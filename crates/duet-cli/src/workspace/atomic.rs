@@ -2,7 +2,8 @@
 //! file beside the target, which then takes the target's name: a rename over an existing
 //! file (keeping its permissions), a hard link for a new one (which fails rather than
 //! replace a file that appeared meanwhile). A reader sees the old file or the new one,
-//! never half of one.
+//! never half of one. Moving a file takes the same two ways to its new name, and creating
+//! a directory is the first step of writing a file in it.
 //!
 //! Every step works relative to an open handle on the directory, and that handle is
 //! checked to be the directory confinement approved (under the root, by its real path):
@@ -32,19 +33,8 @@ pub enum Expect {
 
 /// Writes `bytes` as the file `path` under `root` (absolute, resolved by confinement).
 pub fn write(root: &Root, path: &Path, bytes: &[u8], expect: Expect) -> io::Result<()> {
-    let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
-        return Err(io::Error::new(io::ErrorKind::InvalidInput, "the path names no file"));
-    };
-    let dir = open_dir(root, parent)?;
-    let name = c_name(name)?;
-    let changed = |what: &str| io::Error::other(format!("it {what} after the user confirmed the change"));
-    let mode = match (stat_at(&dir, &name)?, expect) {
-        (None, Expect::Absent) => None,
-        (Some(stat), Expect::File) if (stat.st_mode & libc::S_IFMT) == libc::S_IFREG => Some(stat.st_mode & 0o7777),
-        (None, Expect::File) => return Err(changed("was removed")),
-        (Some(_), Expect::Absent) => return Err(changed("was created")),
-        (Some(_), Expect::File) => return Err(changed("stopped being a regular file")),
-    };
+    let (dir, name) = dir_and_name(root, path)?;
+    let mode = expected(&dir, &name, expect)?;
     let temp = temp_name();
     let mut file = create_at(&dir, &temp)?;
     let written = (|| {
@@ -54,17 +44,67 @@ pub fn write(root: &Root, path: &Path, bytes: &[u8], expect: Expect) -> io::Resu
             cvt(unsafe { libc::fchmod(file.as_raw_fd(), mode) })?;
         }
         file.sync_all()?;
-        match expect {
-            Expect::File => rename_at(&dir, &temp, &name),
-            Expect::Absent => link_at(&dir, &temp, &name).map_err(|e| match e.kind() {
-                io::ErrorKind::AlreadyExists => changed("was created"),
-                _ => e,
-            }),
-        }
+        take_name(&dir, &temp, &dir, &name, expect)
     })();
     // After a rename the temporary name is gone already; in every other case it goes now.
     let _ = unlink_at(&dir, &temp);
     written
+}
+
+/// Moves the regular file `from` (under `from_root`) to `to` (under `to_root`, maybe the
+/// same), both resolved by confinement; `to`'s missing directories are created.
+pub fn rename(from_root: &Root, from: &Path, to_root: &Root, to: &Path, expect: Expect) -> io::Result<()> {
+    let ((from_dir, from_name), (to_dir, to_name)) = (dir_and_name(from_root, from)?, dir_and_name(to_root, to)?);
+    expected(&from_dir, &from_name, Expect::File)?;
+    expected(&to_dir, &to_name, expect)?;
+    take_name(&from_dir, &from_name, &to_dir, &to_name, expect)?;
+    if expect == Expect::Absent {
+        // Linked under its new name; now the old one goes.
+        unlink_at(&from_dir, &from_name)?;
+    }
+    Ok(())
+}
+
+/// Creates directory `path` (resolved by confinement, under `root`) and those missing on
+/// its way.
+pub fn create_dir(root: &Root, path: &Path) -> io::Result<()> {
+    open_dir(root, path).map(drop)
+}
+
+/// An open handle on the directory of `path`, and its name in there.
+fn dir_and_name(root: &Root, path: &Path) -> io::Result<(File, CString)> {
+    let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "the path names no file"));
+    };
+    Ok((open_dir(root, parent)?, c_name(name)?))
+}
+
+fn changed(what: &str) -> io::Error {
+    io::Error::other(format!("it {what} after the user confirmed the change"))
+}
+
+/// Checks that `name` in `dir` is still what the user was asked about; the permission bits
+/// of the file there, if any.
+fn expected(dir: &File, name: &CStr, expect: Expect) -> io::Result<Option<libc::mode_t>> {
+    match (stat_at(dir, name)?, expect) {
+        (None, Expect::Absent) => Ok(None),
+        (Some(stat), Expect::File) if (stat.st_mode & libc::S_IFMT) == libc::S_IFREG => Ok(Some(stat.st_mode & 0o7777)),
+        (None, Expect::File) => Err(changed("was removed")),
+        (Some(_), Expect::Absent) => Err(changed("was created")),
+        (Some(_), Expect::File) => Err(changed("stopped being a regular file")),
+    }
+}
+
+/// Gives the file `from` in `from_dir` the name `to` in `to_dir`: in place of the file
+/// there, or as a new name (a hard link) that fails if one appeared meanwhile.
+fn take_name(from_dir: &File, from: &CStr, to_dir: &File, to: &CStr, expect: Expect) -> io::Result<()> {
+    match expect {
+        Expect::File => rename_at(from_dir, from, to_dir, to),
+        Expect::Absent => link_at(from_dir, from, to_dir, to).map_err(|e| match e.kind() {
+            io::ErrorKind::AlreadyExists => changed("was created"),
+            _ => e,
+        }),
+    }
 }
 
 /// An open handle on directory `path` (canonical, under `root`), creating the directories
@@ -146,16 +186,16 @@ fn stat_at(dir: &File, name: &CStr) -> io::Result<Option<libc::stat>> {
     }
 }
 
-fn rename_at(dir: &File, from: &CStr, to: &CStr) -> io::Result<()> {
-    let fd = dir.as_raw_fd();
-    // SAFETY: a directory descriptor we own and NUL-terminated names.
-    cvt(unsafe { libc::renameat(fd, from.as_ptr(), fd, to.as_ptr()) })
+fn rename_at(from_dir: &File, from: &CStr, to_dir: &File, to: &CStr) -> io::Result<()> {
+    let (from_fd, to_fd) = (from_dir.as_raw_fd(), to_dir.as_raw_fd());
+    // SAFETY: directory descriptors we own and NUL-terminated names.
+    cvt(unsafe { libc::renameat(from_fd, from.as_ptr(), to_fd, to.as_ptr()) })
 }
 
-fn link_at(dir: &File, from: &CStr, to: &CStr) -> io::Result<()> {
-    let fd = dir.as_raw_fd();
-    // SAFETY: a directory descriptor we own and NUL-terminated names.
-    cvt(unsafe { libc::linkat(fd, from.as_ptr(), fd, to.as_ptr(), 0) })
+fn link_at(from_dir: &File, from: &CStr, to_dir: &File, to: &CStr) -> io::Result<()> {
+    let (from_fd, to_fd) = (from_dir.as_raw_fd(), to_dir.as_raw_fd());
+    // SAFETY: directory descriptors we own and NUL-terminated names.
+    cvt(unsafe { libc::linkat(from_fd, from.as_ptr(), to_fd, to.as_ptr(), 0) })
 }
 
 fn unlink_at(dir: &File, name: &CStr) -> io::Result<()> {

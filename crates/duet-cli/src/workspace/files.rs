@@ -1,12 +1,12 @@
 //! Reading one file: how much one read may return, whether bytes are text or binary, which
-//! MIME type a file has, line ranges of files too large to read whole, and modification
-//! times as RFC 3339. Every open re-checks that it got a regular file, and one that lies
+//! MIME type a file has, line ranges of files too large to read whole (its last lines read
+//! backwards from the end), and file times as RFC 3339. Every open re-checks that it got a regular file, and one that lies
 //! under its root.
 
 use super::paths::Root;
 use std::ffi::OsStr;
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read};
+use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -16,6 +16,8 @@ pub const MAX_READ_BYTES: u64 = 1024 * 1024;
 pub const SNIFF_BYTES: usize = 8 * 1024;
 /// How far past a requested range lines are still counted, to report a file's total.
 const COUNT_LIMIT_BYTES: u64 = 64 * 1024 * 1024;
+/// How much a tail read takes at a time, going backwards from the end.
+const TAIL_BLOCK_BYTES: u64 = 64 * 1024;
 
 /// A whole file's contents.
 pub enum Body {
@@ -34,6 +36,10 @@ pub enum ReadError {
     RangeTooLarge {
         first: usize,
         last: usize,
+    },
+    /// The last `count` lines are over [`MAX_READ_BYTES`].
+    TailTooLarge {
+        count: usize,
     },
     /// The range starts after the last line.
     PastEnd {
@@ -66,6 +72,11 @@ impl ReadError {
             ReadError::RangeTooLarge { first, last } => format!(
                 "lines {first} to {last} of {name} are already over the {limit} limit of one read; ask for fewer lines"
             ),
+            ReadError::TailTooLarge { count } => {
+                format!(
+                    "the last {count} lines of {name} are already over the {limit} limit of one read; ask for fewer lines"
+                )
+            }
             ReadError::PastEnd { start, total } => {
                 format!("{name} has {total} lines, so there is no line {start}")
             }
@@ -177,6 +188,69 @@ pub fn read_lines(path: &Path, root: &Root, start: usize, end: Option<usize>) ->
     };
     let text = String::from_utf8(scan.selected).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
     Ok(Lines { text, first: start, last, total: scan.total })
+}
+
+/// The last lines of a text file.
+pub struct Tail {
+    pub text: String,
+    /// How many lines `text` holds.
+    pub lines: usize,
+    /// Lines in the file, when it is small enough to count them all.
+    pub total: Option<usize>,
+}
+
+/// The last `count` lines of a text file, at most [`MAX_READ_BYTES`] of them, read
+/// backwards from its end a block at a time: a file of any size costs only what those
+/// lines hold. A final line break ends the last line; it does not start another.
+pub fn read_tail(path: &Path, root: &Root, count: usize) -> Result<Tail, ReadError> {
+    let mut file = open(path, root)?;
+    let size = file.metadata()?.len();
+    let mut head = Vec::with_capacity(SNIFF_BYTES);
+    (&mut file).take(SNIFF_BYTES as u64).read_to_end(&mut head)?;
+    if looks_binary(&head) {
+        return Err(ReadError::Binary { size });
+    }
+    // Blocks from the end, last first, until `count` line breaks before the last line's.
+    let (mut blocks, mut pos, mut start, mut needed) = (Vec::new(), size, None, count);
+    while pos > 0 && start.is_none() && needed > 0 {
+        if size - pos > MAX_READ_BYTES {
+            return Err(ReadError::TailTooLarge { count });
+        }
+        let len = TAIL_BLOCK_BYTES.min(pos);
+        pos -= len;
+        let mut block = vec![0; len as usize];
+        file.seek(SeekFrom::Start(pos))?;
+        file.read_exact(&mut block)?;
+        for (i, byte) in block.iter().enumerate().rev() {
+            let at = pos + i as u64;
+            if *byte == b'\n' && at + 1 != size {
+                needed -= 1;
+                if needed == 0 {
+                    start = Some(at + 1);
+                    break;
+                }
+            }
+        }
+        blocks.push(block);
+    }
+    let start = if count == 0 { size } else { start.unwrap_or(0) };
+    if size - start > MAX_READ_BYTES {
+        return Err(ReadError::TailTooLarge { count });
+    }
+    let mut bytes: Vec<u8> = blocks.into_iter().rev().flatten().collect();
+    bytes.drain(..(start - pos) as usize);
+    let breaks = bytes.iter().filter(|b| **b == b'\n').count();
+    let lines = breaks + usize::from(bytes.last().is_some_and(|b| *b != b'\n'));
+    let total = if size <= MAX_READ_BYTES {
+        let mut before = Vec::new();
+        file.seek(SeekFrom::Start(0))?;
+        file.take(start).read_to_end(&mut before)?;
+        Some(before.iter().filter(|b| **b == b'\n').count() + lines)
+    } else {
+        None
+    };
+    let text = String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+    Ok(Tail { text, lines, total })
 }
 
 /// What one look at a file tells: binary or not, and how many lines text has.

@@ -1,16 +1,17 @@
 //! The workspace layer: what `duet serve` serves out of the box. It serves the files under
 //! one or more root directories, read-only: every file (minus what `.gitignore` and hidden
 //! file rules leave out) as a `file://` resource, a `file://` template per root for any
-//! other file, tools to list, find, search, read and describe files, and prompts to review
+//! other file, tools to list, show as a tree, find, search, read and describe files, and prompts to review
 //! a file or summarize a directory. With [`Workspace::watch`] it raises resource changes as
 //! files change on disk. What `.gitignore` (or `.ignore`, or git's exclude files) leaves
 //! out, and anything in a `.git` directory, is never served, not even when named; hidden
 //! files nothing ignores are served when named.
 //!
 //! With [`Access::ConfirmedWrites`] (`duet serve --allow-write`) it also serves the tools
-//! `write_file` and `edit_file` (`write.rs`), which change a file only once the user has
-//! confirmed that change through the client; the same confinement applies to what they
-//! write, and nothing ignored or in `.git` is ever written.
+//! `write_file`, `edit_file`, `create_directory` and `move_file` (`write.rs`), which change
+//! the tree only once the user has confirmed that change through the client; the same
+//! confinement applies to what they write, and nothing ignored or in `.git` is ever
+//! written.
 //!
 //! Tools and prompts live in a [`Registry`] (it validates their arguments); resources are
 //! served here, from a listing snapshot kept current by the watcher. Every path a client
@@ -18,12 +19,15 @@
 //! ever opened.
 
 mod atomic;
+mod edit;
 mod files;
 mod listing;
 mod paths;
 mod prompts;
+mod read;
 mod search;
 mod tools;
+mod tree;
 mod uri;
 mod walk;
 mod watch;
@@ -51,7 +55,7 @@ use std::sync::{Arc, Mutex, RwLock};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {
     ReadOnly,
-    /// `write_file` and `edit_file` are served; each change waits for the user's yes.
+    /// The write tools are served; each change waits for the user's yes.
     ConfirmedWrites,
 }
 
@@ -126,6 +130,7 @@ impl Workspace {
         let shared = Arc::new(Shared { roots, snapshot: RwLock::new(Arc::new(snapshot)) });
         let mut registry = Registry::new(info(&shared.roots, access));
         tools::register(&mut registry, &shared)?;
+        read::register(&mut registry, &shared)?;
         search::register(&mut registry, &shared)?;
         if access == Access::ConfirmedWrites {
             write::register(&mut registry, &shared)?;
@@ -192,14 +197,16 @@ fn info(roots: &Roots, access: Access) -> ServerInfo {
         Access::ReadOnly => ("Read-only access", ""),
         Access::ConfirmedWrites => (
             "Access",
-            " Change files with write_file (whole files) and edit_file (exact text): the user must confirm \
-             each change, and ignored files and .git directories cannot be written.",
+            " Change files with write_file (whole files), edit_file (edits; dry_run shows the diff), \
+             create_directory and move_file: the user must confirm each change, and ignored files and .git \
+             directories cannot be written.",
         ),
     };
     ServerInfo::new("duet", env!("CARGO_PKG_VERSION")).title("duet workspace").instructions(format!(
         "{access} to the files under {}. {paths} Every file not ignored by .gitignore is a resource; \
          ignored files and .git directories are not served at all. Find files with find_files, search their \
-         contents with search_files, and read big files in parts with read_file.{writes}",
+         contents with search_files, see a directory's tree with directory_tree, read big files in parts with \
+         read_file (a line range, its head or its tail) and several files at once with read_multiple_files.{writes}",
         served.join(", ")
     ))
 }

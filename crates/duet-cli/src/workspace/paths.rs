@@ -7,8 +7,9 @@
 //! Hidden files that nothing ignores are served when named.
 //!
 //! A path a tool writes (`duet serve --allow-write`) passes the same checks: an existing
-//! file as for reading, a new one through the nearest directory on its way that exists,
-//! and the path as resolved through it is checked again for exclusion.
+//! file (or directory, for one to create) as for reading, a new one through the nearest
+//! directory on its way that exists, and the path as resolved through it is checked again
+//! for exclusion.
 //!
 //! Refusals name the path the client sent and nothing it could not already see: whether
 //! something exists outside the roots or among ignored files, or where a link points, is
@@ -63,14 +64,14 @@ pub struct Resolved {
     pub kind: Kind,
 }
 
-/// A file a tool may write, checked: it lies under its root once links are resolved, and
-/// it is a regular file or does not exist yet.
+/// A file (or a directory) a tool may write, checked: it lies under its root once links
+/// are resolved, and it is a regular file (a directory) or does not exist yet.
 #[derive(Debug)]
 pub struct WriteTarget {
     /// The index of its root.
     pub root: usize,
-    /// Where the file is or will be: canonical up to the last directory that exists, then
-    /// the names of those still missing and of the file.
+    /// Where it is or will be: canonical up to the last directory that exists, then the
+    /// names of those still missing.
     pub abs: PathBuf,
     pub exists: bool,
 }
@@ -89,6 +90,7 @@ pub enum PathError {
     Special(String),
     Io { input: String, error: io::Error },
     Directory(String),
+    File(String),
     ThroughFile(String),
     Dangling(String),
 }
@@ -121,6 +123,7 @@ impl fmt::Display for PathError {
             }
             PathError::Io { input, error } => write!(f, "cannot access {input:?}: {error}"),
             PathError::Directory(input) => write!(f, "{input:?} is a directory; name a file"),
+            PathError::File(input) => write!(f, "{input:?} is a file; name a directory"),
             PathError::ThroughFile(input) => {
                 write!(f, "{input:?} goes through a file as if it were a directory")
             }
@@ -240,17 +243,37 @@ impl Roots {
         if input.ends_with('/') {
             return Err(PathError::Directory(input.into()));
         }
+        self.resolve_writable(input, Kind::File)
+    }
+
+    /// Resolves a directory a tool may create: an existing one is checked as for reading; a
+    /// missing one as a new file is by [`Roots::resolve_write`].
+    pub fn resolve_dir_write(&self, input: &str) -> Result<WriteTarget, PathError> {
+        self.resolve_writable(input, Kind::Dir)
+    }
+
+    /// A file or directory (`want`) that exists, or where a new one would be.
+    fn resolve_writable(&self, input: &str, want: Kind) -> Result<WriteTarget, PathError> {
         let (root, candidate) = self.locate(input)?.ok_or_else(|| PathError::AllRoots(input.into()))?;
         match self.check(root, &candidate, input) {
-            Ok(Resolved { kind: Kind::File, abs, .. }) => return Ok(WriteTarget { root, abs, exists: true }),
-            Ok(Resolved { kind: Kind::Dir, .. }) => return Err(PathError::Directory(input.into())),
+            Ok(Resolved { kind, abs, .. }) if kind == want => return Ok(WriteTarget { root, abs, exists: true }),
+            Ok(_) if want == Kind::File => return Err(PathError::Directory(input.into())),
+            Ok(_) => return Err(PathError::File(input.into())),
             Err(PathError::NotFound(_)) => {}
             Err(PathError::Io { error, .. }) if error.kind() == io::ErrorKind::NotADirectory => {}
             Err(e) => return Err(e),
         }
+        let abs = self.resolve_missing(root, &candidate, input)?;
+        Ok(WriteTarget { root, abs, exists: false })
+    }
+
+    /// Where `candidate`, which does not exist, would be: the nearest directory on its way
+    /// that exists is checked as for reading, and the path as resolved through it must not
+    /// be excluded either.
+    fn resolve_missing(&self, root: usize, candidate: &Path, input: &str) -> Result<PathBuf, PathError> {
         // Up to the nearest thing that exists, remembering the names on the way.
         let mut missing = Vec::new();
-        let mut base = candidate.as_path();
+        let mut base = candidate;
         loop {
             match base.symlink_metadata() {
                 Ok(_) => break,
@@ -280,7 +303,7 @@ impl Roots {
         if let Some(why) = self.0[root].excluded(&abs) {
             return Err(PathError::Excluded { input: input.into(), why });
         }
-        Ok(WriteTarget { root, abs, exists: false })
+        Ok(abs)
     }
 
     /// The root a path belongs to and where it would be, before touching the file system;

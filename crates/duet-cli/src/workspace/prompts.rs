@@ -5,7 +5,8 @@
 use super::files::{self, Body, ReadError};
 use super::listing::Want;
 use super::paths::Kind;
-use super::{Shared, blocking, uri, walk};
+use super::tree::Tree;
+use super::{Shared, blocking, uri};
 use duet::layer::{
     Content, HandlerError, LayerError, PromptMessage, PromptResult, PromptSpec, Registry, RegistryError,
     ResourceContents,
@@ -85,28 +86,10 @@ fn summarize_directory(shared: &Shared, args: &BTreeMap<String, String>) -> Resu
     {
         return Err(invalid(format!("{input:?} is a file; summarize_directory summarizes a directory")));
     }
-    let mut tree = Vec::new();
-    let mut truncated = false;
-    'scope: for base in &scope {
-        let walk = walk::walker(&base.abs).max_depth(Some(TREE_DEPTH)).build();
-        for entry in walk.filter_map(Result::ok) {
-            if tree.len() == MAX_TREE_ENTRIES {
-                truncated = true;
-                break 'scope;
-            }
-            let Some(kind) = entry.file_type() else { continue };
-            let path = shared.roots.display(base.root, entry.path());
-            let depth = entry.depth() + usize::from(scope.len() > 1);
-            let indent = "  ".repeat(depth);
-            match entry.metadata() {
-                _ if kind.is_dir() => tree.push(format!("{indent}{path}/")),
-                Ok(meta) if kind.is_file() => tree.push(format!("{indent}{path} ({})", files::human_size(meta.len()))),
-                _ => tree.push(format!("{indent}{path}")),
-            }
-        }
-    }
-    if truncated {
-        tree.push(format!("(the tree stops at {MAX_TREE_ENTRIES} entries)"));
+    let tree = Tree::walk(shared, &scope, TREE_DEPTH, MAX_TREE_ENTRIES);
+    let mut lines = tree.lines();
+    if tree.truncated {
+        lines.push(format!("(the tree stops at {MAX_TREE_ENTRIES} entries)"));
     }
     let shown = match scope.as_slice() {
         [one] => shared.roots.display(one.root, &one.abs),
@@ -119,7 +102,7 @@ fn summarize_directory(shared: &Shared, args: &BTreeMap<String, String>) -> Resu
     Ok(PromptResult {
         description: Some(format!("Summary of {shown}")),
         messages: vec![
-            PromptMessage::user(Content::text(format!("The tree of {shown}:\n{}", tree.join("\n")))),
+            PromptMessage::user(Content::text(format!("The tree of {shown}:\n{}", lines.join("\n")))),
             PromptMessage::user(Content::text(ask)),
         ],
     })

@@ -1,19 +1,24 @@
-//! The file tools: `list_directory`, `find_files`, `read_file` and `describe_file` (the
-//! search tool has a file of its own). Each resolves its path through `paths`, does its
+//! The file tools that look at the tree: `list_directory`, `directory_tree`, `find_files`
+//! and `describe_file` (reading and searching have files of their own). Each resolves its path through `paths`, does its
 //! file work off the async threads, and answers a failure as a tool error the model can
 //! act on. All of them are read-only.
 
-use super::files::{self, Body};
-use super::paths::{Kind, Resolved};
+use super::files;
+use super::paths::Kind;
+use super::tree::{Entry, Node, Tree};
 use super::{Shared, blocking, uri, walk};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use duet::layer::{Content, HandlerError, Registry, RegistryError, RequestCx, ToolAnnotations, ToolResult, ToolSpec};
+use duet::layer::{HandlerError, Registry, RegistryError, RequestCx, ToolAnnotations, ToolResult, ToolSpec};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use std::future::Future;
+use std::os::unix::fs::PermissionsExt;
 use std::sync::Arc;
+
+/// The deepest `directory_tree` goes.
+const MAX_TREE_DEPTH: usize = 20;
 
 /// A tool's work: a result, or the message of a tool error.
 pub type ToolOutcome = Result<ToolResult, String>;
@@ -41,19 +46,40 @@ pub fn register(registry: &mut Registry, shared: &Arc<Shared>) -> Result<(), Reg
                 "type": "object",
                 "properties": {
                     "path": {"type": "string"},
-                    "entries": {"type": "array", "items": {
-                        "type": "object",
-                        "properties": {
-                            "name": {"type": "string"},
-                            "path": {"type": "string"},
-                            "type": {"enum": ["file", "directory", "symlink"]},
-                            "size": {"type": "integer"}
-                        },
-                        "required": ["name", "path", "type"]
-                    }},
+                    "entries": {"type": "array", "items": entry_schema()},
                     "nextCursor": {"type": "string"}
                 },
                 "required": ["path", "entries"]
+            })),
+    )?;
+    registry.tool(
+        spec(shared, "directory_tree", |shared, args, _| directory_tree(shared, args))
+            .title("Show a directory tree")
+            .description(
+                "Shows the tree under a directory of the workspace, as deep as asked, with the size of each \
+                 file: the same entries list_directory shows (nothing .gitignore or hidden-file rules leave \
+                 out), in name order. Directories at the depth limit are shown without their contents \
+                 (no children); a tree longer than the limit is cut short, and says so.",
+            )
+            .input_schema(json!({
+                "type": "object",
+                "properties": {
+                    "path": path_schema("The directory to show."),
+                    "depth": {"type": "integer", "minimum": 1, "maximum": MAX_TREE_DEPTH, "default": 3,
+                              "description": "How many levels below the directory to show."},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": 10000, "default": 1000,
+                              "description": "The most entries shown."}
+                },
+                "additionalProperties": false
+            }))
+            .output_schema(json!({
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string"},
+                    "entries": {"type": "array", "items": node_schema()},
+                    "truncated": {"type": "boolean"}
+                },
+                "required": ["path", "entries", "truncated"]
             })),
     )?;
     registry.tool(
@@ -85,31 +111,12 @@ pub fn register(registry: &mut Registry, shared: &Arc<Shared>) -> Result<(), Reg
             })),
     )?;
     registry.tool(
-        spec(shared, "read_file", |shared, args, _| read_file(shared, args))
-            .title("Read a file")
-            .description(format!(
-                "Reads a text file, whole or a range of its lines (1-based, inclusive). One read returns at \
-                 most {}: read bigger files in parts with start_line and end_line. Files .gitignore \
-                 excludes, and .git directories, are not served.",
-                files::human_size(files::MAX_READ_BYTES)
-            ))
-            .input_schema(json!({
-                "type": "object",
-                "properties": {
-                    "path": {"type": "string", "description": "The file to read."},
-                    "start_line": {"type": "integer", "minimum": 1, "description": "The first line (default 1)."},
-                    "end_line": {"type": "integer", "minimum": 1, "description": "The last line (default: the end)."}
-                },
-                "required": ["path"],
-                "additionalProperties": false
-            })),
-    )?;
-    registry.tool(
         spec(shared, "describe_file", |shared, args, _| describe_file(shared, args))
             .title("Describe a file")
             .description(
-                "Tells what a path is: its type, size, MIME type, modification time, whether it is binary, \
-                 and how many lines a text file has.",
+                "Tells what a path is: its type, size, MIME type, permissions (octal mode, read-only or \
+                 not), times (modified, accessed, and created where the file system keeps it; RFC 3339), \
+                 whether it is binary, and how many lines a text file has.",
             )
             .input_schema(json!({
                 "type": "object",
@@ -125,14 +132,40 @@ pub fn register(registry: &mut Registry, shared: &Arc<Shared>) -> Result<(), Reg
                     "type": {"enum": ["file", "directory"]},
                     "size": {"type": "integer"},
                     "mimeType": {"type": "string"},
-                    "modified": {"type": "string"},
+                    "mode": {"type": "string", "description": "The permission bits in octal, e.g. 0644."},
+                    "readonly": {"type": "boolean"},
+                    "modified": {"type": "string", "format": "date-time"},
+                    "accessed": {"type": "string", "format": "date-time"},
+                    "created": {"type": "string", "format": "date-time"},
                     "isBinary": {"type": "boolean"},
                     "lineCount": {"type": "integer"}
                 },
-                "required": ["path", "uri", "type"]
+                "required": ["path", "uri", "type", "mode", "readonly"]
             })),
     )?;
     Ok(())
+}
+
+/// The schema of a listed entry.
+fn entry_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "name": {"type": "string"},
+            "path": {"type": "string"},
+            "type": {"enum": ["file", "directory", "symlink"]},
+            "size": {"type": "integer"}
+        },
+        "required": ["name", "path", "type"]
+    })
+}
+
+/// The schema of an entry of a tree: a listed entry, and a directory's children (entries
+/// of the same shape, not spelt out: JSON Schema needs `$ref` for that).
+fn node_schema() -> Value {
+    let mut node = entry_schema();
+    node["properties"]["children"] = json!({"type": "array", "items": {"type": "object"}});
+    node
 }
 
 /// A read-only tool whose blocking body gets the shared state, its parsed arguments and
@@ -193,20 +226,10 @@ impl ListArgs {
 }
 
 #[derive(Serialize)]
-struct ListEntry {
-    name: String,
-    path: String,
-    #[serde(rename = "type")]
-    kind: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    size: Option<u64>,
-}
-
-#[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct Listed {
     path: String,
-    entries: Vec<ListEntry>,
+    entries: Vec<Entry>,
     #[serde(skip_serializing_if = "Option::is_none")]
     next_cursor: Option<String>,
 }
@@ -226,13 +249,15 @@ fn list_directory(shared: &Shared, args: ListArgs) -> ToolOutcome {
         Some(cursor) => Some(decode_cursor(cursor, &args.path)?),
     };
     // Several resolved directories means the top of a workspace of several roots.
-    let (shown, mut entries) = match scope.as_slice() {
+    let (shown, depth) = match scope.as_slice() {
         [one] if one.kind == Kind::File => {
             return Err(format!("{:?} is a file; use read_file or describe_file", args.path));
         }
-        [one] => (roots.display(one.root, &one.abs), entries_of(shared, one)),
-        all => (".".to_string(), all.iter().map(|r| root_entry(shared, r)).collect()),
+        [one] => (roots.display(one.root, &one.abs), 1),
+        _ => (".".to_string(), 0),
     };
+    let tree = Tree::walk(shared, &scope, depth, usize::MAX);
+    let mut entries: Vec<Entry> = tree.entries.into_iter().filter(|e| e.depth == 1).collect();
     if let Some(after) = &after {
         entries.retain(|e| &e.name > after);
     }
@@ -241,15 +266,7 @@ fn list_directory(shared: &Shared, args: ListArgs) -> ToolOutcome {
         URL_SAFE_NO_PAD.encode(json!(Cursor { dir: args.path.clone(), after }).to_string())
     });
     entries.truncate(args.limit);
-    let mut text: Vec<String> = entries
-        .iter()
-        .map(|e| match (e.kind, e.size) {
-            ("directory", _) => format!("{}/", e.path),
-            ("symlink", _) => format!("{} (symbolic link)", e.path),
-            (_, Some(size)) => format!("{} ({})", e.path, files::human_size(size)),
-            _ => e.path.clone(),
-        })
-        .collect();
+    let mut text: Vec<String> = entries.iter().map(Entry::line).collect();
     if entries.is_empty() {
         text.push(format!("{shown} is empty"));
     }
@@ -269,27 +286,52 @@ fn decode_cursor(cursor: &str, path: &str) -> Result<String, String> {
     Ok(cursor.after)
 }
 
-fn root_entry(shared: &Shared, root: &Resolved) -> ListEntry {
-    let name = shared.roots.get(root.root).name.clone();
-    ListEntry { path: name.clone(), name, kind: "directory", size: None }
+#[derive(Deserialize)]
+struct TreeArgs {
+    #[serde(default = "dot")]
+    path: String,
+    #[serde(default = "TreeArgs::default_depth")]
+    depth: usize,
+    #[serde(default = "TreeArgs::default_limit")]
+    limit: usize,
 }
 
-fn entries_of(shared: &Shared, dir: &Resolved) -> Vec<ListEntry> {
-    let walk = walk::walker(&dir.abs).max_depth(Some(1)).build();
-    walk.filter_map(Result::ok)
-        .filter(|e| e.depth() == 1)
-        .filter_map(|e| {
-            let file_type = e.file_type()?;
-            let (kind, size) = match file_type {
-                t if t.is_dir() => ("directory", None),
-                t if t.is_file() => ("file", e.metadata().ok().map(|m| m.len())),
-                t if t.is_symlink() => ("symlink", None),
-                _ => return None,
-            };
-            let name = e.file_name().to_str()?.to_string();
-            Some(ListEntry { name, path: shared.roots.display(dir.root, e.path()), kind, size })
-        })
-        .collect()
+impl TreeArgs {
+    fn default_depth() -> usize {
+        3
+    }
+
+    fn default_limit() -> usize {
+        1000
+    }
+}
+
+#[derive(Serialize)]
+struct Shown {
+    path: String,
+    entries: Vec<Node>,
+    truncated: bool,
+}
+
+fn directory_tree(shared: &Shared, args: TreeArgs) -> ToolOutcome {
+    let scope = shared.roots.resolve_scope(&args.path).map_err(|e| e.to_string())?;
+    let shown = match scope.as_slice() {
+        [one] if one.kind == Kind::File => {
+            return Err(format!("{:?} is a file; directory_tree shows a directory", args.path));
+        }
+        [one] => shared.roots.display(one.root, &one.abs),
+        _ => ".".to_string(),
+    };
+    let tree = Tree::walk(shared, &scope, args.depth, args.limit);
+    let mut text = tree.lines();
+    if tree.truncated {
+        text.push(format!(
+            "(the tree stops at {} entries: there are more; show less depth, a directory further down, or raise limit)",
+            tree.entries.len()
+        ));
+    }
+    let entries = tree.nested();
+    structured(text.join("\n"), Shown { path: shown, entries, truncated: tree.truncated })
 }
 
 #[derive(Deserialize)]
@@ -349,43 +391,6 @@ fn find_files(shared: &Shared, args: FindArgs, cx: &RequestCx) -> ToolOutcome {
 }
 
 #[derive(Deserialize)]
-struct ReadArgs {
-    path: String,
-    start_line: Option<usize>,
-    end_line: Option<usize>,
-}
-
-fn read_file(shared: &Shared, args: ReadArgs) -> ToolOutcome {
-    let file = shared.roots.resolve(&args.path).map_err(|e| e.to_string())?;
-    let name = shared.roots.display(file.root, &file.abs);
-    if file.kind == Kind::Dir {
-        return Err(format!("{name} is a directory; list it with list_directory"));
-    }
-    let root = shared.roots.get(file.root);
-    let binary = |e: files::ReadError| format!("{} ({})", e.message(&name), uri::from_path(&file.abs));
-    if args.start_line.is_none() && args.end_line.is_none() {
-        return match files::read_whole(&file.abs, root) {
-            Ok(Body::Text(text)) => Ok(ToolResult::text(text)),
-            Ok(Body::Binary(bytes)) => Err(binary(files::ReadError::Binary { size: bytes.len() as u64 })),
-            Err(e) => Err(e.message(&name)),
-        };
-    }
-    let start = args.start_line.unwrap_or(1);
-    if let Some(end) = args.end_line
-        && end < start
-    {
-        return Err(format!("end_line {end} is before start_line {start}"));
-    }
-    let lines = files::read_lines(&file.abs, root, start, args.end_line).map_err(|e| match e {
-        files::ReadError::Binary { .. } => binary(e),
-        e => e.message(&name),
-    })?;
-    let of = lines.total.map_or_else(String::new, |t| format!(" of {t}"));
-    let note = format!("[{name}: lines {} to {}{of}]", lines.first, lines.last);
-    Ok(ToolResult::text(lines.text).with_content(Content::text(note)))
-}
-
-#[derive(Deserialize)]
 struct DescribeArgs {
     path: String,
 }
@@ -401,8 +406,17 @@ struct Description {
     size: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     mime_type: Option<String>,
+    /// The permission bits in octal, e.g. `0644`.
+    mode: String,
+    /// Whether nobody may write it.
+    readonly: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     modified: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    accessed: Option<String>,
+    /// When it was created, where the file system keeps that.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    created: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     is_binary: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -419,7 +433,11 @@ fn describe_file(shared: &Shared, args: DescribeArgs) -> ToolOutcome {
         kind: "directory",
         size: None,
         mime_type: None,
+        mode: format!("{:04o}", meta.permissions().mode() & 0o7777),
+        readonly: meta.permissions().readonly(),
         modified: meta.modified().ok().and_then(files::rfc3339),
+        accessed: meta.accessed().ok().and_then(files::rfc3339),
+        created: meta.created().ok().and_then(files::rfc3339),
         is_binary: None,
         line_count: None,
     };
@@ -438,6 +456,10 @@ fn describe_file(shared: &Shared, args: DescribeArgs) -> ToolOutcome {
     } else {
         text.push("type: directory".into());
     }
-    text.extend(d.modified.iter().map(|m| format!("modified: {m}")));
+    let readonly = if d.readonly { ", read-only" } else { "" };
+    text.push(format!("permissions: {}{readonly}", d.mode));
+    for (what, time) in [("modified", &d.modified), ("accessed", &d.accessed), ("created", &d.created)] {
+        text.extend(time.iter().map(|t| format!("{what}: {t}")));
+    }
     structured(text.join("\n"), d)
 }

@@ -1,12 +1,15 @@
 //! The write tools of `duet serve --allow-write`: `write_file` creates a text file or
-//! replaces its contents, `edit_file` replaces exact text in one. Neither changes anything
-//! before the user said yes. Each works out the change and asks through `crate::confirm`,
+//! replaces its contents, `edit_file` makes edits in one (all or none; `edit` finds and
+//! applies them, and a dry run only shows their diff), `create_directory` makes a
+//! directory, `move_file` gives a file a new path. None changes anything before the user
+//! said yes. Each works out the change and asks through `crate::confirm`,
 //! showing a summary of it; on the answer it works the change out again from scratch (the
 //! path resolved anew through `paths`, the file read anew) and writes only if the user
 //! confirmed that very change: a file edited in between makes it ask again. The write
 //! itself goes through `atomic`, so nobody ever reads half a file.
 
 use super::atomic::{self, Expect};
+use super::edit::{self, Applied, Edit};
 use super::files;
 use super::paths::WriteTarget;
 use super::tools::structured;
@@ -16,6 +19,7 @@ use duet::layer::{Registry, RegistryError, Reply, RequestCx, ToolAnnotations, To
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use std::io::Read;
 use std::sync::Arc;
@@ -26,15 +30,13 @@ const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
 const PREVIEW_LINES: usize = 8;
 /// Longer lines are cut in a confirmation.
 const PREVIEW_CHARS: usize = 120;
-/// The most line numbers a message lists.
-const LISTED_LINES: usize = 10;
 
 /// What a write tool's blocking body answers: a result, the question, or a tool error.
 type WriteOutcome = Result<Reply<ToolResult>, String>;
 
 pub fn register(registry: &mut Registry, shared: &Arc<Shared>) -> Result<(), RegistryError> {
     registry.tool(
-        spec(shared, "write_file", write_file, true)
+        spec(shared, "write_file", write_file, true, true)
             .title("Write a file")
             .description(format!(
                 "Creates a UTF-8 text file, or replaces the whole contents of one, under a root of the \
@@ -47,14 +49,38 @@ pub fn register(registry: &mut Registry, shared: &Arc<Shared>) -> Result<(), Reg
             .output_schema(schema_for::<Written>()),
     )?;
     registry.tool(
-        spec(shared, "edit_file", edit_file, false)
+        spec(shared, "edit_file", edit_file, false, true)
             .title("Edit a file")
             .description(
-                "Replaces exact text in a UTF-8 text file of the workspace: old_text must occur exactly once, \
-                 whitespace and line breaks included (or set replace_all to replace every occurrence). The user \
-                 must confirm the edit first (the client asks them); if they decline, nothing is changed.",
+                "Replaces text in a UTF-8 text file of the workspace: old_text with new_text, or several \
+                 edits (edits: [{old_text, new_text}]) applied in order, all or none. Each old_text must occur \
+                 exactly once, whitespace and line breaks included (or set replace_all to replace every \
+                 occurrence); when it is not there exactly, whole lines are matched with whitespace ignored, \
+                 the new text takes the file's indentation, and the result says so. dry_run shows the change \
+                 as a unified diff and writes nothing. The user must confirm the edit first (the client asks \
+                 them); if they decline, nothing is changed.",
             )
             .output_schema(schema_for::<Edited>()),
+    )?;
+    registry.tool(
+        spec(shared, "create_directory", create_directory, true, false)
+            .title("Create a directory")
+            .description(
+                "Creates a directory of the workspace, and the missing ones on its way; one that exists \
+                 already is fine. The user must confirm it first (the client asks them). Ignored paths and \
+                 .git directories cannot be created.",
+            )
+            .output_schema(schema_for::<CreatedDir>()),
+    )?;
+    registry.tool(
+        spec(shared, "move_file", move_file, false, true)
+            .title("Move a file")
+            .description(
+                "Moves or renames a file of the workspace to a new path under a root (missing directories are \
+                 created). A file already at the destination is replaced only with overwrite set. The user \
+                 must confirm the move first (the client asks them). Neither path may be ignored or in .git.",
+            )
+            .output_schema(schema_for::<Moved>()),
     )?;
     Ok(())
 }
@@ -65,6 +91,7 @@ fn spec<A>(
     name: &str,
     work: fn(&Shared, A, &RequestCx) -> WriteOutcome,
     idempotent: bool,
+    destructive: bool,
 ) -> ToolSpec
 where
     A: DeserializeOwned + JsonSchema + Send + 'static,
@@ -80,7 +107,7 @@ where
     .annotations(ToolAnnotations {
         title: None,
         read_only_hint: Some(false),
-        destructive_hint: Some(true),
+        destructive_hint: Some(destructive),
         idempotent_hint: Some(idempotent),
         open_world_hint: Some(false),
     })
@@ -114,7 +141,25 @@ struct Written {
 struct EditArgs {
     /// The file to edit: a path relative to the workspace, an absolute path under a root, or a file:// URI.
     path: String,
-    /// The exact text to replace, whitespace and line breaks included.
+    /// For one edit: the text to replace, whitespace and line breaks included.
+    #[schemars(length(min = 1))]
+    old_text: Option<String>,
+    /// For one edit: what replaces it.
+    new_text: Option<String>,
+    /// For one edit: replace every occurrence rather than require exactly one.
+    #[serde(default)]
+    replace_all: bool,
+    /// Several edits instead, applied in order (each to what the ones before it made); all apply or none does.
+    edits: Option<Vec<EditSpec>>,
+    /// Show the change as a unified diff and write nothing; nothing is asked.
+    #[serde(default)]
+    dry_run: bool,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct EditSpec {
+    /// The text to replace, whitespace and line breaks included.
     #[schemars(length(min = 1))]
     old_text: String,
     /// What replaces it.
@@ -129,12 +174,67 @@ struct EditArgs {
 struct Edited {
     path: String,
     uri: String,
-    /// How many occurrences were replaced.
+    /// How many occurrences were replaced, all edits together.
     replacements: usize,
-    /// The lines the replaced occurrences started on, as the file was.
+    /// The lines the replaced occurrences started on, each edit's in the text as it was when it applied.
     lines: Vec<usize>,
-    /// The file's size in bytes now.
+    /// How each edit applied, in order.
+    edits: Vec<EditDone>,
+    /// The file's size in bytes now (after a dry run, what it would be).
     size: u64,
+    /// Nothing was written: `diff` shows what would change.
+    dry_run: bool,
+    /// The unified diff of a dry run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    diff: Option<String>,
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+struct EditDone {
+    replacements: usize,
+    lines: Vec<usize>,
+    /// old_text was not there exactly; it matched whole lines with whitespace ignored.
+    whitespace_ignored: bool,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct CreateDirArgs {
+    /// The directory to create: a path relative to the workspace, an absolute path under a root, or a file:// URI.
+    path: String,
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+struct CreatedDir {
+    path: String,
+    uri: String,
+    /// Whether it was created (false: it existed already).
+    created: bool,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct MoveArgs {
+    /// The file to move: a path relative to the workspace, an absolute path under a root, or a file:// URI.
+    source: String,
+    /// Its new path, file name included.
+    destination: String,
+    /// Replace a file already at the destination.
+    #[serde(default)]
+    overwrite: bool,
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+struct Moved {
+    source: String,
+    destination: String,
+    /// The file's URI now.
+    uri: String,
+    /// Whether a file at the destination was replaced.
+    replaced: bool,
 }
 
 /// A file as it is now, read whole.
@@ -174,24 +274,35 @@ impl Current {
     }
 }
 
-/// Asks the user to confirm `message` about the file as it is now.
+/// Asks the user to confirm `message` about the paths it `touches` as they are now
+/// (`subject`); `untouched` says what a refusal left alone.
 fn confirmed(
     cx: &RequestCx,
     tool: &str,
-    name: &str,
+    touches: &[&str],
     mut message: String,
-    current: Option<&Current>,
+    subject: Value,
+    untouched: String,
 ) -> Result<(), Reply<ToolResult>> {
-    if [".gitignore", ".ignore"].iter().any(|ignore| name == *ignore || name.ends_with(&format!("/{ignore}"))) {
+    let ignore_file =
+        |name: &&str| [".gitignore", ".ignore"].iter().any(|i| *name == *i || name.ends_with(&format!("/{i}")));
+    if touches.iter().any(ignore_file) {
         message.push_str("\n\n(This is an ignore file: it decides which files the workspace serves.)");
     }
-    let question = Question {
-        tool: tool.into(),
-        message,
-        subject: current.map(|c| c.digest.clone()).into(),
-        untouched: Some(format!("nothing was written to {name}")),
-    };
+    let question = Question { tool: tool.into(), message, subject, untouched: Some(untouched) };
     question.confirmed(cx)
+}
+
+/// Asks the user to confirm `message` about the file `name` as it is now.
+fn file_confirmed(
+    cx: &RequestCx,
+    tool: &str,
+    name: &str,
+    message: String,
+    current: Option<&Current>,
+) -> Result<(), Reply<ToolResult>> {
+    let subject = current.map(|c| c.digest.clone()).into();
+    confirmed(cx, tool, &[name], message, subject, format!("nothing was written to {name}"))
 }
 
 /// Writes the confirmed bytes, in one step.
@@ -230,7 +341,7 @@ fn write_file(shared: &Shared, args: WriteArgs, cx: &RequestCx) -> WriteOutcome 
             }
         }
     };
-    if let Err(ask) = confirmed(cx, "write_file", &name, message, current.as_ref()) {
+    if let Err(ask) = file_confirmed(cx, "write_file", &name, message, current.as_ref()) {
         return Ok(ask);
     }
     commit(shared, &target, &name, args.content.as_bytes())?;
@@ -243,54 +354,169 @@ fn write_file(shared: &Shared, args: WriteArgs, cx: &RequestCx) -> WriteOutcome 
 }
 
 fn edit_file(shared: &Shared, args: EditArgs, cx: &RequestCx) -> WriteOutcome {
-    if args.old_text == args.new_text {
-        return Err("old_text and new_text are the same, so there is nothing to change".into());
+    let EditArgs { path, old_text, new_text, replace_all, edits, dry_run } = args;
+    let single = old_text.is_some();
+    let edits: Vec<Edit> = match (old_text, new_text, edits) {
+        (Some(old_text), Some(new_text), None) => vec![Edit { old_text, new_text, replace_all }],
+        (None, None, Some(edits)) if !edits.is_empty() && !replace_all => edits
+            .into_iter()
+            .map(|e| Edit { old_text: e.old_text, new_text: e.new_text, replace_all: e.replace_all })
+            .collect(),
+        (None, None, Some(_)) if replace_all => {
+            return Err("replace_all goes with old_text; with edits, set it on each edit".into());
+        }
+        (None, None, Some(_)) => return Err("edits is empty; give at least one edit".into()),
+        (Some(_), None, None) => return Err("new_text is missing: old_text needs it".into()),
+        (None, Some(_), None) => return Err("old_text is missing: new_text needs it".into()),
+        (None, None, None) => return Err("give old_text and new_text, or edits".into()),
+        _ => return Err("give old_text and new_text, or edits, not both".into()),
+    };
+    // Which edit a refusal is about, when there are several.
+    let which = |i: usize| if single { String::new() } else { format!("edits[{i}]: ") };
+    if let Some(i) = edits.iter().position(|e| e.old_text == e.new_text) {
+        return Err(format!("{}old_text and new_text are the same, so there is nothing to change", which(i)));
     }
-    let target = shared.roots.resolve_write(&args.path).map_err(|e| e.to_string())?;
+    let target = shared.roots.resolve_write(&path).map_err(|e| e.to_string())?;
     let name = shared.roots.display(target.root, &target.abs);
     let Some(current) = Current::read(shared, &target, &name)? else {
-        return Err(format!("{:?} does not exist in the workspace; create it with write_file", args.path));
+        return Err(format!("{path:?} does not exist in the workspace; create it with write_file"));
     };
     let Some(text) = current.text() else {
         return Err(format!("{name} is not UTF-8 text; edit_file edits text files only"));
     };
-    let starts: Vec<usize> = text.match_indices(&args.old_text).map(|(at, _)| at).collect();
-    let mut lines = line_numbers(text, &starts);
-    lines.dedup();
-    match starts.len() {
-        0 => {
-            let crlf = text.contains("\r\n") && args.old_text.contains('\n') && !args.old_text.contains("\r\n");
-            let hint = if crlf { " (its lines end in \\r\\n, so old_text must use \\r\\n too)" } else { "" };
-            return Err(format!(
-                "old_text was not found in {name}{hint}; it must match exactly, whitespace and line breaks \
-                 included; nothing was changed"
-            ));
+    let (edited, applied) =
+        edit::apply(text, &edits).map_err(|(i, why)| format!("{}{}", which(i), why.message(&name)))?;
+    let diff = dry_run.then(|| edit::unified_diff(&name, text, &edited));
+    // "1 occurrence in a.rs (at line 2)", or "2 edits to a.rs: 1. 1 occurrence (at line 2); 2. …".
+    let (verbs, summary) = match applied.as_slice() {
+        [one] => (["Replace", "Replaced", "replace"], told(one, &format!(" in {name}"))),
+        several => {
+            let each: Vec<String> =
+                several.iter().enumerate().map(|(i, a)| format!("{}. {}", i + 1, told(a, ""))).collect();
+            (["Apply", "Applied", "apply"], format!("{} edits to {name}: {}", several.len(), each.join("; ")))
         }
-        1 => {}
-        n if !args.replace_all => {
-            return Err(format!(
-                "old_text occurs {n} times in {name} (at {}); include more of the text around the one to \
-                 change so that it occurs once, or set replace_all to replace every occurrence; nothing was \
-                 changed",
-                list_lines(&lines)
-            ));
+    };
+    let done = match &diff {
+        Some(diff) => format!("{diff}\n(dry run: nothing was written; this would {} {summary})", verbs[2]),
+        None => {
+            let message = match applied.as_slice() {
+                [one] => format!("{} {summary}?{}", verbs[0], block(&shown(one))),
+                several => {
+                    let each = several
+                        .iter()
+                        .enumerate()
+                        .map(|(i, a)| format!("{}. Replace {}{}", i + 1, told(a, ""), block(&shown(a))));
+                    format!(
+                        "{} {} edits to {name}?\n\n{}",
+                        verbs[0],
+                        several.len(),
+                        each.collect::<Vec<_>>().join("\n\n")
+                    )
+                }
+            };
+            if let Err(ask) = file_confirmed(cx, "edit_file", &name, message, Some(&current)) {
+                return Ok(ask);
+            }
+            commit(shared, &target, &name, edited.as_bytes())?;
+            format!("{} {summary}", verbs[1])
         }
-        _ => {}
+    };
+    let report = Edited {
+        uri: uri::from_path(&target.abs),
+        path: name,
+        replacements: applied.iter().map(|a| a.replacements).sum(),
+        lines: applied.iter().flat_map(|a| a.lines.iter().copied()).collect(),
+        edits: applied
+            .iter()
+            .map(|a| EditDone { replacements: a.replacements, lines: a.lines.clone(), whitespace_ignored: a.loose })
+            .collect(),
+        size: edited.len() as u64,
+        dry_run,
+        diff,
+    };
+    structured(done, report).map(Reply::Complete)
+}
+
+/// `1 occurrence{within} (at line 2)`, and how it matched when whitespace was ignored.
+fn told(applied: &Applied, within: &str) -> String {
+    let count = match applied.replacements {
+        1 => "1 occurrence".to_string(),
+        n => format!("{n} occurrences"),
+    };
+    let loose = if applied.loose {
+        " (old_text matched only with whitespace ignored; the new text takes the file's indentation)"
+    } else {
+        ""
+    };
+    format!("{count}{within} (at {}){loose}", edit::list_lines(&applied.lines))
+}
+
+/// What one edit replaced and with what, as a confirmation shows it.
+fn shown(applied: &Applied) -> Vec<String> {
+    let mut shown = preview('-', &lines_of(&applied.old));
+    shown.extend(preview('+', &lines_of(&applied.new)));
+    shown
+}
+
+fn create_directory(shared: &Shared, args: CreateDirArgs, cx: &RequestCx) -> WriteOutcome {
+    let target = shared.roots.resolve_dir_write(&args.path).map_err(|e| e.to_string())?;
+    let name = shared.roots.display(target.root, &target.abs);
+    let created = CreatedDir { path: name.clone(), uri: uri::from_path(&target.abs), created: !target.exists };
+    if target.exists {
+        return structured(format!("{name} exists already"), created).map(Reply::Complete);
     }
-    let edited = text.replace(&args.old_text, &args.new_text);
-    let count = starts.len();
-    let occurrences = if count == 1 { "1 occurrence".to_string() } else { format!("{count} occurrences") };
-    let mut shown = preview('-', &lines_of(&args.old_text));
-    shown.extend(preview('+', &lines_of(&args.new_text)));
-    let message = format!("Replace {occurrences} in {name} (at {})?{}", list_lines(&lines), block(&shown));
-    if let Err(ask) = confirmed(cx, "edit_file", &name, message, Some(&current)) {
+    let untouched = format!("{name} was not created");
+    if let Err(ask) =
+        confirmed(cx, "create_directory", &[&name], format!("Create the directory {name}?"), Value::Null, untouched)
+    {
         return Ok(ask);
     }
-    commit(shared, &target, &name, edited.as_bytes())?;
-    let text = format!("Replaced {occurrences} in {name} (at {})", list_lines(&lines));
-    let size = edited.len() as u64;
-    let edited = Edited { path: name, uri: uri::from_path(&target.abs), replacements: count, lines, size };
-    structured(text, edited).map(Reply::Complete)
+    atomic::create_dir(shared.roots.get(target.root), &target.abs).map_err(|e| format!("cannot create {name}: {e}"))?;
+    structured(format!("Created {name}"), created).map(Reply::Complete)
+}
+
+fn move_file(shared: &Shared, args: MoveArgs, cx: &RequestCx) -> WriteOutcome {
+    let from = shared.roots.resolve_write(&args.source).map_err(|e| e.to_string())?;
+    let from_name = shared.roots.display(from.root, &from.abs);
+    if !from.exists {
+        return Err(format!("{:?} does not exist in the workspace; nothing was moved", args.source));
+    }
+    let to = shared.roots.resolve_write(&args.destination).map_err(|e| e.to_string())?;
+    let to_name = shared.roots.display(to.root, &to.abs);
+    if to.abs == from.abs {
+        return Err(format!("{from_name} is already there; nothing was moved"));
+    }
+    if to.exists && !args.overwrite {
+        return Err(format!("{to_name} exists already; set overwrite to replace it; nothing was moved"));
+    }
+    let message = match to.abs.metadata() {
+        Ok(meta) if to.exists => {
+            format!("Move {from_name} to {to_name}, replacing the file there ({})?", files::human_size(meta.len()))
+        }
+        _ => format!("Move {from_name} to {to_name}?"),
+    };
+    // The question is about these two files as they are: either one changing asks again.
+    let subject = json!([stamp(&from.abs), to.exists.then(|| stamp(&to.abs))]);
+    let untouched = "nothing was moved".to_string();
+    if let Err(ask) = confirmed(cx, "move_file", &[&from_name, &to_name], message, subject, untouched) {
+        return Ok(ask);
+    }
+    let expect = if to.exists { Expect::File } else { Expect::Absent };
+    let (from_root, to_root) = (shared.roots.get(from.root), shared.roots.get(to.root));
+    atomic::rename(from_root, &from.abs, to_root, &to.abs, expect)
+        .map_err(|e| format!("cannot move {from_name} to {to_name}: {e}; nothing was moved"))?;
+    let replacing = if to.exists { ", replacing the file there" } else { "" };
+    let text = format!("Moved {from_name} to {to_name}{replacing}");
+    let moved = Moved { source: from_name, destination: to_name, uri: uri::from_path(&to.abs), replaced: to.exists };
+    structured(text, moved).map(Reply::Complete)
+}
+
+/// What tells one version of a file from the next without reading it: where it is on
+/// disk, its size and its modification time.
+fn stamp(path: &std::path::Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = path.metadata().ok()?;
+    Some(format!("{}:{}:{}:{}.{}", meta.dev(), meta.ino(), meta.len(), meta.mtime(), meta.mtime_nsec()))
 }
 
 /// `123 bytes, 4 lines`.
@@ -352,30 +578,6 @@ fn block(lines: &[String]) -> String {
     if lines.is_empty() { String::new() } else { format!("\n\n{}", lines.join("\n")) }
 }
 
-/// The 1-based line of each byte offset in `starts` (ascending).
-fn line_numbers(text: &str, starts: &[usize]) -> Vec<usize> {
-    let (mut line, mut counted) = (1, 0);
-    starts
-        .iter()
-        .map(|&at| {
-            line += text.as_bytes()[counted..at].iter().filter(|b| **b == b'\n').count();
-            counted = at;
-            line
-        })
-        .collect()
-}
-
-/// `line 4`, `lines 4, 9, 12`, or the first [`LISTED_LINES`] and how many more.
-fn list_lines(lines: &[usize]) -> String {
-    let shown: Vec<String> = lines.iter().take(LISTED_LINES).map(usize::to_string).collect();
-    let more = lines.len().saturating_sub(LISTED_LINES);
-    match (lines.len(), more) {
-        (1, _) => format!("line {}", shown[0]),
-        (_, 0) => format!("lines {}", shown.join(", ")),
-        _ => format!("lines {} and {more} more", shown.join(", ")),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -399,16 +601,5 @@ mod tests {
         let shown = preview('-', &many);
         assert_eq!(shown.len(), PREVIEW_LINES + 1);
         assert_eq!(shown.last().unwrap(), "- … and 4 more lines");
-    }
-
-    #[test]
-    fn lines_are_numbered_and_listed() {
-        let text = "one\ntwo x\nthree\nx four x\n";
-        let starts: Vec<usize> = text.match_indices('x').map(|(at, _)| at).collect();
-        let lines = line_numbers(text, &starts);
-        assert_eq!(lines, [2, 4, 4]);
-        assert_eq!(list_lines(&lines[..1]), "line 2");
-        assert_eq!(list_lines(&lines), "lines 2, 4, 4");
-        assert_eq!(list_lines(&(1..=12).collect::<Vec<_>>()), "lines 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 and 2 more");
     }
 }

@@ -23,8 +23,11 @@ async fn refused_by_tools(f: &Fixture, path: &str, why: &str) {
     for (tool, args) in [
         ("read_file", json!({"path": path})),
         ("read_file", json!({"path": path, "start_line": 1})),
+        ("read_file", json!({"path": path, "head": 1})),
+        ("read_file", json!({"path": path, "tail": 1})),
         ("describe_file", json!({"path": path})),
         ("list_directory", json!({"path": path})),
+        ("directory_tree", json!({"path": path})),
         ("find_files", json!({"glob": "*", "path": path})),
         ("search_files", json!({"pattern": "SECRET", "path": path})),
     ] {
@@ -33,10 +36,19 @@ async fn refused_by_tools(f: &Fixture, path: &str, why: &str) {
         assert!(message.contains(why), "{tool} on {path:?}: {message}");
         assert!(!message.contains("TOP SECRET"), "{tool} on {path:?} leaked: {message}");
     }
+    // Several files at once: the refusal stands in the file's place, beside a file that is read.
+    let several = f.tool("read_multiple_files", json!({"paths": [path, "README.md"]})).await;
+    assert!(!several.is_error, "read_multiple_files on {path:?}: {several:?}");
+    let files = &several.structured_content.as_ref().unwrap()["files"];
+    let message = files[0]["error"].as_str().unwrap_or_else(|| panic!("{path:?} was read: {files}"));
+    assert!(message.contains(why), "read_multiple_files on {path:?}: {message}");
+    assert_eq!(files[1], json!({"path": "README.md", "type": "text", "size": 19}));
+    assert!(!format!("{several:?}").contains("TOP SECRET"), "read_multiple_files on {path:?} leaked: {several:?}");
 }
 
 /// No walk reaches what it must not: no listed resource's name is `hidden`, `search_files`
-/// matches nothing for `pattern`, and `find_files` finds nothing for `glob`.
+/// matches nothing for `pattern`, `find_files` finds nothing for `glob`, and no path in
+/// `directory_tree` (but links, which it shows as such) is `hidden`.
 async fn unseen_by_walks(f: &Fixture, hidden: impl Fn(&str) -> bool, pattern: &str, glob: &str) {
     let listed = f.ws.resources(&Principal::local());
     assert!(listed.iter().all(|r| !hidden(&r.name)), "{listed:?}");
@@ -44,6 +56,13 @@ async fn unseen_by_walks(f: &Fixture, hidden: impl Fn(&str) -> bool, pattern: &s
     assert_eq!(search.structured_content.unwrap()["matches"], json!([]));
     let found = f.tool("find_files", json!({"glob": glob})).await;
     assert_eq!(found.structured_content.unwrap()["files"], json!([]));
+    // The tree shows links as links, and goes no further.
+    let tree = text(&f.tool("directory_tree", json!({"depth": 20})).await);
+    let walked = tree.lines().filter(|l| !l.ends_with("(symbolic link)")).map(|l| l.trim().trim_end_matches('/'));
+    for path in walked {
+        let path = path.split(" (").next().unwrap();
+        assert!(!hidden(path), "the tree shows {path}:\n{tree}");
+    }
 }
 
 #[tokio::test]

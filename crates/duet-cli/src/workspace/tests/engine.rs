@@ -28,13 +28,16 @@ async fn every_version_lists_reads_calls_and_prompts() {
         assert!(refused.message.contains("excluded by .gitignore") && !refused.message.contains("hello"));
 
         let tools = client.list_all("tools/list", "tools").await;
-        assert_eq!(tools.len(), 5);
+        assert_eq!(tools.len(), 7);
         for (name, args) in [
             ("list_directory", json!({"path": "src"})),
             ("find_files", json!({"glob": "*.rs"})),
             ("search_files", json!({"pattern": "fn"})),
             ("read_file", json!({"path": "src/lib.rs", "start_line": 2})),
             ("describe_file", json!({"path": "README.md"})),
+            ("directory_tree", json!({"depth": 2})),
+            ("read_multiple_files", json!({"paths": ["README.md", "missing.txt"]})),
+            ("read_file", json!({"path": "README.md", "tail": 1})),
         ] {
             let result = client.request("tools/call", json!({"name": name, "arguments": args})).await;
             assert_ne!(result["isError"], true, "{version} {name}: {result}");

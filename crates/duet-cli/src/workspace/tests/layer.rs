@@ -278,7 +278,18 @@ async fn tools_and_prompts_are_described() {
     let f = Fixture::new();
     let tools = f.ws.tools(&Principal::local());
     let names: Vec<_> = tools.iter().map(|t| t.name.as_str()).collect();
-    assert_eq!(names, ["list_directory", "find_files", "read_file", "describe_file", "search_files"]);
+    assert_eq!(
+        names,
+        [
+            "list_directory",
+            "directory_tree",
+            "find_files",
+            "describe_file",
+            "read_file",
+            "read_multiple_files",
+            "search_files"
+        ]
+    );
     for tool in tools.iter() {
         assert!(tool.about.description.as_ref().is_some_and(|d| !d.is_empty()), "{}", tool.name);
         assert_eq!(tool.input_schema["type"], "object");

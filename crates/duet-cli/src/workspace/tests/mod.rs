@@ -3,8 +3,11 @@
 //! notification checked against the MCP schema of its protocol version.
 
 mod confinement;
+mod editing;
 mod engine;
 mod layer;
+mod moving;
+mod reading;
 mod search;
 mod watching;
 mod writing;

@@ -1,0 +1,242 @@
+//! The reading tools: `read_file` (a whole file, a range of its lines, its first or last
+//! lines) and `read_multiple_files` (several whole files in one call, each failure said in
+//! its place). Both read a whole file the same way: text as text, an image or a sound as
+//! image or audio content (base64 with its MIME type), any other binary file refused with
+//! a pointer to its resource.
+
+use super::files::{self, Body, ReadError};
+use super::paths::{Kind, Resolved};
+use super::tools::{ToolOutcome, spec, structured};
+use super::{Shared, uri};
+use duet::layer::{Content, Registry, RegistryError, ToolResult};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use std::sync::Arc;
+
+/// The most files one `read_multiple_files` call reads.
+const MAX_FILES: usize = 50;
+/// The most bytes one `read_multiple_files` call returns, all files together.
+const MAX_TOTAL_BYTES: u64 = 4 * files::MAX_READ_BYTES;
+
+pub fn register(registry: &mut Registry, shared: &Arc<Shared>) -> Result<(), RegistryError> {
+    registry.tool(
+        spec(shared, "read_file", |shared, args, _| read_file(shared, args))
+            .title("Read a file")
+            .description(format!(
+                "Reads a text file, whole, a range of its lines (start_line and end_line, 1-based, inclusive), \
+                 its first lines (head) or its last lines (tail, read from the end: fast on a file of any \
+                 size). One read returns at most {}: read bigger files in parts. An image or an audio file \
+                 comes back as image or audio content. Files .gitignore excludes, and .git directories, are \
+                 not served.",
+                files::human_size(files::MAX_READ_BYTES)
+            ))
+            .input_schema(json!({
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": "The file to read."},
+                    "start_line": {"type": "integer", "minimum": 1, "description": "The first line (default 1)."},
+                    "end_line": {"type": "integer", "minimum": 1, "description": "The last line (default: the end)."},
+                    "head": {"type": "integer", "minimum": 1, "description": "Read only this many lines from the start."},
+                    "tail": {"type": "integer", "minimum": 1, "description": "Read only this many lines from the end."}
+                },
+                "required": ["path"],
+                "additionalProperties": false
+            })),
+    )?;
+    registry.tool(
+        spec(shared, "read_multiple_files", |shared, args, _| read_multiple_files(shared, args))
+            .title("Read several files")
+            .description(format!(
+                "Reads several whole files in one call, in the order given: each file's text (or image or \
+                 audio content) after a line naming it. A file that cannot be read gets its error in its \
+                 place and the others are still read. At most {MAX_FILES} paths, {} per file and {} in all.",
+                files::human_size(files::MAX_READ_BYTES),
+                files::human_size(MAX_TOTAL_BYTES)
+            ))
+            .input_schema(json!({
+                "type": "object",
+                "properties": {
+                    "paths": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": MAX_FILES,
+                              "description": "The files to read."}
+                },
+                "required": ["paths"],
+                "additionalProperties": false
+            }))
+            .output_schema(json!({
+                "type": "object",
+                "properties": {
+                    "files": {"type": "array", "items": {
+                        "type": "object",
+                        "properties": {
+                            "path": {"type": "string"},
+                            "type": {"enum": ["text", "image", "audio"]},
+                            "size": {"type": "integer"},
+                            "error": {"type": "string"}
+                        },
+                        "required": ["path"]
+                    }}
+                },
+                "required": ["files"]
+            })),
+    )?;
+    Ok(())
+}
+
+#[derive(Deserialize)]
+struct ReadArgs {
+    path: String,
+    start_line: Option<usize>,
+    end_line: Option<usize>,
+    head: Option<usize>,
+    tail: Option<usize>,
+}
+
+/// A whole file, read.
+struct Whole {
+    /// The path as the tools write it.
+    name: String,
+    /// Its contents: a text, image or audio block.
+    content: Content,
+    kind: &'static str,
+    size: u64,
+}
+
+/// The file `input` names, and its name as the tools write it.
+fn resolve_file(shared: &Shared, input: &str) -> Result<(Resolved, String), String> {
+    let file = shared.roots.resolve(input).map_err(|e| e.to_string())?;
+    let name = shared.roots.display(file.root, &file.abs);
+    if file.kind == Kind::Dir {
+        return Err(format!("{name} is a directory; list it with list_directory"));
+    }
+    Ok((file, name))
+}
+
+/// Reads the whole file `input` names, as a content block; the message of a refusal.
+fn read_whole(shared: &Shared, input: &str) -> Result<Whole, String> {
+    let (file, name) = resolve_file(shared, input)?;
+    let mime = files::mime_type(&file.abs, Some(false));
+    let media = match mime.split_once('/') {
+        Some(("image", _)) => Some("image"),
+        Some(("audio", _)) => Some("audio"),
+        _ => None,
+    };
+    match (files::read_whole(&file.abs, shared.roots.get(file.root)), media) {
+        (Ok(Body::Text(text)), _) => {
+            let size = text.len() as u64;
+            Ok(Whole { name, content: Content::text(text), kind: "text", size })
+        }
+        (Ok(Body::Binary(bytes)), Some(kind)) => {
+            let size = bytes.len() as u64;
+            let content = if kind == "image" { Content::image(&bytes, mime) } else { Content::audio(&bytes, mime) };
+            Ok(Whole { name, content, kind, size })
+        }
+        (Ok(Body::Binary(bytes)), None) => {
+            Err(refused(&file.abs, &name, ReadError::Binary { size: bytes.len() as u64 }))
+        }
+        (Err(ReadError::TooLarge { size }), Some(kind)) => Err(format!(
+            "{name} is {} ({size} bytes), over the {} limit of one read; an {kind} file is read whole, so this one \
+             cannot be read",
+            files::human_size(size),
+            files::human_size(files::MAX_READ_BYTES)
+        )),
+        (Err(e), _) => Err(e.message(&name)),
+    }
+}
+
+fn read_file(shared: &Shared, args: ReadArgs) -> ToolOutcome {
+    let ranged = args.start_line.is_some() || args.end_line.is_some();
+    let (start, end) = match (ranged, args.head, args.tail) {
+        (false, None, None) => return read_whole(shared, &args.path).map(|whole| ToolResult::new(vec![whole.content])),
+        (false, None, Some(count)) => return read_tail(shared, &args.path, count),
+        (false, Some(count), None) => (1, Some(count)),
+        (true, None, None) => (args.start_line.unwrap_or(1), args.end_line),
+        _ => return Err("give one of head, tail, or start_line and end_line, not several".into()),
+    };
+    if let Some(end) = end
+        && end < start
+    {
+        return Err(format!("end_line {end} is before start_line {start}"));
+    }
+    let (file, name) = resolve_file(shared, &args.path)?;
+    let lines = match files::read_lines(&file.abs, shared.roots.get(file.root), start, end) {
+        // The first lines of an empty file: none.
+        Err(ReadError::PastEnd { start: 1, total: 0 }) => return Ok(ToolResult::text(format!("[{name} is empty]"))),
+        other => other.map_err(|e| refused(&file.abs, &name, e))?,
+    };
+    let of = lines.total.map_or_else(String::new, |t| format!(" of {t}"));
+    let note = format!("[{name}: lines {} to {}{of}]", lines.first, lines.last);
+    Ok(ToolResult::text(lines.text).with_content(Content::text(note)))
+}
+
+fn read_tail(shared: &Shared, input: &str, count: usize) -> ToolOutcome {
+    let (file, name) = resolve_file(shared, input)?;
+    let tail =
+        files::read_tail(&file.abs, shared.roots.get(file.root), count).map_err(|e| refused(&file.abs, &name, e))?;
+    let note = match (tail.lines, tail.total) {
+        (0, _) => return Ok(ToolResult::text(format!("[{name} is empty]"))),
+        (n, Some(total)) => format!("[{name}: lines {} to {total} of {total}]", total + 1 - n),
+        (1, None) => format!("[{name}: its last line]"),
+        (n, None) => format!("[{name}: its last {n} lines]"),
+    };
+    Ok(ToolResult::text(tail.text).with_content(Content::text(note)))
+}
+
+/// Why a file could not be read; a binary file is pointed to as a resource.
+fn refused(abs: &std::path::Path, name: &str, error: ReadError) -> String {
+    match error {
+        ReadError::Binary { .. } => format!("{} ({})", error.message(name), uri::from_path(abs)),
+        e => e.message(name),
+    }
+}
+
+#[derive(Deserialize)]
+struct ReadManyArgs {
+    paths: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct ReadMany {
+    files: Vec<OneFile>,
+}
+
+#[derive(Serialize)]
+struct OneFile {
+    path: String,
+    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+    kind: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    size: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+}
+
+fn read_multiple_files(shared: &Shared, args: ReadManyArgs) -> ToolOutcome {
+    let (mut content, mut listed, mut returned) = (Vec::new(), Vec::new(), 0u64);
+    for input in &args.paths {
+        let read = read_whole(shared, input).and_then(|whole| {
+            if returned + whole.size > MAX_TOTAL_BYTES {
+                return Err(format!(
+                    "{} was not read: with it this call would return over {}; read it on its own",
+                    whole.name,
+                    files::human_size(MAX_TOTAL_BYTES)
+                ));
+            }
+            Ok(whole)
+        });
+        match read {
+            Ok(whole) => {
+                returned += whole.size;
+                content.push(Content::text(format!("{}:", whole.name)));
+                content.push(whole.content);
+                listed.push(OneFile { path: whole.name, kind: Some(whole.kind), size: Some(whole.size), error: None });
+            }
+            Err(error) => {
+                content.push(Content::text(format!("{input}: error: {error}")));
+                listed.push(OneFile { path: input.clone(), kind: None, size: None, error: Some(error) });
+            }
+        }
+    }
+    // The blocks in order, and the same facts as structured content.
+    let facts = structured(String::new(), ReadMany { files: listed })?;
+    Ok(ToolResult { content, ..facts })
+}
