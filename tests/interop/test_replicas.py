@@ -20,7 +20,16 @@ from conftest import HANDSHAKE, MODERN, Inbox
 from mcp import Client
 from mcp.client.sse import sse_client
 from mcp.client.subscriptions import ToolsListChanged
-from mcp_types import ResourceUpdatedNotification
+from mcp_types import (
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    ElicitRequestParams,
+    ElicitResult,
+    LoggingMessageNotificationParams,
+    ResourceUpdatedNotification,
+    TextContent,
+    ToolListChangedNotification,
+)
 from modern_wire import BIG_REFUND, CONFIRMED, READ_TIMEOUT, ask_refund, raw_modern, refunded
 
 pytestmark = pytest.mark.anyio
@@ -207,3 +216,104 @@ async def test_a_legacy_post_for_an_unknown_session_is_404_and_without_redis_503
                 assert "shared store is unavailable" in lost.text
                 local = await http.post(f"{holder.base}{endpoint}", json=ping)
                 assert local.status_code == 202, "the holder serves its session without Redis"
+
+
+@pytest.mark.filterwarnings("ignore:resources/subscribe is removed")
+async def test_a_handshake_session_served_by_every_replica(cluster: Cluster) -> None:
+    """2025-11-25 over Streamable HTTP through nginx: the session is made on one replica and
+    each later request (and the GET stream) lands on whichever nginx picks; paging, progress,
+    a subscription and its update, the log level, and an elicitation whose answer is POSTed
+    to another replica than the question."""
+    inbox = Inbox()
+    logs: list[LoggingMessageNotificationParams] = []
+    asked: list[ElicitRequestParams] = []
+    progress: list[float] = []
+
+    async def on_log(params: LoggingMessageNotificationParams) -> None:
+        logs.append(params)
+
+    async def confirm(context, params: ElicitRequestParams) -> ElicitResult:
+        asked.append(params)
+        return ElicitResult(action="accept", content={"ok": True})
+
+    async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        progress.append(value)
+
+    options = {"message_handler": inbox.handler, "logging_callback": on_log, "elicitation_callback": confirm}
+    with anyio.fail_after(TEST_DEADLINE):
+        async with Client(cluster.url, mode="legacy", read_timeout_seconds=READ_TIMEOUT, **options) as client:
+            assert client.protocol_version == HANDSHAKE
+            names: list[str] = []
+            cursor = None
+            while True:
+                page = await client.list_tools(cursor=cursor)
+                assert len(page.tools) <= 3
+                names += [tool.name for tool in page.tools]
+                if not (cursor := page.next_cursor):
+                    break
+            assert {"echo", "slow", "touch", "refund_order"} <= set(names) and len(names) == len(set(names))
+            done = await client.call_tool("slow", {"steps": 3}, progress_callback=on_progress)
+            assert done.structured_content == {"done": 3} and progress == [1, 2, 3]
+            assert [log.data for log in logs] == [{"step": 1}, {"step": 2}, {"step": 3}]
+            await client.set_logging_level("error")
+            for _ in range(3):  # on every replica: the level is the session's, not one replica's
+                await client.call_tool("slow", {"steps": 1})
+            assert len(logs) == 3, logs
+            await client.subscribe_resource("test://info")
+            for _ in range(3):
+                await client.call_tool("touch", {})
+            updated = await inbox.wait_for(lambda m: isinstance(m, ResourceUpdatedNotification))
+            assert updated.params.uri == "test://info"
+            await inbox.wait_for(lambda m: isinstance(m, ToolListChangedNotification))
+            for n in range(3):
+                refund = await client.call_tool("refund_order", {"order_id": f"H-{n}", "amount_cents": 25_000})
+                assert refund.is_error is False, refund
+            assert len(asked) == 3
+    await anyio.sleep(SETTLE)
+    assert cluster.log_count(PAID) == 3
+
+
+async def test_sampling_through_another_replica(cluster_factory) -> None:
+    """The conformance fixtures' sampling tool asks the client over the POST's stream; the
+    answer is POSTed through nginx and so, two times in three, reaches another replica."""
+    cluster = cluster_factory("http", "conformance")
+
+    async def sample(context, params: CreateMessageRequestParams) -> CreateMessageResult:
+        return CreateMessageResult(role="assistant", content=TextContent(type="text", text="Paris."), model="m")
+
+    with anyio.fail_after(TEST_DEADLINE):
+        async with Client(cluster.url, mode="legacy", read_timeout_seconds=READ_TIMEOUT, sampling_callback=sample) as c:
+            for _ in range(3):
+                result = await c.call_tool("test_sampling", {"prompt": "Capital of France?"})
+                assert result.is_error is False, result
+                assert result.content[0].text == "LLM response: Paris."
+
+
+async def test_a_session_made_on_one_replica_ends_on_all(cluster: Cluster) -> None:
+    """Raw: initialize on one replica, a request on a second, the GET stream on the third;
+    DELETE on the second ends the stream on the third, and the first then says 404."""
+    first, second, third = (server.url for server in cluster.replicas)
+    accept = {"Accept": "application/json, text/event-stream"}
+    init = {
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": HANDSHAKE, "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
+    }  # fmt: skip
+    with anyio.fail_after(TEST_DEADLINE):
+        async with httpx2.AsyncClient(timeout=READ_TIMEOUT) as http:
+            made = await http.post(first, json=init, headers=accept)
+            assert made.status_code == 200, made.text
+            session = {**accept, "Mcp-Session-Id": made.headers["mcp-session-id"], "MCP-Protocol-Version": HANDSHAKE}
+            note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+            assert (await http.post(second, json=note, headers=session)).status_code == 202
+            listed = await http.post(second, json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, headers=session)
+            assert listed.status_code == 200 and "echo" in listed.text, listed.text
+            stream_headers = {**session, "Accept": "text/event-stream"}
+            async with http.stream("GET", third, headers=stream_headers) as stream:
+                assert stream.status_code == 200
+                ended = await http.delete(second, headers=session)
+                assert ended.status_code == 200, ended.text
+                with anyio.fail_after(5):
+                    async for _ in stream.aiter_lines():
+                        pass  # the stream ends when the session does
+            gone = await http.post(first, json={"jsonrpc": "2.0", "id": 3, "method": "ping"}, headers=session)
+            assert gone.status_code == 404, gone.text

@@ -86,9 +86,15 @@ impl MemoryBus {
     }
 }
 
+#[async_trait]
 impl Bus for MemoryBus {
     fn publish(&self, published: Published) {
         self.feed.notify(published);
+    }
+
+    async fn publish_now(&self, published: Published) -> Result<(), StoreError> {
+        self.feed.notify(published);
+        Ok(())
     }
 
     fn subscribe(&self, subscriber: &Arc<Subscriber>) {

@@ -12,6 +12,7 @@ mod memory;
 mod redis;
 
 use crate::layer::{Change, Principal, Receiver};
+use crate::protocol::SessionSnapshot;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -55,9 +56,13 @@ pub struct Published {
 pub enum Event {
     /// A change the origin's layer raised.
     Change(Change),
-    /// A message the origin received for a session whose stream another replica holds
-    /// (a legacy HTTP+SSE session's POST); that replica handles it.
+    /// A message the origin received for a session another replica must handle: a legacy
+    /// HTTP+SSE session's POST (for the replica holding its stream), a client's answer or
+    /// cancellation (for the replica whose request it concerns).
     Routed(Routed),
+    /// The state of a handshake-era HTTP session changed on the origin, or the session
+    /// ended (`None`); replicas holding a copy take it on.
+    Session { session: String, state: Option<SessionSnapshot> },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -73,10 +78,14 @@ pub struct Routed {
 pub type Subscriber = Receiver<Published>;
 
 /// Carries events between replicas, in order per origin.
+#[async_trait]
 pub trait Bus: Send + Sync {
     /// Sends `published` to every subscriber, this replica's included (they skip their own
     /// origin). Never blocks: it runs on the thread that raised the change.
     fn publish(&self, published: Published);
+    /// Sends `published` and returns once the bus has handed it to every subscriber's
+    /// connection, so what this replica's caller does next reaches them after it.
+    async fn publish_now(&self, published: Published) -> Result<(), StoreError>;
     /// Delivers what is published to `subscriber` for as long as the caller keeps the `Arc`.
     fn subscribe(&self, subscriber: &Arc<Subscriber>);
 }
@@ -88,21 +97,30 @@ pub struct Backplane {
     pub bus: Arc<dyn Bus>,
     /// What it is, for logs: `memory`, or the store's address.
     name: Arc<str>,
+    immediate: bool,
 }
 
 impl Backplane {
     /// Keys and a bus in this process: what one replica needs.
     pub fn memory() -> Self {
-        Backplane::new(Arc::new(MemoryKeys::new()), Arc::new(MemoryBus::new()), "memory")
+        let keys = Arc::new(MemoryKeys::new());
+        Backplane { keys, bus: Arc::new(MemoryBus::new()), name: "memory".into(), immediate: true }
     }
 
     /// A backplane of the program's own keys and bus.
     pub fn new(keys: Arc<dyn Keys>, bus: Arc<dyn Bus>, name: &str) -> Self {
-        Backplane { keys, bus, name: name.into() }
+        Backplane { keys, bus, name: name.into(), immediate: false }
     }
 
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// Whether every subscriber has handled a published event before `publish` returns
+    /// (in one process): then what a server holds is never behind what another published,
+    /// and it need not read the keys again to be sure.
+    pub fn is_immediate(&self) -> bool {
+        self.immediate
     }
 }
 

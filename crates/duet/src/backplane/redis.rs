@@ -28,6 +28,7 @@ const BATCH: usize = 64;
 pub struct RedisBackplane {
     connection: ConnectionManager,
     prefix: String,
+    channel: String,
     outbox: mpsc::Sender<Published>,
     subscribers: Arc<Feed<Published>>,
 }
@@ -57,8 +58,9 @@ impl RedisBackplane {
         let channel = format!("{prefix}bus");
         connection.subscribe(&channel).await.map_err(refused)?;
         let (outbox, pending) = mpsc::channel(OUTBOX);
-        tokio::spawn(publish(connection.clone(), channel, pending));
-        let backplane = Arc::new(RedisBackplane { connection, prefix: prefix.to_string(), outbox, subscribers });
+        tokio::spawn(publish(connection.clone(), channel.clone(), pending));
+        let backplane =
+            Arc::new(RedisBackplane { connection, prefix: prefix.to_string(), channel, outbox, subscribers });
         tokio::spawn(watch(Arc::downgrade(&backplane)));
         Ok(Backplane::new(backplane.clone(), backplane, &redacted(url)))
     }
@@ -122,7 +124,16 @@ impl Keys for RedisBackplane {
     }
 }
 
+#[async_trait]
 impl Bus for RedisBackplane {
+    async fn publish_now(&self, published: Published) -> Result<(), StoreError> {
+        // Plain data: serializing it cannot fail.
+        let payload = serde_json::to_vec(&published).unwrap_or_default();
+        let mut command = redis::cmd("PUBLISH");
+        command.arg(&self.channel).arg(payload);
+        self.run::<i64>(command, "PUBLISH").await.map(drop)
+    }
+
     fn publish(&self, published: Published) {
         if self.outbox.try_send(published).is_err() {
             tracing::warn!("the Redis bus is not keeping up; an event was not sent to the other replicas");

@@ -17,6 +17,6 @@ pub(crate) mod wire;
 pub use envelope::key;
 pub use server::{Server, ServerOptions};
 pub(crate) use session::AskError;
-pub use session::Session;
+pub use session::{Session, SessionSnapshot};
 pub use version::{Era, Version};
 pub use wire::CacheHints;

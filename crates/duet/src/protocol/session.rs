@@ -17,6 +17,7 @@ use crate::layer::{Change, LogLevel, NO_CAPABILITIES, Principal};
 use crate::message::{Incoming, Message, Notification, Request};
 use crate::method::Method;
 use crate::signals::{self, Transport};
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -24,6 +25,17 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
+
+/// What a handshake-era session agreed on and asked for since: enough for another replica
+/// to carry the session on ([`Session::snapshot`], [`Session::restore`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionSnapshot {
+    pub version: String,
+    pub client_capabilities: Value,
+    pub log_level: String,
+    pub subscriptions: Vec<String>,
+    pub initialized: bool,
+}
 
 /// One connection's session. Cheap to clone.
 #[derive(Clone)]
@@ -134,6 +146,50 @@ impl Session {
                 }
             }
         })
+    }
+
+    /// The state another replica needs to serve this session; `None` until `initialize`
+    /// was answered (or for a 2026-07-28 session, which needs none).
+    pub fn snapshot(&self) -> Option<SessionSnapshot> {
+        let state = self.inner.state();
+        let version = state.version.filter(|_| state.init_responded && state.era == Some(Era::Handshake))?;
+        let mut subscriptions: Vec<String> = state.subscriptions.iter().cloned().collect();
+        subscriptions.sort();
+        Some(SessionSnapshot {
+            version: version.as_str().to_string(),
+            client_capabilities: Value::clone(&state.client_capabilities),
+            log_level: state.log_threshold.as_str().to_string(),
+            subscriptions,
+            initialized: state.initialized,
+        })
+    }
+
+    /// Takes on the state `snapshot` describes, as if `initialize` (and whatever changed the
+    /// state since) had run here. Refused when it names a version or level this server
+    /// does not know.
+    pub fn restore(&self, snapshot: &SessionSnapshot) -> Result<(), String> {
+        let version = Version::parse(&snapshot.version)
+            .filter(|v| !v.is_modern())
+            .ok_or_else(|| format!("unknown protocol version {:?}", snapshot.version))?;
+        let level = LogLevel::parse(&snapshot.log_level)
+            .ok_or_else(|| format!("unknown log level {:?}", snapshot.log_level))?;
+        let mut state = self.inner.state();
+        state.era = Some(Era::Handshake);
+        state.version = Some(version);
+        state.init_responded = true;
+        state.initialized = snapshot.initialized;
+        state.client_capabilities = Arc::new(snapshot.client_capabilities.clone());
+        state.log_threshold = level;
+        state.subscriptions = snapshot.subscriptions.iter().cloned().collect();
+        Ok(())
+    }
+
+    /// Whether `id` names a request running in this session, or one duet sent the client
+    /// and waits for the answer of: what a cancellation or a response from the client
+    /// needs to find.
+    pub fn knows(&self, id: &RequestId) -> bool {
+        self.inner.inflight.lock().unwrap_or_else(|p| p.into_inner()).contains_key(id)
+            || self.inner.pending.lock().unwrap_or_else(|p| p.into_inner()).contains_key(id)
     }
 
     /// Ends the session: in-flight requests are cancelled without responses.
@@ -302,7 +358,10 @@ impl SessionShared {
         params: Option<Value>,
         limit: Duration,
     ) -> Result<Value, AskError> {
-        let id = RequestId::Str(format!("duet-{}", self.next_request.fetch_add(1, Ordering::Relaxed)));
+        // The replica's id in it: the client's answer may reach another replica's copy of
+        // this session, which must not take it for one of its own questions.
+        let n = self.next_request.fetch_add(1, Ordering::Relaxed);
+        let id = RequestId::Str(format!("duet-{:x}-{n}", self.server.replica_id()));
         let (tx, rx) = oneshot::channel();
         self.pending.lock().unwrap_or_else(|p| p.into_inner()).insert(id.clone(), tx);
         let _forget = Forget { session: self, id: id.clone() };

@@ -70,7 +70,13 @@ pub(super) fn open<B>(shared: &Arc<HttpShared>, req: Gated<B>) -> Response<Body>
         return refused;
     }
     let session = match shared.sessions.create(&shared.server, &req.principal, Kind::LegacySse) {
-        Ok(s) => s,
+        Ok(created) => {
+            if let Some(evicted) = created.evicted {
+                let shared = shared.clone();
+                tokio::spawn(async move { super::replicated::end(&shared, &evicted).await });
+            }
+            created.session
+        }
         Err(full) => return http_error(StatusCode::SERVICE_UNAVAILABLE, full.0),
     };
     session.open_stream();
@@ -172,13 +178,16 @@ where
     accepted()
 }
 
-/// Handles a message another replica routed here, if this replica holds its session.
+/// Handles a message another replica routed here, if this replica holds its session: a
+/// legacy session's POST, or a client's answer or cancellation for a Streamable HTTP
+/// session's copy here.
 pub(super) fn receive(shared: &HttpShared, routed: Routed) {
     let principal = Arc::new(routed.principal);
-    let Some(session) = shared.sessions.get(&routed.session, &principal).filter(|s| s.kind == Kind::LegacySse) else {
-        return;
-    };
+    let Some(session) = shared.sessions.get(&routed.session, &principal) else { return };
     let Ok(message) = parse_message(routed.message.as_bytes()) else { return };
+    if session.kind == Kind::Streamable {
+        return super::replicated::receive_routed(&session, message, principal);
+    }
     let span = crate::trace::request_span(&message, &principal.id, || None);
     span.record("mcp.session.id", routed.session.as_str());
     tokio::spawn(deliver(session, message, principal).instrument(span));

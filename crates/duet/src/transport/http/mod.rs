@@ -11,6 +11,7 @@ mod limits;
 mod listener;
 pub(crate) mod modern;
 pub(crate) mod post;
+mod replicated;
 pub(crate) mod respond;
 mod scrape;
 mod service;

@@ -7,6 +7,7 @@
 
 use super::body::Body;
 use super::modern::{self, PROTOCOL_VERSION_HEADER};
+use super::replicated;
 use super::respond::{Accept, Answering, accepted, is_json, replies_of, respond};
 use super::service::{Gated, HttpShared, SESSION_HEADER, header, http_error, rpc_error};
 use super::sessions::Kind;
@@ -73,7 +74,7 @@ pub(super) fn unless_json(headers: &HeaderMap) -> Option<Response<Body>> {
     (!is_json(headers)).then(|| http_error(StatusCode::UNSUPPORTED_MEDIA_TYPE, "Content-Type must be application/json"))
 }
 
-pub(super) async fn handle<B>(shared: &HttpShared, req: Gated<B>) -> Response<Body>
+pub(super) async fn handle<B>(shared: &Arc<HttpShared>, req: Gated<B>) -> Response<Body>
 where
     B: http_body::Body + Send + 'static,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
@@ -87,7 +88,11 @@ where
     if !accept.json && !accept.sse {
         return http_error(StatusCode::NOT_ACCEPTABLE, "Not Acceptable: accept application/json or text/event-stream");
     }
-    let message = match read_body(shared, headers, body).await.and_then(|b| parse_message(&b)) {
+    let bytes = match read_body(shared, headers, body).await {
+        Ok(bytes) => bytes,
+        Err(refused) => return *refused,
+    };
+    let message = match parse_message(&bytes) {
         Ok(m) => m,
         Err(refused) => return *refused,
     };
@@ -99,7 +104,7 @@ where
         Err(refusal) => return refusal.response(&message),
     };
     let span = crate::trace::request_span(&message, &principal.id, || crate::trace::from_headers(headers));
-    route(shared, headers, message, principal, accept).instrument(span).await
+    route(shared, headers, message, &bytes, principal, accept).instrument(span).await
 }
 
 /// 403 when a request in `message` uses a primitive whose scopes the principal lacks. The
@@ -125,9 +130,10 @@ fn check_scopes(shared: &HttpShared, message: &Message, principal: &Principal) -
 
 /// The rest of a POST, once the message is read and allowed: its era decides where it goes.
 async fn route(
-    shared: &HttpShared,
+    shared: &Arc<HttpShared>,
     headers: &HeaderMap,
     message: Message,
+    body: &[u8],
     principal: Arc<Principal>,
     accept: Accept,
 ) -> Response<Body> {
@@ -144,7 +150,7 @@ async fn route(
             Some(raw) if declared.is_none() => {
                 http_error(StatusCode::BAD_REQUEST, &format!("Unsupported MCP-Protocol-Version: {raw}"))
             }
-            _ => answer_handshake(shared, headers, message, declared, principal, accept).await,
+            _ => answer_handshake(shared, headers, message, body, declared, principal, accept).await,
         },
     }
 }
@@ -179,12 +185,14 @@ async fn answer_modern(
 }
 
 /// A handshake-era message: `initialize` opens a session, anything else goes to the session
-/// its `Mcp-Session-Id` names; a stateless server answers it on its own, at the version
-/// `declared` (or the default).
+/// its `Mcp-Session-Id` names (held here, or adopted from another replica's record, see
+/// `replicated.rs`); a stateless server answers it on its own, at the version `declared`
+/// (or the default).
 async fn answer_handshake(
-    shared: &HttpShared,
+    shared: &Arc<HttpShared>,
     headers: &HeaderMap,
     message: Message,
+    body: &[u8],
     declared: Option<Version>,
     principal: Arc<Principal>,
     accept: Accept,
@@ -204,7 +212,12 @@ async fn answer_handshake(
     }
     if message.method() == Some(&Method::Initialize) {
         let http_session = match shared.sessions.create(&shared.server, &principal, Kind::Streamable) {
-            Ok(s) => s,
+            Ok(created) => {
+                if let Some(evicted) = created.evicted {
+                    replicated::end(shared, &evicted).await;
+                }
+                created.session
+            }
             Err(full) => return http_error(StatusCode::SERVICE_UNAVAILABLE, full.0),
         };
         tracing::Span::current().record("mcp.session.id", http_session.id.as_str());
@@ -216,6 +229,7 @@ async fn answer_handshake(
             if let Ok(id) = HeaderValue::from_str(&http_session.id) {
                 response.headers_mut().insert(&SESSION_HEADER, id);
             }
+            replicated::save(shared, &http_session).await;
         } else {
             shared.sessions.remove(&http_session.id);
         }
@@ -224,10 +238,16 @@ async fn answer_handshake(
     let Some(id) = header(headers, &SESSION_HEADER) else {
         return http_error(StatusCode::BAD_REQUEST, "Bad Request: Mcp-Session-Id header is required");
     };
-    let Some(http_session) = shared.sessions.get(&id, &principal).filter(|s| s.kind == Kind::Streamable) else {
-        return http_error(StatusCode::NOT_FOUND, "Session not found");
+    let http_session = match replicated::find(shared, &id, &principal).await {
+        Ok(Some(found)) if found.kind == Kind::Streamable => found,
+        Ok(_) => return http_error(StatusCode::NOT_FOUND, "Session not found"),
+        Err(unavailable) => return unavailable,
     };
     tracing::Span::current().record("mcp.session.id", &*id);
+    if replicated::route_elsewhere(shared, &http_session, &message, body, &principal) {
+        return accepted();
+    }
+    replicated::keep_alive(shared, &http_session).await;
     let session = http_session.session.clone();
     if let (Some(asked), Some(agreed)) = (declared.filter(|v| !v.is_modern()), session.protocol_version())
         && asked != agreed
@@ -237,5 +257,13 @@ async fn answer_handshake(
             &format!("MCP-Protocol-Version {asked} does not match the negotiated version {agreed}"),
         );
     }
-    respond(shared, answering, move |sink| async move { session.handle(message, sink, Some(principal)).await }).await
+    let saves = replicated::changes_state(&message).then(|| (shared.clone(), http_session));
+    respond(shared, answering, move |sink| async move {
+        let answer = session.handle(message, sink, Some(principal)).await;
+        if let Some((shared, http_session)) = saves {
+            replicated::save(&shared, &http_session).await;
+        }
+        answer
+    })
+    .await
 }

@@ -8,7 +8,7 @@ use super::config::HttpConfig;
 use super::guard::OriginHostGuard;
 use super::limits::Limiter;
 use super::sessions::SessionTable;
-use super::{legacy, post, stream};
+use super::{legacy, post, replicated, stream};
 use crate::auth::{AuthError, Authenticator, bearer_token};
 use crate::auth::{ChallengeError, ProtectedResource, RequestInfo, bearer, resolve};
 use crate::backplane::{Event, Published, Subscriber};
@@ -68,8 +68,8 @@ pub(crate) struct HttpShared {
     pub guard: OriginHostGuard,
     pub sessions: SessionTable,
     pub limiter: Limiter,
-    /// Receives the messages other replicas route to sessions held here; kept alive here,
-    /// the bus holds it weakly.
+    /// Receives what other replicas tell this one's sessions; kept alive here, the bus
+    /// holds it weakly.
     _routed: Arc<Subscriber>,
 }
 
@@ -93,10 +93,13 @@ impl McpService {
         let shared = Arc::new_cyclic(|weak: &Weak<HttpShared>| {
             let weak = weak.clone();
             let routed: Arc<Subscriber> = Arc::new(move |published: &Published| {
-                if let Event::Routed(routed) = &published.event
-                    && let Some(shared) = weak.upgrade()
-                {
-                    legacy::receive(&shared, routed.clone());
+                let Some(shared) = weak.upgrade().filter(|s| published.origin != s.server.replica_id()) else {
+                    return;
+                };
+                match &published.event {
+                    Event::Routed(routed) => legacy::receive(&shared, routed.clone()),
+                    Event::Session { session, state } => replicated::receive_state(&shared, session, state.as_ref()),
+                    Event::Change(_) => {}
                 }
             });
             server.options().backplane.bus.subscribe(&routed);
@@ -215,8 +218,8 @@ impl HttpShared {
         if gated.parts.uri.path() == self.config.path {
             match method {
                 Method::POST => post::handle(self, gated).await,
-                Method::GET => stream::get(self, gated),
-                Method::DELETE => stream::delete(self, gated),
+                Method::GET => stream::get(self, gated).await,
+                Method::DELETE => stream::delete(self, gated).await,
                 _ => method_not_allowed(ALLOW_ENDPOINT),
             }
         } else if legacy_path && method == Method::GET {

@@ -1,10 +1,13 @@
 //! Handshake-era HTTP sessions: the table keyed by `Mcp-Session-Id`, each session bound to
 //! the principal that created it, its bounded outbox of server-initiated messages (drained
-//! by the GET stream, or by the legacy SSE stream), the caps, and idle expiry.
+//! by the GET stream, or by the legacy SSE stream), the caps, and idle expiry. A session
+//! made here is this replica's own; one adopted from another replica's record
+//! (`replicated.rs`) is a copy, whose outbox takes messages only while its stream is open
+//! here, so the replica streaming a session is the one that delivers its changes.
 
 use crate::jsonrpc::{Sink, encode};
 use crate::layer::Principal;
-use crate::protocol::{Server, Session};
+use crate::protocol::{Server, Session, SessionSnapshot};
 use crate::signals::Transport;
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -71,7 +74,9 @@ pub struct HttpSession {
     pub outbox: Arc<Outbox>,
     /// Nanoseconds since the table's epoch.
     last_used: AtomicU64,
-    streaming: AtomicBool,
+    /// When the session's record was last written to the backplane (same clock).
+    pub(super) saved: AtomicU64,
+    streaming: Arc<AtomicBool>,
 }
 
 impl HttpSession {
@@ -94,6 +99,13 @@ impl HttpSession {
     }
 }
 
+/// A session made, and the one the per-principal cap ended to make room for it (which
+/// must end on the other replicas too).
+pub struct Created {
+    pub session: Arc<HttpSession>,
+    pub evicted: Option<String>,
+}
+
 /// Why a session could not be created (503).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Full(pub &'static str);
@@ -114,7 +126,7 @@ impl SessionTable {
         self.sessions.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn now(&self) -> u64 {
+    pub(super) fn now(&self) -> u64 {
         self.epoch.elapsed().as_nanos() as u64
     }
 
@@ -125,24 +137,62 @@ impl SessionTable {
     /// Creates a session for `principal`. At the per-principal cap the least recently used
     /// idle session of that principal is evicted; when none is idle, or the table is full,
     /// creation fails.
-    pub fn create(&self, server: &Server, principal: &Principal, kind: Kind) -> Result<Arc<HttpSession>, Full> {
+    pub fn create(&self, server: &Server, principal: &Principal, kind: Kind) -> Result<Created, Full> {
+        let id = format!("{:032x}", rand::random::<u128>());
+        self.insert(self.entry(server, id, principal, kind, false), principal)
+    }
+
+    /// A copy of session `id`, another replica's, for `principal`, in the state
+    /// `snapshot` gives; the copy already here if another request adopted it first.
+    pub fn adopt(
+        &self,
+        server: &Server,
+        id: &str,
+        principal: &Principal,
+        snapshot: &SessionSnapshot,
+    ) -> Result<Created, Full> {
+        if let Some(held) = self.get(id, principal) {
+            return Ok(Created { session: held, evicted: None });
+        }
+        let entry = self.entry(server, id.to_string(), principal, Kind::Streamable, true);
+        if let Err(why) = entry.session.restore(snapshot) {
+            tracing::warn!(session = %id, "cannot adopt a session another replica made: {why}");
+            return Err(Full("Session state is not readable"));
+        }
+        self.insert(entry, principal)
+    }
+
+    fn entry(&self, server: &Server, id: String, principal: &Principal, kind: Kind, copy: bool) -> Arc<HttpSession> {
         let outbox = Arc::new(Outbox::default());
+        let streaming = Arc::new(AtomicBool::new(false));
         let send: Sink = {
-            let outbox = outbox.clone();
-            Arc::new(move |message| outbox.push(encode(&message)))
+            let (outbox, streaming) = (outbox.clone(), streaming.clone());
+            Arc::new(move |message| {
+                if !copy || streaming.load(Ordering::Acquire) {
+                    outbox.push(encode(&message));
+                }
+            })
         };
         let session = server.connect_over(Transport::Tcp, send, principal.clone());
-        let entry = Arc::new(HttpSession {
-            id: format!("{:032x}", rand::random::<u128>()),
+        let now = self.now();
+        Arc::new(HttpSession {
+            id,
             principal_id: principal.id.clone(),
             kind,
             session,
             outbox,
-            last_used: AtomicU64::new(self.now()),
-            streaming: AtomicBool::new(false),
-        });
+            last_used: AtomicU64::new(now),
+            saved: AtomicU64::new(now),
+            streaming,
+        })
+    }
+
+    fn insert(&self, entry: Arc<HttpSession>, principal: &Principal) -> Result<Created, Full> {
         let evicted = {
             let mut sessions = self.lock();
+            if let Some(held) = sessions.get(&entry.id) {
+                return Ok(Created { session: held.clone(), evicted: None });
+            }
             let mine: Vec<&Arc<HttpSession>> = sessions.values().filter(|s| s.principal_id == principal.id).collect();
             let mut evicted = None;
             if mine.len() >= self.max_per_principal {
@@ -159,11 +209,12 @@ impl SessionTable {
             sessions.insert(entry.id.clone(), entry.clone());
             evicted
         };
-        if let Some(old) = evicted {
+        let evicted = evicted.map(|old| {
             tracing::info!(principal = %principal.id, "session cap reached; ended the least recently used idle session");
             old.end();
-        }
-        Ok(entry)
+            old.id.clone()
+        });
+        Ok(Created { session: entry, evicted })
     }
 
     /// The session `id` of `principal`, marked used; `None` for another principal's.
@@ -171,6 +222,11 @@ impl SessionTable {
         let s = self.lock().get(id).filter(|s| s.principal_id == principal.id).cloned()?;
         s.last_used.store(self.now(), Ordering::Relaxed);
         Some(s)
+    }
+
+    /// The session `id`, whoever's it is, without marking it used.
+    pub fn peek(&self, id: &str) -> Option<Arc<HttpSession>> {
+        self.lock().get(id).cloned()
     }
 
     pub fn remove(&self, id: &str) -> Option<Arc<HttpSession>> {
@@ -247,19 +303,19 @@ mod tests {
     async fn caps_and_ownership() {
         let table = SessionTable::new(3, 2);
         let (alice, bob) = (Principal::new("alice", ["x"]), Principal::new("bob", ["x"]));
-        let a1 = table.create(&server(), &alice, Kind::Streamable).unwrap();
+        let a1 = table.create(&server(), &alice, Kind::Streamable).unwrap().session;
         assert_eq!(a1.id.len(), 32);
         assert!(table.get(&a1.id, &bob).is_none());
-        let a2 = table.create(&server(), &alice, Kind::Streamable).unwrap();
+        let a2 = table.create(&server(), &alice, Kind::Streamable).unwrap().session;
         table.get(&a1.id, &alice);
         // Alice is at her cap: her least recently used idle session (a2) goes.
-        let _a3 = table.create(&server(), &alice, Kind::Streamable).unwrap();
+        let _a3 = table.create(&server(), &alice, Kind::Streamable).unwrap().session;
         assert!(table.get(&a2.id, &alice).is_none() && table.get(&a1.id, &alice).is_some());
         table.create(&server(), &bob, Kind::Streamable).unwrap();
         assert_eq!(table.create(&server(), &bob, Kind::Streamable).err(), Some(Full("Too many sessions")));
         // Every session of a principal streaming: nothing to evict.
         let table = SessionTable::new(10, 1);
-        let s = table.create(&server(), &alice, Kind::Streamable).unwrap();
+        let s = table.create(&server(), &alice, Kind::Streamable).unwrap().session;
         assert!(s.open_stream() && !s.open_stream());
         assert_eq!(
             table.create(&server(), &alice, Kind::Streamable).err(),
@@ -271,8 +327,8 @@ mod tests {
     async fn reaping_spares_streaming_sessions() {
         let table = SessionTable::new(10, 10);
         let p = Principal::anonymous();
-        let idle = table.create(&server(), &p, Kind::Streamable).unwrap();
-        let busy = table.create(&server(), &p, Kind::Streamable).unwrap();
+        let idle = table.create(&server(), &p, Kind::Streamable).unwrap().session;
+        let busy = table.create(&server(), &p, Kind::Streamable).unwrap().session;
         busy.open_stream();
         std::thread::sleep(Duration::from_millis(5));
         assert_eq!(table.reap(Duration::from_millis(1)), 1);

@@ -1,8 +1,9 @@
 //! GET and DELETE on the MCP endpoint (handshake era): the session's standalone SSE stream,
 //! which drains its outbox of list changes, resource updates and stray notifications, and
-//! the end of a session.
+//! the end of a session (on every replica). Either may name a session another replica made.
 
 use super::body::{self, Body};
+use super::replicated;
 use super::respond::{Accept, sse_response};
 use super::service::{Gated, HttpShared, SESSION_HEADER, header, http_error, method_not_allowed};
 use super::sessions::{HttpSession, Kind};
@@ -40,7 +41,7 @@ pub(super) fn unless_events_accepted(headers: &HeaderMap) -> Option<Response<Bod
     (!Accept::parse(headers).sse).then(refusal)
 }
 
-pub(super) fn get<B>(shared: &HttpShared, req: Gated<B>) -> Response<Body> {
+pub(super) async fn get<B>(shared: &HttpShared, req: Gated<B>) -> Response<Body> {
     if shared.config.stateless {
         return method_not_allowed("POST");
     }
@@ -50,8 +51,10 @@ pub(super) fn get<B>(shared: &HttpShared, req: Gated<B>) -> Response<Body> {
     let Some(id) = header(&req.parts.headers, &SESSION_HEADER) else {
         return method_not_allowed("POST, DELETE");
     };
-    let Some(session) = shared.sessions.get(&id, &req.principal).filter(|s| s.kind == Kind::Streamable) else {
-        return http_error(StatusCode::NOT_FOUND, "Session not found");
+    let session = match replicated::find(shared, &id, &req.principal).await {
+        Ok(Some(found)) if found.kind == Kind::Streamable => found,
+        Ok(_) => return http_error(StatusCode::NOT_FOUND, "Session not found"),
+        Err(unavailable) => return unavailable,
     };
     if !session.open_stream() {
         return http_error(StatusCode::CONFLICT, "Conflict: a GET stream is already open for this session");
@@ -60,7 +63,7 @@ pub(super) fn get<B>(shared: &HttpShared, req: Gated<B>) -> Response<Body> {
     sse_response(outbox_stream(shared, &session, None, guard))
 }
 
-pub(super) fn delete<B>(shared: &HttpShared, req: Gated<B>) -> Response<Body> {
+pub(super) async fn delete<B>(shared: &HttpShared, req: Gated<B>) -> Response<Body> {
     if shared.config.stateless {
         return method_not_allowed("POST");
     }
@@ -68,9 +71,11 @@ pub(super) fn delete<B>(shared: &HttpShared, req: Gated<B>) -> Response<Body> {
         return http_error(StatusCode::BAD_REQUEST, "Bad Request: Mcp-Session-Id header is required");
     };
     // A legacy HTTP+SSE session is no Streamable HTTP session: it ends with its stream.
-    if shared.sessions.get(&id, &req.principal).filter(|s| s.kind == Kind::Streamable).is_none() {
-        return http_error(StatusCode::NOT_FOUND, "Session not found");
+    match replicated::find(shared, &id, &req.principal).await {
+        Ok(Some(found)) if found.kind == Kind::Streamable => {}
+        Ok(_) => return http_error(StatusCode::NOT_FOUND, "Session not found"),
+        Err(unavailable) => return unavailable,
     }
-    shared.sessions.remove(&id);
+    replicated::end(shared, &id).await;
     Response::new(body::empty())
 }

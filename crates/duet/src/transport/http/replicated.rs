@@ -1,0 +1,203 @@
+//! Handshake-era Streamable HTTP sessions across replicas. The replica that answers a
+//! session's `initialize` writes the session's record (its principal and
+//! [`SessionSnapshot`]) to the backplane's keys; a replica that gets a request for a
+//! session it does not hold adopts a copy from the record. What changes the state
+//! (`notifications/initialized`, `logging/setLevel`, subscriptions) is written back and
+//! published, so every copy takes it on; `DELETE` removes the record and ends every copy.
+//! A client's answer to a question duet asked, or its cancellation of a request, reaches
+//! the replica the question or request belongs to over the bus. Behind one replica all of
+//! this is the in-memory backplane doing the same.
+
+use super::body::Body;
+use super::service::{HttpShared, http_error};
+use super::sessions::{HttpSession, Kind};
+use crate::backplane::{Event, Published, Routed, StoreError};
+use crate::jsonrpc::RequestId;
+use crate::layer::Principal;
+use crate::message::{Incoming, Message};
+use crate::method::Method;
+use crate::protocol::SessionSnapshot;
+use http::{Response, StatusCode};
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+/// What the backplane keeps of one session.
+#[derive(Serialize, Deserialize)]
+struct Record {
+    principal: String,
+    state: SessionSnapshot,
+}
+
+fn record_key(id: &str) -> String {
+    format!("session:{id}")
+}
+
+/// The session `id` of `principal`: the copy here, brought up to date from the backplane's
+/// record, else one adopted from it. `Ok(None)` when there is no such session (or it is
+/// another principal's); a store that cannot say is a 503, never taken for "no session".
+/// With an immediate backplane (one process) the copy here is current and the record is
+/// not read.
+pub(super) async fn find(
+    shared: &HttpShared,
+    id: &str,
+    principal: &Principal,
+) -> Result<Option<Arc<HttpSession>>, Response<Body>> {
+    let held = shared.sessions.get(id, principal);
+    let backplane = &shared.server.options().backplane;
+    if held.is_some() && backplane.is_immediate() {
+        return Ok(held);
+    }
+    let unavailable = |e: StoreError| http_error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string());
+    let Some(bytes) = backplane.keys.get(&record_key(id)).await.map_err(unavailable)? else {
+        // Ended elsewhere, expired, or lost with the store: gone everywhere.
+        if held.is_some() {
+            shared.sessions.remove(id);
+        }
+        return Ok(None);
+    };
+    let record: Record = match serde_json::from_slice(&bytes) {
+        Ok(record) => record,
+        Err(e) => {
+            tracing::warn!(session = %id, "ignored a session record that does not parse: {e}");
+            return Ok(None);
+        }
+    };
+    if record.principal != principal.id {
+        return Ok(None);
+    }
+    if let Some(held) = held {
+        if let Err(why) = held.session.restore(&record.state) {
+            tracing::warn!(session = %id, "ignored a session record that does not restore: {why}");
+        }
+        return Ok(Some(held));
+    }
+    match shared.sessions.adopt(&shared.server, id, principal, &record.state) {
+        Ok(created) => {
+            if let Some(evicted) = created.evicted {
+                end(shared, &evicted).await;
+            }
+            Ok(Some(created.session))
+        }
+        Err(full) => Err(http_error(StatusCode::SERVICE_UNAVAILABLE, full.0)),
+    }
+}
+
+/// Whether handling `message` may have changed what the session's record holds.
+pub(super) fn changes_state(message: &Message) -> bool {
+    let Message::One(one) = message else { return false };
+    let method = match one {
+        Incoming::Request(request) => &request.method,
+        Incoming::Notification(notification) => &notification.method,
+        _ => return false,
+    };
+    matches!(
+        method,
+        Method::Initialize
+            | Method::Initialized
+            | Method::LoggingSetLevel
+            | Method::ResourcesSubscribe
+            | Method::ResourcesUnsubscribe
+    )
+}
+
+/// Writes the session's record and tells the other replicas its state; a store that cannot
+/// take it is logged (this replica's copy stays right, others may lag).
+pub(super) async fn save(shared: &HttpShared, session: &HttpSession) {
+    let Some(state) = session.session.snapshot() else { return };
+    session.saved.store(shared.sessions.now(), Ordering::Relaxed);
+    let record = Record { principal: session.principal_id.clone(), state: state.clone() };
+    // Plain data: serializing it cannot fail.
+    let bytes = serde_json::to_vec(&record).unwrap_or_default();
+    let backplane = &shared.server.options().backplane;
+    if let Err(e) = backplane.keys.put(&record_key(&session.id), &bytes, shared.config.session_idle_timeout).await {
+        tracing::warn!(session = %session.id, "cannot save the session for the other replicas: {e}");
+    }
+    // Published before the request is answered: the streams of other replicas then learn
+    // of a new subscription before any change the client makes next.
+    let event = Event::Session { session: session.id.clone(), state: Some(state) };
+    if let Err(e) = backplane.bus.publish_now(Published { origin: shared.server.replica_id(), event }).await {
+        tracing::warn!(session = %session.id, "cannot tell the other replicas the session's state: {e}");
+    }
+}
+
+/// Renews the record's expiry once a quarter of the idle timeout has passed since it was
+/// written, so a session in use on this replica stays alive for the others.
+pub(super) async fn keep_alive(shared: &HttpShared, session: &HttpSession) {
+    let quarter = shared.config.session_idle_timeout.as_nanos() as u64 / 4;
+    if shared.sessions.now().saturating_sub(session.saved.load(Ordering::Relaxed)) > quarter {
+        save(shared, session).await;
+    }
+}
+
+/// Ends session `id` on every replica (a DELETE, or the per-principal cap): its record
+/// goes, and every copy is told.
+pub(super) async fn end(shared: &HttpShared, id: &str) {
+    shared.sessions.remove(id);
+    let backplane = &shared.server.options().backplane;
+    if let Err(e) = backplane.keys.delete(&record_key(id)).await {
+        tracing::warn!(session = %id, "cannot remove the session's record: {e}");
+    }
+    let event = Event::Session { session: id.to_string(), state: None };
+    backplane.bus.publish(Published { origin: shared.server.replica_id(), event });
+}
+
+/// What another replica published about a session a copy of which may be here.
+pub(super) fn receive_state(shared: &HttpShared, id: &str, state: Option<&SessionSnapshot>) {
+    match state {
+        None => {
+            shared.sessions.remove(id);
+        }
+        Some(state) => {
+            if let Some(held) = shared.sessions.peek(id).filter(|s| s.kind == Kind::Streamable)
+                && let Err(why) = held.session.restore(state)
+            {
+                tracing::warn!(session = %id, "ignored a session state another replica published: {why}");
+            }
+        }
+    }
+}
+
+/// The request id a client's answer or cancellation in `message` concerns.
+fn concerns(message: &Message) -> Option<RequestId> {
+    match message {
+        Message::One(Incoming::Response { id: Some(id), .. }) => Some(id.clone()),
+        Message::One(Incoming::Notification(n)) if n.method == Method::Cancelled => {
+            n.params.get("requestId").and_then(RequestId::from_value)
+        }
+        _ => None,
+    }
+}
+
+/// Sends a client's answer or cancellation that this replica's copy knows nothing of to
+/// the replica it concerns; `false` when it is for this copy (or for no one in particular).
+pub(super) fn route_elsewhere(
+    shared: &HttpShared,
+    session: &HttpSession,
+    message: &Message,
+    body: &[u8],
+    principal: &Principal,
+) -> bool {
+    match concerns(message) {
+        Some(id) if !session.session.knows(&id) => {
+            let routed = Routed {
+                session: session.id.clone(),
+                principal: principal.clone(),
+                message: String::from_utf8_lossy(body).into_owned(),
+            };
+            let event = Event::Routed(routed);
+            shared.server.options().backplane.bus.publish(Published { origin: shared.server.replica_id(), event });
+            true
+        }
+        _ => false,
+    }
+}
+
+/// A client's answer or cancellation routed here: handled if this replica's copy of the
+/// session is the one it concerns.
+pub(super) fn receive_routed(session: &HttpSession, message: Message, principal: Arc<Principal>) {
+    if concerns(&message).is_some_and(|id| session.session.knows(&id)) {
+        let handled = session.session.handle(message, None, Some(principal));
+        tokio::spawn(handled);
+    }
+}
