@@ -317,3 +317,48 @@ async def test_a_session_made_on_one_replica_ends_on_all(cluster: Cluster) -> No
                         pass  # the stream ends when the session does
             gone = await http.post(first, json={"jsonrpc": "2.0", "id": 3, "method": "ping"}, headers=session)
             assert gone.status_code == 404, gone.text
+
+
+async def test_a_replica_killed_under_load(cluster: Cluster) -> None:
+    """SIGKILL of one replica while 2026 calls stream through nginx: only the calls it was
+    running fail; the next ones go to the others. A handshake-era session it made carries
+    on through the others."""
+    victim = cluster.replicas[1]
+    accept = {"Accept": "application/json, text/event-stream"}
+    init = {
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": HANDSHAKE, "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
+    }  # fmt: skip
+    outcomes: list[tuple[float, bool]] = []
+    killed_at = 0.0
+
+    async def load() -> None:
+        async with raw_modern(cluster.url) as raw:
+            while not killed_at or time.monotonic() < killed_at + 2:
+                _, body, headers = raw.request("tools/call", "echo", {"name": "echo", "arguments": {"text": "x"}})
+                try:
+                    response = await raw.http.post(raw.url, json=body, headers=headers)
+                    ok = response.status_code == 200 and '"isError":false' in response.text.replace(" ", "")
+                except httpx2.HTTPError:
+                    ok = False
+                outcomes.append((time.monotonic(), ok))
+
+    with anyio.fail_after(TEST_DEADLINE):
+        async with httpx2.AsyncClient(timeout=READ_TIMEOUT) as http:
+            made = await http.post(victim.url, json=init, headers=accept)
+            session = {**accept, "Mcp-Session-Id": made.headers["mcp-session-id"], "MCP-Protocol-Version": HANDSHAKE}
+            await http.post(victim.url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=session)
+            async with anyio.create_task_group() as group:
+                for _ in range(8):
+                    group.start_soon(load)
+                await anyio.sleep(1)
+                victim.process.kill()
+                killed_at = time.monotonic()
+            failed = [at for at, ok in outcomes if not ok]
+            assert len(failed) <= 8, f"{len(failed)} of {len(outcomes)} calls failed"
+            assert all(at < killed_at + 1 for at in failed), "calls failed well after the kill"
+            assert sum(ok for at, ok in outcomes if at > killed_at + 1) > 0
+            for _ in range(3):
+                listed = await http.post(cluster.url, json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, headers=session)
+                assert listed.status_code == 200 and "echo" in listed.text, listed.text
+
