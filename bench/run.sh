@@ -7,6 +7,8 @@
 #   bench/run.sh --note "what changed"   (and any other option of bench/bench.py: --help)
 #   bench/run.sh --baseline-rev REV      also runs duet built at git revision REV, as "duet (before)"
 #   DUET_BASELINE_BIN=path bench/run.sh  the same with a given binary (or --baseline-bin path)
+#   bench/run.sh --replicas      the replicas benchmark instead (bench/replicas.py): duet on a
+#                                Redis backplane and three replicas behind nginx (Debian's, pinned)
 #
 # Installs what it needs, pinned: wrk from Debian's packages (apt-get), the peers, built from
 # crates.io with their committed Cargo.lock (bench/peers/*, outside duet's workspace) into
@@ -22,12 +24,14 @@ WRK_VERSION="4.1.0-3+b2"
 TARGET_DIR="${BENCH_TARGET_DIR:-$HERE/target}"
 QUICK=0
 RELEASE=0
+REPLICAS=0
 BASELINE_REV=""
 ARGS=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) QUICK=1; ARGS+=("$1") ;;
     --release) RELEASE=1 ;;
+    --replicas) REPLICAS=1 ;;
     --baseline-rev) BASELINE_REV="${2:?--baseline-rev needs a git revision}"; shift ;;
     --baseline-rev=*) BASELINE_REV="${1#*=}" ;;
     -h|--help)
@@ -76,7 +80,9 @@ if [ "$PROFILE" = debug ]; then
   PEER_TARGET="$TARGET_DIR/smoke"
   PEER_ENV=(CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16)
 fi
-for peer in hyper-ceiling rmcp-echo tower-mcp-echo; do
+PEERS=(hyper-ceiling rmcp-echo tower-mcp-echo)
+if [ "$REPLICAS" = 1 ]; then PEERS=(); fi
+for peer in "${PEERS[@]}"; do
   say "building bench/peers/$peer (release)"
   env "${PEER_ENV[@]}" cargo build --quiet --release --locked --manifest-path "$HERE/peers/$peer/Cargo.toml" --target-dir "$PEER_TARGET"
 done
@@ -87,6 +93,14 @@ if [ -z "${DUET_BIN:-}" ]; then
   if [ "$PROFILE" = release ]; then cargo build --quiet --release -p duet-cli; else cargo build --quiet -p duet-cli; fi
   DUET_TARGET="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')"
   DUET_BIN="$DUET_TARGET/$PROFILE/duet"
+fi
+
+# The replicas benchmark needs Redis and nginx, and none of the peers' charts.
+if [ "$REPLICAS" = 1 ]; then
+  . "$ROOT/scripts/debian-pins.sh"
+  "$ROOT/scripts/apt-install.sh" "$REDIS_PIN" "$NGINX_PIN"
+  say "running the replicas benchmark"
+  exec python3 "$HERE/replicas.py" --duet-bin "$DUET_BIN" --wrk "$(command -v wrk)" "${ARGS[@]}"
 fi
 
 # 4. The baseline, if any: a given binary, or duet built at a git revision (release, cached per

@@ -70,40 +70,8 @@ class Redis:
             self.process = None
 
 
-NGINX_CONF = """
-daemon off;
-worker_processes 1;
-pid {scratch}/nginx.pid;
-error_log {scratch}/nginx-error.log warn;
-events {{ worker_connections 1024; }}
-http {{
-    access_log off;
-    client_body_temp_path {scratch}/body;
-    proxy_temp_path {scratch}/proxy;
-    fastcgi_temp_path {scratch}/fastcgi;
-    uwsgi_temp_path {scratch}/uwsgi;
-    scgi_temp_path {scratch}/scgi;
-    upstream duet {{
-{servers}
-        keepalive 32;
-    }}
-    server {{
-        listen 127.0.0.1:{port};
-        location / {{
-            proxy_pass http://duet;
-            proxy_http_version 1.1;
-            proxy_set_header Connection "";
-            proxy_set_header Host $http_host;
-            proxy_buffering off;
-            proxy_request_buffering off;
-            proxy_cache off;
-            proxy_read_timeout 1h;
-        }}
-    }}
-}}
-"""
-"""Round-robin over the replicas, no sticky routing; streams unbuffered (the nginx
-configuration docs/deployment.md gives, on loopback)."""
+NGINX_CONF = Path(__file__).with_name("nginx.conf")
+"""The nginx configuration template, shared with bench/replicas.py."""
 
 
 def start_nginx(scratch: Path, upstreams: list[str]) -> tuple[subprocess.Popen[bytes], str]:
@@ -113,7 +81,7 @@ def start_nginx(scratch: Path, upstreams: list[str]) -> tuple[subprocess.Popen[b
     port = free_port()
     servers = "\n".join(f"        server {upstream};" for upstream in upstreams)
     conf = scratch / "nginx.conf"
-    conf.write_text(NGINX_CONF.format(scratch=scratch, servers=servers, port=port))
+    conf.write_text(NGINX_CONF.read_text().format(scratch=scratch, servers=servers, port=port))
     argv = [NGINX_BIN, "-p", str(scratch), "-c", str(conf), "-e", str(scratch / "nginx-error.log")]
     process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
     wait_for_port(port, process, "nginx")

@@ -228,6 +228,11 @@ pub struct HttpArgs {
     /// An origin granted CORS (and allowed). Repeatable.
     #[arg(long = "cors-origin", value_name = "ORIGIN")]
     pub cors_origins: Vec<String>,
+    /// A reverse proxy (address or CIDR) whose Forwarded / X-Forwarded-Host /
+    /// X-Forwarded-Proto headers are believed: the guard checks the forwarded host, and the
+    /// canonical URL follows it unless --oauth-audience names one. Repeatable.
+    #[arg(long = "trusted-proxy", value_name = "CIDR")]
+    pub trusted_proxies: Vec<String>,
     /// Never answer POSTs with SSE.
     #[arg(long)]
     pub json_response: bool,

@@ -100,6 +100,7 @@ fn stdio_only(http: &HttpArgs) -> Result<(), Usage> {
         ("--allowed-origin", !http.allowed_origins.is_empty()),
         ("--allowed-host", !http.allowed_hosts.is_empty()),
         ("--cors-origin", !http.cors_origins.is_empty()),
+        ("--trusted-proxy", !http.trusted_proxies.is_empty()),
         ("--json-response", http.json_response),
         ("--stateless", http.stateless),
         ("--rate-limit", http.rate_limit.is_some()),
@@ -135,6 +136,7 @@ fn http_config(http: &HttpArgs, transport: Transport) -> Result<HttpConfig, Usag
     config.allowed_origins = (!http.allowed_origins.is_empty()).then(|| http.allowed_origins.clone());
     config.allowed_hosts = (!http.allowed_hosts.is_empty()).then(|| http.allowed_hosts.clone());
     config.cors_origins = http.cors_origins.clone();
+    config.trusted_proxies = trusted_proxies(&http.trusted_proxies)?;
     config.json_response = http.json_response;
     config.stateless = http.stateless;
     let secs = Duration::from_secs;
@@ -165,6 +167,16 @@ fn http_config(http: &HttpArgs, transport: Transport) -> Result<HttpConfig, Usag
         config.keepalive_interval = secs(n);
     }
     Ok(config)
+}
+
+/// `--trusted-proxy`: CIDRs, or single addresses.
+fn trusted_proxies(specs: &[String]) -> Result<Vec<ipnet::IpNet>, Usage> {
+    let parse = |spec: &String| {
+        spec.parse::<ipnet::IpNet>()
+            .or_else(|_| spec.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
+            .map_err(|_| Usage(format!("--trusted-proxy takes an address or CIDR such as 10.0.0.0/8, not {spec:?}")))
+    };
+    specs.iter().map(parse).collect()
 }
 
 /// Tokens from `--auth-token` (each value may hold several, split on whitespace) and

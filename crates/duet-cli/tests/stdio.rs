@@ -548,6 +548,11 @@ fn options_that_cannot_work_are_usage_errors() {
             "legacy HTTP+SSE transport needs sessions",
         ),
         (&["serve", "--fixtures", "testkit", "--transport", "http", "--auth-token", ""][..], "Empty auth token"),
+        (
+            &["serve", "--fixtures", "testkit", "--transport", "http", "--trusted-proxy", "10.0.0.0/33"][..],
+            "--trusted-proxy takes an address or CIDR such as 10.0.0.0/8, not \"10.0.0.0/33\"",
+        ),
+        (&["serve", "--fixtures", "testkit", "--trusted-proxy", "10.0.0.5"][..], "--trusted-proxy applies to the HTTP"),
     ] {
         let done = Duet::spawn(args, "2025-06-18").finish(EXIT);
         assert_eq!(done.status.code(), Some(2), "{args:?}: {}; stderr:\n{}", done.status, done.stderr);

@@ -30,6 +30,12 @@ pub struct HttpConfig {
     /// 401 challenges point at it. `None`: static tokens only, challenged with
     /// `Bearer realm="duet"`.
     pub resource: Option<ProtectedResource>,
+    /// Whether a trusted proxy's forwarded host (and scheme) make the canonical URI of a
+    /// request; set when binding filled in a `resource` given without one.
+    pub canonical_follows_proxy: bool,
+    /// Reverse proxies whose `Forwarded` / `X-Forwarded-Host` / `X-Forwarded-Proto` are
+    /// believed (by the connection's peer address); from anyone else they are ignored.
+    pub trusted_proxies: Vec<ipnet::IpNet>,
     /// Scopes each tool, prompt and resource needs; a call without them is answered 403
     /// `insufficient_scope` (wrap the layer in [`ScopedLayer`](crate::auth::ScopedLayer)
     /// with the same map so listings match).
@@ -68,6 +74,8 @@ impl Default for HttpConfig {
             cors_origins: Vec::new(),
             auth: None,
             resource: None,
+            canonical_follows_proxy: false,
+            trusted_proxies: Vec::new(),
             scopes: None,
             principal_resolver: None,
             json_response: false,
@@ -93,6 +101,7 @@ impl HttpConfig {
     pub fn resolve_resource(&mut self, port: u16) {
         if let Some(resource) = self.resource.as_mut().filter(|r| r.resource.is_empty()) {
             resource.resource = endpoint_url("http", &self.host, port, &self.path);
+            self.canonical_follows_proxy = true;
         }
     }
 }

@@ -141,8 +141,9 @@ impl OriginHostGuard {
 
     /// The guard over a request's head: a repeated `Host` or `Origin`, or one that is not
     /// text, is refused before [`check`](Self::check) matches them, and so is an HTTP/1.1
-    /// request without `Host`; a target in absolute form names the authority checked.
-    pub fn check_head(&self, head: &http::request::Parts) -> Result<(), Rejection> {
+    /// request without `Host`; a target in absolute form names the authority checked, and
+    /// so, before either, does the host a trusted proxy `forwarded`.
+    pub fn check_head(&self, head: &http::request::Parts, forwarded: Option<&str>) -> Result<(), Rejection> {
         let headers = &head.headers;
         let host = only_one(headers, header::HOST, Rejection::REPEATED_HOST, Rejection::MALFORMED_HOST)?;
         if host.is_none() && head.version == http::Version::HTTP_11 {
@@ -150,7 +151,7 @@ impl OriginHostGuard {
         }
         let origin = only_one(headers, header::ORIGIN, Rejection::REPEATED_ORIGIN, Rejection::MALFORMED_ORIGIN)?;
         let target = head.uri.scheme().and(head.uri.authority()).map(|authority| authority.as_str());
-        self.check(target.or(host), origin)
+        self.check(forwarded.or(target).or(host), origin)
     }
 
     /// `Ok` when the request may proceed; otherwise the status and message to answer with
@@ -519,28 +520,34 @@ mod tests {
         let at = |pairs: &[(&str, &[u8])]| head("/mcp", http::Version::HTTP_11, pairs);
         let guard = loopback();
         let ok = at(&[("host", b"localhost:1"), ("origin", b"http://localhost:2")]);
-        assert_eq!(guard.check_head(&ok), Ok(()));
+        assert_eq!(guard.check_head(&ok, None), Ok(()));
         let two_hosts = at(&[("host", b"localhost:1"), ("host", b"evil.example")]);
-        assert_eq!(guard.check_head(&two_hosts), Err(Rejection::REPEATED_HOST));
+        assert_eq!(guard.check_head(&two_hosts, None), Err(Rejection::REPEATED_HOST));
         // Even where the first would be refused: the count is checked first.
         let two_hosts = at(&[("host", b"evil.example"), ("host", b"localhost:1")]);
-        assert_eq!(guard.check_head(&two_hosts), Err(Rejection::REPEATED_HOST));
+        assert_eq!(guard.check_head(&two_hosts, None), Err(Rejection::REPEATED_HOST));
         let two_origins = at(&[("host", b"localhost:1"), ("origin", b"http://localhost:2"), ("origin", b"null")]);
-        assert_eq!(guard.check_head(&two_origins), Err(Rejection::REPEATED_ORIGIN));
+        assert_eq!(guard.check_head(&two_origins, None), Err(Rejection::REPEATED_ORIGIN));
         let not_ascii = at(&[("host", b"localhost:1"), ("origin", "http://l\u{f6}calhost".as_bytes())]);
-        assert_eq!(guard.check_head(&not_ascii), Err(Rejection::MALFORMED_ORIGIN));
+        assert_eq!(guard.check_head(&not_ascii, None), Err(Rejection::MALFORMED_ORIGIN));
         let host_not_ascii = at(&[("host", "l\u{f6}calhost".as_bytes())]);
-        assert_eq!(guard.check_head(&host_not_ascii), Err(Rejection::MALFORMED_HOST));
+        assert_eq!(guard.check_head(&host_not_ascii, None), Err(Rejection::MALFORMED_HOST));
         // HTTP/1.1 needs a Host; HTTP/1.0 on a public bind does not.
-        assert_eq!(public().check_head(&at(&[])), Err(Rejection::MISSING_HOST));
-        assert_eq!(public().check_head(&head("/mcp", http::Version::HTTP_10, &[])), Ok(()));
+        assert_eq!(public().check_head(&at(&[]), None), Err(Rejection::MISSING_HOST));
+        assert_eq!(public().check_head(&head("/mcp", http::Version::HTTP_10, &[]), None), Ok(()));
         // A target in absolute form names the authority, whatever Host says.
         let absolute = |target: &str| head(target, http::Version::HTTP_11, &[("host", b"localhost:1")]);
-        assert_eq!(guard.check_head(&absolute("http://evil.example/mcp")), Err(Rejection::INVALID_HOST));
-        assert_eq!(guard.check_head(&absolute("http://u@localhost:1/mcp")), Err(Rejection::MALFORMED_HOST));
-        assert_eq!(guard.check_head(&absolute("http://localhost:1/mcp")), Ok(()));
+        assert_eq!(guard.check_head(&absolute("http://evil.example/mcp"), None), Err(Rejection::INVALID_HOST));
+        assert_eq!(guard.check_head(&absolute("http://u@localhost:1/mcp"), None), Err(Rejection::MALFORMED_HOST));
+        assert_eq!(guard.check_head(&absolute("http://localhost:1/mcp"), None), Ok(()));
         let http2 = head("http://localhost:1/mcp", http::Version::HTTP_2, &[]);
-        assert_eq!(guard.check_head(&http2), Ok(()), "HTTP/2 carries the authority in the target");
+        assert_eq!(guard.check_head(&http2, None), Ok(()), "HTTP/2 carries the authority in the target");
+        // A trusted proxy's forwarded host is what is checked, and what same-origin means.
+        let public_name = hosts_guard("127.0.0.1", &["mcp.example.com"]);
+        let proxied = at(&[("host", b"127.0.0.1:9001"), ("origin", b"https://mcp.example.com")]);
+        assert_eq!(public_name.check_head(&proxied, None), Err(Rejection::INVALID_HOST));
+        assert_eq!(public_name.check_head(&proxied, Some("mcp.example.com")), Ok(()));
+        assert_eq!(public_name.check_head(&ok, Some("evil.example")), Err(Rejection::INVALID_HOST));
     }
 
     #[test]

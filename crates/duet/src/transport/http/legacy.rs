@@ -102,7 +102,7 @@ where
     B: http_body::Body + Send + 'static,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    let Gated { parts, principal, body } = req;
+    let Gated { parts, principal, body, .. } = req;
     if let Some(refused) = unless_json(&parts.headers) {
         return refused;
     }

@@ -11,6 +11,7 @@
 
 use super::config::HttpConfig;
 use super::descriptors::{self, Exhaustion, Reserve};
+use super::forwarded::PeerAddr;
 use super::guard::is_loopback;
 use super::service::McpService;
 use crate::jsonrpc::{Response, RpcError};
@@ -114,6 +115,9 @@ async fn accept_loop(listener: TcpListener, service: McpService, stop: Cancellat
     let graceful = GracefulShutdown::new();
     let reap_every = (config.session_idle_timeout / 2).clamp(Duration::from_secs(1), Duration::from_secs(60));
     let mut reaper = tokio::time::interval(reap_every);
+    // Each request learns its peer's address only when a trusted proxy may vouch for it:
+    // the extension costs an allocation a request.
+    let record_peers = !config.trusted_proxies.is_empty();
     loop {
         tokio::select! {
             _ = stop.cancelled() => break,
@@ -125,11 +129,11 @@ async fn accept_loop(listener: TcpListener, service: McpService, stop: Cancellat
                 }
             }
             accepted = listener.accept() => {
-                let stream = match accepted {
-                    Ok((stream, _)) => {
+                let (stream, peer) = match accepted {
+                    Ok((stream, peer)) => {
                         exhaustion.recovered();
                         reserve.restore();
-                        stream
+                        (stream, peer)
                     }
                     Err(e) if descriptors::exhausted(&e) => {
                         let pause = exhaustion.failed(&e);
@@ -166,7 +170,8 @@ async fn accept_loop(listener: TcpListener, service: McpService, stop: Cancellat
                 }
                 match connections.clone().try_acquire_owned() {
                     Ok(permit) => {
-                        let conn = builder(&config).serve_connection(TokioIo::new(stream), TowerToHyperService::new(service.clone()));
+                        let endpoint = FromPeer { service: service.clone(), peer: record_peers.then_some(peer) };
+                        let conn = builder(&config).serve_connection(TokioIo::new(stream), TowerToHyperService::new(endpoint));
                         let conn = graceful.watch(conn);
                         let open = metrics::gauge!(signals::CONNECTIONS_ACTIVE);
                         open.increment(1);
@@ -241,4 +246,34 @@ fn refusal(healthy: bool) -> Vec<u8> {
         body.len()
     );
     [head.into_bytes(), body.into_bytes()].concat()
+}
+
+/// The endpoint as one connection serves it: each request carries the connection's peer
+/// address ([`PeerAddr`]) when `peer` is set.
+#[derive(Clone)]
+struct FromPeer {
+    service: McpService,
+    peer: Option<SocketAddr>,
+}
+
+impl<B> tower_service::Service<http::Request<B>> for FromPeer
+where
+    B: http_body::Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    type Response = <McpService as tower_service::Service<http::Request<B>>>::Response;
+    type Error = <McpService as tower_service::Service<http::Request<B>>>::Error;
+    type Future = <McpService as tower_service::Service<http::Request<B>>>::Future;
+
+    fn poll_ready(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<Result<(), Self::Error>> {
+        tower_service::Service::<http::Request<B>>::poll_ready(&mut self.service, cx)
+    }
+
+    fn call(&mut self, mut request: http::Request<B>) -> Self::Future {
+        if let Some(peer) = self.peer {
+            request.extensions_mut().insert(PeerAddr(peer));
+        }
+        self.service.call(request)
+    }
 }

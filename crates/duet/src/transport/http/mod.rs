@@ -5,6 +5,7 @@
 mod body;
 mod config;
 mod descriptors;
+mod forwarded;
 pub(crate) mod guard;
 mod legacy;
 mod limits;
@@ -21,6 +22,7 @@ mod stream;
 pub use body::Body;
 pub use config::HttpConfig;
 pub use descriptors::raise_open_files_limit;
+pub use forwarded::PeerAddr;
 pub use limits::{RATE_LIMITED, RateLimits};
 pub use listener::HttpServer;
 pub use scrape::MetricsEndpoint;

@@ -79,7 +79,7 @@ where
     B: http_body::Body + Send + 'static,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    let Gated { parts, principal, body } = req;
+    let Gated { parts, principal, body, canonical } = req;
     let headers = &parts.headers;
     if let Some(refused) = unless_json(headers) {
         return refused;
@@ -96,7 +96,7 @@ where
         Ok(m) => m,
         Err(refused) => return *refused,
     };
-    if let Some(refused) = check_scopes(shared, &message, &principal) {
+    if let Some(refused) = check_scopes(shared, &message, &principal, canonical.as_deref()) {
         return refused;
     }
     let _in_flight = match shared.limiter.admit(&principal.id, &message) {
@@ -109,7 +109,12 @@ where
 
 /// 403 when a request in `message` uses a primitive whose scopes the principal lacks. The
 /// challenge lists every scope the message's operations need, so a client steps up once.
-fn check_scopes(shared: &HttpShared, message: &Message, principal: &Principal) -> Option<Response<Body>> {
+fn check_scopes(
+    shared: &HttpShared,
+    message: &Message,
+    principal: &Principal,
+    canonical: Option<&str>,
+) -> Option<Response<Body>> {
     let map = shared.config.scopes.as_ref()?;
     let mut required: Vec<String> = Vec::new();
     let mut lacking: Option<(Primitive, &str)> = None;
@@ -125,7 +130,7 @@ fn check_scopes(shared: &HttpShared, message: &Message, principal: &Principal) -
     }
     let (kind, name) = lacking?;
     tracing::debug!(principal = %principal.id, %name, "refused for missing scopes");
-    Some(shared.insufficient_scope(&required, &format!("{} {name}", kind.label())))
+    Some(shared.insufficient_scope(&required, &format!("{} {name}", kind.label()), canonical))
 }
 
 /// The rest of a POST, once the message is read and allowed: its era decides where it goes.

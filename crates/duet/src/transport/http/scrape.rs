@@ -88,7 +88,7 @@ async fn serve(listener: TcpListener, guard: Arc<OriginHostGuard>, render: Rende
 }
 
 fn answer(guard: &OriginHostGuard, render: &Render, head: &http::request::Parts) -> Response<Body> {
-    if let Err(rejection) = guard.check_head(head) {
+    if let Err(rejection) = guard.check_head(head, None) {
         let status = StatusCode::from_u16(rejection.status).unwrap_or(StatusCode::FORBIDDEN);
         return text(status, "text/plain", rejection.message.to_owned());
     }

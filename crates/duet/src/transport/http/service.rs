@@ -5,6 +5,7 @@
 
 use super::body::{self, Body};
 use super::config::HttpConfig;
+use super::forwarded::Forwarded;
 use super::guard::OriginHostGuard;
 use super::limits::Limiter;
 use super::sessions::SessionTable;
@@ -73,11 +74,13 @@ pub(crate) struct HttpShared {
     _routed: Arc<Subscriber>,
 }
 
-/// A request after the gates: its head, who sends it, and its body.
+/// A request after the gates: its head, who sends it, and its body; and the canonical URI
+/// it was made to when a trusted proxy says it differs from the configured one.
 pub(crate) struct Gated<B> {
     pub parts: http::request::Parts,
     pub principal: Arc<Principal>,
     pub body: B,
+    pub canonical: Option<String>,
 }
 
 impl McpService {
@@ -173,7 +176,8 @@ impl HttpShared {
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
         let (parts, body) = request.into_parts();
-        if let Err(rejection) = self.guard.check_head(&parts) {
+        let forwarded = Forwarded::of(&parts, &self.config.trusted_proxies);
+        if let Err(rejection) = self.guard.check_head(&parts, forwarded.host.as_deref()) {
             signals::rejected(rejection.status, "guard");
             let status = StatusCode::from_u16(rejection.status).unwrap_or(StatusCode::FORBIDDEN);
             let mut response = http_error(status, rejection.message);
@@ -187,7 +191,9 @@ impl HttpShared {
         if parts.method == Method::GET && self.config.health_path.as_deref() == Some(path) {
             return json(StatusCode::OK, r#"{"status":"ok"}"#.to_string());
         }
-        if let Some(resource) = &self.config.resource
+        let canonical = forwarded.canonical(&self.config.path).filter(|_| self.config.canonical_follows_proxy);
+        let resource = self.resource_at(canonical.as_deref());
+        if let Some(resource) = resource.as_deref()
             && resource.is_metadata_path(path, &self.config.path)
         {
             return match parts.method {
@@ -197,7 +203,7 @@ impl HttpShared {
         }
         let token_principal = match &self.config.auth {
             None => None,
-            Some(auth) => match self.authenticate(auth.as_ref(), &parts.headers).await {
+            Some(auth) => match self.authenticate(auth.as_ref(), &parts.headers, resource.as_deref()).await {
                 Ok(principal) => Some(principal),
                 Err(refused) => {
                     signals::rejected(refused.status().as_u16(), "auth");
@@ -214,7 +220,8 @@ impl HttpShared {
         };
         let principal = resolve(self.config.principal_resolver.as_ref(), &info);
         let method = parts.method.clone();
-        let gated = Gated { parts, principal, body };
+        drop(resource);
+        let gated = Gated { parts, principal, body, canonical };
         if gated.parts.uri.path() == self.config.path {
             match method {
                 Method::POST => post::handle(self, gated).await,
@@ -233,25 +240,37 @@ impl HttpShared {
         }
     }
 
-    /// The principal of the request's bearer token, or the response that refuses it. The
-    /// token goes no further than the authenticator.
+    /// The protected resource a request sees: the configured one, or, when a trusted proxy
+    /// forwarded the name the client used and the canonical URI follows it, the same at
+    /// `canonical`.
+    fn resource_at(&self, canonical: Option<&str>) -> Option<Cow<'_, ProtectedResource>> {
+        let configured = self.config.resource.as_ref()?;
+        Some(match canonical {
+            Some(url) => Cow::Owned(ProtectedResource { resource: url.to_string(), ..configured.clone() }),
+            None => Cow::Borrowed(configured),
+        })
+    }
+
+    /// The principal of the request's bearer token (which must name `resource` as its
+    /// audience), or the response that refuses it. The token goes no further than the
+    /// authenticator.
     async fn authenticate(
         &self,
         auth: &dyn Authenticator,
         headers: &HeaderMap,
+        resource: Option<&ProtectedResource>,
     ) -> Result<Principal, Box<Response<Body>>> {
         let authorization = header(headers, header::AUTHORIZATION);
         let Some(token) = authorization.as_deref().and_then(bearer_token) else {
             metrics::counter!(signals::AUTH_FAILURES, "reason" => "missing").increment(1);
-            return Err(Box::new(self.unauthorized(None)));
+            return Err(Box::new(unauthorized(resource, None)));
         };
-        let resource = self.config.resource.as_ref().map(|r| r.resource.as_str());
-        match auth.authenticate(token, resource).await {
+        match auth.authenticate(token, resource.map(|r| r.resource.as_str())).await {
             Ok(principal) => Ok(principal),
             Err(AuthError::Invalid(why)) => {
                 tracing::debug!(reason = %why, "bearer token refused");
                 metrics::counter!(signals::AUTH_FAILURES, "reason" => "invalid").increment(1);
-                Err(Box::new(self.unauthorized(Some(&why))))
+                Err(Box::new(unauthorized(resource, Some(&why))))
             }
             Err(AuthError::Unavailable(why)) => {
                 tracing::warn!(reason = %why, "cannot check a bearer token");
@@ -262,26 +281,17 @@ impl HttpShared {
         }
     }
 
-    /// 401 with a challenge: `Bearer realm="duet"` for static tokens, else one that points
-    /// at the Protected Resource Metadata (with `error="invalid_token"` when a token was
-    /// presented and refused).
-    fn unauthorized(&self, refused: Option<&str>) -> Response<Body> {
-        let mut response = http_error(StatusCode::UNAUTHORIZED, "Unauthorized");
-        let challenge = match &self.config.resource {
-            Some(resource) => resource.challenge(refused.map(ChallengeError::InvalidToken), None),
-            None => "Bearer realm=\"duet\"".to_string(),
-        };
-        if let Ok(value) = HeaderValue::from_str(&challenge) {
-            response.headers_mut().insert(header::WWW_AUTHENTICATE, value);
-        }
-        response
-    }
-
-    /// 403 `insufficient_scope`, naming every scope the operation needs in one challenge.
-    pub(crate) fn insufficient_scope(&self, required: &[String], what: &str) -> Response<Body> {
+    /// 403 `insufficient_scope`, naming every scope the operation needs in one challenge,
+    /// for a request made to `canonical` (see [`Gated`]).
+    pub(crate) fn insufficient_scope(
+        &self,
+        required: &[String],
+        what: &str,
+        canonical: Option<&str>,
+    ) -> Response<Body> {
         let description = format!("{what} requires the scopes: {}", required.join(" "));
         let mut response = http_error(StatusCode::FORBIDDEN, &format!("Forbidden: {description}"));
-        let challenge = match &self.config.resource {
+        let challenge = match self.resource_at(canonical) {
             Some(resource) => resource.challenge(Some(ChallengeError::InsufficientScope(&description)), Some(required)),
             None => bearer(&[
                 ("realm", "duet".into()),
@@ -315,6 +325,21 @@ impl HttpShared {
             None => method_not_allowed(ALLOW_ENDPOINT),
         }
     }
+}
+
+/// 401 with a challenge: `Bearer realm="duet"` for static tokens, else one that points at
+/// the Protected Resource Metadata (with `error="invalid_token"` when a token was presented
+/// and refused).
+fn unauthorized(resource: Option<&ProtectedResource>, refused: Option<&str>) -> Response<Body> {
+    let mut response = http_error(StatusCode::UNAUTHORIZED, "Unauthorized");
+    let challenge = match resource {
+        Some(resource) => resource.challenge(refused.map(ChallengeError::InvalidToken), None),
+        None => "Bearer realm=\"duet\"".to_string(),
+    };
+    if let Ok(value) = HeaderValue::from_str(&challenge) {
+        response.headers_mut().insert(header::WWW_AUTHENTICATE, value);
+    }
+    response
 }
 
 /// The Protected Resource Metadata document (RFC 9728 §3.2).
