@@ -117,6 +117,9 @@ class Stream:
         writer.write(listen_request(u.hostname, u.port, rid))
         await writer.drain()
         self.writer = writer
+        status = await reader.readline()
+        if not status.startswith(b"HTTP/1.1 200"):
+            raise RuntimeError(f"listen stream {rid} refused: {status.decode(errors='replace').strip()}")
         while line := await reader.readline():
             if not line.startswith(b"data:"):
                 continue
@@ -134,7 +137,14 @@ class Stream:
 async def open_streams(urls: list[str], n: int) -> tuple[list[Stream], list[asyncio.Task]]:
     streams = [Stream() for _ in range(n)]
     tasks = [asyncio.create_task(s.run(urls[i % len(urls)], i + 1)) for i, s in enumerate(streams)]
-    await asyncio.wait_for(asyncio.gather(*(s.acked.wait() for s in streams)), 60)
+    acked = asyncio.gather(*(s.acked.wait() for s in streams))
+    done, _ = await asyncio.wait([acked, *tasks], timeout=60, return_when=asyncio.FIRST_COMPLETED)
+    for task in done:
+        if task is not acked:
+            await close_streams(streams, tasks)
+            task.result()  # a stream that ended before its acknowledgement: its error
+    if acked not in done:
+        raise RuntimeError(f"{sum(s.acked.is_set() for s in streams)} of {n} listen streams acknowledged in 60 s")
     return streams, tasks
 
 
@@ -213,8 +223,10 @@ def main():
     paths = argparse.Namespace(duet=a.duet_bin)
     try:
         store = procs.redis(a.redis_bin)
-        shared = ["--store", store, "--state-key-file", key]
-        alone = Server(Spec("alone", "duet", duet_http(paths), "duet"))
+        # Room for every listen stream on one server (the default cap is 512 connections).
+        room = ["--max-connections", str(a.streams + 64)]
+        shared = ["--store", store, "--state-key-file", key, *room]
+        alone = Server(Spec("alone", "duet", duet_http(paths, *room), "duet"))
         on_redis = Server(Spec("redis", "duet --store redis://…", duet_http(paths, *shared), "variant"))
         replicas = [Server(Spec(f"r{i}", f"replica {i}", duet_http(paths, *shared), "variant")) for i in range(3)]
         behind = procs.nginx(a.nginx_bin, [bench.urllib.parse.urlsplit(alone.url).netloc])

@@ -48,24 +48,29 @@ impl Drop for EndsSession {
     }
 }
 
-/// Holds the lease on session `id` for `principal_id` until `ended`; a renewal the store
-/// refuses is logged, and tried again at the next turn.
-async fn hold_lease(shared: Arc<HttpShared>, id: String, principal_id: String, ended: CancellationToken) {
+/// Takes the lease on session `id` for `principal_id` now, then renews it until `ended`;
+/// a store that refuses is logged (the session still works through this replica) and
+/// tried again at the next turn.
+async fn hold_lease(shared: &HttpShared, id: String, principal_id: String, ended: CancellationToken) {
     let (keys, key) = (shared.server.options().backplane.keys.clone(), lease_key(&id));
-    drop(shared);
-    let mut every = tokio::time::interval(LEASE / 2);
-    loop {
-        tokio::select! {
-            _ = ended.cancelled() => return,
-            _ = every.tick() => {}
-        }
+    let take = async move || {
         if let Err(e) = keys.put(&key, principal_id.as_bytes(), LEASE).await {
-            tracing::warn!(session = %id, "cannot renew the lease of a legacy SSE session: {e}");
+            tracing::warn!(session = %id, "cannot take the lease of a legacy SSE session: {e}");
         }
-    }
+    };
+    take().await;
+    tokio::spawn(async move {
+        let mut every = tokio::time::interval_at(tokio::time::Instant::now() + LEASE / 2, LEASE / 2);
+        loop {
+            tokio::select! {
+                _ = ended.cancelled() => return,
+                _ = every.tick() => take().await,
+            }
+        }
+    });
 }
 
-pub(super) fn open<B>(shared: &Arc<HttpShared>, req: Gated<B>) -> Response<Body> {
+pub(super) async fn open<B>(shared: &Arc<HttpShared>, req: Gated<B>) -> Response<Body> {
     if let Some(refused) = unless_events_accepted(&req.parts.headers) {
         return refused;
     }
@@ -81,8 +86,9 @@ pub(super) fn open<B>(shared: &Arc<HttpShared>, req: Gated<B>) -> Response<Body>
     };
     session.open_stream();
     let endpoint = format!("{}?session_id={}", shared.config.message_path, session.id);
+    // Taken before the endpoint is sent: the client's first POST may reach another replica.
     let lease = CancellationToken::new();
-    tokio::spawn(hold_lease(shared.clone(), session.id.clone(), session.principal_id.clone(), lease.clone()));
+    hold_lease(shared, session.id.clone(), session.principal_id.clone(), lease.clone()).await;
     let ends = EndsSession { shared: shared.clone(), id: session.id.clone(), lease };
     let guard = (StreamOpen(session.clone()), ends);
     sse_response(outbox_stream(shared, &session, Some(body::event("endpoint", &endpoint)), guard))

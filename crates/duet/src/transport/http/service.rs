@@ -230,7 +230,7 @@ impl HttpShared {
                 _ => method_not_allowed(ALLOW_ENDPOINT),
             }
         } else if legacy_path && method == Method::GET {
-            legacy::open(self, gated)
+            legacy::open(self, gated).await
         } else if message_path && method == Method::POST {
             legacy::post(self, gated).await
         } else if legacy_path || message_path {

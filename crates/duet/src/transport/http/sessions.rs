@@ -191,7 +191,12 @@ impl SessionTable {
         let evicted = {
             let mut sessions = self.lock();
             if let Some(held) = sessions.get(&entry.id) {
-                return Ok(Created { session: held.clone(), evicted: None });
+                // Another request adopted it first; never hand one caller another's.
+                return if held.principal_id == principal.id {
+                    Ok(Created { session: held.clone(), evicted: None })
+                } else {
+                    Err(Full("Session belongs to another caller"))
+                };
             }
             let mine: Vec<&Arc<HttpSession>> = sessions.values().filter(|s| s.principal_id == principal.id).collect();
             let mut evicted = None;
@@ -321,6 +326,46 @@ mod tests {
             table.create(&server(), &alice, Kind::Streamable).err(),
             Some(Full("Too many sessions for this caller"))
         );
+    }
+
+    #[tokio::test]
+    async fn a_copy_takes_changes_only_while_its_stream_is_open_here() {
+        use crate::layer::Change;
+        let registry = Registry::new(ServerInfo::new("t", "1"));
+        let feed = registry.change_feed();
+        let server = Server::new(Arc::new(registry), Default::default());
+        let table = SessionTable::new(10, 10);
+        let p = Principal::anonymous();
+        let own = table.create(&server, &p, Kind::Streamable).unwrap().session;
+        let snapshot = SessionSnapshot {
+            version: "2025-11-25".into(),
+            client_capabilities: serde_json::json!({}),
+            log_level: "info".into(),
+            subscriptions: vec![],
+            initialized: true,
+        };
+        own.session.restore(&snapshot).unwrap();
+        let copy = table.adopt(&server, "0123", &p, &snapshot).unwrap().session;
+        assert_eq!(copy.session.snapshot(), Some(snapshot.clone()));
+        feed.notify(Change::ToolsChanged);
+        copy.open_stream();
+        feed.notify(Change::PromptsChanged);
+        copy.outbox.close();
+        own.outbox.close();
+        let drain = |outbox: Arc<Outbox>| async move {
+            let mut lines = Vec::new();
+            while let Some(line) = outbox.next().await {
+                lines.push(line);
+            }
+            lines
+        };
+        let (copied, kept) = (drain(copy.outbox.clone()).await, drain(own.outbox.clone()).await);
+        assert_eq!(copied.len(), 1, "only what came while the stream was open: {copied:?}");
+        assert!(copied[0].contains("prompts/list_changed"));
+        assert_eq!(kept.len(), 2, "a replica's own session keeps what comes for a stream to open: {kept:?}");
+        let again = table.adopt(&server, "0123", &p, &snapshot).unwrap().session;
+        assert!(Arc::ptr_eq(&again, &copy), "adopted once");
+        assert!(table.adopt(&server, "0123", &Principal::new("bob", ["x"]), &snapshot).is_err());
     }
 
     #[tokio::test]
