@@ -362,3 +362,31 @@ async def test_a_replica_killed_under_load(cluster: Cluster) -> None:
                 listed = await http.post(cluster.url, json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, headers=session)
                 assert listed.status_code == 200 and "echo" in listed.text, listed.text
 
+
+async def test_a_handshake_session_while_redis_is_away(cluster: Cluster) -> None:
+    """Without Redis, the replica holding a copy of a session serves it as it is; another
+    replica answers 503 with the reason, never 404; once Redis is back (empty), the session
+    is gone everywhere and a new one works."""
+    made_on, other = cluster.replicas[0].url, cluster.replicas[1].url
+    accept = {"Accept": "application/json, text/event-stream"}
+    init = {
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": HANDSHAKE, "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
+    }  # fmt: skip
+    listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+    with anyio.fail_after(TEST_DEADLINE):
+        async with httpx2.AsyncClient(timeout=READ_TIMEOUT) as http:
+            made = await http.post(made_on, json=init, headers=accept)
+            session = {**accept, "Mcp-Session-Id": made.headers["mcp-session-id"], "MCP-Protocol-Version": HANDSHAKE}
+            cluster.redis.stop()
+            assert (await http.post(made_on, json=listing, headers=session)).status_code == 200
+            away = await http.post(other, json=listing, headers=session)
+            assert away.status_code == 503 and "shared store is unavailable" in away.text, away.text
+            cluster.redis.start()
+            deadline = time.monotonic() + 15
+            while (gone := await http.post(other, json=listing, headers=session)).status_code == 503:
+                assert time.monotonic() < deadline, gone.text
+                await anyio.sleep(0.5)
+            assert gone.status_code == 404, gone.text
+            again = await http.post(other, json=init, headers=accept)
+            assert again.status_code == 200 and "mcp-session-id" in again.headers

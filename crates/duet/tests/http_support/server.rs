@@ -2,6 +2,7 @@
 //! the clients and raw connections that talk to it.
 
 use super::{Client, MODERN, bounded};
+use duet::backplane::Backplane;
 use duet::fixtures::testkit;
 use duet::layer::ChangeFeed;
 use duet::protocol::{Server, ServerOptions};
@@ -29,9 +30,15 @@ pub struct TestServer {
 
 impl TestServer {
     pub async fn start(config: HttpConfig) -> TestServer {
-        let registry = testkit::registry();
+        TestServer::start_on(config, Backplane::memory()).await
+    }
+
+    /// A replica: a server of its own over the test registry, sharing `backplane` with the
+    /// others started on it (as replicas share Redis).
+    pub async fn start_on(config: HttpConfig, backplane: Backplane) -> TestServer {
+        let registry = testkit::registry_on(backplane.keys.clone());
         let feed = registry.change_feed();
-        let server = Server::new(Arc::new(registry), ServerOptions::default());
+        let server = Server::new(Arc::new(registry), ServerOptions { backplane, ..ServerOptions::default() });
         let http = HttpServer::bind(server.clone(), config).await.expect("the test server binds");
         let addr = http.local_addr();
         let url = http.url();

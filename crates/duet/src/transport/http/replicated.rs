@@ -11,7 +11,7 @@
 use super::body::Body;
 use super::service::{HttpShared, http_error};
 use super::sessions::{HttpSession, Kind};
-use crate::backplane::{Event, Published, Routed, StoreError};
+use crate::backplane::{Event, Published, Routed};
 use crate::jsonrpc::RequestId;
 use crate::layer::Principal;
 use crate::message::{Incoming, Message};
@@ -35,9 +35,9 @@ fn record_key(id: &str) -> String {
 
 /// The session `id` of `principal`: the copy here, brought up to date from the backplane's
 /// record, else one adopted from it. `Ok(None)` when there is no such session (or it is
-/// another principal's); a store that cannot say is a 503, never taken for "no session".
-/// With an immediate backplane (one process) the copy here is current and the record is
-/// not read.
+/// another principal's); a store that cannot say is a 503, never taken for "no session",
+/// unless a copy is here, which then serves as it is. With an immediate backplane (one
+/// process) the copy here is current and the record is not read.
 pub(super) async fn find(
     shared: &HttpShared,
     id: &str,
@@ -48,8 +48,16 @@ pub(super) async fn find(
     if held.is_some() && backplane.is_immediate() {
         return Ok(held);
     }
-    let unavailable = |e: StoreError| http_error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string());
-    let Some(bytes) = backplane.keys.get(&record_key(id)).await.map_err(unavailable)? else {
+    let bytes = match backplane.keys.get(&record_key(id)).await {
+        Ok(bytes) => bytes,
+        // The copy here may lag what other replicas did, but it beats no answer.
+        Err(e) if held.is_some() => {
+            tracing::debug!(session = %id, "serving the session from this replica's copy: {e}");
+            return Ok(held);
+        }
+        Err(e) => return Err(http_error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string())),
+    };
+    let Some(bytes) = bytes else {
         // Ended elsewhere, expired, or lost with the store: gone everywhere.
         if held.is_some() {
             shared.sessions.remove(id);
