@@ -26,6 +26,28 @@ pub fn served(args: &LayerArgs, backplane: &Backplane) -> Result<Arc<dyn Layer>,
     build(args, true, backplane)
 }
 
+/// The manifest the options name: given, or `duet.toml` in the working directory when
+/// neither fixtures nor roots are given.
+fn manifest(args: &LayerArgs) -> Option<&Path> {
+    let default_manifest = Path::new(DEFAULT_MANIFEST);
+    match &args.manifest {
+        Some(path) => Some(path.as_path()),
+        None if args.fixtures.is_none() && args.roots.is_empty() && default_manifest.is_file() => {
+            Some(default_manifest)
+        }
+        None => None,
+    }
+}
+
+/// The directories of the workspace the options name, if they name one (the working
+/// directory by default).
+pub fn workspace_roots(args: &LayerArgs) -> Option<Vec<PathBuf>> {
+    if args.fixtures.is_some() || manifest(args).is_some() {
+        return None;
+    }
+    Some(if args.roots.is_empty() { vec![PathBuf::from(".")] } else { args.roots.clone() })
+}
+
 fn build(args: &LayerArgs, watch: bool, backplane: &Backplane) -> Result<Arc<dyn Layer>, Usage> {
     match args.fixtures {
         Some(Fixtures::Testkit) => return Ok(Arc::new(fixtures::testkit::registry_on(backplane.keys.clone()))),
@@ -33,12 +55,7 @@ fn build(args: &LayerArgs, watch: bool, backplane: &Backplane) -> Result<Arc<dyn
         Some(Fixtures::Bench) => return Ok(Arc::new(fixtures::bench::registry())),
         None => {}
     }
-    let default_manifest = Path::new(DEFAULT_MANIFEST);
-    let manifest = match &args.manifest {
-        Some(path) => Some(path.as_path()),
-        None if args.roots.is_empty() && default_manifest.is_file() => Some(default_manifest),
-        None => None,
-    };
+    let manifest = manifest(args);
     if args.allow_write && manifest.is_some() {
         return Err(Usage(format!(
             "--allow-write applies to a workspace, but {DEFAULT_MANIFEST} in the working directory makes duet serve \
@@ -49,7 +66,7 @@ fn build(args: &LayerArgs, watch: bool, backplane: &Backplane) -> Result<Arc<dyn
         let registry = manifest::load(path).map_err(|e| Usage(e.to_string()))?;
         return Ok(Arc::new(registry));
     }
-    let roots = if args.roots.is_empty() { vec![PathBuf::from(".")] } else { args.roots.clone() };
+    let roots = workspace_roots(args).unwrap_or_default();
     let access = if args.allow_write { Access::ConfirmedWrites } else { Access::ReadOnly };
     let workspace = workspace::Workspace::open(roots, access).map_err(|e| Usage(e.to_string()))?;
     if watch && let Err(e) = workspace.watch() {

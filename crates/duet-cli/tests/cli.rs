@@ -111,6 +111,30 @@ fn read_prints_contents() {
 }
 
 #[test]
+fn read_takes_a_path_relative_to_the_first_root() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("docs")).unwrap();
+    std::fs::write(dir.path().join("docs/notes.txt"), "hello from notes\n").unwrap();
+    let root = dir.path().to_str().unwrap();
+    let out = duet(&["read", "docs/notes.txt", "--root", root]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim_end(), "hello from notes");
+    let missing = duet(&["read", "docs/none.txt", "--root", root]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("docs/none.txt"), "{missing:?}");
+    let outside = duet(&["read", "../", "--root", &format!("{root}/docs")]);
+    assert_eq!(outside.status.code(), Some(1), "a path outside the root is refused: {outside:?}");
+}
+
+#[test]
+fn config_explains_a_missing_folder() {
+    let out = duet(&["config", "--client", "cursor", "--root", "/no/such/dir"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--root /no/such/dir: there is no such folder; the client would start duet"), "{stderr}");
+}
+
+#[test]
 fn config_snippets_for_every_client() {
     let dir = tempfile::tempdir().unwrap();
     let root = std::fs::canonicalize(dir.path()).unwrap().display().to_string();

@@ -8,8 +8,20 @@ use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-fn absolute(path: &Path) -> Result<PathBuf, Usage> {
-    std::fs::canonicalize(path).map_err(|e| Usage(format!("{}: {e}", path.display())))
+/// `path` made absolute; `flag` names the option it came from in the refusal, which says
+/// what a client would do with a path that is not there.
+fn absolute(path: &Path, flag: &str) -> Result<PathBuf, Usage> {
+    std::fs::canonicalize(path).map_err(|e| {
+        let what = if flag == "--root" { "folder" } else { "file" };
+        let why = match e.kind() {
+            std::io::ErrorKind::NotFound => format!("there is no such {what}"),
+            _ => e.to_string(),
+        };
+        Usage(format!(
+            "{flag} {}: {why}; the client would start duet on it and fail, so give a {what} that exists",
+            path.display()
+        ))
+    })
 }
 
 /// The command line the client runs for a stdio server.
@@ -23,11 +35,11 @@ fn stdio_command(args: &ConfigArgs) -> Result<(String, Vec<String>), Usage> {
     };
     let mut argv = vec!["serve".to_string()];
     if let Some(manifest) = &args.manifest {
-        argv.extend(["--manifest".to_string(), absolute(manifest)?.display().to_string()]);
+        argv.extend(["--manifest".to_string(), absolute(manifest, "--manifest")?.display().to_string()]);
     } else {
         let roots = if args.roots.is_empty() { vec![PathBuf::from(".")] } else { args.roots.clone() };
         for root in roots {
-            argv.extend(["--root".to_string(), absolute(&root)?.display().to_string()]);
+            argv.extend(["--root".to_string(), absolute(&root, "--root")?.display().to_string()]);
         }
         if args.allow_write {
             argv.push("--allow-write".into());

@@ -1,5 +1,6 @@
 //! `duet read URI`: reads a resource in process and prints text contents as they are,
-//! binary contents as their wire JSON.
+//! binary contents as their wire JSON. Of a workspace it also reads a path (relative to the
+//! first root, as the tools take them), which it names by its `file://` URI.
 
 use super::failure;
 use crate::choice;
@@ -12,11 +13,21 @@ pub async fn run(args: ReadArgs) -> anyhow::Result<ExitCode> {
         Ok(layer) => layer,
         Err(usage) => return Ok(usage.exit()),
     };
+    let uri = match choice::workspace_roots(&args.layer) {
+        Some(roots) if !args.uri.contains("://") => {
+            let path = roots[0].join(&args.uri);
+            match std::fs::canonicalize(&path) {
+                Ok(path) => crate::workspace::file_uri(&path),
+                Err(e) => return Ok(failure(format_args!("{}: {e}", path.display()))),
+            }
+        }
+        _ => args.uri.clone(),
+    };
     let cx = RequestCx::builder(choice::principal(&args.principal)).build();
-    let contents = match layer.read_resource(&args.uri, cx.clone()).await {
+    let contents = match layer.read_resource(&uri, cx.clone()).await {
         Ok(Reply::Complete(contents)) => contents,
         Ok(Reply::InputRequired(_)) => {
-            return Ok(failure(format_args!("{} needs input from an MCP client; read it from one", args.uri)));
+            return Ok(failure(format_args!("{uri} needs input from an MCP client; read it from one")));
         }
         Err(e) => return Ok(failure(e)),
     };

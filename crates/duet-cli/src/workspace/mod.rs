@@ -50,6 +50,7 @@ use std::fmt;
 use std::io;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, RwLock};
+pub use uri::from_path as file_uri;
 
 /// Whether the workspace's tools may change files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
