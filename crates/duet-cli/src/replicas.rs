@@ -28,10 +28,18 @@ pub async fn shared(args: &ReplicaArgs) -> Result<Shared, Usage> {
                  replica"
             )));
         }
-        Some(url) if url.starts_with("redis://") || url.starts_with("rediss://") => {
-            RedisBackplane::connect(url, &args.store_prefix).await.map_err(|e| Usage(e.to_string()))?
+        Some(url) if url.starts_with("redis://") => {
+            let backplane = RedisBackplane::connect(url, &args.store_prefix).await.map_err(|e| Usage(e.0))?;
+            tracing::info!(store = backplane.name(), prefix = %args.store_prefix, "sharing state with the other replicas");
+            backplane
         }
-        Some(url) => return Err(Usage(format!("--store takes a redis:// URL, not {url:?}"))),
+        Some(url) => {
+            // Only the scheme: the rest may hold a password.
+            let scheme = url.split_once("://").map_or("that", |(scheme, _)| scheme);
+            return Err(Usage(format!(
+                "--store takes a redis:// URL (rediss://, Redis over TLS, is not supported yet), not a {scheme}:// one"
+            )));
+        }
     };
     Ok(Shared { state_keys, backplane })
 }

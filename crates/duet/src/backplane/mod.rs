@@ -1,11 +1,11 @@
 //! What replicas share. One process keeps everything in memory; replicas behind a load
-//! balancer must see the same idempotency keys and records, and the changes one replica's
-//! layer raises must reach the listen streams and sessions held by the others. The
-//! backplane is that shared part: [`Keys`] (values with an expiry and an atomic claim) and
-//! a [`Bus`] (changes published to every other replica, and messages routed to the replica
-//! that holds a session's stream). [`Backplane::memory`] is the
-//! default and what one process needs; servers built on one clone of it share it as
-//! replicas would. `Backplane::redis` (feature `redis`) shares it through a Redis server.
+//! balancer must see the same idempotency keys and session records, and the changes one
+//! replica's layer raises must reach the listen streams and sessions held by the others.
+//! The backplane is that shared part: [`Keys`] (values with an expiry and an atomic claim)
+//! and a [`Bus`] (changes published to every other replica, session states, and messages
+//! routed to the replica a session's stream or question is on). [`Backplane::memory`] is
+//! the default and what one process needs; servers built on one clone of it share it as
+//! replicas would. `RedisBackplane::connect` (feature `redis`) shares it through Redis.
 
 mod memory;
 #[cfg(feature = "redis")]

@@ -49,6 +49,9 @@ impl RedisBackplane {
             .set_connection_timeout(Some(DEADLINE))
             .set_response_timeout(Some(DEADLINE))
             .set_max_delay(Duration::from_secs(1))
+            // Few attempts per reconnection (a start against a Redis that is down fails within
+            // a second); the watchdog's pings start the next one.
+            .set_number_of_retries(2)
             .set_push_sender(move |push: PushInfo| {
                 deliver(&received, push);
                 Ok::<(), redis::aio::SendError>(())
