@@ -887,6 +887,33 @@ async def test_auto_listen_resources_list_changed(connect, conn: Connection, tre
 # 5. Confinement
 
 
+RESCAN = "rescanning the workspace"
+"""What duet logs (at debug) each time it walks the roots again after a watch event."""
+
+
+def test_writes_to_ignored_files_cause_no_rescan(duet_factory, tmp_path: Path) -> None:
+    """A build writing into an ignored directory 20 times costs no rescan (the events are
+    dropped on the ignore check); a new visible file then costs exactly one."""
+    root = tmp_path / "ws"
+    (root / "target").mkdir(parents=True)
+    (root / ".gitignore").write_text("target/\n")
+    (root / "README.md").write_text("hello\n")
+    server = duet_factory("--root", str(root), "--log-level", "debug", fixtures=None)
+    for n in range(20):
+        (root / "target" / "out.o").write_bytes(os.urandom(64) * (n + 1))
+        (root / "target" / f"part-{n}.o").write_bytes(b"x")
+        time.sleep(0.02)
+    time.sleep(1)  # well past the watcher's 100 ms debounce
+    assert server.stderr().count(RESCAN) == 0, server.stderr()
+    (root / "NEW.md").write_text("new\n")
+    deadline = time.monotonic() + EVENT_DEADLINE
+    while server.stderr().count(RESCAN) == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)
+    assert server.stderr().count(RESCAN) == 1, server.stderr()
+
+
+
 @connections(ALL)
 async def test_paths_cannot_escape_the_root(connect, conn: Connection, tree: Tree) -> None:
     root = tree.root

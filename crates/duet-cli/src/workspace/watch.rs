@@ -2,9 +2,10 @@
 //! for [`DEBOUNCE`], brings the listing up to date and raises what changed: a changed file
 //! as `ResourceUpdated`, a file that appeared or went away as `ResourcesChanged`. Events
 //! under hidden paths (such as `.git/`) are dropped at once, except for edits of
-//! `.gitignore` and `.ignore` files, which change what is listed; any other event that
-//! does not name a listed file leads to a rescan, and only a difference from the last
-//! listing is raised, so changes to ignored files raise nothing.
+//! `.gitignore` and `.ignore` files, which change what is listed, and so are events under
+//! paths the ignore files leave out (a build writing into `target/` costs the check of its
+//! path, no rescan); any other event that does not name a listed file leads to a rescan,
+//! and only a difference from the last listing is raised.
 //!
 //! Dropping the [`Watcher`] drops the `notify` watcher and with it the sending end of the
 //! channel; the thread sees the channel close and ends.
@@ -82,15 +83,18 @@ impl Batch {
 }
 
 /// Whether a path lies under a root, below it, with no hidden component in between, or is
-/// an ignore file in such a place (its rules decide what is listed).
+/// an ignore file in such a place (its rules decide what is listed); and whether the
+/// ignore files let a walk reach it.
 fn visible(shared: &Shared, path: &Path) -> bool {
     let Some(root) = shared.roots.owner(path) else { return false };
-    let Ok(rel) = path.strip_prefix(&shared.roots.get(root).path) else { return false };
+    let root = shared.roots.get(root);
+    let Ok(rel) = path.strip_prefix(&root.path) else { return false };
     let hidden = |c: &Component<'_>| c.as_os_str().to_string_lossy().starts_with('.');
     let parts: Vec<_> = rel.components().collect();
     let Some((last, dirs)) = parts.split_last() else { return false };
     dirs.iter().all(|c| !hidden(c))
         && (!hidden(last) || [".gitignore", ".ignore"].map(OsStr::new).contains(&last.as_os_str()))
+        && root.excluded(path).is_none()
 }
 
 fn run(events: &Receiver<notify::Result<Event>>, shared: &Shared, feed: &ChangeFeed) {
@@ -136,6 +140,7 @@ fn apply(shared: &Shared, batch: &Batch) -> Vec<Change> {
     }
     let mut changes = Vec::new();
     if rescan {
+        tracing::debug!(events = batch.paths.len(), "rescanning the workspace");
         let next = Snapshot::scan(&shared.roots);
         let diff = current.diff(&next);
         updated.extend(diff.modified);
