@@ -887,6 +887,45 @@ async def test_auto_listen_resources_list_changed(connect, conn: Connection, tre
 # 5. Confinement
 
 
+def inotify_watches(pid: int) -> int:
+    """How many inotify watches process `pid` holds (the `inotify wd:` lines of its
+    inotify descriptors' fdinfo)."""
+    count = 0
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{fd}") != "anon_inode:inotify":
+                continue
+            with open(f"/proc/{pid}/fdinfo/{fd}") as info:
+                count += sum(line.startswith("inotify wd:") for line in info)
+        except OSError:
+            continue
+    return count
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fdinfo"), reason="counts inotify watches through /proc")
+def test_only_served_directories_are_watched(duet_factory, tmp_path: Path) -> None:
+    """One watch per served directory: none for `.git`'s or an ignored directory's many
+    subdirectories; a directory made later is watched too."""
+    root = tmp_path / "ws"
+    for rel in ["src/a", "src/b", "docs"]:
+        (root / rel).mkdir(parents=True)
+    for n in range(40):
+        (root / ".git" / "objects" / f"{n:02x}").mkdir(parents=True)
+        (root / "target" / "debug" / f"dep-{n}").mkdir(parents=True)
+    (root / ".gitignore").write_text("target/\n")
+    (root / "src" / "a" / "one.txt").write_text("one\n")
+    server = duet_factory("--root", str(root), "--log-level", "debug", fixtures=None)
+    served = 5  # the root, src, src/a, src/b, docs
+    assert inotify_watches(server.process.pid) == served
+    (root / "fresh").mkdir()
+    time.sleep(0.5)
+    (root / "fresh" / "new.txt").write_text("new\n")
+    deadline = time.monotonic() + EVENT_DEADLINE
+    while inotify_watches(server.process.pid) < served + 1 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert inotify_watches(server.process.pid) == served + 1
+
+
 RESCAN = "rescanning the workspace"
 """What duet logs (at debug) each time it walks the roots again after a watch event."""
 

@@ -31,6 +31,7 @@ mod tree;
 mod uri;
 mod walk;
 mod watch;
+mod watches;
 mod write;
 
 #[cfg(test)]

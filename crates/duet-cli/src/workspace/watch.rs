@@ -7,19 +7,21 @@
 //! path, no rescan); any other event that does not name a listed file leads to a rescan,
 //! and only a difference from the last listing is raised.
 //!
-//! Dropping the [`Watcher`] drops the `notify` watcher and with it the sending end of the
-//! channel; the thread sees the channel close and ends.
+//! Which directories are watched is `watches.rs`'s. Dropping the [`Watcher`] drops the
+//! `notify` watcher and with it the sending end of the channel; the thread sees the
+//! channel close and ends.
 
 use super::listing::{Snapshot, Stamp};
+use super::watches::Watches;
 use super::{Shared, WorkspaceError, uri};
 use duet::layer::{Change, ChangeFeed};
 use notify::event::{AccessKind, AccessMode, ModifyKind};
-use notify::{Event, EventKind, RecommendedWatcher, RecursiveMode, Watcher as _};
+use notify::{Event, EventKind};
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsStr;
 use std::path::{Component, Path, PathBuf};
-use std::sync::Arc;
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 /// Events this close together are handled as one batch.
@@ -27,26 +29,40 @@ const DEBOUNCE: Duration = Duration::from_millis(100);
 
 /// A running watch of the roots; dropping it stops the watch.
 pub struct Watcher {
-    _watcher: RecommendedWatcher,
+    _watches: Arc<Mutex<Watches>>,
 }
 
 impl Watcher {
+    /// Starts the watch: every served directory is watched when this returns.
     pub fn start(shared: Arc<Shared>, feed: Arc<ChangeFeed>) -> Result<Watcher, WorkspaceError> {
         let failed = |e: &dyn std::fmt::Display| WorkspaceError::Watch(e.to_string());
         let (events, received) = std::sync::mpsc::channel();
-        let mut watcher = notify::recommended_watcher(move |event| {
+        let watcher = notify::recommended_watcher(move |event| {
             // The receiver is gone only when the thread ended; nothing is left to tell.
             let _ = events.send(event);
         })
         .map_err(|e| failed(&e))?;
-        for root in shared.roots.iter() {
-            watcher.watch(&root.path, RecursiveMode::Recursive).map_err(|e| failed(&e))?;
-        }
+        let watches = Arc::new(Mutex::new(Watches::new(watcher)));
+        let held = Arc::downgrade(&watches);
+        grow(&held, shared.roots.iter().map(|root| root.path.as_path()), false);
         std::thread::Builder::new()
             .name("duet-workspace-watch".into())
-            .spawn(move || run(&received, &shared, &feed))
+            .spawn(move || run(&received, &shared, &feed, &held))
             .map_err(|e| failed(&e))?;
-        Ok(Watcher { _watcher: watcher })
+        Ok(Watcher { _watches: watches })
+    }
+}
+
+/// Watches the served directories under `dirs` not watched yet (and, after a rescan,
+/// forgets those that are gone), while the watch lives.
+fn grow<'a>(watches: &Weak<Mutex<Watches>>, dirs: impl Iterator<Item = &'a Path>, rescanned: bool) {
+    let Some(watches) = watches.upgrade() else { return };
+    let mut watches = watches.lock().unwrap_or_else(|p| p.into_inner());
+    if rescanned {
+        watches.forget_gone();
+    }
+    for dir in dirs {
+        watches.add_tree(dir);
     }
 }
 
@@ -97,7 +113,7 @@ fn visible(shared: &Shared, path: &Path) -> bool {
         && root.excluded(path).is_none()
 }
 
-fn run(events: &Receiver<notify::Result<Event>>, shared: &Shared, feed: &ChangeFeed) {
+fn run(events: &Receiver<notify::Result<Event>>, shared: &Shared, feed: &ChangeFeed, watches: &Weak<Mutex<Watches>>) {
     while let Ok(first) = events.recv() {
         let mut batch = Batch::default();
         batch.add(shared, first);
@@ -113,6 +129,12 @@ fn run(events: &Receiver<notify::Result<Event>>, shared: &Shared, feed: &ChangeF
             for change in apply(shared, &batch) {
                 feed.notify(change);
             }
+        }
+        // Directories that appeared (or, after a lost track, any not watched) join.
+        if batch.rescan {
+            grow(watches, shared.roots.iter().map(|root| root.path.as_path()), true);
+        } else {
+            grow(watches, batch.paths.keys().map(PathBuf::as_path).filter(|p| p.is_dir()), false);
         }
     }
 }
