@@ -916,6 +916,11 @@ def test_only_served_directories_are_watched(duet_factory, tmp_path: Path) -> No
     (root / "src" / "a" / "one.txt").write_text("one\n")
     server = duet_factory("--root", str(root), "--log-level", "debug", fixtures=None)
     served = 5  # the root, src, src/a, src/b, docs
+    # The watches are set up beside the serving: wait for them, then for nothing more.
+    deadline = time.monotonic() + EVENT_DEADLINE
+    while inotify_watches(server.process.pid) < served and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)
     assert inotify_watches(server.process.pid) == served
     (root / "fresh").mkdir()
     time.sleep(0.5)

@@ -50,7 +50,7 @@ use paths::{Kind, Roots};
 use std::fmt;
 use std::io;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Condvar, Mutex};
 pub use uri::from_path as file_uri;
 
 /// Whether the workspace's tools may change files.
@@ -73,17 +73,25 @@ pub struct Workspace {
 /// What the resources, tools, prompts and the watcher share: the roots and the listing.
 struct Shared {
     roots: Roots,
-    snapshot: RwLock<Arc<Snapshot>>,
+    /// The listing; `None` until the first walk of the roots, which runs on a thread of its
+    /// own so the server answers `initialize` at once, however large the tree.
+    snapshot: Mutex<Option<Arc<Snapshot>>>,
+    listed: Condvar,
 }
 
 /// Why a workspace could not open or start watching.
 #[derive(Debug)]
 pub enum WorkspaceError {
     NoRoots,
-    Root { path: PathBuf, source: io::Error },
+    Root {
+        path: PathBuf,
+        source: io::Error,
+    },
     NotADirectory(PathBuf),
     NotUtf8(PathBuf),
     Registry(RegistryError),
+    /// No thread to list the files on.
+    Listing(io::Error),
     Watch(String),
 }
 
@@ -95,6 +103,7 @@ impl fmt::Display for WorkspaceError {
             WorkspaceError::NotADirectory(path) => write!(f, "cannot serve {}: not a directory", path.display()),
             WorkspaceError::NotUtf8(path) => write!(f, "cannot serve {}: its path is not UTF-8", path.display()),
             WorkspaceError::Registry(e) => write!(f, "the workspace's tools and prompts: {e}"),
+            WorkspaceError::Listing(e) => write!(f, "cannot start listing the workspace: {e}"),
             WorkspaceError::Watch(e) => write!(f, "cannot watch the workspace for changes: {e}"),
         }
     }
@@ -103,7 +112,7 @@ impl fmt::Display for WorkspaceError {
 impl std::error::Error for WorkspaceError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            WorkspaceError::Root { source, .. } => Some(source),
+            WorkspaceError::Root { source, .. } | WorkspaceError::Listing(source) => Some(source),
             WorkspaceError::Registry(e) => Some(e),
             _ => None,
         }
@@ -118,18 +127,26 @@ impl From<RegistryError> for WorkspaceError {
 
 impl Workspace {
     /// A workspace of these directories (relative ones are taken from the current
-    /// directory). Lists their files once; call [`Workspace::watch`] to keep it current.
+    /// directory). Lists their files in the background (what needs the listing waits for
+    /// it); call [`Workspace::watch`] to keep it current.
     pub fn open(roots: Vec<PathBuf>, access: Access) -> Result<Arc<Workspace>, WorkspaceError> {
         let roots = Roots::new(roots)?;
-        let snapshot = Snapshot::scan(&roots);
-        if snapshot.truncated() {
-            tracing::warn!(
-                "the workspace has more than {} files; resources/list shows the first of them only",
-                listing::MAX_LISTED
-            );
-        }
         let templates = Arc::new(roots.iter().map(template).collect());
-        let shared = Arc::new(Shared { roots, snapshot: RwLock::new(Arc::new(snapshot)) });
+        let shared = Arc::new(Shared { roots, snapshot: Mutex::new(None), listed: Condvar::new() });
+        let listing = shared.clone();
+        std::thread::Builder::new()
+            .name("duet-workspace-list".into())
+            .spawn(move || {
+                let snapshot = Snapshot::scan(&listing.roots);
+                if snapshot.truncated() {
+                    tracing::warn!(
+                        "the workspace has more than {} files; resources/list shows the first of them only",
+                        listing::MAX_LISTED
+                    );
+                }
+                listing.replace(snapshot);
+            })
+            .map_err(WorkspaceError::Listing)?;
         let mut registry = Registry::new(info(&shared.roots, access));
         tools::register(&mut registry, &shared)?;
         read::register(&mut registry, &shared)?;
@@ -154,12 +171,20 @@ impl Workspace {
 }
 
 impl Shared {
+    /// The listing, once the first walk has made it.
     fn snapshot(&self) -> Arc<Snapshot> {
-        self.snapshot.read().unwrap_or_else(|p| p.into_inner()).clone()
+        let mut current = self.snapshot.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            if let Some(snapshot) = current.as_ref() {
+                return snapshot.clone();
+            }
+            current = self.listed.wait(current).unwrap_or_else(|p| p.into_inner());
+        }
     }
 
     fn replace(&self, snapshot: Snapshot) {
-        *self.snapshot.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(snapshot);
+        *self.snapshot.lock().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(snapshot));
+        self.listed.notify_all();
     }
 
     /// One file as resource contents, named by `uri`.
