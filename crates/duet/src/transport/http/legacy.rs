@@ -42,9 +42,12 @@ impl Drop for EndsSession {
         self.shared.sessions.remove(&self.id);
         self.lease.cancel();
         let (keys, key) = (self.shared.server.options().backplane.keys.clone(), lease_key(&self.id));
-        tokio::spawn(async move {
-            let _ = keys.delete(&key).await;
-        });
+        // Outside a runtime (the process is ending) the lease expires by itself.
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let _ = keys.delete(&key).await;
+            });
+        }
     }
 }
 
