@@ -2,7 +2,7 @@
 //! `DUET_LOG`) and, with `--otlp-endpoint`, its spans exported to a collector. Both are
 //! layers of one `tracing` subscriber, each with its own filter, so the log's level never
 //! hides a span from the exporter. The OpenTelemetry SDK's own warnings (a collector that
-//! cannot be reached) are logged at `warn`.
+//! cannot be reached) are logged at `warn`. Colours only on a terminal.
 
 use crate::cli::LogFormat;
 use crate::traces::Export;
@@ -30,12 +30,19 @@ impl Telemetry {
     }
 }
 
+/// Whether the log may colour its text: on a terminal, unless `NO_COLOR` is set to
+/// anything (no-color.org); a log piped to a file or a collector gets plain text.
+fn colour() -> bool {
+    use std::io::IsTerminal as _;
+    std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
 /// Installs the process's subscriber, with the span exporter when `otlp` says where to.
 pub fn init(level: &str, format: LogFormat, otlp: Option<&Export>) -> anyhow::Result<Telemetry> {
     let filter = EnvFilter::try_from_env("DUET_LOG").unwrap_or_else(|_| {
         EnvFilter::new(format!("duet={level},duet_cli={level},opentelemetry_sdk=warn,opentelemetry_otlp=warn"))
     });
-    let logs = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
+    let logs = tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_ansi(colour());
     let logs = match format {
         LogFormat::Text => logs.with_target(false).with_filter(filter).boxed(),
         // The request's span holds its method, id, principal and trace: one object per line.

@@ -1,6 +1,7 @@
 //! `duet serve --log-format json`: duet's own log on stderr, one JSON object a line (but the
 //! lines announcing where it listens), each event inside a request carrying that request's
-//! method, id, principal id and trace id; and no credential in the log at any level.
+//! method, id, principal id and trace id; no credential in the log at any level; and text
+//! logs that are not on a terminal carry no colour codes.
 
 // Shared with the stdio tests; this file uses only part of it.
 #[allow(dead_code)]
@@ -82,4 +83,15 @@ fn no_token_reaches_the_log() {
     assert!(lines.iter().any(|l| l["message"] == "request answered"), "{}", done.stderr);
     assert!(lines.iter().any(|l| l["message"] == "bearer token refused"), "{}", done.stderr);
     assert!(!done.stderr.contains("s3cret") && !done.stderr.contains("wrong-token"), "{}", done.stderr);
+}
+
+#[test]
+fn a_log_that_is_not_on_a_terminal_has_no_colour_codes() {
+    // Warns at start that no state key is configured; stderr here is a pipe.
+    let mut duet = Duet::spawn(&["serve", "--fixtures", "testkit"], "2025-11-25");
+    duet.close_stdin();
+    let done = duet.finish(EXIT);
+    done.assert_success();
+    assert!(done.stderr.contains("WARN"), "{}", done.stderr);
+    assert!(!done.stderr.contains('\u{1b}'), "an escape sequence in a piped log: {:?}", done.stderr);
 }
