@@ -52,6 +52,13 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             let mut options = StdioOptions { shutdown_grace: grace, ..StdioOptions::default() };
             options.max_message_bytes = args.max_message_bytes.unwrap_or(options.max_message_bytes);
             let stop = options.stop.clone();
+            if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+                // Someone typed `duet serve`: say what it does, since it will sit silent.
+                eprintln!(
+                    "duet MCP server (stdio): waiting for an MCP client's JSON-RPC messages on stdin. A client \
+                     starts duet itself: `duet config --client …` prints the entry to give it. Ctrl-D ends."
+                );
+            }
             tokio::spawn(async move {
                 shutdown_signal().await;
                 stop.cancel();

@@ -1,6 +1,6 @@
 //! The in-process commands of the `duet` binary: listings equal the wire listings, `call`
 //! and `read` print results and use exit codes 0 / 1 / 2, and `config` prints a snippet
-//! each client accepts; `serve` says where it listens, and which address it could not take.
+//! each client accepts; `serve` says where it listens, which address it could not take, and, run in a terminal, what it waits for.
 
 use serde_json::{Value, json};
 use std::io::Write;
@@ -283,4 +283,39 @@ fn the_sse_transport_announces_its_legacy_endpoint() {
     let base = url.strip_suffix("/mcp").unwrap_or_else(|| panic!("an /mcp URL: {url}"));
     let legacy = lines.last().expect("a line");
     assert!(legacy.ends_with(&format!(": {base}/sse")), "{lines:?}");
+}
+
+#[test]
+fn serve_on_a_terminal_says_what_it_waits_for() {
+    use std::io::Read;
+    use std::os::fd::FromRawFd;
+    // A pseudo-terminal for stdin, as when someone types `duet serve` in a shell.
+    let (mut leader, mut follower) = (0, 0);
+    // SAFETY: openpty fills two descriptors it opened; each is owned by one File below.
+    let opened =
+        unsafe { libc::openpty(&mut leader, &mut follower, std::ptr::null_mut(), std::ptr::null(), std::ptr::null()) };
+    assert_eq!(opened, 0, "openpty");
+    let (leader, follower) = unsafe { (std::fs::File::from_raw_fd(leader), std::fs::File::from_raw_fd(follower)) };
+    let mut child = Command::new(env!("CARGO_BIN_EXE_duet"))
+        .args(["serve", "--fixtures", "testkit"])
+        .stdin(follower)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("duet starts");
+    let mut stderr = child.stderr.take().expect("stderr");
+    let mut seen = String::new();
+    let mut chunk = [0u8; 512];
+    while !seen.contains("Ctrl-D ends") {
+        let n = stderr.read(&mut chunk).expect("stderr reads");
+        assert!(n > 0, "duet closed stderr without saying what it waits for: {seen}");
+        seen.push_str(&String::from_utf8_lossy(&chunk[..n]));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    drop(leader);
+    assert!(seen.contains("waiting for an MCP client's JSON-RPC messages on stdin"), "{seen}");
+    // Piped, as a client runs it, it says nothing of the kind.
+    let piped = Command::new(env!("CARGO_BIN_EXE_duet")).args(["serve", "--fixtures", "testkit"]).output().unwrap();
+    assert!(!String::from_utf8_lossy(&piped.stderr).contains("waiting for"), "{piped:?}");
 }
