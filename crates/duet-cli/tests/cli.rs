@@ -1,6 +1,7 @@
 //! The in-process commands of the `duet` binary: listings equal the wire listings, `call`
 //! and `read` print results and use exit codes 0 / 1 / 2, and `config` prints a snippet
-//! each client accepts; `serve` says where it listens, which address it could not take, and, run in a terminal, what it waits for.
+//! each client accepts; `serve` says where it listens, which address it could not take,
+//! and, run in a terminal, what it waits for.
 
 use serde_json::{Value, json};
 use std::io::Write;
