@@ -60,7 +60,7 @@ fuzz_target!(|bytes: &[u8]| {
     // An HTTP/1.1 request for `/` with these headers.
     let (mut head, ()) = http::Request::new(()).into_parts();
     head.headers = headers.clone();
-    let verdict = guard.check_head(&head);
+    let verdict = guard.check_head(&head, None);
     match count(http::header::HOST) {
         0 => assert_eq!(verdict, Err(Rejection::MISSING_HOST)),
         1 => {}
