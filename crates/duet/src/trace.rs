@@ -101,10 +101,17 @@ pub fn request_span(message: &Message, principal: &str, transport: impl FnOnce()
     let span = match message {
         Message::Batch(_) => tracing::info_span!("mcp.request", otel.name = "batch", otel.kind = "server", principal),
         Message::One(_) => {
-            let method = message.method().map_or("message", |m| m.as_str());
+            // A method the table does not know is a client's free text: the span's name
+            // stays bounded (`_OTHER`, as the conventions name unknown HTTP methods), and the
+            // attribute keeps at most the first UNKNOWN_METHOD_BYTES of it.
+            let (name, method) = match message.method() {
+                None => ("message", "message"),
+                Some(Method::Other(raw)) => ("_OTHER", shortened(raw)),
+                Some(known) => (known.as_str(), known.as_str()),
+            };
             tracing::info_span!(
                 "mcp.request",
-                otel.name = method,
+                otel.name = name,
                 otel.kind = "server",
                 otel.status_code = Empty,
                 mcp.method.name = method,
@@ -138,6 +145,18 @@ pub fn request_span(message: &Message, principal: &str, transport: impl FnOnce()
         otel::set_parent(&span, context);
     }
     span
+}
+
+/// The most of an unknown method's name a span keeps.
+const UNKNOWN_METHOD_BYTES: usize = 64;
+
+/// `raw` cut to [`UNKNOWN_METHOD_BYTES`] at a character boundary.
+fn shortened(raw: &str) -> &str {
+    let mut end = raw.len().min(UNKNOWN_METHOD_BYTES);
+    while !raw.is_char_boundary(end) {
+        end -= 1;
+    }
+    &raw[..end]
 }
 
 /// Adds to the request's span what its answer tells: the version it ran at, its transport,

@@ -85,6 +85,7 @@ async fn stdio_spans_carry_the_conventions_attributes() {
         modern(4, "resources/read", json!({"uri": "mem://note"})),
         modern(5, "prompts/get", json!({"name": "greet"})),
         modern(6, "tools/call", json!({"name": "baggage", "arguments": {}})),
+        modern(7, &format!("made/up/{}", "x".repeat(500)), json!({})),
     ];
     let answers = stdio_support::serve_lines(server(), &requests).await;
     assert_eq!(answers.len(), requests.len(), "{answers:?}");
@@ -120,6 +121,12 @@ async fn stdio_spans_carry_the_conventions_attributes() {
     assert_eq!(attribute(unknown, "error.type").as_deref(), Some("-32602"));
     assert_eq!(attribute(unknown, "rpc.response.status_code").as_deref(), Some("-32602"));
     assert!(matches!(unknown.status, Status::Error { .. }));
+
+    // A method nobody knows: a bounded name, and only the start of what the client sent.
+    let made_up = spans.iter().find(|s| attribute(s, "jsonrpc.request.id").as_deref() == Some("7")).expect("span 7");
+    assert_eq!(made_up.name, "_OTHER");
+    let method = attribute(made_up, "mcp.method.name").expect("the method attribute");
+    assert!(method.starts_with("made/up/xxx") && method.len() == 64, "{method}");
 
     let read = named(&spans, "resources/read");
     assert_eq!(attribute(read, "mcp.resource.uri").as_deref(), Some("mem://note"));
