@@ -84,6 +84,15 @@ fn call_prints_the_result_and_sets_the_exit_code() {
 }
 
 #[test]
+fn call_shows_a_tools_progress_on_stderr() {
+    let out = duet(&["call", "slow", "--args", r#"{"steps":3}"#, "--fixtures", "testkit"]);
+    assert_eq!((out.status.code(), stdout_json(&out)), (Some(0), json!({"done": 3})));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = stderr.lines().filter(|l| l.starts_with("progress ")).collect();
+    assert_eq!(lines, ["progress 1/3: step 1", "progress 2/3: step 2", "progress 3/3: step 3"], "{stderr}");
+}
+
+#[test]
 fn call_reads_arguments_from_a_file_and_stdin() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("args.json");

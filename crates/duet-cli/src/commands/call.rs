@@ -1,10 +1,13 @@
 //! `duet call TOOL --args JSON|@FILE|-`: runs a tool in process, as a principal with no
-//! client capabilities, and prints its structured result (or its text).
+//! client capabilities, and prints its structured result (or its text); its progress goes
+//! to stderr (`progress.rs`).
 
 use super::failure;
+use super::progress::Progress;
 use crate::choice;
 use crate::cli::CallArgs;
 use crate::usage::Usage;
+use duet::jsonrpc::RequestId;
 use duet::layer::{ContentKind, LayerError, Reply, RequestCx};
 use serde_json::{Map, Value};
 use std::io::Read;
@@ -36,8 +39,14 @@ pub async fn run(args: CallArgs) -> anyhow::Result<ExitCode> {
         (Ok(layer), Ok(arguments)) => (layer, arguments),
         (Err(usage), _) | (_, Err(usage)) => return Ok(usage.exit()),
     };
-    let cx = RequestCx::builder(choice::principal(&args.principal)).build();
-    let result = match layer.call_tool(&args.tool, arguments, cx.clone()).await {
+    let progress = Progress::new();
+    let cx = RequestCx::builder(choice::principal(&args.principal))
+        .notify(progress.sink())
+        .progress_token(Some(RequestId::Str("duet-call".into())))
+        .build();
+    let called = layer.call_tool(&args.tool, arguments, cx.clone()).await;
+    progress.finish();
+    let result = match called {
         Ok(Reply::Complete(result)) => result,
         Ok(Reply::InputRequired(_)) => {
             return Ok(failure(format_args!(

@@ -5,6 +5,7 @@
 pub mod call;
 pub mod config;
 pub mod inspect;
+mod progress;
 pub mod read;
 
 use std::fmt::Display;
