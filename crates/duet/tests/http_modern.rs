@@ -114,6 +114,115 @@ async fn the_header_ladder() {
     ts.stop().await;
 }
 
+/// Arguments mirrored in `Mcp-Param-*` headers (SEP-2243): the testkit's `route` mirrors
+/// `region` (a string), `priority` (an integer) and `dry_run` (a boolean). Each way of
+/// getting a header wrong is refused with 400 and -32020 naming the header; a right one, plain
+/// or base64, runs the tool.
+#[tokio::test]
+async fn mirrored_arguments_must_match_their_headers() {
+    let ts = TestServer::start(config()).await;
+    let m = ts.modern();
+    let listed = m.call("tools/list", json!({})).await;
+    let route = listed["tools"].as_array().unwrap().iter().find(|t| t["name"] == "route").unwrap().clone();
+    assert_eq!(route["inputSchema"]["properties"]["region"]["x-mcp-header"], "Region", "{route}");
+    let call = |args: Value| m.post("tools/call", json!({"name": "route", "arguments": args}));
+    let refused = |req: Req, header: &str, why: &str| {
+        let id = req.id.clone().unwrap();
+        let (header, why) = (header.to_string(), why.to_string());
+        async move {
+            let error = req.send().await.expect_rpc_error(StatusCode::BAD_REQUEST, -32020, &id).clone();
+            let message = error["message"].as_str().unwrap();
+            assert!(message.starts_with(&format!("{header} header")), "{why}: {message}");
+            assert!(message.contains(&why), "{why}: {message}");
+        }
+    };
+    let eu = json!({"region": "eu-west1"});
+    refused(call(eu.clone()), "Mcp-Param-Region", "is missing").await;
+    refused(call(eu.clone()).header("mcp-param-region", "us-east1"), "Mcp-Param-Region", "does not match").await;
+    refused(call(eu.clone()).header("mcp-param-region", "EU-WEST1"), "Mcp-Param-Region", "does not match").await;
+    let bad_base64 = call(json!({"region": "Hello"})).header("mcp-param-region", "=?base64?SGVs!!!bG8=?=");
+    refused(bad_base64, "Mcp-Param-Region", "not valid base64").await;
+    let bad_padding = call(json!({"region": "Hello"})).header("mcp-param-region", "=?base64?SGVsbG8?=");
+    refused(bad_padding, "Mcp-Param-Region", "not valid base64").await;
+    let no_value = call(json!({"region": "eu"})).header("mcp-param-region", "eu").header("mcp-param-priority", "1");
+    refused(no_value, "Mcp-Param-Priority", "has no value").await;
+    let numbers = call(json!({"region": "eu", "priority": 7})).header("mcp-param-region", "eu");
+    refused(numbers.header("mcp-param-priority", "8"), "Mcp-Param-Priority", "does not match").await;
+    let flag = call(json!({"region": "eu", "dry_run": true})).header("mcp-param-region", "eu");
+    refused(flag.header("mcp-param-dry-run", "True"), "Mcp-Param-Dry-Run", "does not match").await;
+    // The wrong era: a handshake-era MCP-Protocol-Version on a 2026 request, whose
+    // mirrored headers a proxy would have trusted.
+    let old = call(eu.clone()).header("mcp-param-region", "eu-west1").header("mcp-protocol-version", "2025-11-25");
+    refused(old, "MCP-Protocol-Version", "does not match").await;
+
+    let ran = |req: Req, text: &str| {
+        let text = text.to_string();
+        async move {
+            let answer = req.send().await;
+            answer.expect_status(StatusCode::OK);
+            assert_eq!(answer.result()["content"][0]["text"], text.as_str(), "{}", answer.result());
+        }
+    };
+    ran(call(eu.clone()).header("mcp-param-region", "eu-west1"), "eu-west1 at priority 0").await;
+    ran(call(eu.clone()).header("mcp-param-region", "  eu-west1 "), "eu-west1 at priority 0").await;
+    let unicode = call(json!({"region": "Zürich 1 "})).header("mcp-param-region", "=?base64?WsO8cmljaCAxIA==?=");
+    ran(unicode, "Zürich 1  at priority 0").await;
+    let literal = call(json!({"region": "=?base64?SGVsbG8="})).header("mcp-param-region", "=?base64?SGVsbG8=");
+    ran(literal, "=?base64?SGVsbG8= at priority 0").await;
+    let all = call(json!({"region": "eu", "priority": 42, "dry_run": true}))
+        .header("mcp-param-region", "eu")
+        .header("mcp-param-priority", "42.0")
+        .header("mcp-param-dry-run", "true");
+    ran(all, "eu at priority 42 (dry run)").await;
+    ts.stop().await;
+}
+
+/// What a header value may not hold is refused for that, over a raw connection (HTTP
+/// clients will not send such bytes); a repeated header is refused too.
+#[tokio::test]
+async fn mirrored_headers_with_bad_bytes_or_twice_are_refused() {
+    let ts = TestServer::start(config()).await;
+    let body = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+        "params": enveloped(json!({"name": "route", "arguments": {"region": "eu"}}))})
+    .to_string();
+    let request = |extra: &[u8]| {
+        let mut head = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json, \
+             text/event-stream\r\nMCP-Protocol-Version: {MODERN}\r\nMcp-Method: tools/call\r\nMcp-Name: route\r\n\
+             Content-Length: {}\r\nConnection: close\r\n",
+            ts.host(),
+            body.len()
+        )
+        .into_bytes();
+        head.extend_from_slice(extra);
+        head.extend_from_slice(b"\r\n");
+        head.extend_from_slice(body.as_bytes());
+        head
+    };
+    let answer = raw_exchange(ts.addr, request(b"Mcp-Param-Region: e\xe9\r\n")).await;
+    let error = answer.expect_rpc_error(400, -32020, &json!(5));
+    assert_eq!(error["message"], "Mcp-Param-Region header holds characters a header value may not carry");
+    let answer = raw_exchange(ts.addr, request(b"Mcp-Param-Region: eu\r\nmcp-param-region: eu\r\n")).await;
+    let error = answer.expect_rpc_error(400, -32020, &json!(5));
+    assert_eq!(error["message"], "Mcp-Param-Region header is sent more than once");
+    let answer = raw_exchange(ts.addr, request(b"Mcp-Param-Region: eu\r\n")).await;
+    assert_eq!(answer.status(), 200, "{}", answer.json());
+    ts.stop().await;
+}
+
+/// The handshake era has no mirrored headers: a session's call runs whatever `Mcp-Param-*`
+/// headers say.
+#[tokio::test]
+async fn handshake_era_calls_ignore_mirrored_headers() {
+    let ts = TestServer::start(config()).await;
+    let session = ts.session("2025-11-25").await;
+    let call = session.post("tools/call", json!({"name": "route", "arguments": {"region": "eu"}}));
+    let answer = call.header("mcp-param-region", "us").send().await;
+    answer.expect_status(StatusCode::OK);
+    assert_eq!(answer.result()["content"][0]["text"], "eu at priority 0");
+    ts.stop().await;
+}
+
 /// The era of a message is decided by one rule on every transport: `_meta` holding only the
 /// client's capabilities makes a 2026 request (an invalid one), over HTTP as over stdio (the
 /// engine's `the_envelope_is_checked`, duet-cli's stdio tests), header or no header.

@@ -1,12 +1,14 @@
 //! A tool's typed arguments (`[tool.args.NAME]`): checks each declaration, then turns them
 //! into the tool's `inputSchema` (the Registry validates every call against it) and the
-//! defaults filled in before the command is built. Properties are listed in the order the
-//! manifest declares them.
+//! defaults filled in before the command is built. An argument with `header = "Name"` is
+//! mirrored in the HTTP header `Mcp-Param-Name` (`x-mcp-header`), checked by the library's
+//! rules. Properties are listed in the order the manifest declares them.
 
 use super::Problem;
 use super::locate::{Locator, Place};
 use super::schema::{ArgDecl, ArgType};
 use super::template::valid_name;
+use duet::layer::mirrored_args;
 use regex::Regex;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
@@ -45,6 +47,8 @@ pub fn compile(tool: &str, decls: &BTreeMap<String, ArgDecl>, at: &Place, locato
     if !required.is_empty() {
         schema["required"] = Value::Array(required);
     }
+    // Each declaration was checked alone; what is left is that no two share a header.
+    mirrored_args(&schema).map_err(|why| Problem::new(at.clone(), format!("tool {tool:?}: {why}")))?;
     Ok(Args { schema, defaults })
 }
 
@@ -120,6 +124,11 @@ fn property(name: &str, decl: &ArgDecl) -> Result<Value, Failure> {
     };
     if let Some(description) = &decl.description {
         schema.insert("description".into(), Value::from(description.as_str()));
+    }
+    if let Some(header) = &decl.header {
+        schema.insert("x-mcp-header".into(), Value::from(header.as_str()));
+        let alone = json!({"type": "object", "properties": {name: &schema}});
+        mirrored_args(&alone).map_err(|why| ("header", why))?;
     }
     if let Some(default) = &decl.default {
         let value = json_of(kind, default)

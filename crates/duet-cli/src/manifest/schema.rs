@@ -74,6 +74,9 @@ pub struct ArgDecl {
     pub minimum: Option<f64>,
     pub maximum: Option<f64>,
     pub pattern: Option<String>,
+    /// Mirrors the argument in the HTTP header `Mcp-Param-{header}` (SEP-2243's
+    /// `x-mcp-header`), so a proxy can route on it.
+    pub header: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]

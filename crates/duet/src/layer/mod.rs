@@ -12,6 +12,8 @@ mod handler;
 mod local;
 mod log_level;
 pub(crate) mod memo;
+pub(crate) mod mirrored;
+pub use mirrored::{MirroredArg, mirrored_args};
 mod registry;
 mod reply;
 mod spec;

@@ -5,6 +5,7 @@
 
 use super::filtered::Filtered;
 use super::handler::Boxed;
+use super::mirrored;
 use super::spec::{Common, Completer, PromptParts, ResourceParts, Roles, Spec, TemplateParts, ToolParts};
 use super::validation::Schemas;
 use super::*;
@@ -19,6 +20,9 @@ pub enum RegistryError {
     InvalidName(String),
     #[error("the {which} of tool {tool:?} is not a valid JSON Schema: {reason}")]
     InvalidSchema { tool: String, which: &'static str, reason: String },
+    /// An `x-mcp-header` declaration of the tool's input schema breaks the rules of SEP-2243.
+    #[error("tool {tool:?} cannot mirror an argument in a header: {reason}")]
+    InvalidHeader { tool: String, reason: String },
     #[error(transparent)]
     Template(#[from] super::template::TemplateError),
 }
@@ -147,6 +151,8 @@ impl<S: Clone + Send + Sync + 'static> Registry<S> {
             return Err(RegistryError::InvalidName(name));
         }
         let schemas = Schemas::compile(&name, &input_schema, output_schema.as_ref())?;
+        mirrored::mirrored_args(&input_schema)
+            .map_err(|reason| RegistryError::InvalidHeader { tool: name.clone(), reason })?;
         let Common { about, roles } = common;
         let def = Tool { name: name.clone(), about, input_schema, output_schema, annotations };
         self.tools.add("tool", name, def, roles, RunTool { handler, schemas, timeout })?;
@@ -353,6 +359,38 @@ mod tests {
                 .input_schema(json!({"type": 12})),
         );
         assert!(matches!(schema, Err(RegistryError::InvalidSchema { .. })));
+    }
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    #[allow(dead_code)]
+    struct Routed {
+        #[schemars(extend("x-mcp-header" = "Region"))]
+        region: String,
+    }
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    #[allow(dead_code)]
+    struct Fractional {
+        #[schemars(extend("x-mcp-header" = "Weight"))]
+        weight: f64,
+    }
+
+    #[test]
+    fn header_mirrored_arguments_are_checked_at_registration() {
+        let mut r = Registry::new(ServerInfo::new("t", "1"));
+        r.tool(ToolSpec::typed("routed", |_: Routed, _| async { ToolResult::text("") })).unwrap();
+        assert_eq!(r.tools(&Principal::local())[0].input_schema["properties"]["region"]["x-mcp-header"], "Region");
+        let number = r.tool(ToolSpec::typed("weighed", |_: Fractional, _| async { ToolResult::text("") }));
+        let Err(RegistryError::InvalidHeader { tool, reason }) = number else { panic!("{:?}", number.is_ok()) };
+        assert_eq!(tool, "weighed");
+        assert!(reason.contains("\"Weight\" annotates 'weight', whose type is \"number\""), "{reason}");
+        let spaced = r.tool(ToolSpec::new("spaced", |_, _| async { ToolResult::text("") }).input_schema(json!({
+            "type": "object", "properties": {"r": {"type": "string", "x-mcp-header": "My Region"}}
+        })));
+        let message = spaced.err().expect("refused").to_string();
+        assert!(message.starts_with("tool \"spaced\" cannot mirror an argument in a header: "), "{message}");
+        assert!(message.contains("' ' is not allowed"), "{message}");
+        assert_eq!(r.tools(&Principal::local()).len(), 1, "refused tools are not registered");
     }
 
     #[tokio::test]

@@ -232,3 +232,18 @@ fn roles_are_named() {
         &[r#"tool "deploy": roles: a role name is empty"#],
     );
 }
+
+#[test]
+fn header_mirrored_arguments_follow_the_rules() {
+    let tool = |args: &str| {
+        format!("\n[[tool]]\nname = \"t\"\ndescription = \"d\"\ncommand = [\"echo\", \"{{a}}\", \"{{b}}\"]\n{args}")
+    };
+    let number = tool("[tool.args.a]\ntype = \"number\"\nheader = \"Weight\"\n[tool.args.b]\ntype = \"string\"\n");
+    assert_rejected(&number, "header = \"Weight\"", &[r#"tool "t": argument a: "#, "only string, integer and boolean"]);
+    let spaced = tool("[tool.args.a]\ntype = \"string\"\nheader = \"My Region\"\n[tool.args.b]\ntype = \"string\"\n");
+    assert_rejected(&spaced, "header = \"My Region\"", &["is not an HTTP header name: ' ' is not allowed"]);
+    let twice = tool(
+        "[tool.args.a]\ntype = \"string\"\nheader = \"Region\"\n[tool.args.b]\ntype = \"string\"\nheader = \"REGION\"\n",
+    );
+    assert_rejected(&twice, "[tool.args.a]", &[r#"tool "t": "#, "repeats", "ignoring case"]);
+}

@@ -374,3 +374,30 @@ roles = ["admin"]
     let hidden = r.call_tool("admin_only", Map::new(), cx()).await;
     assert!(matches!(hidden, Err(LayerError::NotFound(_))));
 }
+
+#[tokio::test]
+async fn an_argument_can_be_mirrored_in_a_header() {
+    let r = registry(
+        r#"
+[[tool]]
+name = "deploy"
+description = "deploys"
+command = ["echo", "{region}", "{n}"]
+[tool.args.region]
+type = "string"
+required = true
+header = "Region"
+[tool.args.n]
+type = "integer"
+header = "Count"
+"#,
+    );
+    let tool = r.tools(&Principal::local())[0].clone();
+    assert_eq!(tool.input_schema["properties"]["region"], json!({"type": "string", "x-mcp-header": "Region"}));
+    assert_eq!(tool.input_schema["properties"]["n"]["x-mcp-header"], "Count");
+    let mut mirrored: Vec<String> =
+        duet::layer::mirrored_args(&tool.input_schema).unwrap().into_iter().map(|a| a.header).collect();
+    mirrored.sort();
+    assert_eq!(mirrored, ["Count", "Region"]);
+    assert_eq!(ok(call(&r, "deploy", json!({"region": "eu", "n": 2})).await), "eu 2\n");
+}

@@ -1,10 +1,12 @@
 //! The 2026-07-28 checks an HTTP request passes before the engine sees it: which era a
 //! POST's message belongs to, and the ladder of envelope and header checks (first failure
 //! wins, answered with HTTP 400 and the request's id), which reads the request's envelope
-//! into the terms it runs under.
+//! into the terms it runs under, then the `Mcp-Param-*` headers that mirror a tool's
+//! arguments.
 
 use super::service::header;
 use crate::jsonrpc::{RpcError, code};
+use crate::layer::mirrored::MirroredArg;
 use crate::message::{Incoming, Notification, Request};
 use crate::protocol::envelope::{self, EnvelopeError, Terms};
 use crate::protocol::{Era, Version};
@@ -81,6 +83,55 @@ pub(crate) fn check(
         return Err(mismatch(&format!("Mcp-Name header does not match the request body's '{field}' parameter")));
     }
     Ok(terms?)
+}
+
+/// The last rung, for a `tools/call`: each argument its tool mirrors (`args`) is sent in
+/// its `Mcp-Param-{Name}` header, once, in visible ASCII (plain, or `=?base64?…?=` for what
+/// plain text cannot carry), and says what the arguments say: the same string, the same
+/// number, `true` or `false`. An argument that is absent or `null` has no header.
+pub(crate) fn check_mirrored(headers: &HeaderMap, request: &Request, args: &[MirroredArg]) -> Result<(), RpcError> {
+    let arguments = request.params.get("arguments").unwrap_or(&Value::Null);
+    for arg in args {
+        let header = format!("Mcp-Param-{}", arg.header);
+        let argument = arg.argument();
+        let mut lines = headers.get_all(header.as_str()).into_iter();
+        let sent = match (lines.next(), lines.next()) {
+            (None, _) => None,
+            (Some(line), None) => Some(line),
+            (Some(_), Some(_)) => return Err(mismatch(&format!("{header} header is sent more than once"))),
+        };
+        let value = arg.value_in(arguments);
+        let (sent, value) = match (sent, value) {
+            (None, None) => continue,
+            (None, Some(_)) => {
+                return Err(mismatch(&format!(
+                    "{header} header is missing: it must mirror the request body's '{argument}' argument"
+                )));
+            }
+            (Some(_), None) => {
+                return Err(mismatch(&format!(
+                    "{header} header is sent but the request body's '{argument}' argument has no value"
+                )));
+            }
+            (Some(sent), Some(value)) => (sent, value),
+        };
+        let Ok(raw) = sent.to_str() else {
+            return Err(mismatch(&format!("{header} header holds characters a header value may not carry")));
+        };
+        let Some(text) = decode_header_value(raw.trim_ascii()) else {
+            return Err(mismatch(&format!("{header} header is not valid base64 between =?base64? and ?=")));
+        };
+        let agrees = match value {
+            Value::String(s) => *s == text,
+            Value::Bool(b) => text == if *b { "true" } else { "false" },
+            // Compared as numbers: `42.0` mirrors 42.
+            _ => text.parse::<f64>().ok().is_some_and(|h| h.is_finite() && Some(h) == value.as_f64()),
+        };
+        if !agrees {
+            return Err(mismatch(&format!("{header} header does not match the request body's '{argument}' argument")));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

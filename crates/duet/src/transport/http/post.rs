@@ -176,7 +176,11 @@ async fn answer_modern(
         Incoming::Invalid(response) => return super::service::json(StatusCode::BAD_REQUEST, response.to_line()),
         _ => return accepted(),
     };
-    let terms = match modern::check(headers, header_version, &mut request) {
+    let checked = modern::check(headers, header_version, &mut request).and_then(|terms| {
+        let mirrored = shared.server.mirrored_args(&request, &principal);
+        modern::check_mirrored(headers, &request, &mirrored).map(|()| terms)
+    });
+    let terms = match checked {
         Ok(terms) => terms,
         Err(error) => return rpc_error(StatusCode::BAD_REQUEST, Some(request.id), error),
     };
