@@ -1,8 +1,14 @@
 #!/usr/bin/env bash
 # Runs the official MCP conformance suite (pinned in conformance/package-lock.json, with
 # Node 22 from npm) against `duet serve --fixtures conformance --transport http` on
-# 127.0.0.1 and a free port, for both requirement sets. Fails on any failure outside the
-# per-check baselines conformance/baseline-<revision>.yml. Stops the server it starts.
+# 127.0.0.1 and a free port: both requirement sets, then, one by one at 2026-07-28, the
+# extension scenarios the requirement sets do not score yet (the list below). Fails on any
+# failure outside the per-check baselines conformance/baseline-<revision>.yml, and on any
+# extension check that failed, warned or was skipped (conformance/verdict.mjs counts them).
+# Prints one line per run, ok or FAILED with its counts (a requirement set's count only
+# the scenarios it scores), and a failed run's summary; the scenarios a set runs but does
+# not score, and that the list below does not check, get a line of their own, never "ok".
+# Stops the server it starts.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 runner="$root/conformance"
@@ -24,16 +30,46 @@ for _ in $(seq 1 100); do
 done
 [ -n "$port" ] || { echo "conformance: duet did not start" >&2; cat "$out/server.log" >&2; exit 1; }
 
+# The extension scenarios, each run on its own: every check must run and succeed.
+extensions=(
+  http-custom-header-server-validation
+  sep-2640-skills-enumeration sep-2640-skills-directory sep-2640-skills-manifest
+)
+
 rc=0
+url="http://localhost:$port/mcp"
 for rev in 2025-11-25 2026-07-28; do
-  args=(server --url "http://localhost:$port/mcp" --requirements "$rev" -o "$out/$rev")
+  args=(server --url "$url" --requirements "$rev" -o "$out/$rev")
   [ -s "$runner/baseline-$rev.yml" ] && args+=(--expected-failures "$runner/baseline-$rev.yml")
-  if conformance "${args[@]}" >"$out/$rev.log" 2>&1; then
-    echo "conformance $rev: ok"
+  conformance "${args[@]}" >"$out/$rev.log" 2>&1
+  code=$?
+  # The set also runs scenarios it does not score: they are counted apart, never as ok.
+  unscored=$(conformance list --requirements "$rev" | sed -n '/never scored/,$p' | awk '$3 == "[server]" {print $2}')
+  counts=$(node "$runner/verdict.mjs" "$out/$rev" --except $unscored)
+  if [ $code -eq 0 ]; then
+    echo "conformance $rev: ok ($counts)"
   else
-    echo "conformance $rev: FAILED (log: $out/$rev.log)"
+    echo "conformance $rev: FAILED ($counts; log: $out/$rev.log)"
+    sed -n '/=== SUMMARY ===/,$p' "$out/$rev.log" | grep -vE '^\s*$' | head -40
     rc=1
   fi
-  sed -n '/=== SUMMARY ===/,$p' "$out/$rev.log" | grep -vE '^\s*$' | head -40
+  for scenario in $unscored; do
+    if [[ " ${extensions[*]} " != *" $scenario "* ]]; then
+      echo "conformance $rev $scenario: not scored, not checked ($(node "$runner/verdict.mjs" "$out/$rev" --only "$scenario"))"
+    fi
+  done
+done
+for scenario in "${extensions[@]}"; do
+  dir="$out/extensions/$scenario"
+  mkdir -p "$dir"
+  conformance server --url "$url" --scenario "$scenario" --spec-version 2026-07-28 --force -o "$dir" >"$dir.log" 2>&1
+  code=$?
+  if counts=$(node "$runner/verdict.mjs" "$dir") && [ $code -eq 0 ]; then
+    echo "conformance $scenario: ok ($counts)"
+  else
+    echo "conformance $scenario: FAILED ($counts; log: $dir.log)"
+    grep -E 'FAILURE|WARNING|SKIPPED' "$dir.log" | head -20
+    rc=1
+  fi
 done
 exit $rc

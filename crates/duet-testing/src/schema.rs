@@ -68,6 +68,7 @@ fn result_definition(method: &str) -> &'static str {
         "prompts/get" => "GetPromptResult",
         "completion/complete" => "CompleteResult",
         "server/discover" => "DiscoverResult",
+        "resources/directory/read" => "ListResourcesResult",
         "subscriptions/listen" => "SubscriptionsListenResult",
         _ => "EmptyResult",
     }

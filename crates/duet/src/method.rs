@@ -124,6 +124,10 @@ table! {
     PromptsGet               "prompts/get"                 Both       false  true  Prompt   MayNotify;
     CompletionComplete       "completion/complete"         Both       false  false none     Once;
     SubscriptionsListen      "subscriptions/listen"        Modern     false  false none     Streams;
+    /// The skills extension (SEP-2640): served when the layer serves skills.
+    SkillsList               "skills/list"                 Both       true   false none     Once;
+    SkillsGet                "skills/get"                  Both       true   false none     Once;
+    ResourcesDirectoryRead   "resources/directory/read"    Both       true   false none     Once;
     /// `notifications/initialized`: the client finished the handshake.
     Initialized              "notifications/initialized"   Handshake  false  false none     Once;
     /// `notifications/cancelled`: the client gave up on one of its requests.
@@ -191,7 +195,10 @@ mod tests {
                 "resources/list",
                 "resources/templates/list",
                 "resources/read",
-                "prompts/list"
+                "prompts/list",
+                "skills/list",
+                "skills/get",
+                "resources/directory/read"
             ]
         );
         let asking: Vec<&str> = KNOWN.iter().filter(|m| m.traits().asks).map(Method::as_str).collect();

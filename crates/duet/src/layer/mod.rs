@@ -16,6 +16,7 @@ pub(crate) mod mirrored;
 pub use mirrored::{MirroredArg, mirrored_args};
 mod registry;
 mod reply;
+pub mod skill;
 mod spec;
 mod template;
 mod validation;
@@ -32,6 +33,7 @@ pub use local::{LocalCall, local};
 pub use log_level::LogLevel;
 pub use registry::{Registry, RegistryError};
 pub use reply::{InputRequired, Reply};
+pub use skill::{Skill, SkillFile, SkillParts, SkillSpec};
 pub use spec::{
     PromptParts, PromptSpec, ResourceParts, ResourceSpec, Spec, TemplateParts, TemplateSpec, ToolParts, ToolSpec,
 };
@@ -93,6 +95,13 @@ pub trait Layer: Send + Sync + 'static {
     async fn get_prompt(&self, name: &str, args: PromptArgs, cx: RequestCx) -> Result<Reply<PromptResult>, LayerError>;
     /// Completion values; an unknown reference completes to nothing rather than failing.
     async fn complete(&self, of: CompletionRef, arg: CompletionArg, cx: RequestCx) -> Result<Completion, LayerError>;
+
+    /// The skills `who` sees (SEP-2640), each file of which [`Layer::read_resource`]
+    /// reads; `None` for a layer that serves no skills, which then does not declare the
+    /// skills extension. Called on every request that needs it, like the listings.
+    fn skills(&self, _who: &Principal) -> Option<Listing<Skill>> {
+        None
+    }
 
     /// The feed this layer raises its changes on.
     fn changes(&self) -> &ChangeFeed;

@@ -6,6 +6,7 @@
 use super::filtered::Filtered;
 use super::handler::Boxed;
 use super::mirrored;
+use super::skill::{self, Built};
 use super::spec::{Common, Completer, PromptParts, ResourceParts, Roles, Spec, TemplateParts, ToolParts};
 use super::validation::Schemas;
 use super::*;
@@ -25,6 +26,9 @@ pub enum RegistryError {
     InvalidHeader { tool: String, reason: String },
     #[error(transparent)]
     Template(#[from] super::template::TemplateError),
+    /// The skill breaks a rule of SEP-2640 (its frontmatter, its name, its files).
+    #[error("cannot serve the skill: {0}")]
+    InvalidSkill(String),
 }
 
 /// Tools, resources, templates and prompts registered by a program, and the state `S` its
@@ -36,6 +40,10 @@ pub struct Registry<S = ()> {
     resources: Shelf<Resource, Boxed<S, String, Vec<ResourceContents>>>,
     templates: Shelf<ResourceTemplate, RunTemplate<S>>,
     prompts: Shelf<Prompt, RunPrompt<S>>,
+    /// Skills by the URI of their `SKILL.md`, which is also a listed resource.
+    skills: Shelf<Skill, ()>,
+    /// The other files of the skills, by URI: the skill's index and the contents.
+    skill_files: HashMap<String, (usize, ResourceContents)>,
     /// Indices into `templates`, longest template string first.
     template_order: Vec<usize>,
     feed: Arc<ChangeFeed>,
@@ -128,6 +136,8 @@ impl<S: Clone + Send + Sync + 'static> Registry<S> {
             resources: Shelf::default(),
             templates: Shelf::default(),
             prompts: Shelf::default(),
+            skills: Shelf::default(),
+            skill_files: HashMap::new(),
             template_order: Vec::new(),
             feed: Arc::new(ChangeFeed::new()),
         }
@@ -184,6 +194,31 @@ impl<S: Clone + Send + Sync + 'static> Registry<S> {
         let Common { about, roles } = common;
         let def = Prompt { name: name.clone(), about, arguments };
         self.prompts.add("prompt", name, def, roles, RunPrompt { completions, handler })?;
+        Ok(self)
+    }
+
+    /// A skill (SEP-2640): listed by `skills/list`, its `SKILL.md` listed among the
+    /// resources, each of its files read at `skill://<path>/<file>`. Refused when its
+    /// frontmatter, name or files break the extension's rules, or its URI is taken.
+    pub fn skill(&mut self, spec: SkillSpec) -> Result<&mut Self, RegistryError> {
+        let Spec { parts, common } = spec;
+        let Built { skill, contents } = parts.build().map_err(RegistryError::InvalidSkill)?;
+        let Common { about, roles } = common;
+        let mut listed = skill.manifest_resource();
+        listed.about = About { description: about.description.or(listed.about.description), ..about };
+        let mut contents = contents.into_iter().map(|(uri, bytes)| (uri.clone(), skill_contents(uri, bytes)));
+        let Some((uri, manifest)) = contents.next() else { unreachable!("a built skill has its SKILL.md") };
+        let read: Boxed<S, String, Vec<ResourceContents>> =
+            super::handler::boxed(move |_, _| futures::future::ready(vec![manifest.clone()]));
+        for (kind, taken) in [("skill", &self.skills.by_key), ("resource", &self.resources.by_key)] {
+            if taken.contains_key(&uri) {
+                return Err(RegistryError::Duplicate { kind, name: uri });
+            }
+        }
+        let index = self.skills.entries.len();
+        self.skills.add("skill", uri.clone(), skill, roles.clone(), ())?;
+        self.resources.add("resource", uri, listed, roles, read)?;
+        self.skill_files.extend(contents.map(|(uri, file)| (uri, (index, file))));
         Ok(self)
     }
 
@@ -277,7 +312,12 @@ impl<S: Clone + Send + Sync + 'static> Layer for Registry<S> {
                 return (t.handler)((uri.to_string(), vars), self.cx(cx)).await.map_err(protocol_error);
             }
         }
-        Err(LayerError::NotFound(format!("Unknown resource: {uri}")))
+        match self.skill_files.get(uri) {
+            Some((skill, contents)) if self.skills.entries[*skill].0.allow(who) => {
+                Ok(Reply::Complete(vec![contents.clone()]))
+            }
+            _ => Err(LayerError::NotFound(format!("Unknown resource: {uri}"))),
+        }
     }
 
     async fn get_prompt(&self, name: &str, args: PromptArgs, cx: RequestCx) -> Result<Reply<PromptResult>, LayerError> {
@@ -313,8 +353,24 @@ impl<S: Clone + Send + Sync + 'static> Layer for Registry<S> {
         Ok(Completion::from_values(values))
     }
 
+    fn skills(&self, who: &Principal) -> Option<Listing<Skill>> {
+        (!self.skills.defs.is_empty()).then(|| self.skills.listing(who))
+    }
+
     fn changes(&self) -> &ChangeFeed {
         &self.feed
+    }
+}
+
+/// A skill file as resource contents: text when it is UTF-8 (Markdown for `.md` files),
+/// bytes otherwise.
+fn skill_contents(uri: String, bytes: Vec<u8>) -> ResourceContents {
+    match String::from_utf8(bytes) {
+        Ok(text) => {
+            let mime = if uri.ends_with(".md") { skill::MARKDOWN } else { "text/plain" };
+            ResourceContents::text(uri, mime, text)
+        }
+        Err(e) => ResourceContents::blob(uri, "application/octet-stream", e.as_bytes()),
     }
 }
 
@@ -391,6 +447,37 @@ mod tests {
         assert!(message.starts_with("tool \"spaced\" cannot mirror an argument in a header: "), "{message}");
         assert!(message.contains("' ' is not allowed"), "{message}");
         assert_eq!(r.tools(&Principal::local()).len(), 1, "refused tools are not registered");
+    }
+
+    #[tokio::test]
+    async fn skills_are_served_to_the_roles_that_may_see_them() {
+        let mut r = Registry::new(ServerInfo::new("t", "1"));
+        assert!(r.skills(&Principal::local()).is_none(), "no skill, no extension");
+        let ops = "---\nname: ops\ndescription: Runbooks\n---\n";
+        r.skill(SkillSpec::new(ops).file("runbook.md", "# Runbook").roles(["admin"])).unwrap();
+        r.skill(SkillSpec::new("---\nname: lint\ndescription: Lint\n---\n").title("Linting")).unwrap();
+        let names = |p: &Principal| r.skills(p).unwrap().iter().map(|s| s.name().to_string()).collect::<Vec<_>>();
+        assert_eq!(names(&Principal::local()), ["lint"]);
+        assert_eq!(names(&Principal::new("root", ["admin"])), ["ops", "lint"]);
+        let listed: Vec<_> =
+            r.resources(&Principal::local()).iter().map(|l| (l.uri.clone(), l.about.title.clone())).collect();
+        assert_eq!(listed, [("skill://lint/SKILL.md".to_string(), Some("Linting".to_string()))]);
+        for uri in ["skill://ops/SKILL.md", "skill://ops/runbook.md"] {
+            assert!(
+                matches!(r.read_resource(uri, cx(Principal::local())).await, Err(LayerError::NotFound(_))),
+                "{uri}"
+            );
+            let Reply::Complete(read) = r.read_resource(uri, cx(Principal::new("root", ["admin"]))).await.unwrap()
+            else {
+                panic!()
+            };
+            assert_eq!(read[0].uri, uri);
+        }
+        let twice = r.skill(SkillSpec::new(ops));
+        assert!(matches!(twice, Err(RegistryError::Duplicate { kind: "skill", .. })));
+        let bad = r.skill(SkillSpec::new("no frontmatter"));
+        let Err(RegistryError::InvalidSkill(why)) = bad else { panic!("refused") };
+        assert!(why.contains("frontmatter"), "{why}");
     }
 
     #[tokio::test]

@@ -44,7 +44,7 @@ impl Roles {
 }
 
 impl<P> Spec<P> {
-    fn of(parts: P) -> Self {
+    pub(super) fn of(parts: P) -> Self {
         Spec { parts, common: Common::default() }
     }
 

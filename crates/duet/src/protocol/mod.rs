@@ -4,6 +4,7 @@
 mod batch;
 mod call;
 pub(crate) mod cursor;
+mod directories;
 pub(crate) mod envelope;
 mod listen;
 mod methods;

@@ -6,6 +6,7 @@
 
 use super::batch;
 use super::call::Call;
+use super::directories::Directories;
 use super::envelope::{self, Terms};
 use super::listen::Listens;
 use super::owed::Owed;
@@ -84,6 +85,8 @@ pub(crate) struct Shared {
     pub pages: Pages,
     /// The arguments each listed tool mirrors in headers, read once per listing.
     mirrored: MirroredByTool,
+    /// The folders of the skills served, indexed once per skills listing.
+    pub directories: Directories,
     pub sealer: Sealer,
     /// Tells this server's changes from those other replicas publish on the bus.
     replica_id: u64,
@@ -134,6 +137,7 @@ impl Server {
                 listens: Listens::default(),
                 pages: Pages::default(),
                 mirrored: MirroredByTool::default(),
+                directories: Directories::default(),
                 sealer,
                 replica_id,
                 sessions: Mutex::new(Vec::new()),

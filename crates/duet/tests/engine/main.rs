@@ -12,3 +12,4 @@ mod framing;
 mod handshake;
 mod modern;
 mod replicas;
+mod skills;

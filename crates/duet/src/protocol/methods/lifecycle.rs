@@ -3,11 +3,11 @@
 
 use super::Call;
 use crate::jsonrpc::{Rendered, RpcError};
-use crate::layer::{LogLevel, ServerInfo};
+use crate::layer::{LogLevel, ServerInfo, skill};
 use crate::protocol::wire::Empty;
 use crate::protocol::{Era, Version};
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 use std::sync::Arc;
 
 /// What duet declares it can do, to a client of one version.
@@ -19,6 +19,9 @@ struct Capabilities {
     logging: Empty,
     #[serde(skip_serializing_if = "Option::is_none")]
     completions: Option<Empty>,
+    /// The extensions served (SEP-2133), by identifier.
+    #[serde(skip_serializing_if = "Map::is_empty")]
+    extensions: Map<String, Value>,
 }
 
 #[derive(Serialize)]
@@ -35,13 +38,20 @@ struct Resources {
 }
 
 impl Capabilities {
-    fn of(v: Version) -> Self {
+    /// What duet declares to `call`'s client at version `v`.
+    fn of(call: &Call<'_>, v: Version) -> Self {
+        let mut extensions = Map::new();
+        if call.shared.layer.skills(&call.principal).is_some() {
+            // Every folder of the skills is listed (see `directories.rs`).
+            extensions.insert(skill::EXTENSION.into(), json!({"directoryRead": true}));
+        }
         Capabilities {
             tools: ListChanged { list_changed: true },
             resources: Resources { subscribe: true, list_changed: true },
             prompts: ListChanged { list_changed: true },
             logging: Empty {},
             completions: v.has_completions_capability().then_some(Empty {}),
+            extensions,
         }
     }
 }
@@ -86,7 +96,7 @@ pub(super) fn initialize(call: &Call<'_>) -> Result<Rendered, RpcError> {
     let info = &call.shared.info;
     let result = InitializeResult {
         protocol_version: version,
-        capabilities: Capabilities::of(version),
+        capabilities: Capabilities::of(call, version),
         server_info: info,
         instructions: info.instructions.as_deref(),
     };
@@ -96,7 +106,7 @@ pub(super) fn initialize(call: &Call<'_>) -> Result<Rendered, RpcError> {
 pub(super) fn discover(call: &Call<'_>) -> Result<Rendered, RpcError> {
     let result = DiscoverResult {
         supported_versions: Version::ALL,
-        capabilities: Capabilities::of(Version::V2026_07_28),
+        capabilities: Capabilities::of(call, Version::V2026_07_28),
         instructions: call.shared.info.instructions.as_deref(),
     };
     call.complete(result, None)

@@ -11,7 +11,7 @@ use serde::Serialize;
 use std::borrow::Cow;
 
 /// The page `call` asks for of `items`, listed under `key`; `kind` names the list in cursors.
-fn page<T: Send + Sync + 'static>(
+pub(super) fn page<T: Send + Sync + 'static>(
     call: &Call<'_>,
     kind: &'static str,
     key: &'static str,
@@ -30,7 +30,7 @@ fn page<T: Send + Sync + 'static>(
 }
 
 /// Renders a page whose items go out as they are.
-fn plain<T: Serialize>(call: &Call<'_>) -> impl FnOnce(Page<'_, T>) -> Result<Rendered, RpcError> {
+pub(super) fn plain<T: Serialize>(call: &Call<'_>) -> impl FnOnce(Page<'_, T>) -> Result<Rendered, RpcError> {
     move |page| call.complete(page, None)
 }
 

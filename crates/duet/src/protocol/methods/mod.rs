@@ -7,6 +7,7 @@ mod lifecycle;
 mod listing;
 mod prompts;
 mod resources;
+mod skills;
 mod subscriptions;
 mod tools;
 
@@ -38,6 +39,9 @@ pub(crate) async fn dispatch(call: &Call<'_>) -> Result<Rendered, RpcError> {
         Method::ResourcesSubscribe => subscriptions::subscribe(call, true),
         Method::ResourcesUnsubscribe => subscriptions::subscribe(call, false),
         Method::SubscriptionsListen => subscriptions::listen(call).await,
+        Method::SkillsList => skills::list(call),
+        Method::SkillsGet => skills::get(call),
+        Method::ResourcesDirectoryRead => skills::read_directory(call),
         // Notifications sent as requests, and methods no era has.
         Method::Initialized | Method::Cancelled | Method::Other(_) => Err(RpcError::method_not_found(method.as_str())),
     }
