@@ -36,17 +36,22 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import quote
 
 import anyio
 import pytest
+from pydantic import TypeAdapter
 from conftest import DUET_BIN, EVENT_DEADLINE, Connection, Inbox
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.subscriptions import ResourcesListChanged, ResourceUpdated
 from mcp_types import (
     AudioContent,
+    PaginatedRequest,
+    PaginatedRequestParams,
+    Request,
+    RequestParams,
     BlobResourceContents,
     CallToolResult,
     ElicitRequestFormParams,
@@ -881,6 +886,136 @@ async def test_auto_listen_resources_list_changed(connect, conn: Connection, tre
                 assert await next_event(subscription) == ResourcesListChanged()
                 names = {r.name for r in await all_resources(client)}
                 assert names == (set(LISTED) | {"src/added.py"}) - {"docs/guide.txt"}
+
+
+# ---------------------------------------------------------------------------------------------
+# Skills (SEP-2640): folders holding a SKILL.md in the places agents keep them
+
+
+class SkillsList(PaginatedRequest[Literal["skills/list"]]):
+    method: Literal["skills/list"] = "skills/list"
+
+
+class UriParams(RequestParams):
+    uri: str
+
+
+class SkillsGet(Request[UriParams, Literal["skills/get"]]):
+    method: Literal["skills/get"] = "skills/get"
+
+
+class DirectoryRead(Request[UriParams, Literal["resources/directory/read"]]):
+    method: Literal["resources/directory/read"] = "resources/directory/read"
+
+
+ANY_RESULT = TypeAdapter(dict[str, Any])
+
+SKILLS = {
+    ".claude/skills/deploy/SKILL.md": "---\nname: deploy\ndescription: Deploy the demo safely\n---\nRun scripts/run.sh.\n",
+    ".claude/skills/deploy/scripts/run.sh": "echo deploying\n",
+    ".claude/skills/deploy/.env": SECRET + "\n",
+    ".claude/skills/deploy/build.log": IGNORED,
+    "skills/review/SKILL.md": "---\nname: review\ndescription: Review a change\nlicense: MIT\n---\nSee checklist.md.\n",
+    "skills/review/checklist.md": "- tests\n- docs\n",
+    "skills/misnamed/SKILL.md": "---\nname: other\ndescription: Its folder is not its name\n---\n",
+    "skills/private/SKILL.md": "---\nname: private\ndescription: Ignored by .gitignore\n---\n",
+    ".agents/skills/review/SKILL.md": "---\nname: review\ndescription: A second review, shadowed\n---\n",
+}
+"""A root's skills: deploy (hidden place; its .env is hidden and build.log ignored, so neither
+is served), review (skills/; the same name under .agents/skills comes before it in the order of
+places and wins), and two that are not served: misnamed (folder and name differ) and private
+(.gitignore'd)."""
+
+
+def skill_tree(tmp_path: Path) -> Path:
+    root = tmp_path.resolve() / "skills-root"
+    for rel, text in {**SKILLS, ".gitignore": "*.log\nskills/private/\n"}.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return root
+
+
+def sha256(text: str) -> str:
+    import hashlib
+
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+async def list_skills(client: Client) -> list[dict[str, Any]]:
+    skills, cursor = [], None
+    while True:
+        params = PaginatedRequestParams(cursor=cursor) if cursor else None
+        page = await client.session.send_request(SkillsList(params=params), ANY_RESULT)
+        skills += page["skills"]
+        cursor = page.get("nextCursor")
+        if not cursor:
+            return skills
+
+
+@connections(ALL)
+async def test_skills_are_listed_got_and_read(connect, conn: Connection, tmp_path: Path) -> None:
+    """The workspace declares the skills extension and serves the skills of its root: listed with
+    their frontmatter and the digest and size of every file, got one by one, each folder
+    listed, each file read; hidden, ignored, misnamed and shadowed ones are not served."""
+    root = skill_tree(tmp_path)
+    with anyio.fail_after(TEST_DEADLINE):
+        async with connect(conn, root) as served:
+            client = served.client
+            extensions = client.server_capabilities.model_dump(by_alias=True)["extensions"]
+            assert extensions["io.modelcontextprotocol/skills"] == {"directoryRead": True}
+            skills = await list_skills(client)
+            assert [s["uri"] for s in skills] == ["skill://deploy/SKILL.md", "skill://review/SKILL.md"]
+            review = SKILLS[".agents/skills/review/SKILL.md"]
+            assert skills[1]["frontmatter"] == {"name": "review", "description": "A second review, shadowed"}
+            deploy_md = SKILLS[".claude/skills/deploy/SKILL.md"]
+            assert skills[0]["resources"] == [
+                {"uri": "skill://deploy/SKILL.md", "digest": sha256(deploy_md), "size": len(deploy_md)},
+                {"uri": "skill://deploy/scripts/run.sh", "digest": sha256("echo deploying\n"), "size": 15},
+            ]
+            assert skills[1]["resources"] == [{"uri": "skill://review/SKILL.md", "digest": sha256(review), "size": len(review)}]
+
+            got = await client.session.send_request(SkillsGet(params=UriParams(uri="skill://deploy/SKILL.md")), ANY_RESULT)
+            assert got["skill"] == skills[0]
+            with pytest.raises(MCPError) as unknown:
+                await client.session.send_request(SkillsGet(params=UriParams(uri="skill://other/SKILL.md")), ANY_RESULT)
+            assert unknown.value.error.code == -32602
+
+            listing = await client.session.send_request(DirectoryRead(params=UriParams(uri="skill://deploy")), ANY_RESULT)
+            assert [(r["name"], r.get("mimeType")) for r in listing["resources"]] == [
+                ("SKILL.md", "text/markdown"),
+                ("scripts", "inode/directory"),
+            ]
+
+            [manifest] = (await client.read_resource("skill://deploy/SKILL.md")).contents
+            assert isinstance(manifest, TextResourceContents)
+            assert (manifest.text, manifest.mime_type) == (deploy_md, "text/markdown")
+            [script] = (await client.read_resource("skill://deploy/scripts/run.sh")).contents
+            assert isinstance(script, TextResourceContents) and script.text == "echo deploying\n"
+            listed = {r.uri: r for r in await all_resources(client)}
+            assert listed["skill://review/SKILL.md"].name == "review"
+            assert listed["skill://review/SKILL.md"].description == "A second review, shadowed"
+            for unserved in ["skill://deploy/.env", "skill://deploy/build.log", "skill://private/SKILL.md", "skill://other/SKILL.md"]:
+                with pytest.raises(MCPError) as refused:
+                    await client.read_resource(unserved)
+                assert SECRET not in str(refused.value), unserved
+
+
+@connections(MODERN_CONNECTIONS)
+async def test_a_skill_added_while_serving_is_listed(connect, conn: Connection, tmp_path: Path) -> None:
+    """A skill folder created under the hidden .claude/skills while duet runs is seen by the
+    watcher: the resource list changes and skills/list shows it."""
+    root = skill_tree(tmp_path)
+    with anyio.fail_after(TEST_DEADLINE):
+        async with connect(conn, root) as served:
+            client = served.client
+            async with client.listen(resources_list_changed=True) as subscription:
+                added = root / ".claude" / "skills" / "notes"
+                added.mkdir()
+                (added / "SKILL.md").write_text("---\nname: notes\ndescription: Take notes\n---\n")
+                assert await next_event(subscription) == ResourcesListChanged()
+                with anyio.fail_after(EVENT_DEADLINE):
+                    while "skill://notes/SKILL.md" not in [s["uri"] for s in await list_skills(client)]:
+                        await anyio.sleep(0.05)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
-//! Serves what a TOML manifest declares: command tools, resources and prompts, written in a
-//! file instead of code (`duet serve --manifest duet.toml`).
+//! Serves what a TOML manifest declares: command tools, resources, prompts and skills,
+//! written in a file instead of code (`duet serve --manifest duet.toml`).
 //!
 //! [`load`] reads the file and [`parse`] turns its text into a [`Registry`], checking
 //! everything that can be checked before the first request: unknown keys, names, argument
@@ -8,7 +8,7 @@
 //!
 //! The layout: `schema.rs` holds the manifest's types, `locate.rs` finds fields in the
 //! source, `template.rs` fills `{arg}` placeholders, `args.rs` turns arguments into a JSON
-//! Schema, `tool.rs`, `resource.rs` and `prompt.rs` turn entries into specs, and
+//! Schema, `tool.rs`, `resource.rs`, `prompt.rs` and `skill.rs` turn entries into specs, and
 //! `command.rs` runs a tool's command.
 
 mod args;
@@ -17,6 +17,7 @@ mod locate;
 mod prompt;
 mod resource;
 mod schema;
+mod skill;
 mod template;
 mod tool;
 
@@ -134,6 +135,14 @@ fn build(manifest: Manifest, dir: &Path, locator: &Locator) -> Result<Registry, 
         let at = unique_entry(&mut names, "prompt", i, "name", &decl.name)?;
         let spec = prompt::compile(decl, &at, locator)?;
         registry.prompt(spec).map_err(|e| Problem::new(at, e.to_string()))?;
+    }
+
+    let mut dirs = HashSet::new();
+    for (i, decl) in manifest.skill.into_iter().enumerate() {
+        let at = unique_entry(&mut dirs, "skill", i, "dir", &decl.dir)?;
+        let shown = decl.dir.clone();
+        let spec = skill::compile(decl, &at, dir)?;
+        registry.skill(spec).map_err(|e| Problem::new(at.key("dir"), format!("skill {shown:?}: {e}")))?;
     }
     Ok(registry)
 }

@@ -17,6 +17,8 @@ pub struct Manifest {
     pub resource: Vec<ResourceDecl>,
     #[serde(default)]
     pub prompt: Vec<PromptDecl>,
+    #[serde(default)]
+    pub skill: Vec<SkillDecl>,
 }
 
 /// `[server]`: who the server says it is.
@@ -164,4 +166,17 @@ pub struct PromptArgDecl {
     /// Static completion values, offered when they start with what the user typed.
     #[serde(default)]
     pub completions: Vec<String>,
+}
+
+/// `[[skill]]`: a skill folder (SEP-2640), read once at load.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SkillDecl {
+    /// The folder holding `SKILL.md`, relative to the manifest's directory; its name is the
+    /// skill's.
+    pub dir: String,
+    /// Served as `skill://<prefix>/<name>/SKILL.md` rather than `skill://<name>/SKILL.md`.
+    pub prefix: Option<String>,
+    #[serde(default)]
+    pub roles: Vec<String>,
 }

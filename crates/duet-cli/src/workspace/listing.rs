@@ -1,10 +1,12 @@
-//! The listing: a snapshot of the files under the roots (at most [`MAX_LISTED`]), kept as
-//! the `resources/list` answer ready to hand out, so listing stays cheap. The watcher
+//! The listing: a snapshot of the files under the roots (at most [`MAX_LISTED`]) and of the
+//! skills among them, kept as the `resources/list` answer ready to hand out, so listing
+//! stays cheap. The watcher
 //! replaces it as files change; comparing two snapshots tells which changes to raise.
 //! Path completion reads it too.
 
 use super::files;
 use super::paths::Roots;
+use super::skills::Skills;
 use super::uri;
 use super::walk;
 use duet::layer::{About, Annotations, Listing, Resource};
@@ -36,10 +38,12 @@ struct Entry {
     stamp: Stamp,
 }
 
-/// The files under the roots at one moment, and the resources they list as.
+/// The files under the roots at one moment, the skills among them, and the resources they
+/// list as.
 pub struct Snapshot {
     files: BTreeMap<PathBuf, Entry>,
     truncated: bool,
+    skills: Skills,
     resources: Listing<Resource>,
 }
 
@@ -79,6 +83,7 @@ impl Snapshot {
         Snapshot::build(roots, files, truncated)
     }
 
+    /// The snapshot of these files; the skills are found afresh.
     fn build(roots: &Roots, files: BTreeMap<PathBuf, Entry>, truncated: bool) -> Snapshot {
         let mut resources: Vec<Resource> = files.iter().map(|(path, entry)| resource(roots, path, entry)).collect();
         if let (true, Some(last)) = (truncated, resources.last_mut()) {
@@ -87,7 +92,13 @@ impl Snapshot {
                  find_files tool and read them through the file:// resource templates."
             ));
         }
-        Snapshot { files, truncated, resources: Arc::new(resources) }
+        let skills = Skills::scan(roots);
+        resources.extend(skills.manifests());
+        Snapshot { files, truncated, skills, resources: Arc::new(resources) }
+    }
+
+    pub fn skills(&self) -> &Skills {
+        &self.skills
     }
 
     /// Whether the roots hold more files than the listing.
@@ -115,7 +126,10 @@ impl Snapshot {
     }
 
     pub fn diff(&self, newer: &Snapshot) -> Diff {
-        let membership = self.files.len() != newer.files.len() || !self.files.keys().eq(newer.files.keys());
+        let skills = |s: &Snapshot| s.skills.listing().iter().map(|k| k.uri.clone()).collect::<Vec<_>>();
+        let membership = self.files.len() != newer.files.len()
+            || !self.files.keys().eq(newer.files.keys())
+            || skills(self) != skills(newer);
         let modified = newer
             .files
             .iter()

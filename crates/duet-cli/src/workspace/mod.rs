@@ -26,6 +26,7 @@ mod paths;
 mod prompts;
 mod read;
 mod search;
+mod skills;
 mod tools;
 mod tree;
 mod uri;
@@ -41,7 +42,7 @@ use async_trait::async_trait;
 use duet::layer::{
     About, ChangeFeed, Completion, CompletionArg, CompletionRef, Layer, LayerError, Listing, Principal, Prompt,
     PromptArgs, PromptResult, Registry, RegistryError, Reply, RequestCx, Resource, ResourceContents, ResourceTemplate,
-    ServerInfo, Tool, ToolArgs, ToolResult,
+    ServerInfo, Skill, Tool, ToolArgs, ToolResult, skill,
 };
 use files::{Body, ReadError};
 use listing::{Snapshot, Want};
@@ -206,6 +207,24 @@ impl Shared {
             Err(e) => Err(LayerError::invalid_arguments(e.message(uri))),
         }
     }
+
+    /// One file of a skill, named by its `skill://` URI.
+    fn read_skill_file(&self, uri: &str) -> Result<ResourceContents, LayerError> {
+        let snapshot = self.snapshot();
+        let Some((root, path)) = snapshot.skills().file(uri) else {
+            return Err(LayerError::NotFound(format!("{uri} is not a file of a skill in the workspace")));
+        };
+        let markdown = path.extension().is_some_and(|e| e == "md");
+        match files::read_whole(path, self.roots.get(root)) {
+            Ok(Body::Text(text)) if markdown => Ok(ResourceContents::text(uri, skill::MARKDOWN, text)),
+            Ok(Body::Text(text)) => Ok(ResourceContents::text(uri, files::mime_type(path, Some(true)), text)),
+            Ok(Body::Binary(bytes)) => Ok(ResourceContents::blob(uri, files::mime_type(path, Some(false)), &bytes)),
+            Err(ReadError::Io(e)) if e.kind() == io::ErrorKind::NotFound => {
+                Err(LayerError::NotFound(format!("{uri} no longer exists in the workspace")))
+            }
+            Err(e) => Err(LayerError::invalid_arguments(e.message(uri))),
+        }
+    }
 }
 
 /// Runs blocking file work off the async threads.
@@ -284,12 +303,15 @@ impl Layer for Workspace {
     }
 
     async fn read_resource(&self, uri: &str, _cx: RequestCx) -> Result<Reply<Vec<ResourceContents>>, LayerError> {
-        if !uri::is_file_uri(uri) {
-            return Err(LayerError::NotFound(format!("Unknown resource: {uri}")));
-        }
         let (shared, owned) = (self.shared.clone(), uri.to_string());
-        let contents = blocking(move || shared.read_resource(&owned)).await.map_err(LayerError::Internal)??;
-        Ok(Reply::Complete(vec![contents]))
+        let contents = if uri::is_file_uri(uri) {
+            blocking(move || shared.read_resource(&owned)).await
+        } else if uri.starts_with(skill::SCHEME) {
+            blocking(move || shared.read_skill_file(&owned)).await
+        } else {
+            return Err(LayerError::NotFound(format!("Unknown resource: {uri}")));
+        };
+        Ok(Reply::Complete(vec![contents.map_err(LayerError::Internal)??]))
     }
 
     async fn get_prompt(&self, name: &str, args: PromptArgs, cx: RequestCx) -> Result<Reply<PromptResult>, LayerError> {
@@ -308,6 +330,11 @@ impl Layer for Workspace {
             _ => Vec::new(),
         };
         Ok(Completion::from_values(values))
+    }
+
+    /// Always served (the listing may be empty): skills appear as files change.
+    fn skills(&self, _who: &Principal) -> Option<Listing<Skill>> {
+        Some(self.shared.snapshot().skills().listing())
     }
 
     fn changes(&self) -> &ChangeFeed {

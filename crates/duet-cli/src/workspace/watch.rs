@@ -7,13 +7,14 @@
 //! path, no rescan); any other event that does not name a listed file leads to a rescan,
 //! and only a difference from the last listing is raised.
 //!
-//! Which directories are watched is `watches.rs`'s. Dropping the [`Watcher`] drops the
+//! Skills are found with each listing (`skills.rs`); the places they live are watched too,
+//! hidden or not. Which directories are watched is `watches.rs`'s. Dropping the [`Watcher`] drops the
 //! `notify` watcher and with it the sending end of the channel; the thread sees the
 //! channel close and ends.
 
 use super::listing::{Snapshot, Stamp};
 use super::watches::Watches;
-use super::{Shared, WorkspaceError, uri};
+use super::{Shared, WorkspaceError, skills, uri};
 use duet::layer::{Change, ChangeFeed};
 use notify::event::{AccessKind, AccessMode, ModifyKind};
 use notify::{Event, EventKind};
@@ -44,7 +45,7 @@ impl Watcher {
         .map_err(|e| failed(&e))?;
         let watches = Arc::new(Mutex::new(Watches::new(watcher)));
         let held = Arc::downgrade(&watches);
-        grow(&held, shared.roots.iter().map(|root| root.path.as_path()), false);
+        grow(&held, trees(&shared).iter().map(PathBuf::as_path), false);
         std::thread::Builder::new()
             .name("duet-workspace-watch".into())
             .spawn(move || run(&received, &shared, &feed, &held))
@@ -99,8 +100,8 @@ impl Batch {
 }
 
 /// Whether a path lies under a root, below it, with no hidden component in between, or is
-/// an ignore file in such a place (its rules decide what is listed); and whether the
-/// ignore files let a walk reach it.
+/// an ignore file in such a place (its rules decide what is listed), or lies where skills
+/// live (or on the way there); and whether the ignore files let a walk reach it.
 fn visible(shared: &Shared, path: &Path) -> bool {
     let Some(root) = shared.roots.owner(path) else { return false };
     let root = shared.roots.get(root);
@@ -108,9 +109,16 @@ fn visible(shared: &Shared, path: &Path) -> bool {
     let hidden = |c: &Component<'_>| c.as_os_str().to_string_lossy().starts_with('.');
     let parts: Vec<_> = rel.components().collect();
     let Some((last, dirs)) = parts.split_last() else { return false };
-    dirs.iter().all(|c| !hidden(c))
-        && (!hidden(last) || [".gitignore", ".ignore"].map(OsStr::new).contains(&last.as_os_str()))
-        && root.excluded(path).is_none()
+    let served = dirs.iter().all(|c| !hidden(c))
+        && (!hidden(last) || [".gitignore", ".ignore"].map(OsStr::new).contains(&last.as_os_str()));
+    (served || skills::on_the_way(rel)) && root.excluded(path).is_none()
+}
+
+/// The trees the watch covers: the roots, and the places skills live in them (which may be
+/// hidden, like `.claude/skills`).
+fn trees(shared: &Shared) -> Vec<PathBuf> {
+    let places = shared.roots.iter().flat_map(|root| skills::PLACES.map(|place| root.path.join(place)));
+    shared.roots.iter().map(|root| root.path.clone()).chain(places.filter(|p| p.is_dir())).collect()
 }
 
 fn run(events: &Receiver<notify::Result<Event>>, shared: &Shared, feed: &ChangeFeed, watches: &Weak<Mutex<Watches>>) {
@@ -132,7 +140,7 @@ fn run(events: &Receiver<notify::Result<Event>>, shared: &Shared, feed: &ChangeF
         }
         // Directories that appeared (or, after a lost track, any not watched) join.
         if batch.rescan {
-            grow(watches, shared.roots.iter().map(|root| root.path.as_path()), true);
+            grow(watches, trees(shared).iter().map(PathBuf::as_path), true);
         } else {
             grow(watches, batch.paths.keys().map(PathBuf::as_path).filter(|p| p.is_dir()), false);
         }

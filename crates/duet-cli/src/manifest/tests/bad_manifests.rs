@@ -25,7 +25,7 @@ fn assert_rejected(body: &str, at: &str, says: &[&str]) {
     assert_located(&message, line, says);
 }
 
-fn assert_located(message: &str, line: usize, says: &[&str]) {
+pub(super) fn assert_located(message: &str, line: usize, says: &[&str]) {
     assert!(message.contains(&format!("duet.toml:{line}:")), "{message:?} should point at line {line}");
     for s in says {
         assert!(message.contains(s), "{message:?} should say {s:?}");

@@ -8,6 +8,7 @@ mod confirmation;
 mod examples;
 mod prompts;
 mod resources;
+mod skills;
 mod tools;
 
 use super::parse;
