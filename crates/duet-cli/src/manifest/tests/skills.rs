@@ -2,8 +2,8 @@
 //! prefix), to some roles only when asked; a folder that is not a valid skill fails the load
 //! at its `dir` line.
 
-use super::*;
 use super::bad_manifests::assert_located;
+use super::*;
 use duet::layer::ResourceBody;
 
 fn skill_folder(root: &Path, name: &str, frontmatter_name: &str) {
