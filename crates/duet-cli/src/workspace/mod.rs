@@ -252,7 +252,9 @@ fn info(roots: &Roots, access: Access) -> ServerInfo {
         "{access} to the files under {}. {paths} Every file not ignored by .gitignore is a resource; \
          ignored files and .git directories are not served at all. Find files with find_files, search their \
          contents with search_files, see a directory's tree with directory_tree, read big files in parts with \
-         read_file (a line range, its head or its tail) and several files at once with read_multiple_files.{writes}",
+         read_file (a line range, its head or its tail) and several files at once with read_multiple_files. \
+         Skills (folders holding a SKILL.md under .claude/skills, .agents/skills, .github/skills or skills) are \
+         served as skill://<name>/ resources through the skills extension.{writes}",
         served.join(", ")
     ))
 }
