@@ -269,6 +269,11 @@ pub struct HttpArgs {
     /// Seconds of silence before an SSE keep-alive comment.
     #[arg(long)]
     pub keepalive_interval: Option<u64>,
+    /// Seconds after which a 2025-11-25 POST's SSE stream still waiting for its answer is
+    /// ended, for the client to pick up the rest with a GET (SEP-1699 polling); by default
+    /// a stream stays open until its answer.
+    #[arg(long, value_name = "SECONDS")]
+    pub sse_close_after: Option<f64>,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

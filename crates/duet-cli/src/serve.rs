@@ -113,6 +113,7 @@ fn stdio_only(http: &HttpArgs) -> Result<(), Usage> {
         ("--rate-limit", http.rate_limit.is_some()),
         ("--tool-rate-limit", !http.tool_rate_limits.is_empty()),
         ("--max-in-flight-per-principal", http.max_in_flight_per_principal.is_some()),
+        ("--sse-close-after", http.sse_close_after.is_some()),
     ];
     match given.iter().find(|(_, set)| *set) {
         Some((flag, _)) => Err(Usage(format!("{flag} applies to the HTTP transports; add --transport http"))),
@@ -172,6 +173,11 @@ fn http_config(http: &HttpArgs, transport: Transport) -> Result<HttpConfig, Usag
     }
     if let Some(n) = positive("--keepalive-interval", http.keepalive_interval)? {
         config.keepalive_interval = secs(n);
+    }
+    if let Some(seconds) = http.sse_close_after {
+        let after = Duration::try_from_secs_f64(seconds).ok().filter(|d| !d.is_zero());
+        let refused = || Usage(format!("--sse-close-after takes a positive number of seconds, not {seconds}"));
+        config.sse_close_after = Some(after.ok_or_else(refused)?);
     }
     Ok(config)
 }

@@ -1,10 +1,11 @@
-//! The backplane within one process: keys in a map whose entries expire, and a bus that
-//! hands each event to the other servers built on the same backplane.
+//! The backplane within one process: keys in a map whose entries expire, a bus that hands
+//! each event to the other servers built on the same backplane, and event logs in memory
+//! (bounded in count and bytes as well as by their expiry).
 
-use super::{Bus, Keys, Published, StoreError, Subscriber};
+use super::{Bus, EventLog, Keys, LOG_CAPACITY, Logged, Published, StoreError, Subscriber};
 use crate::layer::Feed;
 use async_trait::async_trait;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -102,6 +103,98 @@ impl Bus for MemoryBus {
     }
 }
 
+/// Event logs kept at most; past it (or past [`EVENT_BYTES`]) the one nearest its end goes.
+const EVENT_LOGS: usize = 10_000;
+/// The bytes of event data kept at most, all logs together.
+const EVENT_BYTES: usize = 64 << 20;
+
+#[derive(Default)]
+struct Logs {
+    logs: HashMap<String, (VecDeque<Logged>, Instant)>,
+    bytes: usize,
+    purged: Option<Instant>,
+}
+
+impl Logs {
+    fn size(log: &VecDeque<Logged>) -> usize {
+        log.iter().map(|e| e.id.len() + e.data.len()).sum()
+    }
+
+    fn drop_log(&mut self, stream: &str) {
+        if let Some((log, _)) = self.logs.remove(stream) {
+            self.bytes -= Self::size(&log);
+        }
+    }
+
+    /// Drops the logs that ended, at most once a [`PURGE_EVERY`], then the nearest their
+    /// end while over the bounds.
+    fn bound(&mut self, now: Instant) {
+        if self.purged.is_none_or(|at| now.duration_since(at) >= PURGE_EVERY) {
+            let ended: Vec<String> =
+                self.logs.iter().filter(|(_, (_, until))| *until <= now).map(|(k, _)| k.clone()).collect();
+            for stream in ended {
+                self.drop_log(&stream);
+            }
+            self.purged = Some(now);
+        }
+        while self.logs.len() > EVENT_LOGS || self.bytes > EVENT_BYTES {
+            let Some(nearest) = self.logs.iter().min_by_key(|(_, (_, until))| *until).map(|(k, _)| k.clone()) else {
+                break;
+            };
+            self.drop_log(&nearest);
+        }
+    }
+}
+
+/// Event logs in this process's memory.
+#[derive(Default)]
+pub struct MemoryEvents {
+    logs: Mutex<Logs>,
+}
+
+impl MemoryEvents {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Logs> {
+        self.logs.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+#[async_trait]
+impl EventLog for MemoryEvents {
+    fn append(&self, stream: &str, events: Vec<Logged>, ttl: Duration) {
+        let now = Instant::now();
+        let mut logs = self.lock();
+        let added: usize = events.iter().map(|e| e.id.len() + e.data.len()).sum();
+        let (log, until) = logs.logs.entry(stream.to_string()).or_insert_with(|| (VecDeque::new(), now));
+        *until = now + ttl;
+        log.extend(events);
+        let mut dropped = 0;
+        while log.len() > LOG_CAPACITY {
+            dropped += log.pop_front().map_or(0, |e| e.id.len() + e.data.len());
+        }
+        logs.bytes = logs.bytes + added - dropped;
+        logs.bound(now);
+    }
+
+    async fn read(&self, stream: &str) -> Result<Vec<Logged>, StoreError> {
+        let now = Instant::now();
+        let logs = self.lock();
+        Ok(logs
+            .logs
+            .get(stream)
+            .filter(|(_, until)| *until > now)
+            .map(|(log, _)| log.iter().cloned().collect())
+            .unwrap_or_default())
+    }
+
+    fn remove(&self, stream: &str) {
+        self.lock().drop_log(stream);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -119,5 +212,33 @@ mod tests {
         keys.delete("k").await.unwrap();
         assert_eq!(keys.get("k").await, Ok(None));
         assert_eq!(keys.claim("k", b"f", Duration::from_secs(9)).await, Ok(None));
+    }
+
+    fn logged(id: usize) -> Logged {
+        Logged { id: id.to_string(), data: "x".repeat(10) }
+    }
+
+    #[tokio::test]
+    async fn event_logs_keep_their_newest_events_until_they_end() {
+        let events = MemoryEvents::new();
+        events.append("s", (0..LOG_CAPACITY + 3).map(logged).collect(), Duration::from_millis(30));
+        let kept = events.read("s").await.unwrap();
+        assert_eq!((kept.len(), kept[0].id.as_str()), (LOG_CAPACITY, "3"));
+        events.append("t", vec![logged(1)], Duration::from_secs(9));
+        events.remove("t");
+        assert!(events.read("t").await.unwrap().is_empty());
+        tokio::time::sleep(Duration::from_millis(40)).await;
+        assert!(events.read("s").await.unwrap().is_empty(), "ended with its expiry");
+    }
+
+    #[tokio::test]
+    async fn event_logs_are_bounded_in_bytes() {
+        let events = MemoryEvents::new();
+        let big = |id: &str| vec![Logged { id: id.into(), data: "x".repeat(EVENT_BYTES / 2) }];
+        events.append("a", big("1"), Duration::from_secs(5));
+        events.append("b", big("2"), Duration::from_secs(9));
+        assert!(events.read("a").await.unwrap().is_empty(), "the log nearest its end went");
+        assert_eq!(events.read("b").await.unwrap().len(), 1);
+        assert!(events.lock().bytes <= EVENT_BYTES);
     }
 }

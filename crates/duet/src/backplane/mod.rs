@@ -1,9 +1,11 @@
 //! What replicas share. One process keeps everything in memory; replicas behind a load
 //! balancer must see the same idempotency keys and session records, and the changes one
 //! replica's layer raises must reach the listen streams and sessions held by the others.
-//! The backplane is that shared part: [`Keys`] (values with an expiry and an atomic claim)
-//! and a [`Bus`] (changes published to every other replica, session states, and messages
-//! routed to the replica a session's stream or question is on). [`Backplane::memory`] is
+//! The backplane is that shared part: [`Keys`] (values with an expiry and an atomic claim),
+//! a [`Bus`] (changes published to every other replica, session states, and messages
+//! routed to the replica a session's stream or question is on) and an [`EventLog`] (the
+//! recent events of resumable SSE streams, which a client may pick up again on any
+//! replica). [`Backplane::memory`] is
 //! the default and what one process needs; servers built on one clone of it share it as
 //! replicas would. `RedisBackplane::connect` (feature `redis`) shares it through Redis.
 
@@ -19,7 +21,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use memory::{MemoryBus, MemoryKeys};
+pub use memory::{MemoryBus, MemoryEvents, MemoryKeys};
 #[cfg(feature = "redis")]
 pub use redis::RedisBackplane;
 
@@ -61,8 +63,14 @@ pub enum Event {
     /// cancellation (for the replica whose request it concerns).
     Routed(Routed),
     /// The state of a handshake-era HTTP session changed on the origin, or the session
-    /// ended (`None`); replicas holding a copy take it on.
-    Session { session: String, state: Option<SessionSnapshot> },
+    /// ended (`None`); replicas holding a copy take it on. `streamer` is the replica whose
+    /// GET stream of the session is open, if one is: that replica delivers its changes.
+    Session { session: String, state: Option<SessionSnapshot>, streamer: Option<u64> },
+    /// The origin appended to the [`EventLog`] of `stream`: whoever reads it reads again.
+    Logged { stream: String },
+    /// A client asks to pick up `stream` where it broke: the replica writing the stream
+    /// starts keeping its events in the [`EventLog`].
+    Resuming { stream: String },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -90,11 +98,38 @@ pub trait Bus: Send + Sync {
     fn subscribe(&self, subscriber: &Arc<Subscriber>);
 }
 
+/// One event of a resumable stream: the id the client knows it by, and its data.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Logged {
+    /// Unique within the stream's session; no line breaks.
+    pub id: String,
+    pub data: String,
+}
+
+/// How many events a stream's log keeps: the newest.
+pub const LOG_CAPACITY: usize = 512;
+
+/// The recent events of resumable SSE streams (handshake-era Streamable HTTP), so that a
+/// client whose stream broke can pick it up after the last event it saw, on any replica.
+/// A log keeps its newest [`LOG_CAPACITY`] events and ends `ttl` after its last append.
+#[async_trait]
+pub trait EventLog: Send + Sync {
+    /// Appends `events` to the log of `stream`. Never blocks; what one replica appends and
+    /// publishes on the [`Bus`] reaches the store in the order it was called, so a replica
+    /// told [`Event::Logged`] finds the events in the log.
+    fn append(&self, stream: &str, events: Vec<Logged>, ttl: Duration);
+    /// The events of `stream`'s log, oldest first; none when it has no log.
+    async fn read(&self, stream: &str) -> Result<Vec<Logged>, StoreError>;
+    /// Ends the log of `stream`.
+    fn remove(&self, stream: &str);
+}
+
 /// The shared part of a set of replicas. Cheap to clone; clones share.
 #[derive(Clone)]
 pub struct Backplane {
     pub keys: Arc<dyn Keys>,
     pub bus: Arc<dyn Bus>,
+    pub events: Arc<dyn EventLog>,
     /// What it is, for logs: `memory`, or the store's address.
     name: Arc<str>,
     immediate: bool,
@@ -103,13 +138,14 @@ pub struct Backplane {
 impl Backplane {
     /// Keys and a bus in this process: what one replica needs.
     pub fn memory() -> Self {
-        let keys = Arc::new(MemoryKeys::new());
-        Backplane { keys, bus: Arc::new(MemoryBus::new()), name: "memory".into(), immediate: true }
+        let (keys, bus, events) =
+            (Arc::new(MemoryKeys::new()), Arc::new(MemoryBus::new()), Arc::new(MemoryEvents::new()));
+        Backplane { keys, bus, events, name: "memory".into(), immediate: true }
     }
 
-    /// A backplane of the program's own keys and bus.
-    pub fn new(keys: Arc<dyn Keys>, bus: Arc<dyn Bus>, name: &str) -> Self {
-        Backplane { keys, bus, name: name.into(), immediate: false }
+    /// A backplane of the program's own keys, bus and event log.
+    pub fn new(keys: Arc<dyn Keys>, bus: Arc<dyn Bus>, events: Arc<dyn EventLog>, name: &str) -> Self {
+        Backplane { keys, bus, events, name: name.into(), immediate: false }
     }
 
     pub fn name(&self) -> &str {

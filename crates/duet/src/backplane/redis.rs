@@ -1,12 +1,16 @@
 //! The backplane on a Redis server, for replicas behind a load balancer. Keys are Redis
-//! strings with an expiry under a prefix; the bus is one pub/sub channel (`PREFIXbus`). One connection
+//! strings with an expiry under a prefix; the bus is one pub/sub channel (`PREFIXbus`); an
+//! event log is a list (`PREFIXevents:STREAM`, `id` and data on two lines an entry) trimmed
+//! to its newest entries, with an expiry. Publishing and appending go through one ordered
+//! outbox, sent in pipelines, so what a replica appends is in Redis before what it
+//! publishes next reaches anyone. One connection
 //! (RESP3, so commands and pushed messages share it) reconnects by itself and resubscribes;
 //! a watchdog pings it every second so a lost connection is noticed and mended even when
 //! nothing else talks to Redis. Every command has a deadline: a request that needs shared
 //! state fails within it, never hangs. Events published while Redis is unreachable are
 //! lost (pub/sub keeps no history); each loss is logged and counted.
 
-use super::{Backplane, Bus, Keys, Published, StoreError, Subscriber};
+use super::{Backplane, Bus, EventLog, Keys, LOG_CAPACITY, Logged, Published, StoreError, Subscriber};
 use crate::layer::Feed;
 use crate::signals;
 use async_trait::async_trait;
@@ -19,17 +23,35 @@ use tracing::Instrument as _;
 
 /// How long one command may take, connecting included.
 const DEADLINE: Duration = Duration::from_secs(2);
-/// Events waiting to be published; beyond it they are dropped (and counted).
+/// Events waiting to be published or appended; beyond it they are dropped (and counted).
 const OUTBOX: usize = 4096;
 /// Events sent in one pipeline.
 const BATCH: usize = 64;
 
-/// Keys and a bus in Redis.
+/// What the outbox sends, in order.
+enum Outgoing {
+    Publish(Published),
+    Append { key: String, entries: Vec<String>, ttl: Duration },
+    Remove(String),
+}
+
+impl Outgoing {
+    /// The Redis command that failed when this could not be sent.
+    fn operation(&self) -> &'static str {
+        match self {
+            Outgoing::Publish(_) => "PUBLISH",
+            Outgoing::Append { .. } => "RPUSH",
+            Outgoing::Remove(_) => "DEL",
+        }
+    }
+}
+
+/// Keys, a bus and event logs in Redis.
 pub struct RedisBackplane {
     connection: ConnectionManager,
     prefix: String,
     channel: String,
-    outbox: mpsc::Sender<Published>,
+    outbox: mpsc::Sender<Outgoing>,
     subscribers: Arc<Feed<Published>>,
 }
 
@@ -65,11 +87,25 @@ impl RedisBackplane {
         let backplane =
             Arc::new(RedisBackplane { connection, prefix: prefix.to_string(), channel, outbox, subscribers });
         tokio::spawn(watch(Arc::downgrade(&backplane)));
-        Ok(Backplane::new(backplane.clone(), backplane, &redacted(url)))
+        Ok(Backplane::new(backplane.clone(), backplane.clone(), backplane, &redacted(url)))
     }
 
     fn key(&self, key: &str) -> String {
         format!("{}{key}", self.prefix)
+    }
+
+    fn log_key(&self, stream: &str) -> String {
+        format!("{}events:{stream}", self.prefix)
+    }
+
+    /// Queues `outgoing` behind what is queued already; a full outbox drops it, said and
+    /// counted.
+    fn send(&self, outgoing: Outgoing) {
+        let operation = outgoing.operation();
+        if self.outbox.try_send(outgoing).is_err() {
+            tracing::warn!("the Redis outbox is not keeping up; {operation} was not sent");
+            metrics::counter!(signals::BACKPLANE_ERRORS, "operation" => operation).increment(1);
+        }
     }
 
     /// Runs one command within the deadline, in a client span named for it.
@@ -138,14 +174,34 @@ impl Bus for RedisBackplane {
     }
 
     fn publish(&self, published: Published) {
-        if self.outbox.try_send(published).is_err() {
-            tracing::warn!("the Redis bus is not keeping up; an event was not sent to the other replicas");
-            metrics::counter!(signals::BACKPLANE_ERRORS, "operation" => "PUBLISH").increment(1);
-        }
+        self.send(Outgoing::Publish(published));
     }
 
     fn subscribe(&self, subscriber: &Arc<Subscriber>) {
         self.subscribers.subscribe(subscriber);
+    }
+}
+
+#[async_trait]
+impl EventLog for RedisBackplane {
+    fn append(&self, stream: &str, events: Vec<Logged>, ttl: Duration) {
+        let entries = events.into_iter().map(|e| format!("{}\n{}", e.id, e.data)).collect();
+        self.send(Outgoing::Append { key: self.log_key(stream), entries, ttl });
+    }
+
+    async fn read(&self, stream: &str) -> Result<Vec<Logged>, StoreError> {
+        let mut range = redis::cmd("LRANGE");
+        range.arg(self.log_key(stream)).arg(0).arg(-1);
+        let entries: Vec<String> = self.run(range, "LRANGE").await?;
+        let logged = |entry: String| {
+            let (id, data) = entry.split_once('\n')?;
+            Some(Logged { id: id.to_string(), data: data.to_string() })
+        };
+        Ok(entries.into_iter().filter_map(logged).collect())
+    }
+
+    fn remove(&self, stream: &str) {
+        self.send(Outgoing::Remove(self.log_key(stream)));
     }
 }
 
@@ -180,23 +236,35 @@ fn deliver(subscribers: &Feed<Published>, push: PushInfo) {
     }
 }
 
-/// Publishes what the outbox receives, in order, a pipeline at a time, until the
-/// backplane is dropped.
-async fn publish(mut connection: ConnectionManager, channel: String, mut pending: mpsc::Receiver<Published>) {
+/// Sends what the outbox receives, in order, a pipeline at a time, until the backplane
+/// is dropped.
+async fn publish(mut connection: ConnectionManager, channel: String, mut pending: mpsc::Receiver<Outgoing>) {
     let mut batch = Vec::with_capacity(BATCH);
     while pending.recv_many(&mut batch, BATCH).await > 0 {
         let mut pipeline = redis::pipe();
-        for published in batch.drain(..) {
-            // Plain data: serializing it cannot fail.
-            let payload = serde_json::to_vec(&published).unwrap_or_default();
-            pipeline.cmd("PUBLISH").arg(&channel).arg(payload).ignore();
+        for outgoing in batch.drain(..) {
+            match outgoing {
+                Outgoing::Publish(published) => {
+                    // Plain data: serializing it cannot fail.
+                    let payload = serde_json::to_vec(&published).unwrap_or_default();
+                    pipeline.cmd("PUBLISH").arg(&channel).arg(payload).ignore();
+                }
+                Outgoing::Append { key, entries, ttl } => {
+                    pipeline.cmd("RPUSH").arg(&key).arg(entries).ignore();
+                    pipeline.cmd("LTRIM").arg(&key).arg(-(LOG_CAPACITY as i64)).arg(-1).ignore();
+                    pipeline.cmd("PEXPIRE").arg(&key).arg(millis(ttl)).ignore();
+                }
+                Outgoing::Remove(key) => {
+                    pipeline.cmd("DEL").arg(key).ignore();
+                }
+            }
         }
         match tokio::time::timeout(DEADLINE, pipeline.query_async::<()>(&mut connection)).await {
             Ok(Ok(())) => {}
             outcome => {
                 let why = outcome.map_or_else(|_| "no answer in time".to_string(), |r| format!("{:?}", r.err()));
-                tracing::warn!("events were not sent to the other replicas: Redis PUBLISH failed ({why})");
-                metrics::counter!(signals::BACKPLANE_ERRORS, "operation" => "PUBLISH").increment(1);
+                tracing::warn!("events were not sent to the other replicas or logs: a Redis pipeline failed ({why})");
+                metrics::counter!(signals::BACKPLANE_ERRORS, "operation" => "PIPELINE").increment(1);
             }
         }
     }

@@ -20,7 +20,7 @@ use crate::signals::{self, Transport};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
@@ -53,6 +53,9 @@ pub(crate) struct SessionShared {
     /// Requests duet sent to the client (handshake era), waiting for its responses.
     pending: Mutex<HashMap<RequestId, oneshot::Sender<Result<Value, RpcError>>>>,
     next_request: AtomicU64,
+    /// Whether layer changes are delivered through this session's send; not where another
+    /// replica holding the same session delivers them.
+    changes_here: AtomicBool,
     /// How the connection came, for the signals (`None`: the program did not say).
     pub transport: Option<Transport>,
     opened: Instant,
@@ -90,6 +93,7 @@ impl Session {
                 closed: CancellationToken::new(),
                 pending: Mutex::new(HashMap::new()),
                 next_request: AtomicU64::new(1),
+                changes_here: AtomicBool::new(true),
                 transport,
                 opened: Instant::now(),
             }),
@@ -190,6 +194,13 @@ impl Session {
     pub fn knows(&self, id: &RequestId) -> bool {
         self.inner.inflight.lock().unwrap_or_else(|p| p.into_inner()).contains_key(id)
             || self.inner.pending.lock().unwrap_or_else(|p| p.into_inner()).contains_key(id)
+    }
+
+    /// Whether this session delivers layer changes to its client (the default). A session
+    /// that several replicas hold (a handshake-era HTTP session behind a load balancer)
+    /// delivers them from one replica only.
+    pub fn deliver_changes(&self, here: bool) {
+        self.inner.changes_here.store(here, Ordering::Release);
     }
 
     /// Ends the session: in-flight requests are cancelled without responses.
@@ -381,6 +392,9 @@ impl SessionShared {
     /// Delivers a layer change to this handshake-era session: list changes once it is
     /// initialized, resource updates for the URIs it subscribed to.
     pub(crate) fn emit_change(&self, change: &Change) {
+        if !self.changes_here.load(Ordering::Acquire) {
+            return;
+        }
         let deliver = {
             let state = self.state();
             match change {

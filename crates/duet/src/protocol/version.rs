@@ -50,6 +50,12 @@ impl Version {
     }
 
     /// JSON-RPC batches were allowed up to 2025-03-26.
+    /// Whether its Streamable HTTP streams start with a priming event and may be ended by
+    /// the server for the client to poll (SEP-1699).
+    pub fn primes_streams(self) -> bool {
+        self == Version::V2025_11_25
+    }
+
     pub fn allows_batches(self) -> bool {
         self <= Version::V2025_03_26
     }

@@ -65,6 +65,11 @@ impl Client {
         self
     }
 
+    /// The same client (its session, ids and checks) talking to another server: a replica.
+    pub fn via(&self, server: &super::TestServer) -> Client {
+        Client { base: server.base.clone(), url: server.url.clone(), ..self.clone() }
+    }
+
     /// This client posting to `path` on the same server (a legacy message endpoint).
     pub fn at(&self, path: &str) -> Client {
         Client { url: format!("{}{path}", self.base), ..self.clone() }
@@ -233,6 +238,17 @@ impl Req {
         let checker = self.client.checker.clone();
         let response = self.response().await;
         Exchange::read(response, &checker).await
+    }
+
+    /// Sends the request: a 200 event stream, read event by event, or the whole answer
+    /// that refused it.
+    pub async fn stream_or_refusal(self) -> Result<EventStream, Exchange> {
+        let checker = self.client.checker.clone();
+        let response = self.response().await;
+        if response.status() != StatusCode::OK {
+            return Err(Exchange::read(response, &checker).await);
+        }
+        Ok(EventStream::new(response, checker))
     }
 
     /// Sends the request and expects a 200 event stream, read event by event.

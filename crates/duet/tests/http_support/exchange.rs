@@ -33,7 +33,9 @@ impl Exchange {
             let text = exchange.body.replace("\r\n", "\n");
             assert!(text.is_empty() || text.ends_with("\n\n"), "a truncated event stream: {text:?}");
             exchange.events = text.split("\n\n").filter_map(parse_event).collect();
-            for event in &exchange.events {
+            let primed = exchange.events.iter().position(SseEvent::is_priming);
+            assert!(primed.is_none_or(|at| at == 0), "a priming event comes first or not at all: {text:?}");
+            for event in exchange.events.iter().filter(|e| !e.is_priming()) {
                 assert_eq!(event.event.as_deref(), Some("message"), "an unexpected event: {event:?}");
                 exchange.messages.push(event.json());
             }

@@ -44,7 +44,7 @@ impl RawResponse {
             return self.json();
         }
         let text = self.body.replace("\r\n", "\n");
-        let events: Vec<_> = text.split("\n\n").filter_map(parse_event).collect();
+        let events: Vec<_> = text.split("\n\n").filter_map(parse_event).filter(|e| !e.is_priming()).collect();
         match &events[..] {
             [one] if one.event.as_deref() == Some("message") => one.json(),
             _ => panic!("expected one message event: {:?}", self.body),

@@ -9,11 +9,19 @@ use serde_json::Value;
 /// One Server-Sent Event.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SseEvent {
+    pub id: Option<String>,
+    /// The `retry` interval in milliseconds.
+    pub retry: Option<u64>,
     pub event: Option<String>,
     pub data: String,
 }
 
 impl SseEvent {
+    /// The event that starts a resumable 2025-11-25 stream: an id, no data.
+    pub fn is_priming(&self) -> bool {
+        self.id.is_some() && self.event.is_none() && self.data.is_empty()
+    }
+
     pub fn json(&self) -> Value {
         serde_json::from_str(&self.data).unwrap_or_else(|e| panic!("event data is not JSON ({e}): {:?}", self.data))
     }
@@ -21,7 +29,7 @@ impl SseEvent {
 
 /// An event from its block of lines; `None` for a block of comments only.
 pub(super) fn parse_event(block: &str) -> Option<SseEvent> {
-    let mut event = None;
+    let (mut id, mut retry, mut event) = (None, None, None);
     let mut data: Option<String> = None;
     for line in block.lines() {
         if line.is_empty() || line.starts_with(':') {
@@ -38,14 +46,15 @@ pub(super) fn parse_event(block: &str) -> Option<SseEvent> {
                 }
                 None => data = Some(value.to_string()),
             },
-            "id" | "retry" => panic!("duet sends no {field}: lines: {block:?}"),
+            "id" => id = Some(value.to_string()),
+            "retry" => retry = Some(value.parse().unwrap_or_else(|_| panic!("a retry that is no number: {block:?}"))),
             other => panic!("an unknown SSE field {other:?} in {block:?}"),
         }
     }
-    if event.is_none() && data.is_none() {
+    if id.is_none() && retry.is_none() && event.is_none() && data.is_none() {
         return None;
     }
-    Some(SseEvent { event, data: data.unwrap_or_default() })
+    Some(SseEvent { id, retry, event, data: data.unwrap_or_default() })
 }
 
 /// An open event stream read event by event (a GET stream, a legacy stream, a listen
@@ -105,9 +114,13 @@ impl EventStream {
         }
     }
 
-    /// The next JSON-RPC message (checked); the stream must not end first.
+    /// The next JSON-RPC message (checked), past a priming event; the stream must not end
+    /// first.
     pub async fn next_message(&mut self) -> Value {
-        let event = self.next_event().await.expect("the stream ended before the next message");
+        let mut event = self.next_event().await.expect("the stream ended before the next message");
+        if event.is_priming() {
+            event = self.next_event().await.expect("the stream ended before the next message");
+        }
         assert_eq!(event.event.as_deref(), Some("message"), "{event:?}");
         let message = event.json();
         self.checker.check(&message);
@@ -124,10 +137,10 @@ impl EventStream {
         seen
     }
 
-    /// The stream ends (within [`WAIT`]) with no further event.
+    /// The stream ends (within [`WAIT`]) with no further event but a priming one.
     pub async fn expect_end(&mut self) {
-        if let Some(event) = self.next_event().await {
-            panic!("expected the end of the stream, got {event:?}");
+        while let Some(event) = self.next_event().await {
+            assert!(event.is_priming(), "expected the end of the stream, got {event:?}");
         }
     }
 }

@@ -38,6 +38,18 @@ pub fn message(line: &str) -> Bytes {
     event("message", line)
 }
 
+/// A JSON-RPC message as an SSE `message` event with an id, so the client can resume
+/// after it.
+pub fn message_with_id(id: &str, line: &str) -> Bytes {
+    Bytes::from(format!("id: {id}\nevent: message\ndata: {line}\n\n"))
+}
+
+/// The event that starts a resumable stream (SEP-1699): an id to resume after, no data,
+/// and how long the client waits before it reconnects when the stream ends early.
+pub fn priming(id: &str, retry: Duration) -> Bytes {
+    Bytes::from(format!("id: {id}\nretry: {}\ndata: \n\n", retry.as_millis()))
+}
+
 /// An SSE body from `events`, with a keep-alive comment after `keepalive` of silence.
 /// `guard` lives as long as the body: dropping the body (the client went away) drops it.
 pub fn sse<S, G>(events: S, keepalive: Duration, guard: G) -> Body

@@ -56,6 +56,16 @@ pub struct HttpConfig {
     pub header_timeout: Duration,
     pub body_timeout: Duration,
     pub keepalive_interval: Duration,
+    /// How long a client waits before it reconnects to a stream that ended early (the SSE
+    /// `retry` of 2025-11-25 streams).
+    pub sse_retry: Duration,
+    /// Ends a 2025-11-25 POST's SSE stream that has been open this long without its answer;
+    /// the client picks up the rest with a GET (SEP-1699 polling), so a long request holds
+    /// no connection. `None` (the default): a stream stays open until its answer.
+    pub sse_close_after: Option<Duration>,
+    /// How long the events of a session's streams are kept, after the last one, for a
+    /// client to resume a broken stream (each stream also keeps only its newest 512).
+    pub event_retention: Duration,
     /// `None` disables the health endpoint.
     pub health_path: Option<String>,
 }
@@ -90,6 +100,9 @@ impl Default for HttpConfig {
             header_timeout: Duration::from_secs(30),
             body_timeout: Duration::from_secs(120),
             keepalive_interval: Duration::from_secs(15),
+            sse_retry: Duration::from_secs(1),
+            sse_close_after: None,
+            event_retention: Duration::from_secs(300),
             health_path: Some("/healthz".into()),
         }
     }

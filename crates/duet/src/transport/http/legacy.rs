@@ -13,7 +13,7 @@ use super::post::{parse_message, read_body, unless_json};
 use super::respond::sse_response;
 use super::service::{Gated, HttpShared, http_error};
 use super::sessions::{HttpSession, Kind};
-use super::stream::{StreamOpen, outbox_stream, unless_events_accepted};
+use super::stream::{StreamOpen, unless_events_accepted};
 use crate::backplane::{Event, Published, Routed};
 use crate::layer::Principal;
 use crate::message::Message;
@@ -77,7 +77,7 @@ pub(super) async fn open<B>(shared: &Arc<HttpShared>, req: Gated<B>) -> Response
     if let Some(refused) = unless_events_accepted(&req.parts.headers) {
         return refused;
     }
-    let session = match shared.sessions.create(&shared.server, &req.principal, Kind::LegacySse) {
+    let session = match shared.sessions.create(shared, &req.principal, Kind::LegacySse) {
         Ok(created) => {
             if let Some(evicted) = created.evicted {
                 let shared = shared.clone();
@@ -94,7 +94,18 @@ pub(super) async fn open<B>(shared: &Arc<HttpShared>, req: Gated<B>) -> Response
     hold_lease(shared, session.id.clone(), session.principal_id.clone(), lease.clone()).await;
     let ends = EndsSession { shared: shared.clone(), id: session.id.clone(), lease };
     let guard = (StreamOpen(session.clone()), ends);
-    sse_response(outbox_stream(shared, &session, Some(body::event("endpoint", &endpoint)), guard))
+    sse_response(outbox_stream(shared, &session, body::event("endpoint", &endpoint), guard))
+}
+
+/// The session's outbox as an SSE body, after its `endpoint` event.
+fn outbox_stream<G: Send + 'static>(shared: &HttpShared, session: &HttpSession, first: bytes::Bytes, guard: G) -> Body {
+    let outbox = session.outbox.clone();
+    let messages = futures::stream::unfold(outbox, |outbox| async move {
+        let line = outbox.as_ref()?.next().await?;
+        Some((body::message(&line), outbox))
+    });
+    let events = futures::StreamExt::chain(futures::stream::iter([first]), messages);
+    body::sse(events, shared.config.keepalive_interval, guard)
 }
 
 fn session_id(query: Option<&str>) -> Option<String> {
@@ -206,8 +217,8 @@ pub(super) fn receive(shared: &HttpShared, routed: Routed) {
 fn deliver(session: Arc<HttpSession>, message: Message, principal: Arc<Principal>) -> impl Future<Output = ()> {
     let answering = session.session.handle(message, None, Some(principal));
     async move {
-        if let Some(answer) = answering.await {
-            session.outbox.push(answer.to_line());
+        if let (Some(answer), Some(outbox)) = (answering.await, &session.outbox) {
+            outbox.push(answer.to_line());
         }
     }
 }

@@ -14,6 +14,7 @@ pub(crate) mod modern;
 pub(crate) mod post;
 mod replicated;
 pub(crate) mod respond;
+mod resume;
 mod scrape;
 mod service;
 mod sessions;

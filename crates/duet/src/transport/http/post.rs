@@ -164,7 +164,7 @@ async fn route(
 /// invalid message is answered with its error; a notification carries nothing for a
 /// stateless server over HTTP.
 async fn answer_modern(
-    shared: &HttpShared,
+    shared: &Arc<HttpShared>,
     headers: &HeaderMap,
     header_version: Option<&str>,
     message: Incoming,
@@ -185,7 +185,7 @@ async fn answer_modern(
         Err(error) => return rpc_error(StatusCode::BAD_REQUEST, Some(request.id), error),
     };
     let replies = Some(request.method.traits().replies);
-    let answering = Answering { replies, accept, modern: true, owed: Owed::One(request.id.clone()) };
+    let answering = Answering { replies, accept, modern: true, owed: Owed::One(request.id.clone()), session: None };
     let server = shared.server.clone();
     respond(shared, answering, move |sink| async move {
         Some(Message::One(server.answer_request(request, terms, principal, sink).await))
@@ -211,7 +211,8 @@ async fn answer_handshake(
     if let Message::One(Incoming::Invalid(response)) = &message {
         return super::service::json(StatusCode::BAD_REQUEST, response.to_line());
     }
-    let answering = Answering { replies: replies_of(&message), accept, modern: false, owed: Owed::of(&message) };
+    let mut answering =
+        Answering { replies: replies_of(&message), accept, modern: false, owed: Owed::of(&message), session: None };
     if shared.config.stateless {
         let (server, at) = (shared.server.clone(), declared.unwrap_or(Version::DEFAULT_HTTP));
         return respond(shared, answering, move |sink| async move {
@@ -220,7 +221,7 @@ async fn answer_handshake(
         .await;
     }
     if message.method() == Some(&Method::Initialize) {
-        let http_session = match shared.sessions.create(&shared.server, &principal, Kind::Streamable) {
+        let http_session = match shared.sessions.create(shared, &principal, Kind::Streamable) {
             Ok(created) => {
                 if let Some(evicted) = created.evicted {
                     replicated::end(shared, &evicted).await;
@@ -230,6 +231,7 @@ async fn answer_handshake(
             Err(full) => return http_error(StatusCode::SERVICE_UNAVAILABLE, full.0),
         };
         tracing::Span::current().record("mcp.session.id", http_session.id.as_str());
+        answering.session = Some(http_session.clone());
         let session = http_session.session.clone();
         let mut response =
             respond(shared, answering, move |sink| async move { session.handle(message, sink, Some(principal)).await })
@@ -266,6 +268,7 @@ async fn answer_handshake(
             &format!("MCP-Protocol-Version {asked} does not match the negotiated version {agreed}"),
         );
     }
+    answering.session = Some(http_session.clone());
     let saves = replicated::changes_state(&message).then(|| (shared.clone(), http_session));
     respond(shared, answering, move |sink| async move {
         let answer = session.handle(message, sink, Some(principal)).await;

@@ -9,6 +9,7 @@
 //! this is the in-memory backplane doing the same.
 
 use super::body::Body;
+use super::resume::StreamName;
 use super::service::{HttpShared, http_error};
 use super::sessions::{HttpSession, Kind};
 use crate::backplane::{Event, Published, Routed};
@@ -27,10 +28,18 @@ use std::sync::atomic::Ordering;
 struct Record {
     principal: String,
     state: SessionSnapshot,
+    /// The replica whose GET stream of the session is open.
+    #[serde(default)]
+    streamer: Option<u64>,
 }
 
 fn record_key(id: &str) -> String {
     format!("session:{id}")
+}
+
+/// Where the id of the last event the session's GET streams sent is kept.
+pub(super) fn cursor_key(id: &str) -> String {
+    format!("session-cursor:{id}")
 }
 
 /// The session `id` of `principal`: the copy here, brought up to date from the backplane's
@@ -39,7 +48,7 @@ fn record_key(id: &str) -> String {
 /// unless a copy is here, which then serves as it is. With an immediate backplane (one
 /// process) the copy here is current and the record is not read.
 pub(super) async fn find(
-    shared: &HttpShared,
+    shared: &Arc<HttpShared>,
     id: &str,
     principal: &Principal,
 ) -> Result<Option<Arc<HttpSession>>, Response<Body>> {
@@ -78,9 +87,10 @@ pub(super) async fn find(
         if let Err(why) = held.session.restore(&record.state) {
             tracing::warn!(session = %id, "ignored a session record that does not restore: {why}");
         }
+        held.set_streamer(record.streamer);
         return Ok(Some(held));
     }
-    match shared.sessions.adopt(&shared.server, id, principal, &record.state) {
+    match shared.sessions.adopt(shared, id, principal, &record.state, record.streamer) {
         Ok(created) => {
             if let Some(evicted) = created.evicted {
                 end(shared, &evicted).await;
@@ -112,9 +122,11 @@ pub(super) fn changes_state(message: &Message) -> bool {
 /// Writes the session's record and tells the other replicas its state; a store that cannot
 /// take it is logged (this replica's copy stays right, others may lag).
 pub(super) async fn save(shared: &HttpShared, session: &HttpSession) {
-    let Some(state) = session.session.snapshot() else { return };
+    // An ended session stays ended, whatever its last requests or streams still do.
+    let Some(state) = session.session.snapshot().filter(|_| !session.stop.is_cancelled()) else { return };
     session.saved.store(shared.sessions.now(), Ordering::Relaxed);
-    let record = Record { principal: session.principal_id.clone(), state: state.clone() };
+    let streamer = session.streamer();
+    let record = Record { principal: session.principal_id.clone(), state: state.clone(), streamer };
     // Plain data: serializing it cannot fail.
     let bytes = serde_json::to_vec(&record).unwrap_or_default();
     let backplane = &shared.server.options().backplane;
@@ -123,7 +135,7 @@ pub(super) async fn save(shared: &HttpShared, session: &HttpSession) {
     }
     // Published before the request is answered: the streams of other replicas then learn
     // of a new subscription before any change the client makes next.
-    let event = Event::Session { session: session.id.clone(), state: Some(state) };
+    let event = Event::Session { session: session.id.clone(), state: Some(state), streamer };
     if let Err(e) = backplane.bus.publish_now(Published { origin: shared.server.replica_id(), event }).await {
         tracing::warn!(session = %session.id, "cannot tell the other replicas the session's state: {e}");
     }
@@ -138,29 +150,45 @@ pub(super) async fn keep_alive(shared: &HttpShared, session: &HttpSession) {
     }
 }
 
+/// Marks the session's GET stream open here (or closed, unless another replica's opened
+/// since), so the replicas agree which of them delivers its changes.
+pub(super) async fn streaming(shared: &HttpShared, session: &HttpSession, open: bool) {
+    let here = shared.server.replica_id();
+    match open {
+        true => session.set_streamer(Some(here)),
+        false if session.streamer() == Some(here) => session.set_streamer(None),
+        false => return,
+    }
+    save(shared, session).await;
+}
+
 /// Ends session `id` on every replica (a DELETE, or the per-principal cap): its record
-/// goes, and every copy is told.
+/// and its GET stream's events go, and every copy is told.
 pub(super) async fn end(shared: &HttpShared, id: &str) {
     shared.sessions.remove(id);
     let backplane = &shared.server.options().backplane;
-    if let Err(e) = backplane.keys.delete(&record_key(id)).await {
-        tracing::warn!(session = %id, "cannot remove the session's record: {e}");
+    for key in [record_key(id), cursor_key(id)] {
+        if let Err(e) = backplane.keys.delete(&key).await {
+            tracing::warn!(session = %id, "cannot remove the session's record: {e}");
+        }
     }
-    let event = Event::Session { session: id.to_string(), state: None };
+    backplane.events.remove(&StreamName::Get.log(id));
+    let event = Event::Session { session: id.to_string(), state: None, streamer: None };
     backplane.bus.publish(Published { origin: shared.server.replica_id(), event });
 }
 
 /// What another replica published about a session a copy of which may be here.
-pub(super) fn receive_state(shared: &HttpShared, id: &str, state: Option<&SessionSnapshot>) {
+pub(super) fn receive_state(shared: &HttpShared, id: &str, state: Option<&SessionSnapshot>, streamer: Option<u64>) {
     match state {
         None => {
             shared.sessions.remove(id);
         }
         Some(state) => {
-            if let Some(held) = shared.sessions.peek(id).filter(|s| s.kind == Kind::Streamable)
-                && let Err(why) = held.session.restore(state)
-            {
-                tracing::warn!(session = %id, "ignored a session state another replica published: {why}");
+            if let Some(held) = shared.sessions.peek(id).filter(|s| s.kind == Kind::Streamable) {
+                if let Err(why) = held.session.restore(state) {
+                    tracing::warn!(session = %id, "ignored a session state another replica published: {why}");
+                }
+                held.set_streamer(streamer);
             }
         }
     }

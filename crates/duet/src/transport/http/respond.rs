@@ -2,13 +2,16 @@
 //! request (its notifications, then its response). The method table says how each request
 //! replies; what the client accepts and the server's `json_response` setting decide the
 //! rest. A 2026 request is cancelled when its client goes away; handshake-era work runs to
-//! completion.
+//! completion, and its stream is resumable (`resume.rs`).
 
 use super::body::{self, Body};
+use super::resume::{Detach, PostStream};
 use super::service::{HttpShared, header, http_error, json};
+use super::sessions::HttpSession;
 use crate::jsonrpc::{Response as RpcResponse, Sink, code, encode};
 use crate::message::Message;
 use crate::method::Replies;
+use crate::protocol::Version;
 use crate::protocol::owed::Owed;
 use bytes::Bytes;
 use http::header::{self as h, HeaderValue};
@@ -16,6 +19,7 @@ use http::{HeaderMap, Response, StatusCode};
 use serde_json::Value;
 use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
@@ -64,6 +68,9 @@ pub(crate) struct Answering {
     pub modern: bool,
     /// What the client is owed if the task answering the message fails.
     pub owed: Owed,
+    /// The handshake-era session the message belongs to: a stream answering it is
+    /// resumable.
+    pub session: Option<Arc<HttpSession>>,
 }
 
 /// The replies of a message: the most streaming of its requests' (`None` without requests).
@@ -73,12 +80,12 @@ pub(crate) fn replies_of(message: &Message) -> Option<Replies> {
 
 /// Answers as JSON or SSE; `run` produces the answer, sending the requests' notifications to
 /// the sink it is given.
-pub(crate) async fn respond<F, Fut>(shared: &HttpShared, answering: Answering, run: F) -> Response<Body>
+pub(crate) async fn respond<F, Fut>(shared: &Arc<HttpShared>, answering: Answering, run: F) -> Response<Body>
 where
     F: FnOnce(Option<Sink>) -> Fut,
     Fut: Future<Output = Option<Message<RpcResponse>>> + Send + 'static,
 {
-    let Answering { replies, accept, modern, owed } = answering;
+    let Answering { replies, accept, modern, owed, session } = answering;
     let Some(replies) = replies else {
         // Only notifications, responses or invalid messages: an error is a 400, else 202.
         return match run(None).await {
@@ -92,7 +99,8 @@ where
     let streams = replies == Replies::Streams
         || (!shared.config.json_response && (replies == Replies::MayNotify || !accept.json));
     if accept.sse && streams {
-        return respond_sse(shared, run, modern, owed).await;
+        let resumable = session.filter(|_| !modern).map(|session| Resumable::open(shared, &session));
+        return respond_sse(shared, run, modern, owed, resumable).await;
     }
     let answer = if modern {
         run(None).await
@@ -138,11 +146,57 @@ const NO_ANSWER: &str = "the task answering it ended without an answer";
 
 enum Event {
     Note(Bytes),
-    Done(Option<Message<RpcResponse>>),
+    /// The answer, and its event.
+    Done(Option<Message<RpcResponse>>, Option<Bytes>),
 }
 
-fn done_bytes(answer: Option<Message<RpcResponse>>) -> Option<Bytes> {
-    answer.map(|a| body::message(&a.to_line()))
+/// A handshake-era POST's resumable stream: its writer, its priming event (2025-11-25),
+/// and when duet ends it for the client to poll.
+struct Resumable {
+    stream: Arc<PostStream>,
+    priming: Option<Bytes>,
+    close_after: Option<Duration>,
+}
+
+impl Resumable {
+    fn open(shared: &Arc<HttpShared>, session: &HttpSession) -> Self {
+        let (stream, name) = PostStream::open(shared, &session.id);
+        let primes = session.session.protocol_version().is_some_and(Version::primes_streams);
+        let priming = primes.then(|| body::priming(&name.priming_id(None), shared.config.sse_retry));
+        let close_after = shared.config.sse_close_after.filter(|_| primes);
+        Resumable { stream, priming, close_after }
+    }
+}
+
+/// How a stream's events are written: plain, or with ids and kept for a client that
+/// resumes.
+#[derive(Clone)]
+enum Framing {
+    Plain,
+    Resumable(Arc<PostStream>),
+}
+
+impl Framing {
+    fn frame(&self, line: &str, last: bool) -> Bytes {
+        match self {
+            Framing::Plain => body::message(line),
+            Framing::Resumable(stream) => stream.frame(line, last),
+        }
+    }
+
+    fn done(&self, answer: Option<&Message<RpcResponse>>) -> Option<Bytes> {
+        answer.map(|a| self.frame(&a.to_line(), true))
+    }
+}
+
+/// What the rest of a stream reads: its events, what it owes if they end without the
+/// answer, and, when resumable, its writer and when it closes.
+struct Rest {
+    rx: mpsc::Receiver<Event>,
+    owed: Owed,
+    framing: Framing,
+    detach: Option<Detach>,
+    close_at: Option<tokio::time::Instant>,
 }
 
 /// An SSE stream scoped to the request: its notifications, then its response. The head
@@ -150,20 +204,29 @@ fn done_bytes(answer: Option<Message<RpcResponse>>) -> Option<Bytes> {
 /// as plain JSON with that status. A 2026 request is cancelled when the client goes away,
 /// so it runs here until its first message: one that ends before sending a notification
 /// (most do) is answered as one event without a task or a stream. Handshake-era work runs
-/// on its own task, to completion even if the client goes away. A task that ends without
-/// its answer leaves the stream with the answer `owed`.
-async fn respond_sse<F, Fut>(shared: &HttpShared, run: F, modern: bool, owed: Owed) -> Response<Body>
+/// on its own task, to completion even if the client goes away; its stream is resumable,
+/// starts with a priming event on 2025-11-25, and may be ended early for the client to
+/// poll. A task that ends without its answer leaves the stream with the answer `owed`.
+async fn respond_sse<F, Fut>(
+    shared: &HttpShared,
+    run: F,
+    modern: bool,
+    owed: Owed,
+    resumable: Option<Resumable>,
+) -> Response<Body>
 where
     F: FnOnce(Option<Sink>) -> Fut,
     Fut: Future<Output = Option<Message<RpcResponse>>> + Send + 'static,
 {
+    let framing = resumable.as_ref().map_or(Framing::Plain, |r| Framing::Resumable(r.stream.clone()));
     let (tx, mut rx) = mpsc::channel::<Event>(QUEUED_NOTIFICATIONS);
     let sink: Sink = {
-        let tx = tx.clone();
+        let (tx, framing) = (tx.clone(), framing.clone());
         Arc::new(move |note: Value| {
             // A client that stops reading stops the stream; past the queue its request's
             // notifications are dropped rather than held.
-            if let Err(mpsc::error::TrySendError::Full(_)) = tx.try_send(Event::Note(body::message(&encode(&note)))) {
+            let event = Event::Note(framing.frame(&encode(&note), false));
+            if let Err(mpsc::error::TrySendError::Full(_)) = tx.try_send(event) {
                 tracing::debug!("the client is not reading its stream; a notification dropped");
             }
         })
@@ -171,15 +234,16 @@ where
     let cancel = CancellationToken::new();
     let handled = run(Some(sink));
     let run = {
-        let cancel = cancel.clone();
+        let (cancel, framing) = (cancel.clone(), framing.clone());
         async move {
             let answer = tokio::select! {
                 biased;
                 _ = cancel.cancelled() => None,
                 answer = handled => answer,
             };
+            let bytes = framing.done(answer.as_ref());
             // The answer waits for room: it is never dropped.
-            let _ = tx.send(Event::Done(answer)).await;
+            let _ = tx.send(Event::Done(answer, bytes)).await;
         }
         .in_current_span()
     };
@@ -205,29 +269,66 @@ where
         tokio::spawn(run);
         tokio::time::timeout(keepalive, rx.recv()).await.ok()
     };
+    let (priming, close_after) = resumable.as_ref().map_or((None, None), |r| (r.priming.clone(), r.close_after));
+    let primed = |bytes: Bytes| match &priming {
+        Some(priming) => [priming.clone(), bytes].concat().into(),
+        None => bytes,
+    };
     let first = match first {
-        Some(Some(Event::Done(Some(answer)))) if status_of(&answer, modern) != StatusCode::OK => {
+        Some(Some(Event::Done(Some(answer), _))) if status_of(&answer, modern) != StatusCode::OK => {
             return json(status_of(&answer, modern), answer.to_line());
         }
-        Some(Some(Event::Done(answer))) => {
-            return sse_response(body::full(done_bytes(answer).unwrap_or_default()));
+        Some(Some(Event::Done(_, bytes))) => {
+            return sse_response(body::full(primed(bytes.unwrap_or_default())));
         }
-        Some(Some(Event::Note(bytes))) => bytes,
-        Some(None) => return sse_response(body::full(done_bytes(owed.lost(NO_ANSWER)).unwrap_or_default())),
-        None => Bytes::from_static(body::KEEPALIVE),
+        Some(Some(Event::Note(bytes))) => primed(bytes),
+        Some(None) => {
+            let lost = framing.done(owed.lost(NO_ANSWER).as_ref());
+            return sse_response(body::full(primed(lost.unwrap_or_default())));
+        }
+        None => priming.clone().unwrap_or_else(|| Bytes::from_static(body::KEEPALIVE)),
     };
-    // From here on, the client going away (the body dropped) cancels a 2026 request.
+    // From here on, the client going away (the body dropped) cancels a 2026 request, and
+    // sends a handshake-era stream's events to the log for the client to pick up.
     let guard = modern.then(|| cancel.drop_guard());
-    let rest = futures::stream::unfold(Some((rx, owed)), |state| async move {
-        let (mut rx, owed) = state?;
-        match rx.recv().await {
-            Some(Event::Note(bytes)) => Some((bytes, Some((rx, owed)))),
-            Some(Event::Done(answer)) => done_bytes(answer).map(|b| (b, None)),
-            None => done_bytes(owed.lost(NO_ANSWER)).map(|b| (b, None)),
+    let detach = resumable.map(|r| Detach { stream: r.stream, finished: false });
+    let close_at = close_after.map(|after| tokio::time::Instant::now() + after);
+    let rest = Rest { rx, owed, framing, detach, close_at };
+    let rest = futures::stream::unfold(Some(rest), |rest| async move {
+        let mut rest = rest?;
+        let closes = async {
+            match rest.close_at {
+                Some(at) => tokio::time::sleep_until(at).await,
+                None => std::future::pending().await,
+            }
+        };
+        let event = tokio::select! {
+            event = rest.rx.recv() => event,
+            // Ended before its answer: the client resumes it with a GET (SEP-1699).
+            _ = closes => return None,
+        };
+        match event {
+            Some(Event::Note(bytes)) => Some((bytes, Some(rest))),
+            Some(Event::Done(_, bytes)) => rest.finish(bytes),
+            None => {
+                let owed = std::mem::replace(&mut rest.owed, Owed::Nothing);
+                let lost = rest.framing.done(owed.lost(NO_ANSWER).as_ref());
+                rest.finish(lost)
+            }
         }
     });
     let events = futures::StreamExt::chain(futures::stream::iter([first]), rest);
     sse_response(body::sse(events, keepalive, guard))
+}
+
+impl Rest {
+    /// The stream's last event: nothing is left for a client to resume.
+    fn finish(mut self, last: Option<Bytes>) -> Option<(Bytes, Option<Rest>)> {
+        if let Some(detach) = &mut self.detach {
+            detach.finished = true;
+        }
+        last.map(|bytes| (bytes, None))
+    }
 }
 
 pub(crate) fn sse_response(body: Body) -> Response<Body> {
@@ -263,7 +364,7 @@ mod tests {
         let server = Server::new(Arc::new(registry), Default::default());
         let service = super::super::McpService::new(server, Default::default());
         let owed = Owed::One(RequestId::Int(7));
-        let answering = Answering { replies: Some(Replies::MayNotify), accept, modern: false, owed };
+        let answering = Answering { replies: Some(Replies::MayNotify), accept, modern: false, owed, session: None };
         let response = respond(&service.shared, answering, run).await;
         let status = response.status();
         let body = response.into_body().collect().await.expect("a body").to_bytes();

@@ -8,6 +8,7 @@ use super::config::HttpConfig;
 use super::forwarded::Forwarded;
 use super::guard::OriginHostGuard;
 use super::limits::Limiter;
+use super::resume::Streams;
 use super::sessions::SessionTable;
 use super::{legacy, post, replicated, stream};
 use crate::auth::{AuthError, Authenticator, bearer_token};
@@ -69,6 +70,8 @@ pub(crate) struct HttpShared {
     pub guard: OriginHostGuard,
     pub sessions: SessionTable,
     pub limiter: Limiter,
+    /// The resumable streams this replica writes or reads.
+    pub(super) streams: Streams,
     /// Receives what other replicas tell this one's sessions; kept alive here, the bus
     /// holds it weakly.
     _routed: Arc<Subscriber>,
@@ -96,17 +99,21 @@ impl McpService {
         let shared = Arc::new_cyclic(|weak: &Weak<HttpShared>| {
             let weak = weak.clone();
             let routed: Arc<Subscriber> = Arc::new(move |published: &Published| {
-                let Some(shared) = weak.upgrade().filter(|s| published.origin != s.server.replica_id()) else {
-                    return;
-                };
+                let Some(shared) = weak.upgrade() else { return };
+                let elsewhere = published.origin != shared.server.replica_id();
                 match &published.event {
-                    Event::Routed(routed) => legacy::receive(&shared, routed.clone()),
-                    Event::Session { session, state } => replicated::receive_state(&shared, session, state.as_ref()),
-                    Event::Change(_) => {}
+                    Event::Routed(routed) if elsewhere => legacy::receive(&shared, routed.clone()),
+                    Event::Session { session, state, streamer } if elsewhere => {
+                        replicated::receive_state(&shared, session, state.as_ref(), *streamer)
+                    }
+                    Event::Logged { stream } => shared.streams.logged(stream),
+                    Event::Resuming { stream } => shared.streams.resuming(stream),
+                    _ => {}
                 }
             });
             server.options().backplane.bus.subscribe(&routed);
-            HttpShared { server, config, guard, sessions, limiter, _routed: routed }
+            let streams = Streams::default();
+            HttpShared { server, config, guard, sessions, limiter, streams, _routed: routed }
         });
         McpService { shared }
     }

@@ -1,24 +1,28 @@
 //! Handshake-era HTTP sessions: the table keyed by `Mcp-Session-Id`, each session bound to
-//! the principal that created it, its bounded outbox of server-initiated messages (drained
-//! by the GET stream, or by the legacy SSE stream), the caps, and idle expiry. A session
-//! made here is this replica's own; one adopted from another replica's record
-//! (`replicated.rs`) is a copy, whose outbox takes messages only while its stream is open
-//! here, so the replica streaming a session is the one that delivers its changes.
+//! the principal that created it, where its server-initiated messages go (a Streamable
+//! HTTP session's to the log of its GET stream, `resume.rs`; a legacy SSE session's, its
+//! answers among them, to a bounded outbox its stream drains), the caps, and idle expiry.
+//! A session made here is this replica's own; one adopted from another replica's record
+//! (`replicated.rs`) is a copy. One replica delivers a session's changes: the one holding
+//! its GET stream, else the one that made it.
 
+use super::resume::{LogWriter, StreamName};
+use super::service::HttpShared;
 use crate::jsonrpc::{Sink, encode};
 use crate::layer::Principal;
-use crate::protocol::{Server, Session, SessionSnapshot};
+use crate::protocol::{Session, SessionSnapshot};
 use crate::signals::Transport;
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
 
-/// Messages kept for a session whose stream is not reading; the oldest go first.
+/// Messages kept for a legacy session whose stream is not reading; the oldest go first.
 pub const OUTBOX_CAPACITY: usize = 512;
 
-/// Server-initiated messages (compact JSON lines) waiting for a stream.
+/// A legacy SSE session's messages (compact JSON lines) waiting for its stream.
 #[derive(Default)]
 pub struct Outbox {
     queue: Mutex<VecDeque<String>>,
@@ -71,12 +75,20 @@ pub struct HttpSession {
     pub principal_id: String,
     pub kind: Kind,
     pub session: Session,
-    pub outbox: Arc<Outbox>,
+    /// A legacy session's stream drains it; a Streamable HTTP session has none.
+    pub outbox: Option<Arc<Outbox>>,
+    /// Ends the session's streams here (the session ended, or the server shuts down).
+    pub stop: CancellationToken,
     /// Nanoseconds since the table's epoch.
     last_used: AtomicU64,
     /// When the session's record was last written to the backplane (same clock).
     pub(super) saved: AtomicU64,
-    streaming: Arc<AtomicBool>,
+    /// Whether its GET (or legacy) stream is open here.
+    streaming: AtomicBool,
+    /// The replica whose GET stream of the session is open, as far as this one knows.
+    streamer: Mutex<Option<u64>>,
+    /// Adopted from another replica's record.
+    copy: bool,
 }
 
 impl HttpSession {
@@ -93,9 +105,24 @@ impl HttpSession {
         self.streaming.load(Ordering::Acquire)
     }
 
+    pub fn streamer(&self) -> Option<u64> {
+        *self.streamer.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Takes on who holds the session's GET stream: that replica delivers the session's
+    /// changes, and while none does, the replica that made the session.
+    pub fn set_streamer(&self, streamer: Option<u64>) {
+        *self.streamer.lock().unwrap_or_else(|p| p.into_inner()) = streamer;
+        let here = self.session.server().replica_id();
+        self.session.deliver_changes(streamer == Some(here) || (streamer.is_none() && !self.copy));
+    }
+
     fn end(&self) {
         self.session.close();
-        self.outbox.close();
+        self.stop.cancel();
+        if let Some(outbox) = &self.outbox {
+            outbox.close();
+        }
     }
 }
 
@@ -137,43 +164,55 @@ impl SessionTable {
     /// Creates a session for `principal`. At the per-principal cap the least recently used
     /// idle session of that principal is evicted; when none is idle, or the table is full,
     /// creation fails.
-    pub fn create(&self, server: &Server, principal: &Principal, kind: Kind) -> Result<Created, Full> {
+    pub fn create(&self, shared: &Arc<HttpShared>, principal: &Principal, kind: Kind) -> Result<Created, Full> {
         let id = format!("{:032x}", rand::random::<u128>());
-        self.insert(self.entry(server, id, principal, kind, false), principal)
+        self.insert(self.entry(shared, id, principal, kind, false), principal)
     }
 
     /// A copy of session `id`, another replica's, for `principal`, in the state
-    /// `snapshot` gives; the copy already here if another request adopted it first.
+    /// `snapshot` gives, its GET stream held by `streamer`; the copy already here if
+    /// another request adopted it first.
     pub fn adopt(
         &self,
-        server: &Server,
+        shared: &Arc<HttpShared>,
         id: &str,
         principal: &Principal,
         snapshot: &SessionSnapshot,
+        streamer: Option<u64>,
     ) -> Result<Created, Full> {
         if let Some(held) = self.get(id, principal) {
             return Ok(Created { session: held, evicted: None });
         }
-        let entry = self.entry(server, id.to_string(), principal, Kind::Streamable, true);
+        let entry = self.entry(shared, id.to_string(), principal, Kind::Streamable, true);
         if let Err(why) = entry.session.restore(snapshot) {
             tracing::warn!(session = %id, "cannot adopt a session another replica made: {why}");
             return Err(Full("Session state is not readable"));
         }
+        entry.set_streamer(streamer);
         self.insert(entry, principal)
     }
 
-    fn entry(&self, server: &Server, id: String, principal: &Principal, kind: Kind, copy: bool) -> Arc<HttpSession> {
-        let outbox = Arc::new(Outbox::default());
-        let streaming = Arc::new(AtomicBool::new(false));
-        let send: Sink = {
-            let (outbox, streaming) = (outbox.clone(), streaming.clone());
-            Arc::new(move |message| {
-                if !copy || streaming.load(Ordering::Acquire) {
-                    outbox.push(encode(&message));
-                }
-            })
+    fn entry(
+        &self,
+        shared: &Arc<HttpShared>,
+        id: String,
+        principal: &Principal,
+        kind: Kind,
+        copy: bool,
+    ) -> Arc<HttpSession> {
+        let (send, outbox): (Sink, _) = match kind {
+            Kind::Streamable => {
+                let log = LogWriter::new(shared, &id, &StreamName::Get);
+                (Arc::new(move |message| log.write(&encode(&message))), None)
+            }
+            Kind::LegacySse => {
+                let outbox = Arc::new(Outbox::default());
+                let pushed = outbox.clone();
+                (Arc::new(move |message| pushed.push(encode(&message))), Some(outbox))
+            }
         };
-        let session = server.connect_over(Transport::Tcp, send, principal.clone());
+        let session = shared.server.connect_over(Transport::Tcp, send, principal.clone());
+        session.deliver_changes(!copy);
         let now = self.now();
         Arc::new(HttpSession {
             id,
@@ -181,9 +220,12 @@ impl SessionTable {
             kind,
             session,
             outbox,
+            stop: CancellationToken::new(),
             last_used: AtomicU64::new(now),
             saved: AtomicU64::new(now),
-            streaming,
+            streaming: AtomicBool::new(false),
+            streamer: Mutex::new(None),
+            copy,
         })
     }
 
@@ -263,7 +305,7 @@ impl SessionTable {
     /// answers, so it stays open until the session ends.
     pub fn close_get_streams(&self) {
         for s in self.lock().values().filter(|s| s.kind == Kind::Streamable) {
-            s.outbox.close();
+            s.stop.cancel();
         }
     }
 
@@ -284,9 +326,15 @@ impl SessionTable {
 mod tests {
     use super::*;
     use crate::layer::{Registry, ServerInfo};
+    use crate::protocol::Server;
 
-    fn server() -> Server {
-        Server::new(Arc::new(Registry::new(ServerInfo::new("t", "1"))), Default::default())
+    fn shared_of(registry: Registry) -> Arc<HttpShared> {
+        let server = Server::new(Arc::new(registry), Default::default());
+        super::super::McpService::new(server, Default::default()).shared
+    }
+
+    fn shared() -> Arc<HttpShared> {
+        shared_of(Registry::new(ServerInfo::new("t", "1")))
     }
 
     #[tokio::test]
@@ -306,37 +354,38 @@ mod tests {
 
     #[tokio::test]
     async fn caps_and_ownership() {
+        let shared = shared();
         let table = SessionTable::new(3, 2);
         let (alice, bob) = (Principal::new("alice", ["x"]), Principal::new("bob", ["x"]));
-        let a1 = table.create(&server(), &alice, Kind::Streamable).unwrap().session;
+        let a1 = table.create(&shared, &alice, Kind::Streamable).unwrap().session;
         assert_eq!(a1.id.len(), 32);
         assert!(table.get(&a1.id, &bob).is_none());
-        let a2 = table.create(&server(), &alice, Kind::Streamable).unwrap().session;
+        let a2 = table.create(&shared, &alice, Kind::Streamable).unwrap().session;
         table.get(&a1.id, &alice);
         // Alice is at her cap: her least recently used idle session (a2) goes.
-        let _a3 = table.create(&server(), &alice, Kind::Streamable).unwrap().session;
+        let _a3 = table.create(&shared, &alice, Kind::Streamable).unwrap().session;
         assert!(table.get(&a2.id, &alice).is_none() && table.get(&a1.id, &alice).is_some());
-        table.create(&server(), &bob, Kind::Streamable).unwrap();
-        assert_eq!(table.create(&server(), &bob, Kind::Streamable).err(), Some(Full("Too many sessions")));
+        table.create(&shared, &bob, Kind::Streamable).unwrap();
+        assert_eq!(table.create(&shared, &bob, Kind::Streamable).err(), Some(Full("Too many sessions")));
         // Every session of a principal streaming: nothing to evict.
         let table = SessionTable::new(10, 1);
-        let s = table.create(&server(), &alice, Kind::Streamable).unwrap().session;
+        let s = table.create(&shared, &alice, Kind::Streamable).unwrap().session;
         assert!(s.open_stream() && !s.open_stream());
         assert_eq!(
-            table.create(&server(), &alice, Kind::Streamable).err(),
+            table.create(&shared, &alice, Kind::Streamable).err(),
             Some(Full("Too many sessions for this caller"))
         );
     }
 
     #[tokio::test]
-    async fn a_copy_takes_changes_only_while_its_stream_is_open_here() {
+    async fn one_replica_delivers_a_sessions_changes() {
         use crate::layer::Change;
         let registry = Registry::new(ServerInfo::new("t", "1"));
         let feed = registry.change_feed();
-        let server = Server::new(Arc::new(registry), Default::default());
+        let shared = shared_of(registry);
         let table = SessionTable::new(10, 10);
         let p = Principal::anonymous();
-        let own = table.create(&server, &p, Kind::Streamable).unwrap().session;
+        let own = table.create(&shared, &p, Kind::Streamable).unwrap().session;
         let snapshot = SessionSnapshot {
             version: "2025-11-25".into(),
             client_capabilities: serde_json::json!({}),
@@ -345,35 +394,40 @@ mod tests {
             initialized: true,
         };
         own.session.restore(&snapshot).unwrap();
-        let copy = table.adopt(&server, "0123", &p, &snapshot).unwrap().session;
+        let copy = table.adopt(&shared, "0123", &p, &snapshot, None).unwrap().session;
         assert_eq!(copy.session.snapshot(), Some(snapshot.clone()));
+        // No stream open anywhere: the replica that made the session delivers.
         feed.notify(Change::ToolsChanged);
-        copy.open_stream();
+        // Its GET stream opens here on the copy: the copy delivers, the maker does not.
+        let here = shared.server.replica_id();
+        own.set_streamer(Some(here));
+        copy.set_streamer(Some(here));
+        own.set_streamer(Some(here.wrapping_add(1)));
         feed.notify(Change::PromptsChanged);
-        copy.outbox.close();
-        own.outbox.close();
-        let drain = |outbox: Arc<Outbox>| async move {
-            let mut lines = Vec::new();
-            while let Some(line) = outbox.next().await {
-                lines.push(line);
+        let logged = |id: String| {
+            let shared = shared.clone();
+            async move {
+                let events = shared.server.options().backplane.events.read(&format!("{id}:g")).await.unwrap();
+                events.into_iter().map(|e| e.data).collect::<Vec<_>>()
             }
-            lines
         };
-        let (copied, kept) = (drain(copy.outbox.clone()).await, drain(own.outbox.clone()).await);
-        assert_eq!(copied.len(), 1, "only what came while the stream was open: {copied:?}");
+        let (made, copied) = (logged(own.id.clone()).await, logged(copy.id.clone()).await);
+        assert_eq!(made.len(), 1, "{made:?}");
+        assert!(made[0].contains("tools/list_changed"));
+        assert_eq!(copied.len(), 1, "{copied:?}");
         assert!(copied[0].contains("prompts/list_changed"));
-        assert_eq!(kept.len(), 2, "a replica's own session keeps what comes for a stream to open: {kept:?}");
-        let again = table.adopt(&server, "0123", &p, &snapshot).unwrap().session;
+        let again = table.adopt(&shared, "0123", &p, &snapshot, None).unwrap().session;
         assert!(Arc::ptr_eq(&again, &copy), "adopted once");
-        assert!(table.adopt(&server, "0123", &Principal::new("bob", ["x"]), &snapshot).is_err());
+        assert!(table.adopt(&shared, "0123", &Principal::new("bob", ["x"]), &snapshot, None).is_err());
     }
 
     #[tokio::test]
     async fn reaping_spares_streaming_sessions() {
+        let shared = shared();
         let table = SessionTable::new(10, 10);
         let p = Principal::anonymous();
-        let idle = table.create(&server(), &p, Kind::Streamable).unwrap().session;
-        let busy = table.create(&server(), &p, Kind::Streamable).unwrap().session;
+        let idle = table.create(&shared, &p, Kind::Streamable).unwrap().session;
+        let busy = table.create(&shared, &p, Kind::Streamable).unwrap().session;
         busy.open_stream();
         std::thread::sleep(Duration::from_millis(5));
         assert_eq!(table.reap(Duration::from_millis(1)), 1);

@@ -1,14 +1,21 @@
-//! GET and DELETE on the MCP endpoint (handshake era): the session's standalone SSE stream,
-//! which drains its outbox of list changes, resource updates and stray notifications, and
-//! the end of a session (on every replica). Either may name a session another replica made.
+//! GET and DELETE on the MCP endpoint (handshake era). A GET opens the session's standalone
+//! SSE stream: list changes, resource updates and the server's messages that belong to no
+//! POST, read from the log of the session's events (`resume.rs`), so that what came while
+//! no stream was open arrives too. With a `Last-Event-ID` a GET picks up a broken stream,
+//! the GET stream or a POST's, after that event. DELETE ends the session on every replica.
+//! Either may name a session another replica made.
 
 use super::body::{self, Body};
 use super::replicated;
 use super::respond::{Accept, sse_response};
+use super::resume::{self, StreamName, Tail};
 use super::service::{Gated, HttpShared, SESSION_HEADER, header, http_error, method_not_allowed};
 use super::sessions::{HttpSession, Kind};
-use http::{HeaderMap, Response, StatusCode};
+use crate::protocol::Version;
+use http::{HeaderMap, HeaderName, Response, StatusCode};
 use std::sync::Arc;
+
+static LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
 
 /// Marks the session's stream closed when the stream's body is dropped.
 pub(super) struct StreamOpen(pub Arc<HttpSession>);
@@ -19,20 +26,20 @@ impl Drop for StreamOpen {
     }
 }
 
-/// The outbox of `session` as an SSE body, after an optional first event.
-pub(super) fn outbox_stream<G: Send + 'static>(
-    shared: &HttpShared,
-    session: &Arc<HttpSession>,
-    first: Option<bytes::Bytes>,
-    guard: G,
-) -> Body {
-    let outbox = session.outbox.clone();
-    let messages = futures::stream::unfold(outbox, |outbox| async move {
-        let line = outbox.next().await?;
-        Some((body::message(&line), outbox))
-    });
-    let events = futures::StreamExt::chain(futures::stream::iter(first), messages);
-    body::sse(events, shared.config.keepalive_interval, guard)
+/// The GET stream's mark: closed here, and the replicas told, when its body is dropped.
+struct GetStreamOpen {
+    shared: Arc<HttpShared>,
+    session: Arc<HttpSession>,
+}
+
+impl Drop for GetStreamOpen {
+    fn drop(&mut self) {
+        self.session.close_stream();
+        let (shared, session) = (self.shared.clone(), self.session.clone());
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move { replicated::streaming(&shared, &session, false).await });
+        }
+    }
 }
 
 /// 406 unless the request accepts an event stream (a GET of either transport).
@@ -41,7 +48,7 @@ pub(super) fn unless_events_accepted(headers: &HeaderMap) -> Option<Response<Bod
     (!Accept::parse(headers).sse).then(refusal)
 }
 
-pub(super) async fn get<B>(shared: &HttpShared, req: Gated<B>) -> Response<Body> {
+pub(super) async fn get<B>(shared: &Arc<HttpShared>, req: Gated<B>) -> Response<Body> {
     if shared.config.stateless {
         return method_not_allowed("POST");
     }
@@ -56,14 +63,75 @@ pub(super) async fn get<B>(shared: &HttpShared, req: Gated<B>) -> Response<Body>
         Ok(_) => return http_error(StatusCode::NOT_FOUND, "Session not found"),
         Err(unavailable) => return unavailable,
     };
+    // An id duet did not make is no place to resume from: a fresh stream.
+    let last = header(&req.parts.headers, &LAST_EVENT_ID)
+        .and_then(|value| StreamName::of_event(&value).map(|stream| (stream, value.into_owned())));
+    match last {
+        Some((post @ StreamName::Post(_), after)) => resume_post(shared, &session, post, after),
+        last => get_stream(shared, session, last.map(|(_, after)| after)).await,
+    }
+}
+
+/// The first event of a stream of `session` that goes on after `after`: the priming event
+/// of a 2025-11-25 stream.
+fn priming(
+    shared: &HttpShared,
+    session: &HttpSession,
+    stream: &StreamName,
+    after: Option<&str>,
+) -> Option<bytes::Bytes> {
+    let primes = session.session.protocol_version().is_some_and(Version::primes_streams);
+    primes.then(|| body::priming(&stream.priming_id(after), shared.config.sse_retry))
+}
+
+/// The session's GET stream, from the event after `after` (else after the last one a GET
+/// stream of the session sent), then as events come. One at a time per replica.
+async fn get_stream(shared: &Arc<HttpShared>, session: Arc<HttpSession>, after: Option<String>) -> Response<Body> {
     if !session.open_stream() {
         return http_error(StatusCode::CONFLICT, "Conflict: a GET stream is already open for this session");
     }
-    let guard = StreamOpen(session.clone());
-    sse_response(outbox_stream(shared, &session, None, guard))
+    let guard = GetStreamOpen { shared: shared.clone(), session: session.clone() };
+    replicated::streaming(shared, &session, true).await;
+    let cursor_key = replicated::cursor_key(&session.id);
+    let after = match after {
+        Some(after) => Some(after),
+        None => match shared.server.options().backplane.keys.get(&cursor_key).await {
+            Ok(cursor) => cursor.map(|c| String::from_utf8_lossy(&c).into_owned()),
+            Err(e) => {
+                tracing::debug!(session = %session.id, "cannot read where the last GET stream stopped: {e}");
+                None
+            }
+        },
+    };
+    let stream = StreamName::Get;
+    let first = priming(shared, &session, &stream, after.as_deref());
+    let tail = Tail {
+        log: stream.log(&session.id),
+        after,
+        post: false,
+        stop: session.stop.clone(),
+        cursor_key: Some(cursor_key),
+    };
+    let events = futures::StreamExt::chain(futures::stream::iter(first), resume::tail(shared.clone(), tail));
+    sse_response(body::sse(events, shared.config.keepalive_interval, guard))
 }
 
-pub(super) async fn delete<B>(shared: &HttpShared, req: Gated<B>) -> Response<Body> {
+/// A POST's stream picked up after `after`: its events since, then the rest as they come,
+/// ending with its answer.
+fn resume_post(shared: &Arc<HttpShared>, session: &HttpSession, stream: StreamName, after: String) -> Response<Body> {
+    let first = priming(shared, session, &stream, Some(&after));
+    let tail = Tail {
+        log: stream.log(&session.id),
+        after: Some(after),
+        post: true,
+        stop: session.stop.clone(),
+        cursor_key: None,
+    };
+    let events = futures::StreamExt::chain(futures::stream::iter(first), resume::tail(shared.clone(), tail));
+    sse_response(body::sse(events, shared.config.keepalive_interval, ()))
+}
+
+pub(super) async fn delete<B>(shared: &Arc<HttpShared>, req: Gated<B>) -> Response<Body> {
     if shared.config.stateless {
         return method_not_allowed("POST");
     }
