@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # Runs the official MCP conformance suite (pinned in conformance/package-lock.json, with
 # Node 22 from npm) against `duet serve --fixtures conformance --transport http` on
-# 127.0.0.1 and a free port: both requirement sets, then, one by one at 2026-07-28, the
-# extension scenarios the requirement sets do not score yet (the list below). Fails on any
+# 127.0.0.1 and a free port: both requirement sets, then, one by one, the scenarios the
+# requirement sets do not score yet (the list below: extensions at 2026-07-28, and SSE
+# resumption at 2025-11-25). Fails on any
 # failure outside the per-check baselines conformance/baseline-<revision>.yml, and on any
 # extension check that failed, warned or was skipped (conformance/verdict.mjs counts them).
 # Prints one line per run, ok or FAILED with its counts (a requirement set's count only
 # the scenarios it scores), and a failed run's summary; the scenarios a set runs but does
 # not score, and that the list below does not check, get a line of their own, never "ok".
-# Stops the server it starts.
+# Stops the server it starts. The server ends a POST's SSE stream that has waited a second
+# for its answer (--sse-close-after 1): test_reconnection takes 1.5 s, and every other
+# scenario passes whether or not its streams are picked up with a GET.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 runner="$root/conformance"
@@ -19,7 +22,8 @@ out=${CONFORMANCE_OUT:-${CARGO_TARGET_DIR:-$root/target}/conformance}
 export PATH="$runner/node_modules/.bin:$PATH"
 
 rm -rf "$out" && mkdir -p "$out"
-"$duet" serve --fixtures conformance --transport http --host 127.0.0.1 --port 0 2>"$out/server.log" &
+"$duet" serve --fixtures conformance --transport http --host 127.0.0.1 --port 0 --sse-close-after 1 \
+  2>"$out/server.log" &
 server=$!
 trap 'kill "$server" 2>/dev/null; wait "$server" 2>/dev/null' EXIT
 port=""
@@ -30,11 +34,14 @@ for _ in $(seq 1 100); do
 done
 [ -n "$port" ] || { echo "conformance: duet did not start" >&2; cat "$out/server.log" >&2; exit 1; }
 
-# The extension scenarios, each run on its own: every check must run and succeed.
+# The scenarios no requirement set scores yet, each run on its own at 2026-07-28 (or at the
+# REVISION: before its name): every check must run and succeed.
 extensions=(
   http-custom-header-server-validation
   sep-2640-skills-enumeration sep-2640-skills-directory sep-2640-skills-manifest
+  2025-11-25:server-sse-polling
 )
+checked=" ${extensions[*]#*:} "
 
 rc=0
 url="http://localhost:$port/mcp"
@@ -54,15 +61,17 @@ for rev in 2025-11-25 2026-07-28; do
     rc=1
   fi
   for scenario in $unscored; do
-    if [[ " ${extensions[*]} " != *" $scenario "* ]]; then
+    if [[ $checked != *" $scenario "* ]]; then
       echo "conformance $rev $scenario: not scored, not checked ($(node "$runner/verdict.mjs" "$out/$rev" --only "$scenario"))"
     fi
   done
 done
-for scenario in "${extensions[@]}"; do
+for entry in "${extensions[@]}"; do
+  scenario=${entry#*:} rev=2026-07-28
+  [[ $entry == *:* ]] && rev=${entry%%:*}
   dir="$out/extensions/$scenario"
   mkdir -p "$dir"
-  conformance server --url "$url" --scenario "$scenario" --spec-version 2026-07-28 --force -o "$dir" >"$dir.log" 2>&1
+  conformance server --url "$url" --scenario "$scenario" --spec-version "$rev" --force -o "$dir" >"$dir.log" 2>&1
   code=$?
   if counts=$(node "$runner/verdict.mjs" "$dir") && [ $code -eq 0 ]; then
     echo "conformance $scenario: ok ($counts)"

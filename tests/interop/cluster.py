@@ -111,12 +111,12 @@ class Cluster:
 
 @pytest.fixture
 def cluster_factory(duet_factory, tmp_path) -> Iterator:
-    """`cluster_factory(transport, fixtures)`: Redis, three `duet serve --fixtures FIXTURES
-    --store redis://…` replicas over `transport` sharing a state key, with pages of three,
-    and nginx in front of them; all stopped at teardown."""
+    """`cluster_factory(transport, fixtures, *flags)`: Redis, three `duet serve --fixtures
+    FIXTURES --store redis://… FLAGS` replicas over `transport` sharing a state key, with
+    pages of three, and nginx in front of them; all stopped at teardown."""
     stops: list = []
 
-    def start(transport: str = "http", fixtures: str = "testkit") -> Cluster:
+    def start(transport: str = "http", fixtures: str = "testkit", *extra: str) -> Cluster:
         scratch = tmp_path / f"cluster-{len(stops)}"
         scratch.mkdir()
         redis = Redis(scratch)
@@ -124,7 +124,7 @@ def cluster_factory(duet_factory, tmp_path) -> Iterator:
         stops.append(redis.stop)
         key_file = scratch / "state.key"
         key_file.write_text(secrets.token_hex(32))
-        flags = ("--store", redis.url, "--state-key-file", str(key_file), "--log-level", "info", "--page-size", "3")
+        flags = ("--store", redis.url, "--state-key-file", str(key_file), "--log-level", "info", "--page-size", "3", *extra)
         replicas = [duet_factory(*flags, transport=transport, fixtures=fixtures) for _ in range(REPLICAS)]
         nginx, nginx_url = start_nginx(scratch, [server.base.removeprefix("http://") for server in replicas])
         stops.append(lambda: stop_process(nginx))

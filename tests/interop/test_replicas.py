@@ -3,8 +3,9 @@ any replica answers any 2026-07-28 request. A multi round-trip refund is asked o
 and confirmed on another (the state key is shared), and its replays, concurrent on every
 replica, pay once (the idempotency key is in Redis); a listen stream held by one replica gets
 every change raised on any of them, once; a legacy SSE session's POSTs reach the replica
-holding its stream; Redis lost mid-run fails what needs it, fast and clearly, keeps the rest
-serving, and is mended when Redis returns.
+holding its stream; a broken stream is picked up on another replica with Last-Event-ID;
+Redis lost mid-run fails what needs it, fast and clearly, keeps the rest serving, and is
+mended when Redis returns.
 """
 
 from __future__ import annotations
@@ -390,3 +391,98 @@ async def test_a_handshake_session_while_redis_is_away(cluster: Cluster) -> None
             assert gone.status_code == 404, gone.text
             again = await http.post(other, json=init, headers=accept)
             assert again.status_code == 200 and "mcp-session-id" in again.headers
+
+
+def sse_events(text: str) -> list[dict]:
+    """The events of an SSE body: each with its id, retry and data (JSON, or "" when none)."""
+    events = []
+    for block in text.replace("\r\n", "\n").split("\n\n"):
+        fields = dict(line.split(": ", 1) if ": " in line else (line.rstrip(":"), "") for line in block.splitlines() if not line.startswith(":"))
+        if fields:
+            data = fields.get("data", "")
+            events.append({"id": fields.get("id"), "retry": fields.get("retry"), "data": json.loads(data) if data else ""})
+    return events
+
+
+async def test_a_dropped_stream_resumed_on_another_replica(cluster: Cluster) -> None:
+    """Raw: a POST's stream on one replica is dropped mid-call and picked up on a second with
+    Last-Event-ID (every progress step once, then the answer); the GET stream, dropped on the
+    third, is picked up on the first with what came while it was closed."""
+    first, second, third = (server.url for server in cluster.replicas)
+    accept = {"Accept": "application/json, text/event-stream"}
+    init = {
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": HANDSHAKE, "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
+    }  # fmt: skip
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "slow", "arguments": {"steps": 40}, "_meta": {"progressToken": "t"}}}  # fmt: skip
+    with anyio.fail_after(TEST_DEADLINE):
+        async with httpx2.AsyncClient(timeout=READ_TIMEOUT) as http:
+            made = await http.post(first, json=init, headers=accept)
+            session = {**accept, "Mcp-Session-Id": made.headers["mcp-session-id"], "MCP-Protocol-Version": HANDSHAKE}
+            await http.post(first, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=session)
+            before: list[dict] = []
+            async with http.stream("POST", first, json=call, headers=session) as stream:
+                text = ""
+                async for chunk in stream.aiter_text():
+                    text += chunk
+                    before = sse_events(text.rsplit("\n\n", 1)[0] + "\n\n")
+                    if sum(1 for e in before if e["data"] and e["data"].get("method") == "notifications/progress") >= 3:
+                        break
+            assert before[0]["data"] == "" and before[0]["retry"] == "1000", before[0]
+            resume = {**session, "Accept": "text/event-stream", "Last-Event-ID": before[-1]["id"]}
+            resumed = await http.get(second, headers=resume)
+            assert resumed.status_code == 200, resumed.text
+            after = sse_events(resumed.text)
+            progress = [e["data"]["params"]["progress"] for e in before + after if e["data"] and e["data"].get("method") == "notifications/progress"]
+            assert progress == list(range(1, 41)), progress
+            assert after[-1]["data"]["result"]["structuredContent"] == {"done": 40}
+            stream_id = before[-1]["id"].split(".")[0]
+            assert all(e["id"].split(".")[0] == stream_id for e in after), after
+
+            subscribe = {"jsonrpc": "2.0", "id": 3, "method": "resources/subscribe", "params": {"uri": "test://info"}}
+            assert (await http.post(second, json=subscribe, headers=session)).status_code == 200
+            touch = {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "touch", "arguments": {}}}
+            get = {**session, "Accept": "text/event-stream"}
+            seen: list[dict] = []
+            async with http.stream("GET", third, headers=get) as stream:
+                assert (await http.post(first, json=touch, headers=session)).status_code == 200
+                text = ""
+                async for chunk in stream.aiter_text():
+                    text += chunk
+                    seen = [e for e in sse_events(text.rsplit("\n\n", 1)[0] + "\n\n") if e["data"]]
+                    if seen:
+                        break
+            assert seen[0]["id"].startswith("g."), seen
+            # Changes raised while no GET stream is open wait for the next one.
+            assert (await http.post(second, json={**touch, "id": 5}, headers=session)).status_code == 200
+            await anyio.sleep(0.5)
+            methods: list[str] = []
+            async with http.stream("GET", first, headers={**get, "Last-Event-ID": seen[0]["id"]}) as stream:
+                text = ""
+                with anyio.move_on_after(SETTLE * 2):  # then nothing more: no event twice
+                    async for chunk in stream.aiter_text():
+                        text += chunk
+                        methods = [e["data"]["method"] for e in sse_events(text.rsplit("\n\n", 1)[0] + "\n\n") if e["data"]]
+            each_touch = ["notifications/resources/updated", "notifications/tools/list_changed"]
+            rest_of_first = [m for m in each_touch if m != seen[0]["data"]["method"]]
+            assert sorted(methods) == sorted(rest_of_first + each_touch), (seen, methods)
+
+
+async def test_the_sdk_picks_up_streams_duet_ends(cluster_factory) -> None:
+    """With --sse-close-after, duet ends a long call's stream before its answer; the official
+    client picks it up with a GET through nginx (so mostly on another replica) and gets
+    every progress step once, and the answer."""
+    cluster = cluster_factory("http", "testkit", "--sse-close-after", "0.3")
+    progress: list[float] = []
+
+    async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        progress.append(value)
+
+    with anyio.fail_after(TEST_DEADLINE):
+        async with Client(cluster.url, mode="legacy", read_timeout_seconds=READ_TIMEOUT) as client:
+            for _ in range(3):
+                progress.clear()
+                done = await client.call_tool("slow", {"steps": 40}, progress_callback=on_progress)
+                assert done.structured_content == {"done": 40}
+                assert progress == list(range(1, 41)), progress

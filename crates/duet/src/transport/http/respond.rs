@@ -248,6 +248,10 @@ where
         .in_current_span()
     };
     let keepalive = shared.config.keepalive_interval;
+    let close_after = resumable.as_ref().and_then(|r| r.close_after);
+    let close_at = close_after.map(|after| tokio::time::Instant::now() + after);
+    // Past the first wait the head goes out: a stream duet may close must be open first.
+    let first_wait = close_after.map_or(keepalive, |after| after.min(keepalive));
     let mut run = Box::pin(run);
     // The first message, or `None` after a keep-alive interval of silence.
     let first = if modern {
@@ -267,9 +271,9 @@ where
         first
     } else {
         tokio::spawn(run);
-        tokio::time::timeout(keepalive, rx.recv()).await.ok()
+        tokio::time::timeout(first_wait, rx.recv()).await.ok()
     };
-    let (priming, close_after) = resumable.as_ref().map_or((None, None), |r| (r.priming.clone(), r.close_after));
+    let priming = resumable.as_ref().and_then(|r| r.priming.clone());
     let primed = |bytes: Bytes| match &priming {
         Some(priming) => [priming.clone(), bytes].concat().into(),
         None => bytes,
@@ -292,7 +296,6 @@ where
     // sends a handshake-era stream's events to the log for the client to pick up.
     let guard = modern.then(|| cancel.drop_guard());
     let detach = resumable.map(|r| Detach { stream: r.stream, finished: false });
-    let close_at = close_after.map(|after| tokio::time::Instant::now() + after);
     let rest = Rest { rx, owed, framing, detach, close_at };
     let rest = futures::stream::unfold(Some(rest), |rest| async move {
         let mut rest = rest?;
