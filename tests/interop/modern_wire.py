@@ -130,11 +130,13 @@ def refunded(answer: dict[str, Any]) -> dict[str, Any]:
 
 
 async def sse_messages(response: httpx2.Response) -> AsyncIterator[dict[str, Any]]:
-    """The JSON messages of an SSE response, as they arrive."""
+    """The JSON messages of an SSE response, as they arrive (past a 2025-11-25 stream's
+    priming event, which has an id and no data)."""
     data: list[str] = []
     async for line in response.aiter_lines():
         if line.startswith("data:"):
             data.append(line[len("data:") :].strip())
         elif line == "" and data:
-            yield json.loads("\n".join(data))
+            if any(data):
+                yield json.loads("\n".join(data))
             data = []

@@ -48,6 +48,19 @@ PAID = "refund paid"
 SETTLE = 1.0
 """Seconds to wait for anything more (a doubled event, a second payment) to show up."""
 
+ACCEPT = {"Accept": "application/json, text/event-stream"}
+INITIALIZE = {
+    "jsonrpc": "2.0", "id": 1, "method": "initialize",
+    "params": {"protocolVersion": HANDSHAKE, "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
+}  # fmt: skip
+
+
+async def raw_session(http: httpx2.AsyncClient, url: str) -> dict[str, str]:
+    """A 2025-11-25 session made with raw HTTP at `url`: the headers its requests carry."""
+    made = await http.post(url, json=INITIALIZE, headers=ACCEPT)
+    assert made.status_code == 200, made.text
+    return {**ACCEPT, "Mcp-Session-Id": made.headers["mcp-session-id"], "MCP-Protocol-Version": HANDSHAKE}
+
 
 async def replay_everywhere(cluster: Cluster, state: str) -> list[dict]:
     """The same confirmed retry sent to every replica at once; their answers."""
@@ -294,16 +307,9 @@ async def test_a_session_made_on_one_replica_ends_on_all(cluster: Cluster) -> No
     """Raw: initialize on one replica, a request on a second, the GET stream on the third;
     DELETE on the second ends the stream on the third, and the first then says 404."""
     first, second, third = (server.url for server in cluster.replicas)
-    accept = {"Accept": "application/json, text/event-stream"}
-    init = {
-        "jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": HANDSHAKE, "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
-    }  # fmt: skip
     with anyio.fail_after(TEST_DEADLINE):
         async with httpx2.AsyncClient(timeout=READ_TIMEOUT) as http:
-            made = await http.post(first, json=init, headers=accept)
-            assert made.status_code == 200, made.text
-            session = {**accept, "Mcp-Session-Id": made.headers["mcp-session-id"], "MCP-Protocol-Version": HANDSHAKE}
+            session = await raw_session(http, first)
             note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
             assert (await http.post(second, json=note, headers=session)).status_code == 202
             listed = await http.post(second, json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, headers=session)
@@ -325,11 +331,6 @@ async def test_a_replica_killed_under_load(cluster: Cluster) -> None:
     running fail; the next ones go to the others. A handshake-era session it made carries
     on through the others."""
     victim = cluster.replicas[1]
-    accept = {"Accept": "application/json, text/event-stream"}
-    init = {
-        "jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": HANDSHAKE, "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
-    }  # fmt: skip
     outcomes: list[tuple[float, bool]] = []
     killed_at = 0.0
 
@@ -346,8 +347,7 @@ async def test_a_replica_killed_under_load(cluster: Cluster) -> None:
 
     with anyio.fail_after(TEST_DEADLINE):
         async with httpx2.AsyncClient(timeout=READ_TIMEOUT) as http:
-            made = await http.post(victim.url, json=init, headers=accept)
-            session = {**accept, "Mcp-Session-Id": made.headers["mcp-session-id"], "MCP-Protocol-Version": HANDSHAKE}
+            session = await raw_session(http, victim.url)
             await http.post(victim.url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=session)
             async with anyio.create_task_group() as group:
                 for _ in range(8):
@@ -369,16 +369,10 @@ async def test_a_handshake_session_while_redis_is_away(cluster: Cluster) -> None
     replica answers 503 with the reason, never 404; once Redis is back (empty), the session
     is gone everywhere and a new one works."""
     made_on, other = cluster.replicas[0].url, cluster.replicas[1].url
-    accept = {"Accept": "application/json, text/event-stream"}
-    init = {
-        "jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": HANDSHAKE, "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
-    }  # fmt: skip
     listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
     with anyio.fail_after(TEST_DEADLINE):
         async with httpx2.AsyncClient(timeout=READ_TIMEOUT) as http:
-            made = await http.post(made_on, json=init, headers=accept)
-            session = {**accept, "Mcp-Session-Id": made.headers["mcp-session-id"], "MCP-Protocol-Version": HANDSHAKE}
+            session = await raw_session(http, made_on)
             cluster.redis.stop()
             assert (await http.post(made_on, json=listing, headers=session)).status_code == 200
             away = await http.post(other, json=listing, headers=session)
@@ -389,7 +383,7 @@ async def test_a_handshake_session_while_redis_is_away(cluster: Cluster) -> None
                 assert time.monotonic() < deadline, gone.text
                 await anyio.sleep(0.5)
             assert gone.status_code == 404, gone.text
-            again = await http.post(other, json=init, headers=accept)
+            again = await http.post(other, json=INITIALIZE, headers=ACCEPT)
             assert again.status_code == 200 and "mcp-session-id" in again.headers
 
 
@@ -409,17 +403,11 @@ async def test_a_dropped_stream_resumed_on_another_replica(cluster: Cluster) -> 
     Last-Event-ID (every progress step once, then the answer); the GET stream, dropped on the
     third, is picked up on the first with what came while it was closed."""
     first, second, third = (server.url for server in cluster.replicas)
-    accept = {"Accept": "application/json, text/event-stream"}
-    init = {
-        "jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": HANDSHAKE, "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
-    }  # fmt: skip
     call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
             "params": {"name": "slow", "arguments": {"steps": 40}, "_meta": {"progressToken": "t"}}}  # fmt: skip
     with anyio.fail_after(TEST_DEADLINE):
         async with httpx2.AsyncClient(timeout=READ_TIMEOUT) as http:
-            made = await http.post(first, json=init, headers=accept)
-            session = {**accept, "Mcp-Session-Id": made.headers["mcp-session-id"], "MCP-Protocol-Version": HANDSHAKE}
+            session = await raw_session(http, first)
             await http.post(first, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=session)
             before: list[dict] = []
             async with http.stream("POST", first, json=call, headers=session) as stream:
@@ -486,3 +474,23 @@ async def test_the_sdk_picks_up_streams_duet_ends(cluster_factory) -> None:
                 done = await client.call_tool("slow", {"steps": 40}, progress_callback=on_progress)
                 assert done.structured_content == {"done": 40}
                 assert progress == list(range(1, 41)), progress
+
+
+async def test_the_session_caps_count_across_replicas(cluster_factory) -> None:
+    """--max-sessions-per-principal 2 over three replicas: a third session, made on a third
+    replica, ends the least recently used one, made on the first, on every replica."""
+    cluster = cluster_factory("http", "testkit", "--max-sessions-per-principal", "2")
+    listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+    with anyio.fail_after(TEST_DEADLINE):
+        async with httpx2.AsyncClient(timeout=READ_TIMEOUT) as http:
+            sessions = []
+            for server in cluster.replicas:
+                sessions.append(await raw_session(http, server.url))
+                await anyio.sleep(0.05)
+            oldest, *kept = sessions
+            for server in cluster.replicas:
+                gone = await http.post(server.url, json=listing, headers=oldest)
+                assert gone.status_code == 404, gone.text
+                for session in kept:
+                    listed = await http.post(server.url, json=listing, headers=session)
+                    assert listed.status_code == 200 and "echo" in listed.text, listed.text

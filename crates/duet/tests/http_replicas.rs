@@ -120,3 +120,42 @@ async fn a_get_stream_moves_to_another_replica_and_changes_come_once() {
     a.stop().await;
     b.stop().await;
 }
+
+#[tokio::test]
+async fn the_session_caps_count_across_replicas() {
+    let auth = duet::auth::TokenAuth::from_specs(["tok-a", "tok-b"]).expect("token specs");
+    let caps = duet::transport::http::HttpConfig {
+        max_sessions_per_principal: 2,
+        max_sessions: 3,
+        auth: Some(std::sync::Arc::new(auth)),
+        ..config()
+    };
+    let backplane = Backplane::memory();
+    let a = TestServer::start_on(caps.clone(), backplane.clone()).await;
+    let b = TestServer::start_on(caps, backplane).await;
+    let session = |server: &TestServer, token: &str| {
+        let mut client = server.client(LATEST).with_token(token);
+        async move {
+            client.initialize().await;
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            client
+        }
+    };
+    let oldest = session(&a, "tok-a").await;
+    let second = session(&b, "tok-a").await;
+    let third = session(&b, "tok-a").await;
+    // Alice's third session, made on b, ended her oldest, made on a: gone on both.
+    for on in [&a, &b] {
+        let listed = oldest.via(on).post("tools/list", json!({})).send().await;
+        listed.expect_http_error(StatusCode::NOT_FOUND, "Session not found");
+    }
+    second.via(&a).call("tools/list", json!({})).await;
+    third.via(&a).call("tools/list", json!({})).await;
+    // The server's cap counts the sessions of both: Bob's first fits, his second does not.
+    session(&a, "tok-b").await;
+    let params = json!({"protocolVersion": LATEST, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}});
+    let refused = b.client(LATEST).with_token("tok-b").post("initialize", params).send().await;
+    refused.expect_http_error(StatusCode::SERVICE_UNAVAILABLE, "Too many sessions");
+    a.stop().await;
+    b.stop().await;
+}

@@ -96,6 +96,26 @@ async fn a_broken_post_stream_is_picked_up_with_a_get() {
 }
 
 #[tokio::test]
+async fn a_stream_that_ended_while_its_client_left_is_picked_up_too() {
+    let ts = TestServer::start(config()).await;
+    let client = ts.session(LATEST).await;
+    let mut stream = slow_stream(&client, 3).await;
+    assert!(stream.next_event().await.unwrap().is_priming());
+    let first = stream.next_event().await.unwrap();
+    // The server sends the rest, and the answer, while the client reads no more.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    drop(stream);
+    let started = std::time::Instant::now();
+    let mut resumed = client.get().header("last-event-id", first.id.as_deref().unwrap()).stream().await;
+    let after = until_answer(&mut resumed).await;
+    assert!(started.elapsed() < Duration::from_secs(5), "found at once: {:?}", started.elapsed());
+    let mut progress = progress_of(&[first]);
+    progress.extend(progress_of(&after));
+    assert_eq!(progress, [1, 2, 3]);
+    ts.stop().await;
+}
+
+#[tokio::test]
 async fn a_broken_get_stream_is_picked_up_and_keeps_what_came_meanwhile() {
     let ts = TestServer::start(config()).await;
     let client = ts.session(LATEST).await;

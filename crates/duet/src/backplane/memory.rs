@@ -1,8 +1,8 @@
 //! The backplane within one process: keys in a map whose entries expire, a bus that hands
-//! each event to the other servers built on the same backplane, and event logs in memory
-//! (bounded in count and bytes as well as by their expiry).
+//! each event to the other servers built on the same backplane, event logs in memory
+//! (bounded in count and bytes as well as by their expiry), and rosters.
 
-use super::{Bus, EventLog, Keys, LOG_CAPACITY, Logged, Published, StoreError, Subscriber};
+use super::{Bus, EventLog, Joined, Keys, LOG_CAPACITY, Logged, Published, Rosters, StoreError, Subscriber};
 use crate::layer::Feed;
 use async_trait::async_trait;
 use std::collections::{HashMap, VecDeque};
@@ -195,6 +195,54 @@ impl EventLog for MemoryEvents {
     }
 }
 
+/// The members of one roster: each one's time, and how long it lives past it.
+type Members = HashMap<String, (Instant, Duration)>;
+
+/// Rosters in this process's memory.
+#[derive(Default)]
+pub struct MemoryRosters {
+    rosters: Mutex<HashMap<String, Members>>,
+}
+
+impl MemoryRosters {
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+#[async_trait]
+impl Rosters for MemoryRosters {
+    async fn join(&self, roster: &str, member: &str, limit: usize, idle: Duration) -> Result<Joined, StoreError> {
+        let now = Instant::now();
+        let mut rosters = self.rosters.lock().unwrap_or_else(|p| p.into_inner());
+        let members = rosters.entry(roster.to_string()).or_default();
+        members.retain(|_, (at, idle)| *at + *idle > now);
+        if members.len() < limit || members.contains_key(member) {
+            members.insert(member.to_string(), (now, idle));
+            return Ok(Joined::Joined);
+        }
+        let oldest = members.iter().filter(|(_, (at, _))| *at <= now).min_by_key(|(_, (at, _))| *at);
+        Ok(Joined::Full { oldest: oldest.map(|(member, _)| member.clone()) })
+    }
+
+    fn touch(&self, roster: &str, member: &str, ahead: Duration, idle: Duration) {
+        let mut rosters = self.rosters.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(time) = rosters.get_mut(roster).and_then(|members| members.get_mut(member)) {
+            *time = (Instant::now() + ahead, idle);
+        }
+    }
+
+    fn leave(&self, roster: &str, member: &str) {
+        let mut rosters = self.rosters.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(members) = rosters.get_mut(roster) {
+            members.remove(member);
+            if members.is_empty() {
+                rosters.remove(roster);
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -240,5 +288,27 @@ mod tests {
         assert!(events.read("a").await.unwrap().is_empty(), "the log nearest its end went");
         assert_eq!(events.read("b").await.unwrap().len(), 1);
         assert!(events.lock().bytes <= EVENT_BYTES);
+    }
+
+    #[tokio::test]
+    async fn rosters_name_their_oldest_member_when_full() {
+        let rosters = MemoryRosters::new();
+        let idle = Duration::from_secs(60);
+        for member in ["a", "b"] {
+            assert_eq!(rosters.join("r", member, 2, idle).await, Ok(Joined::Joined));
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+        assert_eq!(rosters.join("r", "a", 2, idle).await, Ok(Joined::Joined), "a member already there is renewed");
+        assert_eq!(rosters.join("r", "c", 2, idle).await, Ok(Joined::Full { oldest: Some("b".into()) }));
+        rosters.touch("r", "b", idle, idle);
+        assert_eq!(rosters.join("r", "c", 2, idle).await, Ok(Joined::Full { oldest: Some("a".into()) }));
+        rosters.touch("r", "a", idle, idle);
+        assert_eq!(rosters.join("r", "c", 2, idle).await, Ok(Joined::Full { oldest: None }), "every time to come");
+        rosters.leave("r", "a");
+        assert_eq!(rosters.join("r", "c", 2, idle).await, Ok(Joined::Joined));
+        let short = Duration::from_millis(20);
+        assert_eq!(rosters.join("s", "x", 1, short).await, Ok(Joined::Joined));
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        assert_eq!(rosters.join("s", "y", 1, short).await, Ok(Joined::Joined), "x lived its idle time");
     }
 }

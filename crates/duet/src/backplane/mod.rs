@@ -3,9 +3,10 @@
 //! replica's layer raises must reach the listen streams and sessions held by the others.
 //! The backplane is that shared part: [`Keys`] (values with an expiry and an atomic claim),
 //! a [`Bus`] (changes published to every other replica, session states, and messages
-//! routed to the replica a session's stream or question is on) and an [`EventLog`] (the
+//! routed to the replica a session's stream or question is on), an [`EventLog`] (the
 //! recent events of resumable SSE streams, which a client may pick up again on any
-//! replica). [`Backplane::memory`] is
+//! replica) and [`Rosters`] (the live sessions, counted across replicas for the caps).
+//! [`Backplane::memory`] is
 //! the default and what one process needs; servers built on one clone of it share it as
 //! replicas would. `RedisBackplane::connect` (feature `redis`) shares it through Redis.
 
@@ -21,7 +22,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use memory::{MemoryBus, MemoryEvents, MemoryKeys};
+pub use memory::{MemoryBus, MemoryEvents, MemoryKeys, MemoryRosters};
 #[cfg(feature = "redis")]
 pub use redis::RedisBackplane;
 
@@ -124,28 +125,70 @@ pub trait EventLog: Send + Sync {
     fn remove(&self, stream: &str);
 }
 
+/// What [`Rosters::join`] says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Joined {
+    Joined,
+    /// The roster is full: its oldest member whose time has passed (the one to end to make
+    /// room), or `None` when every member's time is still to come.
+    Full {
+        oldest: Option<String>,
+    },
+}
+
+/// Named lists of members, each with a time, shared by every replica: the handshake-era
+/// sessions of each principal and of the whole server, so that the session caps count
+/// across replicas. A member lives until `idle` after its time; a time in the future (a
+/// session whose stream is open, renewed by the replica holding it) keeps it from being
+/// the oldest.
+#[async_trait]
+pub trait Rosters: Send + Sync {
+    /// Adds `member` to `roster` at the present time, unless it holds `limit` live members
+    /// already (a member already there is renewed instead).
+    async fn join(&self, roster: &str, member: &str, limit: usize, idle: Duration) -> Result<Joined, StoreError>;
+    /// Sets the time of `member` of `roster`, if it is there, to `ahead` from now. Never
+    /// blocks.
+    fn touch(&self, roster: &str, member: &str, ahead: Duration, idle: Duration);
+    /// Takes `member` off `roster`. Never blocks.
+    fn leave(&self, roster: &str, member: &str);
+}
+
 /// The shared part of a set of replicas. Cheap to clone; clones share.
 #[derive(Clone)]
 pub struct Backplane {
     pub keys: Arc<dyn Keys>,
     pub bus: Arc<dyn Bus>,
     pub events: Arc<dyn EventLog>,
+    pub rosters: Arc<dyn Rosters>,
     /// What it is, for logs: `memory`, or the store's address.
     name: Arc<str>,
     immediate: bool,
 }
 
 impl Backplane {
-    /// Keys and a bus in this process: what one replica needs.
+    /// Everything in this process: what one replica needs.
     pub fn memory() -> Self {
-        let (keys, bus, events) =
-            (Arc::new(MemoryKeys::new()), Arc::new(MemoryBus::new()), Arc::new(MemoryEvents::new()));
-        Backplane { keys, bus, events, name: "memory".into(), immediate: true }
+        Backplane {
+            keys: Arc::new(MemoryKeys::new()),
+            bus: Arc::new(MemoryBus::new()),
+            events: Arc::new(MemoryEvents::new()),
+            rosters: Arc::new(MemoryRosters::new()),
+            name: "memory".into(),
+            immediate: true,
+        }
     }
 
-    /// A backplane of the program's own keys, bus and event log.
-    pub fn new(keys: Arc<dyn Keys>, bus: Arc<dyn Bus>, events: Arc<dyn EventLog>, name: &str) -> Self {
-        Backplane { keys, bus, events, name: name.into(), immediate: false }
+    /// A backplane of the program's own, one value that is all its parts (as
+    /// `RedisBackplane` is), named `name` in logs. Its fields may then be replaced one by one.
+    pub fn new<T: Keys + Bus + EventLog + Rosters + 'static>(shared: Arc<T>, name: &str) -> Self {
+        Backplane {
+            keys: shared.clone(),
+            bus: shared.clone(),
+            events: shared.clone(),
+            rosters: shared,
+            name: name.into(),
+            immediate: false,
+        }
     }
 
     pub fn name(&self) -> &str {

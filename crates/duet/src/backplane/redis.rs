@@ -10,7 +10,7 @@
 //! state fails within it, never hangs. Events published while Redis is unreachable are
 //! lost (pub/sub keeps no history); each loss is logged and counted.
 
-use super::{Backplane, Bus, EventLog, Keys, LOG_CAPACITY, Logged, Published, StoreError, Subscriber};
+use super::{Backplane, Bus, EventLog, Joined, Keys, LOG_CAPACITY, Logged, Published, Rosters, StoreError, Subscriber};
 use crate::layer::Feed;
 use crate::signals;
 use async_trait::async_trait;
@@ -28,11 +28,35 @@ const OUTBOX: usize = 4096;
 /// Events sent in one pipeline.
 const BATCH: usize = 64;
 
+/// Now in Redis's clock, in milliseconds (the replicas' clocks may differ).
+const NOW: &str = "local t = redis.call('TIME') local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)";
+
+/// KEYS[1] a roster, ARGV member, limit, idle ms: `{1, ''}` when it joined, else `{0, the
+/// oldest member whose time has passed, or ''}`.
+const JOIN: &str = "
+    local idle = tonumber(ARGV[3])
+    redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - idle)
+    if redis.call('ZSCORE', KEYS[1], ARGV[1]) or redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[2]) then
+        redis.call('ZADD', KEYS[1], now, ARGV[1])
+        redis.call('PEXPIRE', KEYS[1], 2 * idle)
+        return {1, ''}
+    end
+    local oldest = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, 1)
+    return {0, oldest[1] or ''}";
+
+/// KEYS[1] a roster, ARGV member, ahead ms, idle ms: the member's time set ahead of now.
+const TOUCH: &str = "
+    if redis.call('ZADD', KEYS[1], 'XX', 'CH', now + tonumber(ARGV[2]), ARGV[1]) == 1 then
+        redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]) + 2 * tonumber(ARGV[3]))
+    end";
+
 /// What the outbox sends, in order.
 enum Outgoing {
     Publish(Published),
     Append { key: String, entries: Vec<String>, ttl: Duration },
     Remove(String),
+    Touch { key: String, member: String, ahead: Duration, idle: Duration },
+    Leave { key: String, member: String },
 }
 
 impl Outgoing {
@@ -42,6 +66,8 @@ impl Outgoing {
             Outgoing::Publish(_) => "PUBLISH",
             Outgoing::Append { .. } => "RPUSH",
             Outgoing::Remove(_) => "DEL",
+            Outgoing::Touch { .. } => "EVAL",
+            Outgoing::Leave { .. } => "ZREM",
         }
     }
 }
@@ -87,7 +113,7 @@ impl RedisBackplane {
         let backplane =
             Arc::new(RedisBackplane { connection, prefix: prefix.to_string(), channel, outbox, subscribers });
         tokio::spawn(watch(Arc::downgrade(&backplane)));
-        Ok(Backplane::new(backplane.clone(), backplane.clone(), backplane, &redacted(url)))
+        Ok(Backplane::new(backplane, &redacted(url)))
     }
 
     fn key(&self, key: &str) -> String {
@@ -96,6 +122,10 @@ impl RedisBackplane {
 
     fn log_key(&self, stream: &str) -> String {
         format!("{}events:{stream}", self.prefix)
+    }
+
+    fn roster_key(&self, roster: &str) -> String {
+        format!("{}roster:{roster}", self.prefix)
     }
 
     /// Queues `outgoing` behind what is queued already; a full outbox drops it, said and
@@ -205,6 +235,24 @@ impl EventLog for RedisBackplane {
     }
 }
 
+#[async_trait]
+impl Rosters for RedisBackplane {
+    async fn join(&self, roster: &str, member: &str, limit: usize, idle: Duration) -> Result<Joined, StoreError> {
+        let mut eval = redis::cmd("EVAL");
+        eval.arg(format!("{NOW} {JOIN}")).arg(1).arg(self.roster_key(roster)).arg(member).arg(limit).arg(millis(idle));
+        let (joined, oldest): (i64, String) = self.run(eval, "EVAL").await?;
+        Ok(if joined == 1 { Joined::Joined } else { Joined::Full { oldest: Some(oldest).filter(|o| !o.is_empty()) } })
+    }
+
+    fn touch(&self, roster: &str, member: &str, ahead: Duration, idle: Duration) {
+        self.send(Outgoing::Touch { key: self.roster_key(roster), member: member.to_string(), ahead, idle });
+    }
+
+    fn leave(&self, roster: &str, member: &str) {
+        self.send(Outgoing::Leave { key: self.roster_key(roster), member: member.to_string() });
+    }
+}
+
 /// A TTL in whole milliseconds, at least one (Redis refuses zero).
 fn millis(ttl: Duration) -> u64 {
     (ttl.as_millis() as u64).max(1)
@@ -256,6 +304,21 @@ async fn publish(mut connection: ConnectionManager, channel: String, mut pending
                 }
                 Outgoing::Remove(key) => {
                     pipeline.cmd("DEL").arg(key).ignore();
+                }
+                Outgoing::Touch { key, member, ahead, idle } => {
+                    let script = format!("{NOW} {TOUCH}");
+                    pipeline
+                        .cmd("EVAL")
+                        .arg(script)
+                        .arg(1)
+                        .arg(key)
+                        .arg(member)
+                        .arg(millis(ahead))
+                        .arg(millis(idle))
+                        .ignore();
+                }
+                Outgoing::Leave { key, member } => {
+                    pipeline.cmd("ZREM").arg(key).arg(member).ignore();
                 }
             }
         }

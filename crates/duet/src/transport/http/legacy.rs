@@ -80,8 +80,8 @@ pub(super) async fn open<B>(shared: &Arc<HttpShared>, req: Gated<B>) -> Response
     let session = match shared.sessions.create(shared, &req.principal, Kind::LegacySse) {
         Ok(created) => {
             if let Some(evicted) = created.evicted {
-                let shared = shared.clone();
-                tokio::spawn(async move { super::replicated::end(&shared, &evicted).await });
+                let (shared, principal) = (shared.clone(), req.principal.id.clone());
+                tokio::spawn(async move { super::replicated::end(&shared, &evicted, &principal).await });
             }
             created.session
         }

@@ -224,12 +224,16 @@ async fn answer_handshake(
         let http_session = match shared.sessions.create(shared, &principal, Kind::Streamable) {
             Ok(created) => {
                 if let Some(evicted) = created.evicted {
-                    replicated::end(shared, &evicted).await;
+                    replicated::end(shared, &evicted, &principal.id).await;
                 }
                 created.session
             }
             Err(full) => return http_error(StatusCode::SERVICE_UNAVAILABLE, full.0),
         };
+        if let Err(refused) = replicated::count(shared, &http_session).await {
+            shared.sessions.remove(&http_session.id);
+            return refused;
+        }
         tracing::Span::current().record("mcp.session.id", http_session.id.as_str());
         answering.session = Some(http_session.clone());
         let session = http_session.session.clone();
@@ -242,7 +246,7 @@ async fn answer_handshake(
             }
             replicated::save(shared, &http_session).await;
         } else {
-            shared.sessions.remove(&http_session.id);
+            replicated::end(shared, &http_session.id, &http_session.principal_id).await;
         }
         return response;
     }

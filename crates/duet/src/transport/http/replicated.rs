@@ -12,7 +12,7 @@ use super::body::Body;
 use super::resume::StreamName;
 use super::service::{HttpShared, http_error};
 use super::sessions::{HttpSession, Kind};
-use crate::backplane::{Event, Published, Routed};
+use crate::backplane::{Event, Joined, Published, Routed};
 use crate::jsonrpc::RequestId;
 use crate::layer::Principal;
 use crate::message::{Incoming, Message};
@@ -35,6 +35,14 @@ struct Record {
 
 fn record_key(id: &str) -> String {
     format!("session:{id}")
+}
+
+/// The roster of every session of the server.
+const ALL_SESSIONS: &str = "sessions";
+
+/// The roster of the sessions of principal `id`.
+fn roster_of(principal: &str) -> String {
+    format!("sessions-of:{principal}")
 }
 
 /// Where the id of the last event the session's GET streams sent is kept.
@@ -93,7 +101,7 @@ pub(super) async fn find(
     match shared.sessions.adopt(shared, id, principal, &record.state, record.streamer) {
         Ok(created) => {
             if let Some(evicted) = created.evicted {
-                end(shared, &evicted).await;
+                end(shared, &evicted, &principal.id).await;
             }
             Ok(Some(created.session))
         }
@@ -141,17 +149,60 @@ pub(super) async fn save(shared: &HttpShared, session: &HttpSession) {
     }
 }
 
-/// Renews the record's expiry once a quarter of the idle timeout has passed since it was
-/// written, so a session in use on this replica stays alive for the others.
+/// Counts a new session on the rosters of its principal and of the server, across
+/// replicas. At the principal's cap, its least recently used session with no open stream
+/// ends everywhere to make room; with none such, or at the server's cap, the session is
+/// refused (503 with the reason).
+pub(super) async fn count(shared: &HttpShared, session: &HttpSession) -> Result<(), Response<Body>> {
+    let (rosters, config) = (&shared.server.options().backplane.rosters, &shared.config);
+    let (mine, idle) = (roster_of(&session.principal_id), config.session_idle_timeout);
+    let unavailable = |e: crate::backplane::StoreError| http_error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string());
+    let mut evicted = false;
+    loop {
+        match rosters.join(&mine, &session.id, config.max_sessions_per_principal, idle).await {
+            Ok(Joined::Joined) => break,
+            Ok(Joined::Full { oldest: Some(oldest) }) if !evicted => {
+                tracing::info!(principal = %session.principal_id, "session cap reached; ended the least recently used idle session");
+                end(shared, &oldest, &session.principal_id).await;
+                evicted = true;
+            }
+            Ok(Joined::Full { .. }) => {
+                return Err(http_error(StatusCode::SERVICE_UNAVAILABLE, "Too many sessions for this caller"));
+            }
+            Err(e) => return Err(unavailable(e)),
+        }
+    }
+    let refused = match rosters.join(ALL_SESSIONS, &session.id, config.max_sessions, idle).await {
+        Ok(Joined::Joined) => return Ok(()),
+        Ok(Joined::Full { .. }) => http_error(StatusCode::SERVICE_UNAVAILABLE, "Too many sessions"),
+        Err(e) => unavailable(e),
+    };
+    rosters.leave(&mine, &session.id);
+    Err(refused)
+}
+
+/// Sets the session's time on the rosters `ahead` of now (zero: used now).
+fn touch(shared: &HttpShared, session: &HttpSession, ahead: std::time::Duration) {
+    let (rosters, idle) = (&shared.server.options().backplane.rosters, shared.config.session_idle_timeout);
+    rosters.touch(&roster_of(&session.principal_id), &session.id, ahead, idle);
+    rosters.touch(ALL_SESSIONS, &session.id, ahead, idle);
+}
+
+/// Renews the record's expiry, and the session's time on the rosters, once a quarter of
+/// the idle timeout has passed since it was written, so a session in use on this replica
+/// stays alive for the others.
 pub(super) async fn keep_alive(shared: &HttpShared, session: &HttpSession) {
     let quarter = shared.config.session_idle_timeout.as_nanos() as u64 / 4;
     if shared.sessions.now().saturating_sub(session.saved.load(Ordering::Relaxed)) > quarter {
         save(shared, session).await;
+        touch(shared, session, Default::default());
     }
 }
 
 /// Marks the session's GET stream open here (or closed, unless another replica's opened
-/// since), so the replicas agree which of them delivers its changes.
+/// since), so the replicas agree which of them delivers its changes. While it is open the
+/// session stays alive and is not the one the cap ends: its record and its time on the
+/// rosters are renewed ahead.
 pub(super) async fn streaming(shared: &HttpShared, session: &HttpSession, open: bool) {
     let here = shared.server.replica_id();
     match open {
@@ -160,13 +211,32 @@ pub(super) async fn streaming(shared: &HttpShared, session: &HttpSession, open: 
         false => return,
     }
     save(shared, session).await;
+    touch(shared, session, if open { shared.config.session_idle_timeout } else { Default::default() });
 }
 
-/// Ends session `id` on every replica (a DELETE, or the per-principal cap): its record
-/// and its GET stream's events go, and every copy is told.
-pub(super) async fn end(shared: &HttpShared, id: &str) {
+/// Renews an open GET stream's session every quarter of the idle timeout until `closed`.
+pub(super) async fn renew_while_streaming(
+    shared: Arc<HttpShared>,
+    session: Arc<HttpSession>,
+    closed: tokio_util::sync::CancellationToken,
+) {
+    let quarter = shared.config.session_idle_timeout / 4;
+    loop {
+        tokio::select! {
+            _ = closed.cancelled() => return,
+            _ = session.stop.cancelled() => return,
+            _ = tokio::time::sleep(quarter) => streaming(&shared, &session, true).await,
+        }
+    }
+}
+
+/// Ends session `id` of principal `principal` on every replica (a DELETE, or a cap): its
+/// record, its GET stream's events and its place on the rosters go, and every copy is told.
+pub(super) async fn end(shared: &HttpShared, id: &str, principal: &str) {
     shared.sessions.remove(id);
     let backplane = &shared.server.options().backplane;
+    backplane.rosters.leave(&roster_of(principal), id);
+    backplane.rosters.leave(ALL_SESSIONS, id);
     for key in [record_key(id), cursor_key(id)] {
         if let Err(e) = backplane.keys.delete(&key).await {
             tracing::warn!(session = %id, "cannot remove the session's record: {e}");

@@ -11,7 +11,8 @@
 //! connection and keeps its recent events in memory; only when that connection is gone
 //! before the answer (the client left, or duet ended the stream so that the client polls,
 //! SEP-1699) or a client asks to resume it does its writer put them, and all that follows,
-//! in the log. 2025-11-25 streams start with a priming event: an id and no data, with the
+//! in the log. A stream that ended on its connection keeps its events here a little longer
+//! (the last ones may still have been in flight when the client left). 2025-11-25 streams start with a priming event: an id and no data, with the
 //! `retry` interval.
 
 use super::body;
@@ -32,6 +33,11 @@ const POLL: Duration = Duration::from_secs(1);
 /// How long a client resuming a POST's stream waits for the stream's first logged event
 /// before its GET ends (the stream ended normally, or its replica is gone).
 const WAIT_FOR_LOG: Duration = Duration::from_secs(10);
+
+/// How long a POST stream that ended on its connection keeps its events for a client that
+/// resumes it after all, and how many bytes of such events a replica keeps at most.
+const FINISHED_KEPT: Duration = Duration::from_secs(30);
+const FINISHED_BYTES: usize = 16 << 20;
 
 /// Makes event ids unique within this process (with the replica id, within the session).
 static NEXT_EVENT: AtomicU64 = AtomicU64::new(1);
@@ -194,10 +200,20 @@ impl PostStream {
 
 impl Drop for PostStream {
     fn drop(&mut self) {
-        if let Some(shared) = self.writer.shared.upgrade() {
-            shared.streams.done_writing(&self.writer.log);
+        let Some(shared) = self.writer.shared.upgrade() else { return };
+        shared.streams.done_writing(&self.writer.log);
+        if let Kept::Recent(recent) = std::mem::replace(&mut *self.kept(), Kept::Logged) {
+            shared.streams.keep_finished(self.writer.clone(), recent);
         }
     }
+}
+
+/// The events of a POST stream that ended on its connection, kept a while.
+struct Finished {
+    at: std::time::Instant,
+    writer: LogWriter,
+    events: VecDeque<Logged>,
+    bytes: usize,
 }
 
 /// Detaches a POST stream when its body is dropped before its last event went out.
@@ -220,9 +236,28 @@ impl Drop for Detach {
 pub(super) struct Streams {
     writers: Mutex<HashMap<String, Weak<PostStream>>>,
     readers: Mutex<HashMap<String, Weak<Notify>>>,
+    /// Oldest first.
+    finished: Mutex<VecDeque<Finished>>,
 }
 
 impl Streams {
+    /// Keeps the events of a stream that ended on its connection for [`FINISHED_KEPT`],
+    /// within [`FINISHED_BYTES`] (the oldest go first).
+    fn keep_finished(&self, writer: LogWriter, events: VecDeque<Logged>) {
+        let now = std::time::Instant::now();
+        let bytes = events.iter().map(|e| e.id.len() + e.data.len()).sum();
+        let mut finished = self.finished.lock().unwrap_or_else(|p| p.into_inner());
+        finished.push_back(Finished { at: now, writer, events, bytes });
+        let mut total: usize = finished.iter().map(|f| f.bytes).sum();
+        while let Some(oldest) = finished.front() {
+            if now.duration_since(oldest.at) < FINISHED_KEPT && total <= FINISHED_BYTES {
+                break;
+            }
+            total -= oldest.bytes;
+            finished.pop_front();
+        }
+    }
+
     fn writing(&self, log: &str, stream: &Arc<PostStream>) {
         self.writers.lock().unwrap_or_else(|p| p.into_inner()).insert(log.to_string(), Arc::downgrade(stream));
     }
@@ -251,11 +286,19 @@ impl Streams {
         }
     }
 
-    /// A client asks to resume `log`: if this replica writes it, its events go to the log.
+    /// A client asks to resume `log`: if this replica writes it, or wrote it lately, its
+    /// events go to the log.
     pub fn resuming(&self, log: &str) {
         let writer = self.writers.lock().unwrap_or_else(|p| p.into_inner()).get(log).and_then(Weak::upgrade);
         if let Some(stream) = writer {
-            stream.detach();
+            return stream.detach();
+        }
+        let mut finished = self.finished.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(at) = finished.iter().position(|f| f.writer.log == log && f.at.elapsed() < FINISHED_KEPT)
+            && let Some(stream) = finished.remove(at)
+        {
+            drop(finished);
+            stream.writer.append(stream.events.into());
         }
     }
 }

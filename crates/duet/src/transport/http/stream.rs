@@ -14,6 +14,7 @@ use super::sessions::{HttpSession, Kind};
 use crate::protocol::Version;
 use http::{HeaderMap, HeaderName, Response, StatusCode};
 use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
 
 static LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
 
@@ -30,10 +31,12 @@ impl Drop for StreamOpen {
 struct GetStreamOpen {
     shared: Arc<HttpShared>,
     session: Arc<HttpSession>,
+    closed: CancellationToken,
 }
 
 impl Drop for GetStreamOpen {
     fn drop(&mut self) {
+        self.closed.cancel();
         self.session.close_stream();
         let (shared, session) = (self.shared.clone(), self.session.clone());
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
@@ -90,8 +93,10 @@ async fn get_stream(shared: &Arc<HttpShared>, session: Arc<HttpSession>, after: 
     if !session.open_stream() {
         return http_error(StatusCode::CONFLICT, "Conflict: a GET stream is already open for this session");
     }
-    let guard = GetStreamOpen { shared: shared.clone(), session: session.clone() };
+    let closed = CancellationToken::new();
+    let guard = GetStreamOpen { shared: shared.clone(), session: session.clone(), closed: closed.clone() };
     replicated::streaming(shared, &session, true).await;
+    tokio::spawn(replicated::renew_while_streaming(shared.clone(), session.clone(), closed));
     let cursor_key = replicated::cursor_key(&session.id);
     let after = match after {
         Some(after) => Some(after),
@@ -144,6 +149,6 @@ pub(super) async fn delete<B>(shared: &Arc<HttpShared>, req: Gated<B>) -> Respon
         Ok(_) => return http_error(StatusCode::NOT_FOUND, "Session not found"),
         Err(unavailable) => return unavailable,
     }
-    replicated::end(shared, &id).await;
+    replicated::end(shared, &id, &req.principal.id).await;
     Response::new(body::empty())
 }
