@@ -1,7 +1,8 @@
 //! `subscriptions/listen` (2026): a long-lived request whose stream carries the change
 //! notifications its filter asked for, each tagged with the listen request's id. Streams
-//! are server-wide; each has a bounded queue that drops (with a warning) when a client
-//! does not keep up, and ends with a final result when the server closes it.
+//! are server-wide; a change goes straight to each stream's sink (the transport's bounded
+//! queue, which drops when a client does not keep up), so an idle stream holds no queue of
+//! its own. A stream ends with a final result when the server closes it.
 
 use super::envelope::key;
 use crate::jsonrpc::{RequestId, RpcError, Sink, notification};
@@ -11,11 +12,7 @@ use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
-
-/// Events queued per stream before new ones are dropped.
-const LISTEN_QUEUE: usize = 1024;
 
 /// What one listen stream asked for (and duet honours).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -107,7 +104,7 @@ fn subscription_meta(id: &RequestId) -> Map<String, Value> {
 struct Entry {
     filter: Filter,
     id: RequestId,
-    tx: mpsc::Sender<Value>,
+    notify: Sink,
 }
 
 /// The open listen streams of one server.
@@ -146,10 +143,7 @@ impl Listens {
 
     pub fn dispatch(&self, change: &Change) {
         for entry in self.lock().values().filter(|e| e.filter.wants(change)) {
-            let message = change_notification(change, Some(subscription_meta(&entry.id)));
-            if entry.tx.try_send(message).is_err() {
-                tracing::warn!(subscription = %entry.id, "listen stream is not keeping up; dropped a notification");
-            }
+            (entry.notify)(change_notification(change, Some(subscription_meta(&entry.id))));
         }
     }
 
@@ -163,23 +157,14 @@ impl Listens {
         notify: &Sink,
     ) -> Result<Map<String, Value>, RpcError> {
         let filter = Filter::parse(params)?;
-        let (tx, mut rx) = mpsc::channel(LISTEN_QUEUE);
         let key = self.next.fetch_add(1, Ordering::Relaxed);
         let ack = json!({"notifications": filter.honoured(), "_meta": subscription_meta(id)});
-        self.lock().insert(key, Entry { filter, id: id.clone(), tx });
+        // Acknowledged before any change can reach the stream.
+        notify(notification("notifications/subscriptions/acknowledged", Some(ack)));
+        self.lock().insert(key, Entry { filter, id: id.clone(), notify: notify.clone() });
         metrics::gauge!(signals::LISTEN_STREAMS_ACTIVE).increment(1);
         let _registration = Registration { listens: self, key };
-        notify(notification("notifications/subscriptions/acknowledged", Some(ack)));
-        loop {
-            tokio::select! {
-                biased;
-                _ = self.closing.cancelled() => break,
-                event = rx.recv() => match event {
-                    Some(event) => notify(event),
-                    None => break,
-                },
-            }
-        }
+        self.closing.cancelled().await;
         Ok(subscription_meta(id))
     }
 }

@@ -146,8 +146,9 @@ const NO_ANSWER: &str = "the task answering it ended without an answer";
 
 enum Event {
     Note(Bytes),
-    /// The answer, and its event.
-    Done(Option<Message<RpcResponse>>, Option<Bytes>),
+    /// The answer, and its event (boxed: the queue's slots are the size of an event, and a
+    /// listen stream's queue lives as long as the stream).
+    Done(Box<(Option<Message<RpcResponse>>, Option<Bytes>)>),
 }
 
 /// A handshake-era POST's resumable stream: its writer, its priming event (2025-11-25),
@@ -243,7 +244,7 @@ where
             };
             let bytes = framing.done(answer.as_ref());
             // The answer waits for room: it is never dropped.
-            let _ = tx.send(Event::Done(answer, bytes)).await;
+            let _ = tx.send(Event::Done(Box::new((answer, bytes)))).await;
         }
         .in_current_span()
     };
@@ -279,10 +280,11 @@ where
         None => bytes,
     };
     let first = match first {
-        Some(Some(Event::Done(Some(answer), _))) if status_of(&answer, modern) != StatusCode::OK => {
-            return json(status_of(&answer, modern), answer.to_line());
-        }
-        Some(Some(Event::Done(_, bytes))) => {
+        Some(Some(Event::Done(done))) => {
+            let (answer, bytes) = *done;
+            if let Some(answer) = answer.filter(|a| status_of(a, modern) != StatusCode::OK) {
+                return json(status_of(&answer, modern), answer.to_line());
+            }
             return sse_response(body::full(primed(bytes.unwrap_or_default())));
         }
         Some(Some(Event::Note(bytes))) => primed(bytes),
@@ -312,7 +314,7 @@ where
         };
         match event {
             Some(Event::Note(bytes)) => Some((bytes, Some(rest))),
-            Some(Event::Done(_, bytes)) => rest.finish(bytes),
+            Some(Event::Done(done)) => rest.finish(done.1),
             None => {
                 let owed = std::mem::replace(&mut rest.owed, Owed::Nothing);
                 let lost = rest.framing.done(owed.lost(NO_ANSWER).as_ref());
