@@ -141,10 +141,33 @@ impl LogWriter {
     }
 }
 
+/// An event a POST stream sent: its bytes on the wire (shared with the connection, not
+/// copied) and whether it is the stream's last. Made into a [`Logged`] only when it goes
+/// to the log.
+struct Sent {
+    event: Bytes,
+    last: bool,
+}
+
+impl Sent {
+    /// The event as the log keeps it, read back from what [`body::message_with_id`] made.
+    fn logged(&self) -> Option<Logged> {
+        let text = std::str::from_utf8(&self.event).ok()?;
+        let (id, rest) = text.strip_prefix("id: ")?.split_once('\n')?;
+        let line = rest.strip_prefix("event: message\ndata: ")?.strip_suffix("\n\n")?;
+        Some(Logged { id: id.to_string(), data: entry(line, self.last) })
+    }
+}
+
+/// The events of `sent`, as the log keeps them.
+fn logged(sent: impl IntoIterator<Item = Sent>) -> Vec<Logged> {
+    sent.into_iter().filter_map(|s| s.logged()).collect()
+}
+
 /// Where a POST stream's events are kept: its newest in memory while its connection is
 /// there, else in the log.
 enum Kept {
-    Recent(VecDeque<Logged>),
+    Recent(VecDeque<Sent>),
     Logged,
 }
 
@@ -174,18 +197,18 @@ impl PostStream {
     /// The SSE event of a JSON-RPC line, kept for a client that may resume the stream.
     pub fn frame(&self, line: &str, last: bool) -> Bytes {
         let mut kept = self.kept();
-        let event = Logged { id: self.writer.next_id(), data: entry(line, last) };
-        let bytes = body::message_with_id(&event.id, line);
+        let id = self.writer.next_id();
+        let event = body::message_with_id(&id, line);
         match &mut *kept {
             Kept::Recent(recent) => {
                 if recent.len() == LOG_CAPACITY {
                     recent.pop_front();
                 }
-                recent.push_back(event);
+                recent.push_back(Sent { event: event.clone(), last });
             }
-            Kept::Logged => self.writer.append(vec![event]),
+            Kept::Logged => self.writer.append(vec![Logged { id, data: entry(line, last) }]),
         }
-        bytes
+        event
     }
 
     /// From now on every event goes to the log, those kept so far first: the connection
@@ -193,7 +216,7 @@ impl PostStream {
     pub fn detach(&self) {
         let mut kept = self.kept();
         if let Kept::Recent(recent) = std::mem::replace(&mut *kept, Kept::Logged) {
-            self.writer.append(recent.into());
+            self.writer.append(logged(recent));
         }
     }
 }
@@ -212,7 +235,14 @@ impl Drop for PostStream {
 struct Finished {
     at: std::time::Instant,
     writer: LogWriter,
-    events: VecDeque<Logged>,
+    sent: VecDeque<Sent>,
+    bytes: usize,
+}
+
+/// The finished streams a replica keeps, oldest first, and their bytes.
+#[derive(Default)]
+struct FinishedStreams {
+    streams: VecDeque<Finished>,
     bytes: usize,
 }
 
@@ -236,25 +266,24 @@ impl Drop for Detach {
 pub(super) struct Streams {
     writers: Mutex<HashMap<String, Weak<PostStream>>>,
     readers: Mutex<HashMap<String, Weak<Notify>>>,
-    /// Oldest first.
-    finished: Mutex<VecDeque<Finished>>,
+    finished: Mutex<FinishedStreams>,
 }
 
 impl Streams {
     /// Keeps the events of a stream that ended on its connection for [`FINISHED_KEPT`],
     /// within [`FINISHED_BYTES`] (the oldest go first).
-    fn keep_finished(&self, writer: LogWriter, events: VecDeque<Logged>) {
+    fn keep_finished(&self, writer: LogWriter, sent: VecDeque<Sent>) {
         let now = std::time::Instant::now();
-        let bytes = events.iter().map(|e| e.id.len() + e.data.len()).sum();
+        let bytes = sent.iter().map(|s| s.event.len()).sum();
         let mut finished = self.finished.lock().unwrap_or_else(|p| p.into_inner());
-        finished.push_back(Finished { at: now, writer, events, bytes });
-        let mut total: usize = finished.iter().map(|f| f.bytes).sum();
-        while let Some(oldest) = finished.front() {
-            if now.duration_since(oldest.at) < FINISHED_KEPT && total <= FINISHED_BYTES {
+        finished.bytes += bytes;
+        finished.streams.push_back(Finished { at: now, writer, sent, bytes });
+        while let Some(oldest) = finished.streams.front() {
+            if now.duration_since(oldest.at) < FINISHED_KEPT && finished.bytes <= FINISHED_BYTES {
                 break;
             }
-            total -= oldest.bytes;
-            finished.pop_front();
+            finished.bytes -= oldest.bytes;
+            finished.streams.pop_front();
         }
     }
 
@@ -294,11 +323,11 @@ impl Streams {
             return stream.detach();
         }
         let mut finished = self.finished.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(at) = finished.iter().position(|f| f.writer.log == log && f.at.elapsed() < FINISHED_KEPT)
-            && let Some(stream) = finished.remove(at)
-        {
+        let found = finished.streams.iter().position(|f| f.writer.log == log && f.at.elapsed() < FINISHED_KEPT);
+        if let Some(stream) = found.and_then(|at| finished.streams.remove(at)) {
+            finished.bytes -= stream.bytes;
             drop(finished);
-            stream.writer.append(stream.events.into());
+            stream.writer.append(logged(stream.sent));
         }
     }
 }
@@ -427,6 +456,13 @@ mod tests {
         let post = StreamName::new_post();
         assert_eq!(StreamName::of_event(&post.priming_id(None)), Some(post.clone()));
         assert_eq!(post.log("s1"), format!("s1:{}", post.tag()));
+    }
+
+    #[test]
+    fn sent_events_read_back_as_logged() {
+        let line = r#"{"a":"b\\n"}"#;
+        let sent = Sent { event: body::message_with_id("p1.2.3", line), last: true };
+        assert_eq!(sent.logged(), Some(Logged { id: "p1.2.3".into(), data: entry(line, true) }));
     }
 
     #[test]
