@@ -50,3 +50,4 @@ step "OAuth discovery with the Python SDK client against oidc-provider"
 step "benchmark harness, smoke mode (checks that it runs; no thresholds)"
 ./bench/run.sh --quick
 ./bench/run.sh --quick --replicas
+./bench/run.sh --quick --workspace

@@ -9,6 +9,9 @@
 #   DUET_BASELINE_BIN=path bench/run.sh  the same with a given binary (or --baseline-bin path)
 #   bench/run.sh --replicas      the replicas benchmark instead (bench/replicas.py): duet on a
 #                                Redis backplane and three replicas behind nginx (Debian's, pinned)
+#   bench/run.sh --workspace     the workspace benchmark instead (bench/workspace.py): duet serving a
+#                                generated tree of 200,000 files against the reference filesystem
+#                                server (npm, pinned in bench/reference/), ripgrep and fd (Debian's)
 #
 # Installs what it needs, pinned: wrk from Debian's packages (apt-get), the peers, built from
 # crates.io with their committed Cargo.lock (bench/peers/*, outside duet's workspace) into
@@ -25,6 +28,7 @@ TARGET_DIR="${BENCH_TARGET_DIR:-$HERE/target}"
 QUICK=0
 RELEASE=0
 REPLICAS=0
+WORKSPACE=0
 BASELINE_REV=""
 ARGS=()
 while [ $# -gt 0 ]; do
@@ -32,11 +36,13 @@ while [ $# -gt 0 ]; do
     --quick) QUICK=1; ARGS+=("$1") ;;
     --release) RELEASE=1 ;;
     --replicas) REPLICAS=1 ;;
+    --workspace) WORKSPACE=1 ;;
     --baseline-rev) BASELINE_REV="${2:?--baseline-rev needs a git revision}"; shift ;;
     --baseline-rev=*) BASELINE_REV="${1#*=}" ;;
     -h|--help)
       echo "bench/run.sh's own options: --release (a release duet in quick mode too), --baseline-rev REV"
-      echo "(duet built at git revision REV as \"duet (before)\"); the others are bench.py's:"
+      echo "(duet built at git revision REV as \"duet (before)\"), --replicas, --workspace (benchmarks of their own,"
+      echo "bench/replicas.py and bench/workspace.py); the others are bench.py's:"
       exec python3 "$HERE/bench.py" --help ;;
     *) ARGS+=("$1") ;;
   esac
@@ -49,8 +55,9 @@ if [ "$QUICK" = 1 ] && [ "$RELEASE" = 0 ]; then PROFILE=debug; fi
 
 say() { printf '==> %s\n' "$*"; }
 
-# 1. The load generator: wrk, from Debian, pinned.
-if ! command -v wrk >/dev/null 2>&1 || [ "$(dpkg-query -W -f='${Version}' wrk 2>/dev/null || true)" != "$WRK_VERSION" ]; then
+# 1. The load generator: wrk, from Debian, pinned (not for the workspace benchmark).
+if [ "$WORKSPACE" = 1 ]; then :
+elif ! command -v wrk >/dev/null 2>&1 || [ "$(dpkg-query -W -f='${Version}' wrk 2>/dev/null || true)" != "$WRK_VERSION" ]; then
   SUDO=()
   if [ "$(id -u)" != 0 ]; then
     if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
@@ -81,7 +88,7 @@ if [ "$PROFILE" = debug ]; then
   PEER_ENV=(CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16)
 fi
 PEERS=(hyper-ceiling rmcp-echo tower-mcp-echo)
-if [ "$REPLICAS" = 1 ]; then PEERS=(); fi
+if [ "$REPLICAS" = 1 ] || [ "$WORKSPACE" = 1 ]; then PEERS=(); fi
 for peer in "${PEERS[@]}"; do
   say "building bench/peers/$peer (release)"
   env "${PEER_ENV[@]}" cargo build --quiet --release --locked --manifest-path "$HERE/peers/$peer/Cargo.toml" --target-dir "$PEER_TARGET"
@@ -101,6 +108,28 @@ if [ "$REPLICAS" = 1 ]; then
   "$ROOT/scripts/apt-install.sh" "$REDIS_PIN" "$NGINX_PIN"
   say "running the replicas benchmark"
   exec python3 "$HERE/replicas.py" --duet-bin "$DUET_BIN" --wrk "$(command -v wrk)" "${ARGS[@]}"
+fi
+
+# The workspace benchmark needs ripgrep and fd from Debian and the reference server from npm,
+# each pinned; npm ci installs the reference with the committed lock file of bench/reference/
+# (made again when that file changes).
+if [ "$WORKSPACE" = 1 ]; then
+  . "$ROOT/scripts/debian-pins.sh"
+  "$ROOT/scripts/apt-install.sh" "$RIPGREP_PIN" "$FD_PIN"
+  command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || { echo "bench: node and npm are needed for the reference server" >&2; exit 1; }
+  REFERENCE="$TARGET_DIR/reference"
+  WANT="$(cat "$HERE/reference/package.json" "$HERE/reference/package-lock.json" | sha256sum | cut -c1-16)"
+  if [ ! -f "$REFERENCE/.installed" ] || [ "$(cat "$REFERENCE/.installed")" != "$WANT" ]; then
+    say "installing the reference filesystem server (npm ci, bench/reference/package-lock.json)"
+    rm -rf "$REFERENCE"
+    mkdir -p "$REFERENCE"
+    cp "$HERE/reference/package.json" "$HERE/reference/package-lock.json" "$REFERENCE/"
+    (cd "$REFERENCE" && npm ci --silent --no-audit --no-fund --ignore-scripts)
+    echo "$WANT" > "$REFERENCE/.installed"
+  fi
+  say "running the workspace benchmark"
+  exec python3 "$HERE/workspace.py" --duet-bin "$DUET_BIN" --rg /usr/bin/rg --fd /usr/bin/fdfind \
+    --reference "$REFERENCE/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js" "${ARGS[@]}"
 fi
 
 # 4. The baseline, if any: a given binary, or duet built at a git revision (release, cached per

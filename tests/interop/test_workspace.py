@@ -107,10 +107,12 @@ def connections(table: dict[str, Connection]):
 
 @dataclass
 class Served:
-    """An entered SDK client and the process id of the duet it talks to."""
+    """An entered SDK client, the process id of the duet it talks to, and what that duet
+    has written to stderr so far."""
 
     client: Client
     pid: int
+    stderr: Callable[[], str]
 
 
 def duet_serving(root: Path) -> list[int]:
@@ -151,19 +153,22 @@ def connect(duet_factory, tmp_path):
     async def open_client(conn: Connection, root: Path, *flags: str, **options: Any) -> AsyncIterator[Served]:
         pid: int | None = None
         if conn.transport == "stdio":
-            log = open(tmp_path / f"duet-stdio-{len(logs)}.log", "w")  # noqa: SIM115 - closed below
+            path = tmp_path / f"duet-stdio-{len(logs)}.log"
+            log = open(path, "w")  # noqa: SIM115 - closed below
             logs.append(log)
             params = StdioServerParameters(command=DUET_BIN, args=["serve", "--root", str(root), *flags])
             target: Any = stdio_client(params, errlog=log)
+            stderr: Callable[[], str] = path.read_text
         else:
             server = duet_factory("--root", str(root), *flags, fixtures=None)
             target = server.url
             pid = server.process.pid
+            stderr = server.stderr
         async with Client(target, mode=conn.mode, read_timeout_seconds=READ_TIMEOUT, **options) as client:
             assert client.protocol_version == conn.version
             if pid is None:
                 [pid] = duet_serving(root)
-            yield Served(client, pid)
+            yield Served(client, pid, stderr)
 
     try:
         yield open_client
@@ -343,6 +348,63 @@ async def test_resources_list_and_read(connect, conn: Connection, tree: Tree) ->
                 with pytest.raises(MCPError) as caught:
                     await client.read_resource(uri)
                 assert caught.value.code in (-32002, -32602), (uri, caught.value.error)
+
+
+LARGE_FILES = 12_345
+"""Files in the large tree: more than the 10,000 the listing once stopped at."""
+
+
+def large_tree(base: Path, files: int = LARGE_FILES) -> tuple[Path, set[str]]:
+    """A tree of `files` small files in directories of 100 (beside ignored and hidden ones),
+    and the names the resource list must show."""
+    root = base / "large"
+    names = set()
+    for n in range(files):
+        rel = f"d{n // 100:03}/f{n % 100:02}.txt"
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(f"{n}\n")
+        names.add(rel)
+    (root / ".gitignore").write_text("build/\n")
+    for rel in ["build/out.txt", ".hidden/file.txt"]:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("not listed\n")
+    return root, names
+
+
+@pytest.fixture(scope="module")
+def large(tmp_path_factory) -> tuple[Path, set[str]]:
+    """One large tree for the module's tests that only read it."""
+    return large_tree(tmp_path_factory.mktemp("large").resolve())
+
+
+@connections(ALL)
+async def test_resources_list_pages_the_whole_tree(connect, conn: Connection, large) -> None:
+    """Past the 10,000 files the listing once stopped at: pages of 1,000 (the default) reach
+    every file exactly once, each with its URI and size."""
+    root, names = large
+    with anyio.fail_after(TEST_DEADLINE):
+        async with connect(conn, root) as served:
+            pages, cursor, listed = 0, None, []
+            while True:
+                page = await served.client.list_resources(cursor=cursor)
+                pages += 1
+                assert len(page.resources) <= 1000
+                listed.extend(page.resources)
+                cursor = page.next_cursor
+                if cursor is None:
+                    break
+            assert pages == -(-LARGE_FILES // 1000), pages
+            seen = [r.name for r in listed]
+            assert len(seen) == len(set(seen)) == LARGE_FILES, len(seen)
+            assert set(seen) == names
+            last = listed[-1]
+            assert last.uri == "file://" + quote(str(root / last.name), safe="/-._~")
+            n = int(last.name[1:4]) * 100 + int(last.name[6:8])
+            assert (last.name, last.size) == ("d123/f44.txt", len(f"{n}\n")), last
+            # A cursor duet did not make is refused.
+            with pytest.raises(MCPError) as caught:
+                await served.client.list_resources(cursor="bm90IGEgY3Vyc29y")
+            assert caught.value.code == -32602, caught.value.error
 
 
 # ---------------------------------------------------------------------------------------------
@@ -763,6 +825,10 @@ SAME_AS_RG = [
     # Not rg -g, which searches ignored files the glob names: ignored files are never served.
     ({"pattern": "needle", "glob": "*.rs"}, ["--type-add", "only:*.rs", "-t", "only", "-e", "needle"]),
     ({"pattern": "haystack", "before": 2, "after": 1}, ["-B", "2", "-A", "1", "-e", "haystack"]),
+    ({"pattern": "a.b(c)", "literal": True, "before": 1, "after": 3}, ["-F", "-B", "1", "-A", "3", "-e", "a.b(c)"]),
+    ({"pattern": "NEEDLE", "case_insensitive": True, "after": 2}, ["-i", "-A", "2", "-e", "NEEDLE"]),
+    ({"pattern": "café", "literal": True, "case_insensitive": True, "before": 3}, ["-F", "-i", "-B", "3", "-e", "café"]),
+    ({"pattern": r"\bneedles?\b"}, ["-e", r"\bneedles?\b"]),
 ]
 
 
@@ -1067,30 +1133,97 @@ def test_only_served_directories_are_watched(duet_factory, tmp_path: Path) -> No
 
 
 RESCAN = "rescanning the workspace"
-"""What duet logs (at debug) each time it walks the roots again after a watch event."""
+"""What duet logs (at debug) each time it walks every root again: only when its watcher has
+lost track of events; new, removed and changed files cost none."""
 
 
-def test_writes_to_ignored_files_cause_no_rescan(duet_factory, tmp_path: Path) -> None:
-    """A build writing into an ignored directory 20 times costs no rescan (the events are
-    dropped on the ignore check); a new visible file then costs exactly one."""
+async def test_writes_to_ignored_files_cause_no_rescan(connect, tmp_path: Path) -> None:
+    """A build writing into an ignored directory (not even watched), and a log written beside
+    served files, 20 times each: no rescan and nothing told to the client (the events are
+    dropped on the ignore check); a new visible file then is listed and announced, still
+    with no rescan."""
     root = tmp_path / "ws"
     (root / "target").mkdir(parents=True)
-    (root / ".gitignore").write_text("target/\n")
+    (root / ".gitignore").write_text("target/\n*.log\n")
     (root / "README.md").write_text("hello\n")
-    server = duet_factory("--root", str(root), "--log-level", "debug", fixtures=None)
-    for n in range(20):
-        (root / "target" / "out.o").write_bytes(os.urandom(64) * (n + 1))
-        (root / "target" / f"part-{n}.o").write_bytes(b"x")
-        time.sleep(0.02)
-    time.sleep(1)  # well past the watcher's 100 ms debounce
-    assert server.stderr().count(RESCAN) == 0, server.stderr()
-    (root / "NEW.md").write_text("new\n")
-    deadline = time.monotonic() + EVENT_DEADLINE
-    while server.stderr().count(RESCAN) == 0 and time.monotonic() < deadline:
-        time.sleep(0.05)
-    time.sleep(0.5)
-    assert server.stderr().count(RESCAN) == 1, server.stderr()
+    inbox = Inbox()
+    with anyio.fail_after(TEST_DEADLINE):
+        async with connect(HTTP_LEGACY, root, "--log-level", "debug", message_handler=inbox.handler) as served:
+            client = served.client
+            assert {r.name for r in await all_resources(client)} == {"README.md"}
+            for n in range(20):
+                (root / "target" / "out.o").write_bytes(os.urandom(64) * (n + 1))
+                (root / "target" / f"part-{n}.o").write_bytes(b"x")
+                with open(root / "build.log", "a") as log:
+                    log.write(f"step {n}\n")
+                await anyio.sleep(0.02)
+            await anyio.sleep(1)  # well past the watcher's quiet time
+            told = [m for m in inbox.messages if isinstance(m, (ResourceListChangedNotification, ResourceUpdatedNotification))]
+            assert told == [], told
+            assert served.stderr().count(RESCAN) == 0, served.stderr()
+            (root / "NEW.md").write_text("new\n")
+            await inbox.wait_for(lambda m: isinstance(m, ResourceListChangedNotification))
+            assert {r.name for r in await all_resources(client)} == {"README.md", "NEW.md"}
+            assert served.stderr().count(RESCAN) == 0, served.stderr()
 
+
+@asynccontextmanager
+async def list_changes(conn: Connection, client: Client, inbox: Inbox) -> AsyncIterator[Callable[[], int]]:
+    """How many times the client has been told the resource list changed: notifications
+    on the handshake era (caught by `inbox`), events of a listen stream on 2026-07-28."""
+    if not conn.modern:
+        yield lambda: sum(isinstance(m, ResourceListChangedNotification) for m in inbox.messages)
+        return
+    seen: list[Any] = []
+    async with client.listen(resources_list_changed=True) as subscription, anyio.create_task_group() as group:
+
+        async def count() -> None:
+            async for event in subscription:
+                if event == ResourcesListChanged():
+                    seen.append(event)
+
+        group.start_soon(count)
+        yield lambda: len(seen)
+        group.cancel_scope.cancel()
+
+
+async def settles_at(told: Callable[[], int], expected: int) -> None:
+    """Waits for the `expected`-th notification, then a second more (past the watcher's
+    quiet time and then some): no other may come."""
+    with anyio.fail_after(EVENT_DEADLINE):
+        while told() < expected:
+            await anyio.sleep(0.02)
+    await anyio.sleep(1.0)
+    assert told() == expected
+
+
+@connections({"stdio-legacy": STDIO_LEGACY, "http-auto": HTTP_AUTO})
+async def test_a_burst_of_new_files_is_one_list_changed(connect, conn: Connection, tmp_path: Path) -> None:
+    """In a tree past the old cap, 61 files made at once (in a new directory tree, in an old
+    directory, and one that sorts after every other file) are announced by one list_changed
+    and listed, each once, with no rescan; removing the new directory tree is one more."""
+    root, names = large_tree(tmp_path.resolve(), 10_050)
+    inbox = Inbox()
+    with anyio.fail_after(TEST_DEADLINE):
+        async with connect(conn, root, "--log-level", "debug", message_handler=inbox.handler) as served:
+            client = served.client
+            assert len(await all_resources(client)) == len(names)
+            async with list_changes(conn, client, inbox) as told:
+                made = {f"burst/{n % 3}/new{n:02}.txt" if n % 2 else f"d050/new{n:02}.txt" for n in range(60)}
+                made.add("zzz/last.txt")
+                for rel in sorted(made):
+                    (root / rel).parent.mkdir(parents=True, exist_ok=True)
+                    (root / rel).write_text("new\n")
+                await settles_at(told, 1)
+                listed = [r.name for r in await all_resources(client)]
+                assert len(listed) == len(set(listed)) and set(listed) == names | made, set(listed) ^ (names | made)
+                assert listed[-1] == "zzz/last.txt"
+
+                shutil.rmtree(root / "burst")
+                await settles_at(told, 2)
+                listed = [r.name for r in await all_resources(client)]
+                assert set(listed) == names | {rel for rel in made if not rel.startswith("burst/")}
+            assert served.stderr().count(RESCAN) == 0, served.stderr()
 
 
 @connections(ALL)

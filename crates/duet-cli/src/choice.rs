@@ -69,14 +69,10 @@ fn build(args: &LayerArgs, watch: bool, backplane: &Backplane) -> Result<Arc<dyn
     let roots = workspace_roots(args).unwrap_or_default();
     let access = if args.allow_write { Access::ConfirmedWrites } else { Access::ReadOnly };
     let workspace = workspace::Workspace::open(roots, access).map_err(|e| Usage(e.to_string()))?;
-    if watch {
-        // Watching walks the served directories; the server answers meanwhile.
-        let watching = workspace.clone();
-        std::thread::spawn(move || {
-            if let Err(e) = watching.watch() {
-                tracing::warn!("{e}; serving without change notifications");
-            }
-        });
+    // Watching starts at once (the first walk, in the background, watches each directory
+    // as it lists it); the server answers meanwhile.
+    if watch && let Err(e) = workspace.watch() {
+        tracing::warn!("{e}; serving without change notifications");
     }
     Ok(workspace)
 }

@@ -14,14 +14,16 @@
 //! written.
 //!
 //! Tools and prompts live in a [`Registry`] (it validates their arguments); resources are
-//! served here, from a listing snapshot kept current by the watcher. Every path a client
-//! names goes through `paths` first: nothing outside the roots, and nothing ignored, is
-//! ever opened.
+//! served here, a page at a time (`pages.rs`), from the listing of every served file
+//! (`listing.rs`), which is made in the background as the server starts and kept current
+//! by the watcher. Every path a client names goes through `paths` first: nothing outside
+//! the roots, and nothing ignored, is ever opened.
 
 mod atomic;
 mod edit;
 mod files;
 mod listing;
+mod pages;
 mod paths;
 mod prompts;
 mod read;
@@ -41,17 +43,19 @@ mod tests;
 use async_trait::async_trait;
 use duet::layer::{
     About, ChangeFeed, Completion, CompletionArg, CompletionRef, Layer, LayerError, Listing, Principal, Prompt,
-    PromptArgs, PromptResult, Registry, RegistryError, Reply, RequestCx, Resource, ResourceContents, ResourceTemplate,
-    ServerInfo, Skill, Tool, ToolArgs, ToolResult, skill,
+    PromptArgs, PromptResult, Registry, RegistryError, Reply, RequestCx, Resource, ResourceContents, ResourcePage,
+    ResourceTemplate, ServerInfo, Skill, Tool, ToolArgs, ToolResult, skill,
 };
 use files::{Body, ReadError};
-use listing::{Snapshot, Want};
+use listing::Want;
 use paths::{Kind, Roots};
+use skills::Skills;
+use watches::Watches;
 
 use std::fmt;
 use std::io;
-use std::path::PathBuf;
-use std::sync::{Arc, Condvar, Mutex};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 pub use uri::from_path as file_uri;
 
 /// Whether the workspace's tools may change files.
@@ -74,10 +78,23 @@ pub struct Workspace {
 /// What the resources, tools, prompts and the watcher share: the roots and the listing.
 struct Shared {
     roots: Roots,
-    /// The listing; `None` until the first walk of the roots, which runs on a thread of its
-    /// own so the server answers `initialize` at once, however large the tree.
-    snapshot: Mutex<Option<Arc<Snapshot>>>,
+    state: Mutex<State>,
+    /// Signalled when the first listing is made.
     listed: Condvar,
+}
+
+/// The listing, the skills and the watches, under one lock so that whichever of the first
+/// walk and the start of watching comes second sees the other.
+#[derive(Default)]
+struct State {
+    /// `None` until the first walk of the roots, which runs on a thread of its own so the
+    /// server answers `initialize` at once, however large the tree.
+    listing: Option<listing::Listing>,
+    /// Found with the first listing, and again when the watcher sees a change where skills
+    /// live.
+    skills: Arc<Skills>,
+    /// The directories watched, while the watcher (which owns them) lives.
+    watches: Option<Weak<Mutex<Watches>>>,
 }
 
 /// Why a workspace could not open or start watching.
@@ -133,20 +150,11 @@ impl Workspace {
     pub fn open(roots: Vec<PathBuf>, access: Access) -> Result<Arc<Workspace>, WorkspaceError> {
         let roots = Roots::new(roots)?;
         let templates = Arc::new(roots.iter().map(template).collect());
-        let shared = Arc::new(Shared { roots, snapshot: Mutex::new(None), listed: Condvar::new() });
+        let shared = Arc::new(Shared { roots, state: Mutex::default(), listed: Condvar::new() });
         let listing = shared.clone();
         std::thread::Builder::new()
             .name("duet-workspace-list".into())
-            .spawn(move || {
-                let snapshot = Snapshot::scan(&listing.roots);
-                if snapshot.truncated() {
-                    tracing::warn!(
-                        "the workspace has more than {} files; resources/list shows the first of them only",
-                        listing::MAX_LISTED
-                    );
-                }
-                listing.replace(snapshot);
-            })
+            .spawn(move || listing.list())
             .map_err(WorkspaceError::Listing)?;
         let mut registry = Registry::new(info(&shared.roots, access));
         tools::register(&mut registry, &shared)?;
@@ -172,20 +180,67 @@ impl Workspace {
 }
 
 impl Shared {
-    /// The listing, once the first walk has made it.
-    fn snapshot(&self) -> Arc<Snapshot> {
-        let mut current = self.snapshot.lock().unwrap_or_else(|p| p.into_inner());
-        loop {
-            if let Some(snapshot) = current.as_ref() {
-                return snapshot.clone();
-            }
-            current = self.listed.wait(current).unwrap_or_else(|p| p.into_inner());
+    /// The first walk of the roots: the listing, and a watch on each directory as the walk
+    /// reads it once watching has started (on every directory listed, if it started during
+    /// the walk).
+    fn list(&self) {
+        let started = std::time::Instant::now();
+        let listing = listing::Listing::scan(&self.roots, &mut |dir| self.watch_dir(dir));
+        tracing::debug!(files = listing.files(), took = ?started.elapsed(), "the workspace is listed");
+        let watches = {
+            let mut state = self.lock();
+            state.listing = Some(listing);
+            self.listed.notify_all();
+            state.watches.clone()
+        };
+        if let Some(watches) = watches.as_ref().and_then(Weak::upgrade) {
+            let dirs = self.listing().dirs(&self.roots);
+            watches::watch_all(&watches, dirs);
         }
     }
 
-    fn replace(&self, snapshot: Snapshot) {
-        *self.snapshot.lock().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(snapshot));
-        self.listed.notify_all();
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The listing, once the first walk has made it. Hold it briefly: the watcher waits.
+    fn listing(&self) -> Listed<'_> {
+        let mut state = self.lock();
+        while state.listing.is_none() {
+            state = self.listed.wait(state).unwrap_or_else(|p| p.into_inner());
+        }
+        Listed(state)
+    }
+
+    /// The skills, once the first walk has found them.
+    fn skills(&self) -> Arc<Skills> {
+        self.listing().skills()
+    }
+
+    /// Finds the skills again; whether the skills listed changed.
+    fn rescan_skills(&self) -> bool {
+        let fresh = Arc::new(Skills::scan(&self.roots));
+        let uris = |s: &Skills| s.listing().iter().map(|k| k.uri.clone()).collect::<Vec<_>>();
+        let mut state = self.lock();
+        let changed = uris(&state.skills) != uris(&fresh);
+        state.skills = fresh;
+        changed
+    }
+
+    /// Watches `dir`, if watching has started.
+    fn watch_dir(&self, dir: &Path) {
+        let watches = self.lock().watches.as_ref().and_then(Weak::upgrade);
+        if let Some(watches) = watches {
+            watches.lock().unwrap_or_else(|p| p.into_inner()).add(dir);
+        }
+    }
+
+    /// The listed paths (of the kind `want`) that start with `prefix`, as the tools write
+    /// them, or with `root`, relative to that root.
+    fn complete(&self, prefix: &str, want: Want, root: Option<usize>) -> Completion {
+        let found = self.listing().complete(&self.roots, prefix, want, root);
+        let total = found.total;
+        Completion { has_more: Some(total > found.values.len()), total: Some(total as u64), values: found.values }
     }
 
     /// One file as resource contents, named by `uri`.
@@ -210,8 +265,8 @@ impl Shared {
 
     /// One file of a skill, named by its `skill://` URI.
     fn read_skill_file(&self, uri: &str) -> Result<ResourceContents, LayerError> {
-        let snapshot = self.snapshot();
-        let Some((root, path)) = snapshot.skills().file(uri) else {
+        let skills = self.skills();
+        let Some((root, path)) = skills.file(uri) else {
             return Err(LayerError::NotFound(format!("{uri} is not a file of a skill in the workspace")));
         };
         let markdown = path.extension().is_some_and(|e| e == "md");
@@ -224,6 +279,30 @@ impl Shared {
             }
             Err(e) => Err(LayerError::invalid_arguments(e.message(uri))),
         }
+    }
+}
+
+/// The listing, locked.
+struct Listed<'a>(MutexGuard<'a, State>);
+
+impl Listed<'_> {
+    /// The skills found with the listing.
+    fn skills(&self) -> Arc<Skills> {
+        self.0.skills.clone()
+    }
+}
+
+impl std::ops::Deref for Listed<'_> {
+    type Target = listing::Listing;
+
+    fn deref(&self) -> &listing::Listing {
+        self.0.listing.as_ref().unwrap_or_else(|| unreachable!("a Listed is made once the listing is"))
+    }
+}
+
+impl std::ops::DerefMut for Listed<'_> {
+    fn deref_mut(&mut self) -> &mut listing::Listing {
+        self.0.listing.as_mut().unwrap_or_else(|| unreachable!("a Listed is made once the listing is"))
     }
 }
 
@@ -266,11 +345,11 @@ fn template(root: &paths::Root) -> ResourceTemplate {
         name: root.name.clone(),
         about: About {
             title: Some(format!("Files under {}", root.path.display())),
-            description: Some(format!(
-                "Any file under this root by its relative path, including those the resource list leaves out \
-                 (hidden, or beyond its first {} files); files .gitignore excludes are not served.",
-                listing::MAX_LISTED
-            )),
+            description: Some(
+                "Any file under this root by its relative path, including hidden ones, which the resource list \
+                 leaves out; files .gitignore excludes are not served."
+                    .into(),
+            ),
             ..About::default()
         },
         mime_type: None,
@@ -288,8 +367,24 @@ impl Layer for Workspace {
         self.registry.tools(who)
     }
 
+    /// Every file, as one listing made on each call (`duet resources` shows it); the
+    /// engine lists pages of them instead ([`Layer::resource_page`]).
     fn resources(&self, _who: &Principal) -> Listing<Resource> {
-        self.shared.snapshot().resources()
+        match pages::page(&self.shared, None, 0) {
+            Ok(page) => Arc::new(page.resources),
+            Err(_) => Arc::default(),
+        }
+    }
+
+    async fn resource_page(
+        &self,
+        cursor: Option<&str>,
+        limit: usize,
+        _cx: RequestCx,
+    ) -> Option<Result<ResourcePage, LayerError>> {
+        let (shared, cursor) = (self.shared.clone(), cursor.map(str::to_string));
+        let page = blocking(move || pages::page(&shared, cursor.as_deref(), limit)).await;
+        Some(page.map_err(LayerError::Internal).and_then(|page| page))
     }
 
     fn templates(&self, _who: &Principal) -> Listing<ResourceTemplate> {
@@ -320,23 +415,28 @@ impl Layer for Workspace {
         self.registry.get_prompt(name, args, cx).await
     }
 
+    /// A template's `{+path}` and the prompts' `path` complete from the listing.
     async fn complete(&self, of: CompletionRef, arg: CompletionArg, cx: RequestCx) -> Result<Completion, LayerError> {
-        let CompletionRef::Resource { uri } = &of else {
-            return self.registry.complete(of, arg, cx).await;
+        let (want, root) = match &of {
+            CompletionRef::Resource { uri } => match self.templates.iter().position(|t| &t.uri_template == uri) {
+                Some(root) => (Want::Files, Some(root)),
+                None => return Ok(Completion::from_values(Vec::new())),
+            },
+            CompletionRef::Prompt { name } => match prompts::completed_path(name) {
+                Some(want) => (want, None),
+                None => return self.registry.complete(of, arg, cx).await,
+            },
         };
-        let root = self.templates.iter().position(|t| &t.uri_template == uri);
-        let values = match root {
-            Some(root) if arg.name == "path" => {
-                self.shared.snapshot().complete(&self.shared.roots, &arg.value, Want::Files, Some(root))
-            }
-            _ => Vec::new(),
-        };
-        Ok(Completion::from_values(values))
+        if arg.name != "path" {
+            return Ok(Completion::from_values(Vec::new()));
+        }
+        let shared = self.shared.clone();
+        blocking(move || shared.complete(&arg.value, want, root)).await.map_err(LayerError::Internal)
     }
 
     /// Always served (the listing may be empty): skills appear as files change.
     fn skills(&self, _who: &Principal) -> Option<Listing<Skill>> {
-        Some(self.shared.snapshot().skills().listing())
+        Some(self.shared.skills().listing())
     }
 
     fn changes(&self) -> &ChangeFeed {

@@ -1,6 +1,7 @@
 //! The prompts: `review_file` embeds one file as a resource and asks for a review;
 //! `summarize_directory` lists a directory's tree and asks for a summary. Both complete
-//! their `path` argument from the listing.
+//! their `path` argument from the listing (the workspace answers those completions itself,
+//! see [`completed_path`]).
 
 use super::files::{self, Body, ReadError};
 use super::listing::Want;
@@ -21,13 +22,13 @@ const TREE_DEPTH: usize = 4;
 
 pub fn register(registry: &mut Registry, shared: &Arc<Shared>) -> Result<(), RegistryError> {
     registry.prompt(
-        spec(shared, "review_file", review_file, Want::Files)
+        spec(shared, "review_file", review_file)
             .title("Review a file")
             .description("Asks for a code review of one file of the workspace, with the file attached.")
             .argument("path", "The file to review.", true),
     )?;
     registry.prompt(
-        spec(shared, "summarize_directory", summarize_directory, Want::Dirs)
+        spec(shared, "summarize_directory", summarize_directory)
             .title("Summarize a directory")
             .description("Asks for a summary of what a directory of the workspace holds, with its tree attached.")
             .argument("path", "The directory to summarize (default: the whole workspace).", false),
@@ -35,19 +36,26 @@ pub fn register(registry: &mut Registry, shared: &Arc<Shared>) -> Result<(), Reg
     Ok(())
 }
 
-/// A prompt whose blocking body gets the shared state and the arguments, and whose `path`
-/// argument completes with the listed paths (of the kind `want`) that start with what was
-/// typed.
-fn spec<F>(shared: &Arc<Shared>, name: &str, render: F, want: Want) -> PromptSpec
+/// Which listed paths complete a prompt's `path` argument: files for `review_file`,
+/// directories for `summarize_directory`.
+pub fn completed_path(prompt: &str) -> Option<Want> {
+    match prompt {
+        "review_file" => Some(Want::Files),
+        "summarize_directory" => Some(Want::Dirs),
+        _ => None,
+    }
+}
+
+/// A prompt whose blocking body gets the shared state and the arguments.
+fn spec<F>(shared: &Arc<Shared>, name: &str, render: F) -> PromptSpec
 where
     F: Fn(&Shared, &BTreeMap<String, String>) -> Result<PromptResult, HandlerError> + Send + Sync + Copy + 'static,
 {
-    let (shared, listed) = (shared.clone(), shared.clone());
+    let shared = shared.clone();
     PromptSpec::new(name, move |args: BTreeMap<String, String>, _| {
         let shared = shared.clone();
         async move { blocking(move || render(&shared, &args)).await.map_err(LayerError::Internal)? }
     })
-    .complete("path", move |prefix, _| listed.snapshot().complete(&listed.roots, prefix, want, None))
 }
 
 fn invalid(message: String) -> HandlerError {

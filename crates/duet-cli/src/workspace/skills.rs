@@ -12,8 +12,8 @@
 //! limits (512 files, 16 MiB), or an earlier root or place already serves that name (roots
 //! in order, then the places in the order above).
 //!
-//! The skills are found with each listing of the roots, so they follow the files as the
-//! watcher sees them change.
+//! The skills are found with the first listing of the roots, and again whenever the
+//! watcher sees a change where they live ([`dirs`] are the folders it watches for that).
 
 use super::files;
 use super::paths::{Root, Roots};
@@ -133,6 +133,23 @@ fn read_bounded(root: &Root, path: &Path, limit: u64) -> Result<Vec<u8>, String>
         return Err(format!("its files add up to more than {MAX_BYTES} bytes"));
     }
     Ok(bytes)
+}
+
+/// The folders to watch for skills: in each root, the folders on the way to each place
+/// skills live, and the folders in those places a walk serves, as far as they exist.
+pub fn dirs(roots: &Roots) -> Vec<PathBuf> {
+    let mut dirs = Vec::new();
+    for root in roots.iter() {
+        for place in PLACES.map(|place| root.path.join(place)) {
+            let on_the_way = place.ancestors().skip(1).take_while(|dir| *dir != root.path);
+            dirs.extend(on_the_way.filter(|dir| dir.is_dir()).map(Path::to_path_buf));
+            if place.is_dir() && root.excluded(&place).is_none() {
+                let walked = walk::walker(&place).build().filter_map(walk::served_entry).filter(walk::is_dir);
+                dirs.extend(walked.map(ignore::DirEntry::into_path));
+            }
+        }
+    }
+    dirs
 }
 
 /// Whether `relative` (a path under a root) is one of the places skills live, lies in one,

@@ -24,6 +24,12 @@ pub const GIT_DIR: &str = ".git";
 
 /// A walker over `dir` with the workspace's rules; callers add a depth limit if they want.
 pub fn walker(dir: &Path) -> WalkBuilder {
+    walker_skipping(dir, Vec::new())
+}
+
+/// The same walker, which also leaves out the directories `skip` (other roots nested in
+/// this one, listed with their own).
+pub fn walker_skipping(dir: &Path, skip: Vec<PathBuf>) -> WalkBuilder {
     let mut builder = WalkBuilder::new(dir);
     builder
         .standard_filters(true)
@@ -31,7 +37,9 @@ pub fn walker(dir: &Path) -> WalkBuilder {
         .follow_links(false)
         .sort_by_file_name(|a, b| a.cmp(b))
         // Hidden already, unless an ignore file whitelists it: still never served.
-        .filter_entry(|entry| entry.file_name() != OsStr::new(GIT_DIR));
+        .filter_entry(move |entry| {
+            entry.file_name() != OsStr::new(GIT_DIR) && !skip.iter().any(|s| s.as_path() == entry.path())
+        });
     builder
 }
 

@@ -1,32 +1,46 @@
-//! Watching the roots: a `notify` watcher feeds a thread of ours, which coalesces events
-//! for [`DEBOUNCE`], brings the listing up to date and raises what changed: a changed file
-//! as `ResourceUpdated`, a file that appeared or went away as `ResourcesChanged`. Events
-//! under hidden paths (such as `.git/`) are dropped at once, except for edits of
-//! `.gitignore` and `.ignore` files, which change what is listed, and so are events under
-//! paths the ignore files leave out (a build writing into `target/` costs the check of its
-//! path, no rescan); any other event that does not name a listed file leads to a rescan,
-//! and only a difference from the last listing is raised.
+//! Watching the roots: a `notify` watcher feeds a thread of ours, which gathers a burst of
+//! events (until [`QUIET`] passes without one, or [`LONGEST`] after the first), brings the
+//! listing up to date for the paths they name and nothing else, and raises what changed:
+//! each listed file written (or renamed over) as `ResourceUpdated`, for its subscribers,
+//! and one `ResourcesChanged` for the whole burst when files appeared or went away.
 //!
-//! Skills are found with each listing (`skills.rs`); the places they live are watched too,
-//! hidden or not. Which directories are watched is `watches.rs`'s. Dropping the [`Watcher`] drops the
+//! A path is looked at as it is now: a file the listing lacks is added, a listed path that
+//! is gone is removed (with everything under it), and a directory that appeared (or was
+//! renamed into place) is walked and listed, its directories watched. Events under hidden
+//! paths (such as `.git/`) and under paths the ignore files leave out are dropped on that
+//! check alone: a build writing into `target/` costs nothing more (and ignored directories
+//! are not even watched). An edited `.gitignore` or `.ignore` re-lists its directory. Only
+//! a watcher that lost track of events re-lists every root, a rescan.
+//!
+//! Skills (`skills.rs`) live in places that may be hidden (`.claude/skills`): those places,
+//! and the folders on the way to them, are watched too, and a change there finds the
+//! skills again (a look at a few folders), raising `ResourcesChanged` when the skills
+//! listed changed.
+//!
+//! Which directories are watched is `watches.rs`'s. Dropping the [`Watcher`] drops the
 //! `notify` watcher and with it the sending end of the channel; the thread sees the
 //! channel close and ends.
 
-use super::listing::{Snapshot, Stamp};
-use super::watches::Watches;
+use super::listing::Dir;
+use super::watches::{self, Watches};
 use super::{Shared, WorkspaceError, skills, uri};
 use duet::layer::{Change, ChangeFeed};
 use notify::event::{AccessKind, AccessMode, ModifyKind};
 use notify::{Event, EventKind};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::ffi::OsStr;
 use std::path::{Component, Path, PathBuf};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
-/// Events this close together are handled as one batch.
-const DEBOUNCE: Duration = Duration::from_millis(100);
+/// A burst ends when no event came for this long.
+const QUIET: Duration = Duration::from_millis(200);
+/// A burst that goes on is handled this long after its first event, and the next begins.
+const LONGEST: Duration = Duration::from_secs(2);
+
+/// The files whose edits change which files are listed.
+const IGNORE_FILES: [&str; 2] = [".gitignore", ".ignore"];
 
 /// A running watch of the roots; dropping it stops the watch.
 pub struct Watcher {
@@ -34,18 +48,27 @@ pub struct Watcher {
 }
 
 impl Watcher {
-    /// Starts the watch: every served directory is watched when this returns.
+    /// Starts the watch: the directories listed so far are watched when this returns (and
+    /// those the first walk lists later, as it lists them).
     pub fn start(shared: Arc<Shared>, feed: Arc<ChangeFeed>) -> Result<Watcher, WorkspaceError> {
         let failed = |e: &dyn std::fmt::Display| WorkspaceError::Watch(e.to_string());
         let (events, received) = std::sync::mpsc::channel();
-        let watcher = notify::recommended_watcher(move |event| {
+        let watches = Watches::new(move |event| {
             // The receiver is gone only when the thread ended; nothing is left to tell.
             let _ = events.send(event);
         })
         .map_err(|e| failed(&e))?;
-        let watches = Arc::new(Mutex::new(Watches::new(watcher)));
+        let watches = Arc::new(Mutex::new(watches));
         let held = Arc::downgrade(&watches);
-        grow(&held, trees(&shared).iter().map(PathBuf::as_path), false);
+        watches::watch_all(&watches, skills::dirs(&shared.roots));
+        let listed = {
+            let mut state = shared.lock();
+            state.watches = Some(held.clone());
+            state.listing.as_ref().map(|listing| listing.dirs(&shared.roots))
+        };
+        if let Some(dirs) = listed {
+            watches::watch_all(&watches, dirs);
+        }
         std::thread::Builder::new()
             .name("duet-workspace-watch".into())
             .spawn(move || run(&received, &shared, &feed, &held))
@@ -54,25 +77,24 @@ impl Watcher {
     }
 }
 
-/// Watches the served directories under `dirs` not watched yet (and, after a rescan,
-/// forgets those that are gone), while the watch lives.
-fn grow<'a>(watches: &Weak<Mutex<Watches>>, dirs: impl Iterator<Item = &'a Path>, rescanned: bool) {
-    let Some(watches) = watches.upgrade() else { return };
-    let mut watches = watches.lock().unwrap_or_else(|p| p.into_inner());
-    if rescanned {
-        watches.forget_gone();
-    }
-    for dir in dirs {
-        watches.add_tree(dir);
-    }
+/// What happened to one path in a burst.
+#[derive(Debug, Default, Clone, Copy)]
+struct Seen {
+    /// Its contents were written.
+    written: bool,
+    /// It was made, removed or renamed.
+    named: bool,
 }
 
-/// The paths of one batch of events: whether each one's contents were written, and
-/// whether the watcher lost track (then everything is rescanned).
+/// The paths of one burst of events, the directories whose ignore files changed, whether
+/// anything changed where skills live, and whether the watcher lost track (then every root
+/// is listed again).
 #[derive(Default)]
 struct Batch {
-    paths: BTreeMap<PathBuf, bool>,
-    rescan: bool,
+    paths: BTreeMap<PathBuf, Seen>,
+    rules: BTreeSet<PathBuf>,
+    skills: bool,
+    lost: bool,
 }
 
 impl Batch {
@@ -81,107 +103,175 @@ impl Batch {
             Ok(event) => event,
             Err(error) => {
                 tracing::warn!("watching the workspace: {error}");
-                self.rescan = true;
+                self.lost = true;
                 return;
             }
         };
-        self.rescan |= event.need_rescan();
-        let written = match event.kind {
-            EventKind::Access(AccessKind::Close(AccessMode::Write)) => true,
-            // Reads, including the server's own, change nothing.
-            EventKind::Access(_) => return,
-            EventKind::Modify(ModifyKind::Data(_) | ModifyKind::Any) => true,
-            _ => false,
+        self.lost |= event.need_rescan();
+        let seen = match event.kind {
+            EventKind::Access(AccessKind::Close(AccessMode::Write)) | EventKind::Modify(ModifyKind::Data(_)) => {
+                Seen { written: true, named: false }
+            }
+            EventKind::Access(_) | EventKind::Modify(ModifyKind::Metadata(_)) => return,
+            EventKind::Create(_) | EventKind::Remove(_) | EventKind::Modify(ModifyKind::Name(_)) => {
+                Seen { written: false, named: true }
+            }
+            EventKind::Modify(_) | EventKind::Any | EventKind::Other => Seen { written: true, named: true },
         };
-        for path in event.paths.into_iter().filter(|p| visible(shared, p)) {
-            *self.paths.entry(path).or_default() |= written;
+        for path in event.paths {
+            self.skills |= where_skills_live(shared, &path);
+            if is_ignore_file(&path) {
+                if let Some(dir) = path.parent().filter(|dir| served(shared, dir)) {
+                    self.rules.insert(dir.to_path_buf());
+                }
+            } else if served(shared, &path) {
+                let at = self.paths.entry(path).or_default();
+                at.written |= seen.written;
+                at.named |= seen.named;
+            }
         }
     }
 }
 
-/// Whether a path lies under a root, below it, with no hidden component in between, or is
-/// an ignore file in such a place (its rules decide what is listed), or lies where skills
-/// live (or on the way there); and whether the ignore files let a walk reach it.
-fn visible(shared: &Shared, path: &Path) -> bool {
+fn is_ignore_file(path: &Path) -> bool {
+    path.file_name().is_some_and(|name| IGNORE_FILES.map(OsStr::new).contains(&name))
+}
+
+/// Whether a walk from its root would reach `path`: it lies under a root, with no hidden
+/// component below it, and the ignore files do not leave it out. The root itself counts.
+fn served(shared: &Shared, path: &Path) -> bool {
     let Some(root) = shared.roots.owner(path) else { return false };
     let root = shared.roots.get(root);
     let Ok(rel) = path.strip_prefix(&root.path) else { return false };
-    let hidden = |c: &Component<'_>| c.as_os_str().to_string_lossy().starts_with('.');
-    let parts: Vec<_> = rel.components().collect();
-    let Some((last, dirs)) = parts.split_last() else { return false };
-    let served = dirs.iter().all(|c| !hidden(c))
-        && (!hidden(last) || [".gitignore", ".ignore"].map(OsStr::new).contains(&last.as_os_str()));
-    (served || skills::on_the_way(rel)) && root.excluded(path).is_none()
+    let hidden = |c: Component<'_>| c.as_os_str().to_string_lossy().starts_with('.');
+    !rel.components().any(hidden) && root.excluded(path).is_none()
 }
 
-/// The trees the watch covers: the roots, and the places skills live in them (which may be
-/// hidden, like `.claude/skills`).
-fn trees(shared: &Shared) -> Vec<PathBuf> {
-    let places = shared.roots.iter().flat_map(|root| skills::PLACES.map(|place| root.path.join(place)));
-    shared.roots.iter().map(|root| root.path.clone()).chain(places.filter(|p| p.is_dir())).collect()
+/// Whether `path` is, lies in, or leads to a place skills live, and is not ignored.
+fn where_skills_live(shared: &Shared, path: &Path) -> bool {
+    let Some(root) = shared.roots.owner(path) else { return false };
+    let root = shared.roots.get(root);
+    path.strip_prefix(&root.path).is_ok_and(skills::on_the_way) && root.excluded(path).is_none()
 }
 
 fn run(events: &Receiver<notify::Result<Event>>, shared: &Shared, feed: &ChangeFeed, watches: &Weak<Mutex<Watches>>) {
     while let Ok(first) = events.recv() {
         let mut batch = Batch::default();
         batch.add(shared, first);
-        let deadline = Instant::now() + DEBOUNCE;
+        let longest = Instant::now() + LONGEST;
         loop {
-            match events.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            let wait = QUIET.min(longest.saturating_duration_since(Instant::now()));
+            match events.recv_timeout(wait) {
                 Ok(event) => batch.add(shared, event),
                 Err(RecvTimeoutError::Timeout) => break,
                 Err(RecvTimeoutError::Disconnected) => return,
             }
         }
-        if batch.rescan || !batch.paths.is_empty() {
-            for change in apply(shared, &batch) {
-                feed.notify(change);
-            }
-        }
-        // Directories that appeared (or, after a lost track, any not watched) join.
-        if batch.rescan {
-            grow(watches, trees(shared).iter().map(PathBuf::as_path), true);
-        } else {
-            grow(watches, batch.paths.keys().map(PathBuf::as_path).filter(|p| p.is_dir()), false);
+        for change in apply(shared, &batch, watches) {
+            feed.notify(change);
         }
     }
 }
 
-/// Updates the listing for one batch and says what changed. Files known to the listing
-/// are re-stamped; anything else rescans the roots.
-fn apply(shared: &Shared, batch: &Batch) -> Vec<Change> {
-    let current = shared.snapshot();
-    let mut rescan = batch.rescan;
-    let mut stamps = Vec::new();
-    let mut updated = BTreeSet::new();
-    for (path, written) in &batch.paths {
-        match (current.stamp(path), std::fs::symlink_metadata(path)) {
-            (Some(old), Ok(meta)) if meta.is_file() => {
-                let new = Stamp::of(&meta);
-                if new != old || *written {
-                    updated.insert(path.clone());
-                }
-                if new != old {
-                    stamps.push((path.clone(), new));
+/// Brings the listing up to date with one batch and says what changed.
+fn apply(shared: &Shared, batch: &Batch, watches: &Weak<Mutex<Watches>>) -> Vec<Change> {
+    let mut changed = false;
+    let mut updated = Vec::new();
+    let relisted: Vec<&Path> = if batch.lost {
+        tracing::debug!("rescanning the workspace: the watcher lost track of events");
+        shared.roots.iter().map(|root| root.path.as_path()).collect()
+    } else {
+        outermost(batch.rules.iter().map(PathBuf::as_path))
+    };
+    for dir in &relisted {
+        if !batch.lost {
+            tracing::debug!(dir = %dir.display(), "listing a directory again: its ignore rules changed");
+        }
+        changed |= relist(shared, dir, watches);
+    }
+    for (path, seen) in &batch.paths {
+        if relisted.iter().any(|dir| path.starts_with(dir)) {
+            continue;
+        }
+        let Some((root, rel)) = locate(shared, path) else { continue };
+        let now = std::fs::symlink_metadata(path).ok();
+        let mut listing = shared.listing();
+        match now {
+            Some(meta) if meta.is_file() => {
+                if listing.is_file(root, rel) {
+                    if seen.written || seen.named {
+                        updated.push(uri::from_path(path));
+                    }
+                } else {
+                    changed |= listing.add_file(root, rel);
                 }
             }
-            _ => rescan = true,
+            Some(meta) if meta.is_dir() => {
+                if seen.named || !listing.is_dir(root, rel) {
+                    drop(listing);
+                    changed |= relist(shared, path, watches);
+                }
+            }
+            // Gone, or no longer a file or a directory (a link is not followed).
+            _ => {
+                let was_dir = listing.is_dir(root, rel);
+                changed |= listing.remove(root, rel) > 0;
+                drop(listing);
+                if was_dir {
+                    forget(watches, path, |_| false);
+                }
+            }
         }
     }
-    let mut changes = Vec::new();
-    if rescan {
-        tracing::debug!(events = batch.paths.len(), "rescanning the workspace");
-        let next = Snapshot::scan(&shared.roots);
-        let diff = current.diff(&next);
-        updated.extend(diff.modified);
-        updated.retain(|path| next.stamp(path).is_some());
-        if diff.membership {
-            changes.push(Change::ResourcesChanged);
+    if batch.skills || batch.lost {
+        if let Some(watches) = watches.upgrade() {
+            watches::watch_all(&watches, skills::dirs(&shared.roots));
         }
-        shared.replace(next);
-    } else if !stamps.is_empty() {
-        shared.replace(current.restamped(&shared.roots, &stamps));
+        changed |= shared.rescan_skills();
     }
-    changes.extend(updated.iter().map(|path| Change::ResourceUpdated(uri::from_path(path))));
+    let mut changes: Vec<Change> = updated.into_iter().map(Change::ResourceUpdated).collect();
+    if changed || batch.lost {
+        changes.push(Change::ResourcesChanged);
+    }
     changes
+}
+
+/// The root a path lies under (the innermost) and the path relative to it.
+fn locate<'a>(shared: &Shared, path: &'a Path) -> Option<(usize, &'a str)> {
+    let root = shared.roots.owner(path)?;
+    let rel = path.strip_prefix(&shared.roots.get(root).path).ok()?.to_str()?;
+    Some((root, rel))
+}
+
+/// Walks `dir` again and puts what it serves in the listing in its place, watching its
+/// directories and forgetting those no longer served; whether the files listed changed.
+fn relist(shared: &Shared, dir: &Path, watches: &Weak<Mutex<Watches>>) -> bool {
+    let Some((root, rel)) = locate(shared, dir) else { return false };
+    let roots: Vec<&Path> = shared.roots.iter().map(|r| r.path.as_path()).collect();
+    let mut served = HashSet::new();
+    let fresh = Dir::scan(dir, &roots, &mut |found| {
+        shared.watch_dir(found);
+        served.insert(found.to_path_buf());
+    });
+    forget(watches, dir, |d| served.contains(d));
+    shared.listing().put_dir(root, rel, fresh)
+}
+
+/// Stops watching the directories under `dir` but those `keep` names.
+fn forget(watches: &Weak<Mutex<Watches>>, dir: &Path, keep: impl Fn(&Path) -> bool) {
+    if let Some(watches) = watches.upgrade() {
+        watches.lock().unwrap_or_else(|p| p.into_inner()).forget_under(dir, keep);
+    }
+}
+
+/// The directories of `dirs` that lie in none of the others.
+fn outermost<'a>(dirs: impl Iterator<Item = &'a Path>) -> Vec<&'a Path> {
+    let mut kept: Vec<&Path> = Vec::new();
+    // In sorted order a directory comes before those inside it.
+    for dir in dirs {
+        if !kept.iter().any(|k| dir.starts_with(k)) {
+            kept.push(dir);
+        }
+    }
+    kept
 }

@@ -7,8 +7,8 @@
 use super::scopes::ScopeMap;
 use crate::layer::{
     ChangeFeed, Completion, CompletionArg, CompletionRef, Filtered, Layer, LayerError, Listing, Principal, Prompt,
-    PromptArgs, PromptResult, Reply, RequestCx, Resource, ResourceContents, ResourceTemplate, ServerInfo, Tool,
-    ToolArgs, ToolResult,
+    PromptArgs, PromptResult, Reply, RequestCx, Resource, ResourceContents, ResourcePage, ResourceTemplate, ServerInfo,
+    Tool, ToolArgs, ToolResult,
 };
 use crate::method::Primitive;
 use async_trait::async_trait;
@@ -89,6 +89,19 @@ impl Layer for ScopedLayer {
         self.inner.read_resource(uri, cx).await
     }
 
+    async fn resource_page(
+        &self,
+        cursor: Option<&str>,
+        limit: usize,
+        cx: RequestCx,
+    ) -> Option<Result<ResourcePage, LayerError>> {
+        let page = self.inner.resource_page(cursor, limit, cx.clone()).await?;
+        Some(page.map(|mut page| {
+            page.resources.retain(|r| self.map.allows(Primitive::Resource, &r.uri, cx.principal()));
+            page
+        }))
+    }
+
     async fn get_prompt(&self, name: &str, args: PromptArgs, cx: RequestCx) -> Result<Reply<PromptResult>, LayerError> {
         self.guard(Primitive::Prompt, name, cx.principal())?;
         self.inner.get_prompt(name, args, cx).await
@@ -151,5 +164,90 @@ mod tests {
             Some(LayerError::AccessDenied("Tool write_file requires the scopes: mcp:tools files:write".into()))
         );
         assert!(layer.call_tool("echo", Map::new(), cx.clone()).await.is_ok());
+    }
+
+    /// A layer that pages its resources itself: two files a page, `file:///a`, `file:///b`
+    /// then `file:///secret/c`; everything else is an empty registry's.
+    struct Paged(Registry);
+
+    #[async_trait]
+    impl Layer for Paged {
+        fn info(&self) -> &ServerInfo {
+            self.0.info()
+        }
+        fn tools(&self, who: &Principal) -> Listing<Tool> {
+            self.0.tools(who)
+        }
+        fn resources(&self, who: &Principal) -> Listing<Resource> {
+            self.0.resources(who)
+        }
+        fn templates(&self, who: &Principal) -> Listing<ResourceTemplate> {
+            self.0.templates(who)
+        }
+        fn prompts(&self, who: &Principal) -> Listing<Prompt> {
+            self.0.prompts(who)
+        }
+        async fn call_tool(&self, name: &str, args: ToolArgs, cx: RequestCx) -> Result<Reply<ToolResult>, LayerError> {
+            self.0.call_tool(name, args, cx).await
+        }
+        async fn read_resource(&self, uri: &str, cx: RequestCx) -> Result<Reply<Vec<ResourceContents>>, LayerError> {
+            self.0.read_resource(uri, cx).await
+        }
+        async fn resource_page(
+            &self,
+            cursor: Option<&str>,
+            _limit: usize,
+            _cx: RequestCx,
+        ) -> Option<Result<ResourcePage, LayerError>> {
+            let uris: &[&str] = if cursor.is_none() { &["file:///a", "file:///secret/b"] } else { &["file:///c"] };
+            let resources = uris
+                .iter()
+                .map(|uri| Resource {
+                    uri: uri.to_string(),
+                    name: uri.to_string(),
+                    about: Default::default(),
+                    mime_type: None,
+                    size: None,
+                    annotations: None,
+                })
+                .collect();
+            Some(Ok(ResourcePage { resources, next_cursor: cursor.is_none().then(|| "next".into()) }))
+        }
+        async fn get_prompt(
+            &self,
+            name: &str,
+            args: PromptArgs,
+            cx: RequestCx,
+        ) -> Result<Reply<PromptResult>, LayerError> {
+            self.0.get_prompt(name, args, cx).await
+        }
+        async fn complete(
+            &self,
+            of: CompletionRef,
+            arg: CompletionArg,
+            cx: RequestCx,
+        ) -> Result<Completion, LayerError> {
+            self.0.complete(of, arg, cx).await
+        }
+        fn changes(&self) -> &ChangeFeed {
+            self.0.changes()
+        }
+    }
+
+    #[tokio::test]
+    async fn pages_a_layer_makes_follow_the_grants() {
+        let map = ScopeMap::from_toml("[resources]\n\"file:///secret/*\" = \"files:secret\"").expect("map");
+        let layer = ScopedLayer::new(Arc::new(Paged(Registry::new(ServerInfo::new("t", "1")))), Arc::new(map));
+        let uris =
+            |page: ResourcePage| (page.resources.into_iter().map(|r| r.uri).collect::<Vec<_>>(), page.next_cursor);
+        let page = |who: Principal, cursor: Option<&'static str>| {
+            let layer = &layer;
+            async move { uris(layer.resource_page(cursor, 2, RequestCx::builder(who).build()).await.unwrap().unwrap()) }
+        };
+        let reader = Principal::new("r", ["mcp:tools"]);
+        assert_eq!(page(reader.clone(), None).await, (vec!["file:///a".to_string()], Some("next".to_string())));
+        assert_eq!(page(reader, Some("next")).await, (vec!["file:///c".to_string()], None));
+        let insider = Principal::new("s", ["files:secret"]);
+        assert_eq!(page(insider, None).await.0, ["file:///a", "file:///secret/b"]);
     }
 }

@@ -57,6 +57,15 @@ pub type PromptArgs = BTreeMap<String, String>;
 /// once per `Arc`: hand out the same one while the items stay the same (see [`Filtered`]).
 pub type Listing<T> = Arc<Vec<T>>;
 
+/// One page of resources that a layer made itself (see [`Layer::resource_page`]).
+#[derive(Debug, Clone, Default)]
+pub struct ResourcePage {
+    pub resources: Vec<Resource>,
+    /// Where the next page starts; `None` on the last page. The client sends it back as it
+    /// was given, so it is opaque to the client and the engine.
+    pub next_cursor: Option<String>,
+}
+
 /// What `completion/complete` completes: a prompt's argument or a template's variable.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CompletionRef {
@@ -92,6 +101,23 @@ pub trait Layer: Send + Sync + 'static {
     /// result with `isError: true`. Each call gets its request's context to keep.
     async fn call_tool(&self, name: &str, args: ToolArgs, cx: RequestCx) -> Result<Reply<ToolResult>, LayerError>;
     async fn read_resource(&self, uri: &str, cx: RequestCx) -> Result<Reply<Vec<ResourceContents>>, LayerError>;
+
+    /// A page of resources the layer makes itself, for a layer with too many resources to
+    /// hold as one [`Listing`] (the files of a large tree): at most `limit` of them (0: no
+    /// limit), from `cursor`, which is `None` for the first page and otherwise the
+    /// `next_cursor` of an earlier page as the client sent it back (a cursor the layer
+    /// cannot read is [`LayerError::InvalidArguments`]). `None`, the default, has the engine
+    /// page [`Layer::resources`] instead.
+    async fn resource_page(
+        &self,
+        cursor: Option<&str>,
+        limit: usize,
+        cx: RequestCx,
+    ) -> Option<Result<ResourcePage, LayerError>> {
+        let _ = (cursor, limit, cx);
+        None
+    }
+
     async fn get_prompt(&self, name: &str, args: PromptArgs, cx: RequestCx) -> Result<Reply<PromptResult>, LayerError>;
     /// Completion values; an unknown reference completes to nothing rather than failing.
     async fn complete(&self, of: CompletionRef, arg: CompletionArg, cx: RequestCx) -> Result<Completion, LayerError>;

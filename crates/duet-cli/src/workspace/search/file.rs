@@ -3,13 +3,21 @@
 //! workspace), then a line-oriented search that keeps a file's first matches, the lines
 //! around them, and whether there were more. A small file takes one read; a bigger one's
 //! reads stop as soon as the search is cancelled, even in the middle of it.
+//!
+//! A file is opened where the walk found it, and served when it is the very file the walk
+//! saw: the same inode on the root's device (the walk, which follows no link, found it in
+//! a served directory). Anything else (a path swapped for a link since, a file on another
+//! file system mounted under the root) goes through the workspace's full check of where
+//! an opened file really is (`files::open`), which costs a look in `/proc` per file.
 
 use super::super::files;
 use super::super::paths::Root;
 use super::{Line, MAX_LINE_CHARS, MAX_SEARCHED_BYTES, Match, Query};
 use grep_searcher::{Searcher, Sink, SinkContext, SinkMatch};
+use ignore::DirEntry;
+use std::fs::File;
 use std::io::{self, Read};
-use std::path::Path;
+use std::os::unix::fs::MetadataExt;
 
 /// What one file holds for the search.
 #[derive(Debug, Default)]
@@ -36,19 +44,20 @@ impl FileSearcher {
         FileSearcher { searcher: query.searcher(), head: Vec::with_capacity(files::SNIFF_BYTES) }
     }
 
-    /// Searches the file at `path` (opened through the root's confinement check), naming
-    /// its matches `name`; `None` when it is over [`MAX_SEARCHED_BYTES`] and not searched.
-    /// A file that cannot be opened or read, or that looks binary, holds no matches.
+    /// Searches the file the walk found as `entry` under `root` (whose device is
+    /// `root_dev`), naming its matches `name()`; `None` when it is over
+    /// [`MAX_SEARCHED_BYTES`] and not searched. A file that cannot be opened or read, or
+    /// that looks binary, holds no matches.
     pub fn search(
         &mut self,
-        path: &Path,
+        entry: &DirEntry,
         root: &Root,
-        name: &str,
+        root_dev: u64,
+        name: &dyn Fn() -> String,
         query: &Query,
         cancelled: &(dyn Fn() -> bool + Sync),
     ) -> Result<Option<FileMatches>, Cancelled> {
-        let opened = files::open(path, root).and_then(|file| Ok((file.metadata()?.len(), file)));
-        let Ok((size, mut file)) = opened else { return Ok(Some(FileMatches::default())) };
+        let Ok((size, mut file)) = open(entry, root, root_dev) else { return Ok(Some(FileMatches::default())) };
         if size > MAX_SEARCHED_BYTES {
             return Ok(None);
         }
@@ -69,11 +78,22 @@ impl FileSearcher {
             Ok(()) => Ok(Some(sink.finish(name))),
             Err(_) if cancelled() => Err(Cancelled),
             Err(error) => {
-                tracing::debug!("search_files stops reading {name}: {error}");
+                tracing::debug!("search_files stops reading {}: {error}", name());
                 Ok(Some(sink.finish(name)))
             }
         }
     }
+}
+
+/// The file the walk found, opened, and its size.
+fn open(entry: &DirEntry, root: &Root, root_dev: u64) -> io::Result<(u64, File)> {
+    let file = File::open(entry.path())?;
+    let meta = file.metadata()?;
+    if meta.is_file() && Some(meta.ino()) == entry.ino() && meta.dev() == root_dev {
+        return Ok((meta.len(), file));
+    }
+    let file = files::open(entry.path(), root)?;
+    Ok((file.metadata()?.len(), file))
 }
 
 /// A reader that fails once the search is cancelled, so the searcher stops at its next read.
@@ -136,8 +156,12 @@ impl Collect<'_> {
     }
 
     /// The kept matches, each with the lines around it.
-    fn finish(self, name: &str) -> FileMatches {
+    fn finish(self, name: &dyn Fn() -> String) -> FileMatches {
         let Collect { query, lines, more, .. } = self;
+        if lines.is_empty() {
+            return FileMatches { matches: Vec::new(), more };
+        }
+        let name = name();
         let around = |from: usize, to: usize| -> Vec<Line> {
             let start = lines.partition_point(|l| l.number < from);
             let end = lines.partition_point(|l| l.number <= to);
@@ -149,7 +173,7 @@ impl Collect<'_> {
             .filter(|l| l.matched)
             .take(query.max_results)
             .map(|l| Match {
-                path: name.to_string(),
+                path: name.clone(),
                 line: l.number,
                 text: l.text.clone(),
                 before: context.then(|| around(l.number.saturating_sub(query.before), l.number - 1)),

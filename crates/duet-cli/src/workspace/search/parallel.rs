@@ -2,6 +2,10 @@
 //! (ripgrep's way), share what they find through [`Kept`] so the result does not depend on
 //! which thread got which file, report progress in order, and all stop as soon as the
 //! request is cancelled. The caller's thread waits for them; it must not be an async one.
+//!
+//! A file without matches costs the threads no lock: the counts are atomic, progress takes
+//! the lock only when a report is due, and the walk asks whether an entry sorts after the
+//! kept matches only once enough matches are known for that to matter.
 
 use super::super::Shared;
 use super::super::paths::Resolved;
@@ -11,9 +15,10 @@ use super::kept::Kept;
 use super::{Found, PROGRESS_EVERY, Query};
 use ignore::WalkState;
 use std::num::NonZeroUsize;
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::Instant;
 
 /// The most threads one search walks with.
@@ -29,12 +34,36 @@ pub struct Feedback<'a> {
 
 /// What the threads share.
 struct Progress {
-    kept: Kept,
-    files_scanned: usize,
+    started: Instant,
+    files_scanned: AtomicUsize,
     /// Matching lines found, kept or not.
-    matched: usize,
-    last_report: Option<Instant>,
-    reported: usize,
+    matched: AtomicUsize,
+    /// When the next report is due, in nanoseconds after `started`.
+    next_report: AtomicU64,
+    /// Files scanned at the last report.
+    reported: Mutex<usize>,
+}
+
+impl Progress {
+    /// Reports, if a report is due, says more than the last, and the search goes on (asked
+    /// under the lock, so no report follows one during which the search was cancelled).
+    fn report(&self, feedback: &Feedback<'_>, cancelled: &dyn Fn() -> bool) {
+        let now = self.started.elapsed().as_nanos() as u64;
+        if now < self.next_report.load(Ordering::Relaxed) {
+            return;
+        }
+        let mut reported = self.reported.lock().unwrap_or_else(|p| p.into_inner());
+        if cancelled() {
+            return;
+        }
+        // Read under the lock: each report sees counts at least as large as the last.
+        let (files, matched) = (self.files_scanned.load(Ordering::SeqCst), self.matched.load(Ordering::SeqCst));
+        if files > *reported {
+            (feedback.progress)(files, matched);
+            *reported = files;
+            self.next_report.store(now + PROGRESS_EVERY.as_nanos() as u64, Ordering::Relaxed);
+        }
+    }
 }
 
 /// Searches the files under `scope` on up to [`MAX_THREADS`] threads (fewer when the
@@ -43,13 +72,16 @@ struct Progress {
 /// and every read.
 pub fn search(shared: &Shared, scope: &[Resolved], query: &Query, feedback: &Feedback<'_>) -> Found {
     let threads = std::thread::available_parallelism().map_or(1, NonZeroUsize::get).min(MAX_THREADS);
-    let state = Mutex::new(Progress {
-        kept: Kept::new(query.max_results),
-        files_scanned: 0,
-        matched: 0,
-        last_report: None,
-        reported: 0,
-    });
+    let kept = Mutex::new(Kept::new(query.max_results));
+    // Whether `kept` names a cutoff yet.
+    let full = AtomicBool::new(false);
+    let progress = Progress {
+        started: Instant::now(),
+        files_scanned: AtomicUsize::new(0),
+        matched: AtomicUsize::new(0),
+        next_report: AtomicU64::new(0),
+        reported: Mutex::new(0),
+    };
     let stopped = AtomicBool::new(false);
     let cancelled = || {
         let now = stopped.load(Ordering::Relaxed) || (feedback.cancelled)();
@@ -58,20 +90,23 @@ pub fn search(shared: &Shared, scope: &[Resolved], query: &Query, feedback: &Fee
         }
         now
     };
-    let lock = || state.lock().unwrap_or_else(|p| p.into_inner());
+    let lock = || kept.lock().unwrap_or_else(|p| p.into_inner());
     // Whether a file or directory sorts after every match the result can still keep.
-    let beyond = |name: &str| lock().kept.cutoff().is_some_and(|last| Path::new(name) > last);
+    let beyond = |name: &dyn Fn() -> String| {
+        full.load(Ordering::Acquire) && lock().cutoff().is_some_and(|last| Path::new(&name()) > last)
+    };
     for base in scope {
         let root = shared.roots.get(base.root);
+        let root_dev = root.path.metadata().map_or(u64::MAX, |m| m.dev());
         walk::parallel(&base.abs, threads).run(|| {
-            let (lock, cancelled, beyond) = (&lock, &cancelled, &beyond);
+            let (cancelled, beyond, lock, full, progress) = (&cancelled, &beyond, &lock, &full, &progress);
             let mut searcher = FileSearcher::new(query);
             Box::new(move |entry| {
                 if cancelled() {
                     return WalkState::Quit;
                 }
                 let Some(entry) = walk::served_entry(entry) else { return WalkState::Continue };
-                let name = shared.roots.display(base.root, entry.path());
+                let name = || shared.roots.display(base.root, entry.path());
                 if walk::is_dir(&entry) {
                     return if entry.depth() > 0 && beyond(&name) { WalkState::Skip } else { WalkState::Continue };
                 }
@@ -80,19 +115,22 @@ pub fn search(shared: &Shared, scope: &[Resolved], query: &Query, feedback: &Fee
                 if query.glob.as_ref().is_some_and(|g| !g.is_match(rel)) || beyond(&name) {
                     return WalkState::Continue;
                 }
-                let file = match searcher.search(entry.path(), root, &name, query, cancelled) {
+                let file = match searcher.search(&entry, root, root_dev, &name, query, cancelled) {
                     Ok(Some(file)) => file,
                     Ok(None) => return WalkState::Continue,
                     Err(_) => return WalkState::Quit,
                 };
-                let mut state = lock();
-                state.files_scanned += 1;
-                state.matched += file.matches.len() + usize::from(file.more);
-                state.kept.add(&name, file);
-                if !cancelled() && state.last_report.is_none_or(|at| at.elapsed() >= PROGRESS_EVERY) {
-                    (feedback.progress)(state.files_scanned, state.matched);
-                    (state.last_report, state.reported) = (Some(Instant::now()), state.files_scanned);
+                progress.files_scanned.fetch_add(1, Ordering::SeqCst);
+                let found = file.matches.len() + usize::from(file.more);
+                if found > 0 {
+                    progress.matched.fetch_add(found, Ordering::SeqCst);
+                    let mut kept = lock();
+                    kept.add(&name(), file);
+                    if kept.cutoff().is_some() {
+                        full.store(true, Ordering::Release);
+                    }
                 }
+                progress.report(feedback, cancelled);
                 WalkState::Continue
             })
         });
@@ -100,11 +138,10 @@ pub fn search(shared: &Shared, scope: &[Resolved], query: &Query, feedback: &Fee
             break;
         }
     }
-    let state = state.into_inner().unwrap_or_else(|p| p.into_inner());
+    progress.next_report.store(0, Ordering::Relaxed);
+    progress.report(feedback, &cancelled);
     let cancelled = stopped.load(Ordering::Relaxed);
-    if !cancelled && state.reported < state.files_scanned {
-        (feedback.progress)(state.files_scanned, state.matched);
-    }
-    let (matches, truncated) = state.kept.into_matches();
-    Found { matches, files_scanned: state.files_scanned, truncated, cancelled }
+    let files_scanned = progress.files_scanned.load(Ordering::SeqCst);
+    let (matches, truncated) = kept.into_inner().unwrap_or_else(|p| p.into_inner()).into_matches();
+    Found { matches, files_scanned, truncated, cancelled }
 }

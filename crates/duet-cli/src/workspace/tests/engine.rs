@@ -12,6 +12,16 @@ async fn every_version_lists_reads_calls_and_prompts() {
         let resources = client.list_all("resources/list", "resources").await;
         assert_eq!(resources.len(), 5, "{version}");
         assert_eq!(resources[0]["uri"], f.uri("README.md"));
+        // Pages of 3 (the test server's size), through the workspace's own cursors.
+        let first = client.request("resources/list", json!({})).await;
+        assert_eq!(first["resources"].as_array().unwrap().len(), 3);
+        let rest = client.request("resources/list", json!({"cursor": first["nextCursor"]})).await;
+        assert_eq!(rest["resources"].as_array().unwrap().len(), 2);
+        assert_eq!(rest.get("nextCursor"), None);
+        for cursor in [json!("bm90IGEgY3Vyc29y"), json!(5), json!(first["nextCursor"].as_str().unwrap().repeat(2))] {
+            let refused = client.error("resources/list", json!({"cursor": cursor})).await;
+            assert_eq!((refused.code, refused.message.as_str()), (-32602, "Invalid cursor"), "{version} {cursor}");
+        }
         let templates = client.request("resources/templates/list", json!({})).await;
         let template = templates["resourceTemplates"][0]["uriTemplate"].as_str().unwrap().to_string();
 

@@ -1,6 +1,7 @@
 //! The four list methods, paginated, for the caller's principal and protocol version. Each
 //! page is rendered once per listing, version and position, and then served as that text
-//! (see `pages`).
+//! (see `pages`). A layer may page its resources itself (`Layer::resource_page`): those
+//! pages are rendered as the layer makes them, each time.
 
 use super::Call;
 use crate::jsonrpc::{Rendered, RpcError};
@@ -8,6 +9,7 @@ use crate::layer::Listing;
 use crate::protocol::cursor;
 use crate::protocol::wire::{self, Page};
 use serde::Serialize;
+use serde_json::Value;
 use std::borrow::Cow;
 
 /// The page `call` asks for of `items`, listed under `key`; `kind` names the list in cursors.
@@ -42,8 +44,18 @@ pub(super) fn tools(call: &Call<'_>) -> Result<Rendered, RpcError> {
     })
 }
 
-pub(super) fn resources(call: &Call<'_>) -> Result<Rendered, RpcError> {
-    let all = call.shared.layer.resources(&call.principal);
+pub(super) async fn resources(call: &Call<'_>) -> Result<Rendered, RpcError> {
+    let cursor = match call.params.get("cursor") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(cursor)) => Some(cursor.as_str()),
+        Some(_) => return Err(RpcError::invalid_params("Invalid cursor")),
+    };
+    let layer = &call.shared.layer;
+    if let Some(page) = layer.resource_page(cursor, call.shared.options.page_size, call.request_cx()).await {
+        let page = page.map_err(|e| e.to_rpc())?;
+        return call.complete(Page { key: "resources", items: &page.resources, next_cursor: page.next_cursor }, None);
+    }
+    let all = layer.resources(&call.principal);
     page(call, "resources", "resources", all, plain(call))
 }
 

@@ -29,7 +29,7 @@ pub(crate) async fn dispatch(call: &Call<'_>) -> Result<Rendered, RpcError> {
         Method::LoggingSetLevel => lifecycle::set_level(call),
         Method::Ping => call.complete(Empty {}, None),
         Method::ToolsList => listing::tools(call),
-        Method::ResourcesList => listing::resources(call),
+        Method::ResourcesList => listing::resources(call).await,
         Method::ResourcesTemplatesList => listing::templates(call),
         Method::PromptsList => listing::prompts(call),
         Method::ToolsCall => tools::call(call).await,
