@@ -435,8 +435,9 @@ mod tests {
         let mut dirs = Vec::new();
         let listing = Listing::scan(&roots, &mut |d| dirs.push(d.to_path_buf()));
         let top = &roots.get(0).path;
+        let rel = |e: ignore::DirEntry| e.path().strip_prefix(top).unwrap().to_str().unwrap().to_string();
         let walked: Vec<String> =
-            walk::files(top).map(|e| e.path().strip_prefix(top).unwrap().to_str().unwrap().to_string()).collect();
+            walk::walker(top).build().filter_map(walk::served_entry).filter(|e| !walk::is_dir(e)).map(rel).collect();
         assert_eq!(all(&listing), walked);
         assert_eq!(
             walked,

@@ -22,6 +22,7 @@
 mod atomic;
 mod edit;
 mod files;
+mod find;
 mod listing;
 mod pages;
 mod paths;

@@ -6,7 +6,7 @@
 use super::files;
 use super::paths::Kind;
 use super::tree::{Entry, Node, Tree};
-use super::{Shared, blocking, uri, walk};
+use super::{Shared, blocking, find, uri};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use duet::layer::{HandlerError, Registry, RegistryError, RequestCx, ToolAnnotations, ToolResult, ToolSpec};
@@ -367,22 +367,9 @@ fn find_files(shared: &Shared, args: FindArgs, cx: &RequestCx) -> ToolOutcome {
     {
         return Err(format!("{:?} is a file; find_files searches under a directory", args.path));
     }
-    let (mut found, mut truncated) = (Vec::new(), false);
-    'bases: for base in &scope {
-        for entry in walk::files(&base.abs) {
-            if cx.is_cancelled() {
-                return Err("find_files was cancelled".into());
-            }
-            let Ok(rel) = entry.path().strip_prefix(&base.abs) else { continue };
-            if glob.is_match(rel) {
-                if found.len() == args.limit {
-                    truncated = true;
-                    break 'bases;
-                }
-                found.push(shared.roots.display(base.root, entry.path()));
-            }
-        }
-    }
+    let cancelled = || cx.is_cancelled();
+    let find::Found { paths: found, truncated } =
+        find::matching(shared, &scope, &glob, args.limit, &cancelled).ok_or("find_files was cancelled")?;
     let mut text = if found.is_empty() { format!("No files match {:?}", args.glob) } else { found.join("\n") };
     if truncated {
         text.push_str(&format!("\n(only the first {} matches; narrow the glob or the path)", args.limit));

@@ -43,16 +43,18 @@ pub fn walker_skipping(dir: &Path, skip: Vec<PathBuf>) -> WalkBuilder {
     builder
 }
 
-/// The regular files under `dir` (or `dir` itself, when it is a file) whose paths are
-/// UTF-8, in walk order. Entries that cannot be read are skipped.
-pub fn files(dir: &Path) -> impl Iterator<Item = DirEntry> {
-    walker(dir).build().filter_map(served_entry).filter(|e| !is_dir(e))
-}
+/// The most threads one parallel walk takes.
+const MAX_THREADS: usize = 8;
 
 /// The same walk over `threads` threads, for work that does not need name order: the
 /// visitor gets entries in no particular order, directories included.
 pub fn parallel(dir: &Path, threads: usize) -> WalkParallel {
     walker(dir).threads(threads).build_parallel()
+}
+
+/// How many threads a parallel walk takes: one per core, at most [`MAX_THREADS`].
+pub fn threads() -> usize {
+    std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get).min(MAX_THREADS)
 }
 
 /// A walked entry that is a directory or a regular file with a UTF-8 path; `None` for

@@ -14,15 +14,11 @@ use super::file::FileSearcher;
 use super::kept::Kept;
 use super::{Found, PROGRESS_EVERY, Query};
 use ignore::WalkState;
-use std::num::NonZeroUsize;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::Instant;
-
-/// The most threads one search walks with.
-const MAX_THREADS: usize = 8;
 
 /// How a search reports and learns it should stop; both are called from the walk's threads.
 pub struct Feedback<'a> {
@@ -66,12 +62,10 @@ impl Progress {
     }
 }
 
-/// Searches the files under `scope` on up to [`MAX_THREADS`] threads (fewer when the
-/// machine has fewer cores): progress on the first file, then at most every
+/// Searches the files under `scope` on the walk's threads (one per core, up to 8): progress on the first file, then at most every
 /// [`PROGRESS_EVERY`], and once more at the end; a look at `cancelled` before every entry
 /// and every read.
 pub fn search(shared: &Shared, scope: &[Resolved], query: &Query, feedback: &Feedback<'_>) -> Found {
-    let threads = std::thread::available_parallelism().map_or(1, NonZeroUsize::get).min(MAX_THREADS);
     let kept = Mutex::new(Kept::new(query.max_results));
     // Whether `kept` names a cutoff yet.
     let full = AtomicBool::new(false);
@@ -98,7 +92,7 @@ pub fn search(shared: &Shared, scope: &[Resolved], query: &Query, feedback: &Fee
     for base in scope {
         let root = shared.roots.get(base.root);
         let root_dev = root.path.metadata().map_or(u64::MAX, |m| m.dev());
-        walk::parallel(&base.abs, threads).run(|| {
+        walk::parallel(&base.abs, walk::threads()).run(|| {
             let (cancelled, beyond, lock, full, progress) = (&cancelled, &beyond, &lock, &full, &progress);
             let mut searcher = FileSearcher::new(query);
             Box::new(move |entry| {

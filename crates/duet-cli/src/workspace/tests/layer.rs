@@ -188,6 +188,28 @@ async fn find_files_matches_globs_and_respects_gitignore() {
 }
 
 #[tokio::test]
+async fn find_files_keeps_the_first_paths_whatever_the_threads_did() {
+    // Directories sorting after each other's files, searched on several threads.
+    let names = (0..400).map(|n| (format!("d{}/f{:03}.txt", n % 7, n), "x"));
+    let f = Fixture::with_files(names.chain([("d1-x/a.txt".to_string(), "x")]));
+    let first = |limit: usize| {
+        let f = &f;
+        async move { f.tool("find_files", json!({"glob": "*.txt", "limit": limit})).await.structured_content.unwrap() }
+    };
+    let all = first(1000).await;
+    let every: Vec<&str> = all["files"].as_array().unwrap().iter().map(|p| p.as_str().unwrap()).collect();
+    assert_eq!(every.len(), 402, "with notes/über café.txt");
+    assert_eq!(every[..3], ["d0/f000.txt", "d0/f007.txt", "d0/f014.txt"]);
+    assert!(every.windows(2).all(|w| std::path::Path::new(w[0]) < std::path::Path::new(w[1])), "walk order");
+    assert_eq!(all["truncated"], false);
+    for _ in 0..5 {
+        let some = first(60).await;
+        assert_eq!(some["files"].as_array().unwrap()[..], all["files"].as_array().unwrap()[..60]);
+        assert_eq!(some["truncated"], true);
+    }
+}
+
+#[tokio::test]
 async fn prompts_embed_files_and_complete_paths() {
     let f = Fixture::new();
     let args = |path: &str| BTreeMap::from([("path".to_string(), path.to_string())]);
