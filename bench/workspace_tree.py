@@ -83,7 +83,7 @@ def generate(root: str, served: int, ignored: int, seed: int = 18) -> dict:
     put(BIG_FILE, "".join(f"{n:>9} " + "x" * (BIG_LINE_BYTES - 11) + "\n" for n in range(BIG_BYTES // BIG_LINE_BYTES)))
     for n in range(WIDE_ENTRIES):
         put(f"wide/entry-{n:04}.txt", f"entry {n}\n")
-    made = 2 + 1 + WIDE_ENTRIES
+    made = 2 + WIDE_ENTRIES  # README.md, the big file (.gitignore is hidden: not served)
     # Crates of modules of about 20 files, the sizes of a real source tree.
     extensions = [".rs"] * 14 + [".md", ".toml", ".ts", ".py", ".json", ".txt"]
     crate = 0

@@ -168,9 +168,11 @@ impl Workspace {
         Ok(Arc::new(Workspace { shared, registry, templates, watcher: Mutex::new(None) }))
     }
 
-    /// Starts watching the roots (once; later calls do nothing). Changes are raised on the
-    /// layer's change feed from a thread of the watcher's own, which ends when the
-    /// workspace is dropped. Needs no async runtime.
+    /// Starts watching the roots (once; later calls do nothing), without waiting for the
+    /// first walk: once the listing is made (`resources/list` waits for it), every
+    /// directory it holds is watched. Changes are raised on the layer's change feed from a
+    /// thread of the watcher's own, which ends when the workspace is dropped. Needs no
+    /// async runtime.
     pub fn watch(&self) -> Result<(), WorkspaceError> {
         let mut watcher = self.watcher.lock().unwrap_or_else(|p| p.into_inner());
         if watcher.is_none() {
@@ -182,22 +184,19 @@ impl Workspace {
 
 impl Shared {
     /// The first walk of the roots: the listing, and a watch on each directory as the walk
-    /// reads it once watching has started (on every directory listed, if it started during
-    /// the walk).
+    /// reads it once watching has started. When watching started during the walk, every
+    /// directory listed is watched before the listing is handed out (under the lock, so a
+    /// start of watching that comes later finds the listing and does it itself).
     fn list(&self) {
         let started = std::time::Instant::now();
         let listing = listing::Listing::scan(&self.roots, &mut |dir| self.watch_dir(dir));
         tracing::debug!(files = listing.files(), took = ?started.elapsed(), "the workspace is listed");
-        let watches = {
-            let mut state = self.lock();
-            state.listing = Some(listing);
-            self.listed.notify_all();
-            state.watches.clone()
-        };
-        if let Some(watches) = watches.as_ref().and_then(Weak::upgrade) {
-            let dirs = self.listing().dirs(&self.roots);
-            watches::watch_all(&watches, dirs);
+        let mut state = self.lock();
+        if let Some(watches) = state.watches.as_ref().and_then(Weak::upgrade) {
+            watches::watch_all(&watches, listing.dirs(&self.roots));
         }
+        state.listing = Some(listing);
+        self.listed.notify_all();
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {

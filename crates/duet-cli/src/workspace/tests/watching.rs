@@ -10,6 +10,8 @@ async fn watched(version: Version) -> (Fixture, Client) {
     let f = Fixture::new();
     f.ws.watch().unwrap();
     f.ws.watch().unwrap(); // a second call changes nothing
+    // Once the first walk is done, every directory is watched.
+    f.ws.resources(&Principal::local());
     let client = Client::connect(&f.ws, version).await;
     assert_eq!(client.request("resources/subscribe", json!({"uri": f.uri("README.md")})).await, json!({}));
     (f, client)
@@ -51,6 +53,50 @@ async fn new_and_removed_files_change_the_list() {
     std::fs::remove_file(f.root.join("docs/guide.md")).unwrap();
     client.sent.wait_for("notifications/resources/list_changed").await;
     assert!(!listed(&f).contains(&"docs/guide.md".to_string()));
+}
+
+#[tokio::test]
+async fn directories_that_come_and_go_change_the_list_once() {
+    let (f, client) = watched(Version::V2025_11_25).await;
+    let listed = |f: &Fixture| f.ws.resources(&Principal::local()).iter().map(|r| r.name.clone()).collect::<Vec<_>>();
+    // A directory tree made at once (its subdirectories before anyone could watch them).
+    for n in 0..12 {
+        write(&f.root, &format!("fresh/{}/deep/f{n}.txt", n % 3), "new");
+    }
+    let sent = client.sent.wait_for("notifications/resources/list_changed").await;
+    assert_eq!(sent.iter().filter(|m| m["method"] == "notifications/resources/list_changed").count(), 1);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(client.sent.take().is_empty(), "one burst, one notification");
+    let names = listed(&f);
+    assert_eq!(names.iter().filter(|n| n.starts_with("fresh/")).count(), 12, "{names:?}");
+    // A file written into a directory the burst made: its watch is in place.
+    write(&f.root, "fresh/1/deep/later.txt", "later");
+    client.sent.wait_for("notifications/resources/list_changed").await;
+    assert!(listed(&f).contains(&"fresh/1/deep/later.txt".to_string()));
+    // The tree goes, and its files with it.
+    std::fs::remove_dir_all(f.root.join("fresh")).unwrap();
+    client.sent.wait_for("notifications/resources/list_changed").await;
+    assert!(!listed(&f).iter().any(|n| n.starts_with("fresh/")));
+    // A directory moved in from outside the root brings its files.
+    let outside = f.dir.path().with_extension("moved");
+    write(&outside, "inner/moved.txt", "moved");
+    std::fs::rename(&outside, f.root.join("moved")).unwrap();
+    client.sent.wait_for("notifications/resources/list_changed").await;
+    assert!(listed(&f).contains(&"moved/inner/moved.txt".to_string()));
+}
+
+#[tokio::test]
+async fn a_file_renamed_over_reaches_the_subscriber() {
+    let (f, client) = watched(Version::V2025_06_18).await;
+    // An editor's atomic save: a temporary file, renamed over the one subscribed to.
+    write(&f.root, "README.md.tmp", "# Demo\nsaved atomically\n");
+    std::fs::rename(f.root.join("README.md.tmp"), f.root.join("README.md")).unwrap();
+    let sent = client.sent.wait_for("notifications/resources/updated").await;
+    assert!(sent.contains(&updated(&f.uri("README.md"))), "{sent:?}");
+    // The temporary file came and went within the burst: the list did not change.
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let later = client.sent.take();
+    assert!(sent.iter().chain(&later).all(|m| m["method"] != "notifications/resources/list_changed"), "{later:?}");
 }
 
 #[tokio::test]

@@ -398,6 +398,7 @@ async fn confinement_is_checked_again_when_the_answer_comes() {
 async fn a_write_reaches_subscribers() {
     let f = Fixture::writable();
     f.ws.watch().unwrap();
+    f.ws.resources(&Principal::local()); // the first walk is done: every directory is watched
     let client = Client::connect(&f.ws, Version::V2025_11_25).await;
     client.request("resources/subscribe", json!({"uri": f.uri("README.md")})).await;
     confirmed(&f, "edit_file", json!({"path": "README.md", "old_text": "world", "new_text": "writer"})).await;
