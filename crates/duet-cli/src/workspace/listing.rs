@@ -436,8 +436,7 @@ mod tests {
         let listing = Listing::scan(&roots, &mut |d| dirs.push(d.to_path_buf()));
         let top = &roots.get(0).path;
         let rel = |e: ignore::DirEntry| e.path().strip_prefix(top).unwrap().to_str().unwrap().to_string();
-        let walked: Vec<String> =
-            walk::walker(top).build().filter_map(walk::served_entry).filter(|e| !walk::is_dir(e)).map(rel).collect();
+        let walked: Vec<String> = walk::files(top).map(rel).collect();
         assert_eq!(all(&listing), walked);
         assert_eq!(
             walked,

@@ -91,8 +91,8 @@ struct State {
     /// `None` until the first walk of the roots, which runs on a thread of its own so the
     /// server answers `initialize` at once, however large the tree.
     listing: Option<listing::Listing>,
-    /// Found with the first listing, and again when the watcher sees a change where skills
-    /// live.
+    /// Found when the workspace opens, and again when the watcher sees a change where
+    /// skills live.
     skills: Arc<Skills>,
     /// The directories watched, while the watcher (which owns them) lives.
     watches: Option<Weak<Mutex<Watches>>>,
@@ -151,7 +151,9 @@ impl Workspace {
     pub fn open(roots: Vec<PathBuf>, access: Access) -> Result<Arc<Workspace>, WorkspaceError> {
         let roots = Roots::new(roots)?;
         let templates = Arc::new(roots.iter().map(template).collect());
-        let shared = Arc::new(Shared { roots, state: Mutex::default(), listed: Condvar::new() });
+        // The skills are few and found at once: `initialize` says whether they are served.
+        let state = State { skills: Arc::new(Skills::scan(&roots)), ..State::default() };
+        let shared = Arc::new(Shared { roots, state: Mutex::new(state), listed: Condvar::new() });
         let listing = shared.clone();
         std::thread::Builder::new()
             .name("duet-workspace-list".into())
@@ -212,9 +214,9 @@ impl Shared {
         Listed(state)
     }
 
-    /// The skills, once the first walk has found them.
+    /// The skills as last found.
     fn skills(&self) -> Arc<Skills> {
-        self.listing().skills()
+        self.lock().skills.clone()
     }
 
     /// Finds the skills again; whether the skills listed changed.

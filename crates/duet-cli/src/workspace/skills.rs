@@ -12,8 +12,8 @@
 //! limits (512 files, 16 MiB), or an earlier root or place already serves that name (roots
 //! in order, then the places in the order above).
 //!
-//! The skills are found with the first listing of the roots, and again whenever the
-//! watcher sees a change where they live ([`dirs`] are the folders it watches for that).
+//! The skills are found when the workspace opens, and again whenever the watcher sees a
+//! change where they live ([`dirs`] are the folders it watches for that).
 
 use super::files;
 use super::paths::{Root, Roots};

@@ -43,6 +43,12 @@ pub fn walker_skipping(dir: &Path, skip: Vec<PathBuf>) -> WalkBuilder {
     builder
 }
 
+/// The regular files under `dir` (or `dir` itself, when it is a file) whose paths are
+/// UTF-8, in walk order. Entries that cannot be read are skipped.
+pub fn files(dir: &Path) -> impl Iterator<Item = DirEntry> {
+    walker(dir).build().filter_map(served_entry).filter(|e| !is_dir(e))
+}
+
 /// The most threads one parallel walk takes.
 const MAX_THREADS: usize = 8;
 
