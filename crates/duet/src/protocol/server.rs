@@ -16,10 +16,8 @@ use super::wire::CacheHints;
 use super::{Era, Version};
 use crate::backplane::{Backplane, Event, Published, Subscriber};
 use crate::jsonrpc::{Response, RpcError, Sink};
-use crate::layer::mirrored::{MirroredArg, MirroredByTool};
 use crate::layer::{Change, Layer, Listener, LogLevel, NO_CAPABILITIES, Principal, ServerInfo};
 use crate::message::{Incoming, Message, Request};
-use crate::method::Method;
 use crate::mrtr::seal::{DEFAULT_STATE_TTL, STATE_KEY_ENV, Sealer, StateKey, StateKeys};
 use crate::signals::Transport;
 use serde_json::value::RawValue;
@@ -83,8 +81,6 @@ pub(crate) struct Shared {
     pub listens: Listens,
     /// List pages, each rendered once.
     pub pages: Pages,
-    /// The arguments each listed tool mirrors in headers, read once per listing.
-    mirrored: MirroredByTool,
     /// The folders of the skills served, indexed once per skills listing.
     pub directories: Directories,
     pub sealer: Sealer,
@@ -136,7 +132,6 @@ impl Server {
                 info_rendered,
                 listens: Listens::default(),
                 pages: Pages::default(),
-                mirrored: MirroredByTool::default(),
                 directories: Directories::default(),
                 sealer,
                 replica_id,
@@ -157,16 +152,6 @@ impl Server {
 
     pub fn info(&self) -> &ServerInfo {
         &self.shared.info
-    }
-
-    /// The arguments `request` must mirror in `Mcp-Param-*` headers: those its tool
-    /// declares (`x-mcp-header`) when it is a `tools/call` of a tool `who` sees; none
-    /// otherwise.
-    pub(crate) fn mirrored_args(&self, request: &Request, who: &Principal) -> Arc<[MirroredArg]> {
-        match (&request.method, request.params.get("name").and_then(serde_json::Value::as_str)) {
-            (Method::ToolsCall, Some(tool)) => self.shared.mirrored.of(&self.shared.layer.tools(who), tool),
-            _ => Arc::new([]),
-        }
     }
 
     /// This server's id among the replicas sharing its backplane, random at start.

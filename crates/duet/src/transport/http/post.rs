@@ -177,7 +177,7 @@ async fn answer_modern(
         _ => return accepted(),
     };
     let checked = modern::check(headers, header_version, &mut request).and_then(|terms| {
-        let mirrored = shared.server.mirrored_args(&request, &principal);
+        let mirrored = shared.mirrored.of_call(&request, shared.server.layer().as_ref(), &principal);
         modern::check_mirrored(headers, &request, &mirrored).map(|()| terms)
     });
     let terms = match checked {
