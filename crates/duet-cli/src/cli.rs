@@ -1,6 +1,7 @@
 //! The command line, as clap types: `duet serve` and its options.
 
 use clap::{Parser, Subcommand, ValueEnum};
+use opentelemetry_sdk::trace::SdkTracer;
 use std::process::ExitCode;
 
 #[derive(Parser, Debug)]
@@ -335,10 +336,11 @@ impl Cli {
         }
     }
 
-    pub async fn run(self) -> anyhow::Result<ExitCode> {
+    /// Runs the command; `tracer` makes each request's span while spans are exported.
+    pub async fn run(self, tracer: Option<SdkTracer>) -> anyhow::Result<ExitCode> {
         use crate::commands;
         match self.command {
-            Command::Serve(args) => crate::serve::run(*args).await,
+            Command::Serve(args) => crate::serve::run(*args, tracer).await,
             Command::Tools(args) => commands::inspect::tools(args),
             Command::Resources(args) => commands::inspect::resources(args),
             Command::Prompts(args) => commands::inspect::prompts(args),

@@ -48,7 +48,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let code = match runtime.block_on(cli.run()) {
+    let code = match runtime.block_on(cli.run(telemetry.tracer())) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("Error: {e:#}");

@@ -11,11 +11,12 @@ use duet::auth::TokenAuth;
 use duet::protocol::{Server, ServerOptions};
 use duet::transport::http::{HttpConfig, HttpServer, RateLimits};
 use duet::transport::stdio::StdioOptions;
+use opentelemetry_sdk::trace::SdkTracer;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
+pub async fn run(args: ServeArgs, tracer: Option<SdkTracer>) -> anyhow::Result<ExitCode> {
     let http = match args.transport {
         Transport::Stdio => stdio_only(&args.http).map(|()| None),
         transport => http_config(&args.http, transport).map(|mut config| {
@@ -43,6 +44,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         page_size: args.page_size,
         state_keys: shared.state_keys,
         backplane: shared.backplane,
+        tracer,
         ..ServerOptions::default()
     };
     let server = Server::new(layer, options);

@@ -61,7 +61,7 @@ pub mod method;
 pub mod mrtr;
 pub mod protocol;
 pub mod signals;
-mod trace;
+pub mod trace;
 pub mod transport;
 
 /// What most programs need in one import.

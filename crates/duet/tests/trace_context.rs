@@ -7,7 +7,7 @@ mod otel_support;
 mod stdio_support;
 
 use duet::layer::{Layer, Registry, ServerInfo, ToolResult, ToolSpec};
-use duet::protocol::{Server, ServerOptions};
+use duet::protocol::Server;
 use duet::transport::http::{HttpConfig, HttpServer};
 use opentelemetry::trace::{SpanId, TraceContextExt, TraceId};
 use opentelemetry_sdk::trace::SpanData;
@@ -68,7 +68,7 @@ async fn a_tool_call_is_one_trace_with_its_caller() {
 
     let layer: Arc<dyn Layer> = Arc::new(registry());
     let config = HttpConfig { port: 0, json_response: true, ..HttpConfig::default() };
-    let server = HttpServer::bind(Server::new(layer, ServerOptions::default()), config).await.expect("bind");
+    let server = HttpServer::bind(Server::new(layer, recorder.options()), config).await.expect("bind");
     let url = server.url();
 
     // The trace context of `_meta`, which wins over a header naming another trace.
@@ -106,7 +106,7 @@ async fn stdio_requests_join_their_callers_trace_too() {
     let recorder = SpanRecorder::install();
 
     let request = traced_call("traced", &format!("00-{TRACE_ID}-{PARENT_ID}-01"));
-    let server = Server::new(Arc::new(registry()), ServerOptions::default());
+    let server = Server::new(Arc::new(registry()), recorder.options());
     let [answer] = &stdio_support::serve_lines(server, &[request]).await[..] else { panic!("not one answer") };
     assert_eq!(answer["result"]["content"][0]["text"], TRACE_ID, "{answer}");
     let spans = recorder.spans();

@@ -95,7 +95,7 @@ impl<'a> Call<'a> {
         let elapsed = started.elapsed();
         let error = result.as_ref().err().map(|e| e.code);
         let operation = self.operation(result.as_ref().err());
-        crate::trace::annotate(&tracing::Span::current(), &operation);
+        crate::trace::annotate(&operation);
         tracing::debug!(elapsed_us = elapsed.as_micros() as u64, error, "request answered");
         operation.record(elapsed);
         Response { id: Some(self.id), result }

@@ -49,6 +49,11 @@ pub struct ServerOptions {
     /// Each replica serves its own layer: what a layer raises reaches the others' listen
     /// streams and sessions through the backplane's bus.
     pub backplane: Backplane,
+    /// The tracer each request's OpenTelemetry span is made with (the `otel` feature), as
+    /// the semantic conventions for MCP describe it; `None`, the default, makes none. A
+    /// program that exports spans gives its provider's tracer; see [`crate::trace`].
+    #[cfg(feature = "otel")]
+    pub tracer: Option<opentelemetry_sdk::trace::SdkTracer>,
 }
 
 impl Default for ServerOptions {
@@ -62,6 +67,8 @@ impl Default for ServerOptions {
             state_ttl: DEFAULT_STATE_TTL,
             input_timeout: Duration::from_secs(300),
             backplane: Backplane::memory(),
+            #[cfg(feature = "otel")]
+            tracer: None,
         }
     }
 }
