@@ -15,6 +15,7 @@
 //! span, else the caller's, and the caller's baggage): `opentelemetry::Context::current()` in
 //! a handler reads it, and a `tracing-opentelemetry` layer that skips the request's `tracing`
 //! span nests a handler's own spans (a manifest command, a Redis call) under the request.
+//! `docs/operations.md` shows a program that exports them.
 //!
 //! [`ServerOptions::tracer`]: crate::protocol::ServerOptions
 
@@ -336,15 +337,14 @@ mod otel {
             return parent.with_span(span).with_value(Batch);
         }
         if span.is_recording() {
-            let method = match unknown {
+            span.set_attribute(match unknown {
                 Some(raw) => KeyValue::new("mcp.method.name", raw.to_owned()),
                 None => KeyValue::new("mcp.method.name", name),
-            };
-            let mut attributes = vec![method, KeyValue::new("principal", principal.to_owned())];
+            });
+            span.set_attribute(KeyValue::new("principal", principal.to_owned()));
             if let Some(request) = message.requests().next() {
-                attributes.push(KeyValue::new("jsonrpc.request.id", request.id.to_string()));
+                span.set_attribute(KeyValue::new("jsonrpc.request.id", request.id.to_string()));
             }
-            span.set_attributes(attributes);
         }
         parent.with_span(span)
     }
@@ -364,14 +364,15 @@ mod otel {
         if !span.is_recording() || context.get::<Batch>().is_some() {
             return;
         }
-        let mut attributes = vec![KeyValue::new("mcp.protocol.version", operation.version.as_str())];
+        let mut attributes = Vec::with_capacity(6);
+        attributes.push(KeyValue::new("mcp.protocol.version", operation.version.as_str()));
         if let Some(transport) = operation.transport {
             attributes.push(KeyValue::new("network.transport", transport.as_str()));
         }
         if let Some((kind, name)) = operation.target {
             let key = if kind == Primitive::Prompt { "gen_ai.prompt.name" } else { "gen_ai.tool.name" };
             attributes.push(KeyValue::new(key, name.to_owned()));
-            span.update_name(format!("{} {name}", operation.method.as_str()));
+            span.update_name([operation.method.as_str(), name].join(" "));
         }
         if *operation.method == Method::ToolsCall {
             attributes.push(KeyValue::new("gen_ai.operation.name", "execute_tool"));

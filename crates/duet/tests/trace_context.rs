@@ -112,3 +112,17 @@ async fn stdio_requests_join_their_callers_trace_too() {
     let spans = recorder.spans();
     assert_eq!(span(&spans, "tools/call traced", TRACE_ID).parent_span_id, SpanId::from_hex(PARENT_ID).expect("hex"));
 }
+
+/// The sampler decides when the request arrives: a trace its caller did not sample makes no
+/// span here, and the handler still runs in the caller's trace.
+#[tokio::test]
+async fn a_trace_the_caller_did_not_sample_is_not_exported() {
+    let recorder = SpanRecorder::install();
+
+    let request = traced_call("traced", &format!("00-{TRACE_ID}-{PARENT_ID}-00"));
+    let server = Server::new(Arc::new(registry()), recorder.options());
+    let [answer] = &stdio_support::serve_lines(server, &[request]).await[..] else { panic!("not one answer") };
+    assert_eq!(answer["result"]["content"][0]["text"], TRACE_ID, "{answer}");
+    let spans = recorder.spans();
+    assert!(spans.is_empty(), "{:?}", spans.iter().map(|s| &s.name).collect::<Vec<_>>());
+}
