@@ -11,10 +11,11 @@
 //!   kind server, their attributes), made here with the OpenTelemetry API: the sampler
 //!   decides first, and a span it drops costs no attribute. The caller's span is its parent.
 //!
-//! With the `otel` feature the request runs inside its OpenTelemetry context (the request's
-//! span, else the caller's, and the caller's baggage): `opentelemetry::Context::current()` in
-//! a handler reads it, and a `tracing-opentelemetry` layer that skips the request's `tracing`
-//! span nests a handler's own spans (a manifest command, a Redis call) under the request.
+//! With the `otel` feature the request runs inside its OpenTelemetry context: its span (or,
+//! without a tracer, the caller's, when a subscriber wants the request's `tracing` span) and
+//! the caller's baggage. `opentelemetry::Context::current()` in a handler reads it, and a
+//! `tracing-opentelemetry` layer that skips the request's `tracing` span nests a handler's
+//! own spans (a manifest command, a Redis call) under the request.
 //! `docs/operations.md` shows a program that exports them.
 //!
 //! [`ServerOptions::tracer`]: crate::protocol::ServerOptions
@@ -117,8 +118,8 @@ pub(crate) struct RequestTrace {
 impl RequestTrace {
     /// The trace of an incoming message, whose caller's context is the message's own `_meta`
     /// or else the transport's (`transport`, only called when needed: over HTTP, the
-    /// headers'). A batch (2025-03-26) is one span, `batch`, with none of a single request's
-    /// attributes.
+    /// headers'). It is read only when something wants it: the log, or the tracer. A batch
+    /// (2025-03-26) is one span, `batch`, with none of a single request's attributes.
     pub(crate) fn start(
         options: &ServerOptions,
         message: &Message,
@@ -126,8 +127,11 @@ impl RequestTrace {
         transport: impl FnOnce() -> Option<TraceContext>,
     ) -> RequestTrace {
         let span = log_span(message, principal);
-        // Without the `otel` feature only the log reads the caller's context.
-        let caller = if cfg!(feature = "otel") || !span.is_disabled() { of_message(message, transport) } else { None };
+        #[cfg(feature = "otel")]
+        let traced = options.tracer.is_some();
+        #[cfg(not(feature = "otel"))]
+        let traced = false;
+        let caller = if traced || !span.is_disabled() { of_message(message, transport) } else { None };
         if !span.is_disabled() {
             if let (Message::One(_), Some(request)) = (message, message.requests().next()) {
                 span.record("jsonrpc.request.id", tracing::field::display(&request.id));
