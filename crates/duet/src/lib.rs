@@ -49,6 +49,7 @@
 
 pub mod auth;
 pub mod backplane;
+pub mod file_uri;
 #[cfg(feature = "fixtures")]
 pub mod fixtures;
 #[cfg(feature = "fuzzing")]

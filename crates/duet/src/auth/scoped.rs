@@ -6,8 +6,8 @@
 
 use super::scopes::ScopeMap;
 use crate::layer::{
-    ChangeFeed, Completion, CompletionArg, CompletionRef, Filtered, Layer, LayerError, Listing, Principal, Prompt,
-    PromptArgs, PromptResult, Reply, RequestCx, Resource, ResourceContents, ResourceTemplate, ServerInfo, Tool,
+    ChangeFeed, ClientRoot, Completion, CompletionArg, CompletionRef, Filtered, Layer, LayerError, Listing, Principal,
+    Prompt, PromptArgs, PromptResult, Reply, RequestCx, Resource, ResourceContents, ResourceTemplate, ServerInfo, Tool,
     ToolArgs, ToolResult,
 };
 use crate::method::Primitive;
@@ -69,6 +69,10 @@ impl Layer for ScopedLayer {
 
     fn resources(&self, who: &Principal) -> Listing<Resource> {
         self.filter(&self.resources, self.inner.resources(who), Primitive::Resource, who, |r| &r.uri)
+    }
+
+    fn resources_within(&self, who: &Principal, roots: &[ClientRoot]) -> Listing<Resource> {
+        self.filter(&self.resources, self.inner.resources_within(who, roots), Primitive::Resource, who, |r| &r.uri)
     }
 
     fn templates(&self, who: &Principal) -> Listing<ResourceTemplate> {
@@ -151,5 +155,72 @@ mod tests {
             Some(LayerError::AccessDenied("Tool write_file requires the scopes: mcp:tools files:write".into()))
         );
         assert!(layer.call_tool("echo", Map::new(), cx.clone()).await.is_ok());
+    }
+
+    /// A registry whose listing within the client's roots keeps the resources named by
+    /// the roots' URIs.
+    struct Rooted(Registry);
+
+    #[async_trait]
+    impl Layer for Rooted {
+        fn info(&self) -> &ServerInfo {
+            self.0.info()
+        }
+        fn tools(&self, who: &Principal) -> Listing<Tool> {
+            self.0.tools(who)
+        }
+        fn resources(&self, who: &Principal) -> Listing<Resource> {
+            self.0.resources(who)
+        }
+        fn resources_within(&self, who: &Principal, roots: &[ClientRoot]) -> Listing<Resource> {
+            let all = self.0.resources(who);
+            Arc::new(all.iter().filter(|r| roots.iter().any(|root| root.uri == r.uri)).cloned().collect())
+        }
+        fn templates(&self, who: &Principal) -> Listing<ResourceTemplate> {
+            self.0.templates(who)
+        }
+        fn prompts(&self, who: &Principal) -> Listing<Prompt> {
+            self.0.prompts(who)
+        }
+        async fn call_tool(&self, name: &str, args: ToolArgs, cx: RequestCx) -> Result<Reply<ToolResult>, LayerError> {
+            self.0.call_tool(name, args, cx).await
+        }
+        async fn read_resource(&self, uri: &str, cx: RequestCx) -> Result<Reply<Vec<ResourceContents>>, LayerError> {
+            self.0.read_resource(uri, cx).await
+        }
+        async fn get_prompt(
+            &self,
+            name: &str,
+            args: PromptArgs,
+            cx: RequestCx,
+        ) -> Result<Reply<PromptResult>, LayerError> {
+            self.0.get_prompt(name, args, cx).await
+        }
+        async fn complete(
+            &self,
+            of: CompletionRef,
+            arg: CompletionArg,
+            cx: RequestCx,
+        ) -> Result<Completion, LayerError> {
+            self.0.complete(of, arg, cx).await
+        }
+        fn changes(&self) -> &ChangeFeed {
+            self.0.changes()
+        }
+    }
+
+    #[test]
+    fn a_listing_within_the_client_roots_is_the_inner_layers() {
+        let mut registry = Registry::new(ServerInfo::new("t", "1"));
+        for uri in ["file:///a", "file:///b", "file:///secret"] {
+            registry.resource(crate::layer::ResourceSpec::text(uri, uri, "text/plain", "x")).expect("resource");
+        }
+        let map = ScopeMap::from_toml("[resources]\n\"file:///secret\" = \"secrets\"").expect("map");
+        let layer = ScopedLayer::new(Arc::new(Rooted(registry)), Arc::new(map));
+        let root = |uri: &str| ClientRoot { uri: uri.into(), name: None };
+        let who = Principal::new("r", ["mcp:resources"]);
+        let uris = |listed: Listing<Resource>| listed.iter().map(|r| r.uri.clone()).collect::<Vec<_>>();
+        assert_eq!(uris(layer.resources(&who)), ["file:///a", "file:///b"]);
+        assert_eq!(uris(layer.resources_within(&who, &[root("file:///b"), root("file:///secret")])), ["file:///b"]);
     }
 }

@@ -45,6 +45,15 @@ pub struct ServerOptions {
     pub state_ttl: Duration,
     /// How long a handshake-era client has to answer a request for input.
     pub input_timeout: Duration,
+    /// Ask each handshake-era client that declares the `roots` capability for its roots
+    /// (`roots/list`) once it is initialized and whenever it says they changed; handlers
+    /// read them with `RequestCx::client_roots`, and `resources/list` asks the layer for
+    /// `Layer::resources_within` them. Off by default: a server that does not narrow
+    /// what it serves to the client's roots need not ask.
+    pub client_roots: bool,
+    /// How long a client has to answer `roots/list`; a request that needs the roots waits
+    /// at most this long.
+    pub roots_timeout: Duration,
     /// What this server shares with its replicas; in memory by default (one replica).
     /// Each replica serves its own layer: what a layer raises reaches the others' listen
     /// streams and sessions through the backplane's bus.
@@ -66,6 +75,8 @@ impl Default for ServerOptions {
             state_keys: None,
             state_ttl: DEFAULT_STATE_TTL,
             input_timeout: Duration::from_secs(300),
+            client_roots: false,
+            roots_timeout: Duration::from_secs(10),
             backplane: Backplane::memory(),
             #[cfg(feature = "otel")]
             tracer: None,

@@ -13,3 +13,4 @@ mod handshake;
 mod modern;
 mod replicas;
 mod skills;
+mod roots;

@@ -4,7 +4,7 @@
 
 use super::Call;
 use crate::jsonrpc::{Rendered, RpcError};
-use crate::layer::Listing;
+use crate::layer::{ClientRoots, Listing};
 use crate::protocol::cursor;
 use crate::protocol::wire::{self, Page};
 use serde::Serialize;
@@ -42,8 +42,13 @@ pub(super) fn tools(call: &Call<'_>) -> Result<Rendered, RpcError> {
     })
 }
 
-pub(super) fn resources(call: &Call<'_>) -> Result<Rendered, RpcError> {
-    let all = call.shared.layer.resources(&call.principal);
+/// The resources, within the client's roots when it listed them.
+pub(super) async fn resources(call: &Call<'_>) -> Result<Rendered, RpcError> {
+    let layer = &call.shared.layer;
+    let all = match call.client_roots().await {
+        ClientRoots::Listed(roots) => layer.resources_within(&call.principal, &roots),
+        ClientRoots::Unstated => layer.resources(&call.principal),
+    };
     page(call, "resources", "resources", all, plain(call))
 }
 

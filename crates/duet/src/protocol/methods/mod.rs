@@ -29,7 +29,7 @@ pub(crate) async fn dispatch(call: &Call<'_>) -> Result<Rendered, RpcError> {
         Method::LoggingSetLevel => lifecycle::set_level(call),
         Method::Ping => call.complete(Empty {}, None),
         Method::ToolsList => listing::tools(call),
-        Method::ResourcesList => listing::resources(call),
+        Method::ResourcesList => listing::resources(call).await,
         Method::ResourcesTemplatesList => listing::templates(call),
         Method::PromptsList => listing::prompts(call),
         Method::ToolsCall => tools::call(call).await,
@@ -43,7 +43,9 @@ pub(crate) async fn dispatch(call: &Call<'_>) -> Result<Rendered, RpcError> {
         Method::SkillsGet => skills::get(call),
         Method::ResourcesDirectoryRead => skills::read_directory(call),
         // Notifications sent as requests, and methods no era has.
-        Method::Initialized | Method::Cancelled | Method::Other(_) => Err(RpcError::method_not_found(method.as_str())),
+        Method::Initialized | Method::Cancelled | Method::RootsListChanged | Method::Other(_) => {
+            Err(RpcError::method_not_found(method.as_str()))
+        }
     }
 }
 
