@@ -4,7 +4,7 @@
 //! With `--metrics-addr` the metrics endpoint runs beside any transport.
 
 use crate::choice;
-use crate::cli::{HttpArgs, ServeArgs, Transport};
+use crate::cli::{Fixtures, HttpArgs, ServeArgs, Transport};
 use crate::usage::Usage;
 use anyhow::Context as _;
 use duet::auth::TokenAuth;
@@ -40,8 +40,13 @@ pub async fn run(args: ServeArgs, tracer: Option<SdkTracer>) -> anyhow::Result<E
         Some(addr) => Some(crate::metrics::serve(addr).await?),
         None => None,
     };
+    // A workspace narrows what it serves to the client's roots, and the test fixtures show
+    // them; no other layer reads them, so no other client is asked.
+    let client_roots =
+        choice::workspace_roots(&args.layer).is_some() || matches!(args.layer.fixtures, Some(Fixtures::Testkit));
     let options = ServerOptions {
         page_size: args.page_size,
+        client_roots,
         state_keys: shared.state_keys,
         backplane: shared.backplane,
         tracer,

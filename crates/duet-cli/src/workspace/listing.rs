@@ -140,12 +140,19 @@ impl Snapshot {
     }
 
     /// Listed paths starting with `prefix`, sorted: the tools' paths, or with `root`, paths
-    /// relative to that root (a template's `{+path}`). Directories are those holding a
-    /// listed file.
-    pub fn complete(&self, roots: &Roots, prefix: &str, want: Want, root: Option<usize>) -> Vec<String> {
+    /// relative to that root (a template's `{+path}`); only files `keep` keeps count.
+    /// Directories are those holding a listed file.
+    pub fn complete(
+        &self,
+        roots: &Roots,
+        prefix: &str,
+        want: Want,
+        root: Option<usize>,
+        keep: impl Fn(&Path) -> bool,
+    ) -> Vec<String> {
         let mut found = BTreeSet::new();
         for (path, entry) in &self.files {
-            if root.is_some_and(|r| r != entry.root) {
+            if root.is_some_and(|r| r != entry.root) || !keep(path) {
                 continue;
             }
             let shown = match root {

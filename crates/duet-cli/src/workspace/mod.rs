@@ -13,6 +13,10 @@
 //! confinement applies to what they write, and nothing ignored or in `.git` is ever
 //! written.
 //!
+//! A client that lists its roots (MCP `roots/list`, asked by the engine) narrows what is
+//! served to those within the workspace's roots, for every tool, resource and prompt
+//! (`in_force`); it never widens it.
+//!
 //! Tools and prompts live in a [`Registry`] (it validates their arguments); resources are
 //! served here, from a listing snapshot kept current by the watcher. Every path a client
 //! names goes through `paths` first: nothing outside the roots, and nothing ignored, is
@@ -21,6 +25,7 @@
 mod atomic;
 mod edit;
 mod files;
+mod in_force;
 mod listing;
 mod paths;
 mod prompts;
@@ -29,7 +34,6 @@ mod search;
 mod skills;
 mod tools;
 mod tree;
-mod uri;
 mod walk;
 mod watch;
 mod watches;
@@ -39,12 +43,14 @@ mod write;
 mod tests;
 
 use async_trait::async_trait;
+use duet::file_uri as uri;
 use duet::layer::{
-    About, ChangeFeed, Completion, CompletionArg, CompletionRef, Layer, LayerError, Listing, Principal, Prompt,
-    PromptArgs, PromptResult, Registry, RegistryError, Reply, RequestCx, Resource, ResourceContents, ResourceTemplate,
-    ServerInfo, Skill, Tool, ToolArgs, ToolResult, skill,
+    About, ChangeFeed, ClientRoot, Completion, CompletionArg, CompletionRef, Filtered, Layer, LayerError, Listing,
+    Principal, Prompt, PromptArgs, PromptResult, Registry, RegistryError, Reply, RequestCx, Resource, ResourceContents,
+    ResourceTemplate, ServerInfo, Skill, Tool, ToolArgs, ToolResult, skill,
 };
 use files::{Body, ReadError};
+use in_force::InForce;
 use listing::{Snapshot, Want};
 use paths::{Kind, Roots};
 
@@ -52,7 +58,6 @@ use std::fmt;
 use std::io;
 use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex};
-pub use uri::from_path as file_uri;
 
 /// Whether the workspace's tools may change files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,6 +72,8 @@ pub struct Workspace {
     shared: Arc<Shared>,
     registry: Registry,
     templates: Listing<ResourceTemplate>,
+    /// The listing as narrowed to clients' roots.
+    narrowed: Filtered<Resource>,
     /// The running watcher; dropping it stops watching.
     watcher: Mutex<Option<watch::Watcher>>,
 }
@@ -78,6 +85,8 @@ struct Shared {
     /// own so the server answers `initialize` at once, however large the tree.
     snapshot: Mutex<Option<Arc<Snapshot>>>,
     listed: Condvar,
+    /// The client roots the log last told of.
+    told: Mutex<Option<Vec<ClientRoot>>>,
 }
 
 /// Why a workspace could not open or start watching.
@@ -133,7 +142,8 @@ impl Workspace {
     pub fn open(roots: Vec<PathBuf>, access: Access) -> Result<Arc<Workspace>, WorkspaceError> {
         let roots = Roots::new(roots)?;
         let templates = Arc::new(roots.iter().map(template).collect());
-        let shared = Arc::new(Shared { roots, snapshot: Mutex::new(None), listed: Condvar::new() });
+        let shared =
+            Arc::new(Shared { roots, snapshot: Mutex::new(None), listed: Condvar::new(), told: Mutex::new(None) });
         let listing = shared.clone();
         std::thread::Builder::new()
             .name("duet-workspace-list".into())
@@ -156,7 +166,8 @@ impl Workspace {
             write::register(&mut registry, &shared)?;
         }
         prompts::register(&mut registry, &shared)?;
-        Ok(Arc::new(Workspace { shared, registry, templates, watcher: Mutex::new(None) }))
+        let narrowed = Filtered::default();
+        Ok(Arc::new(Workspace { shared, registry, templates, narrowed, watcher: Mutex::new(None) }))
     }
 
     /// Starts watching the roots (once; later calls do nothing). Changes are raised on the
@@ -188,9 +199,23 @@ impl Shared {
         self.listed.notify_all();
     }
 
+    /// What a request of a client that listed `client` (`None`: it stated no roots) may
+    /// reach. The log says which roots are in force whenever a client's roots change.
+    fn in_force(&self, client: Option<&[ClientRoot]>) -> InForce<'_> {
+        let in_force = InForce::new(&self.roots, client);
+        if let Some(client) = client {
+            let mut told = self.told.lock().unwrap_or_else(|p| p.into_inner());
+            if told.as_deref() != Some(client) {
+                tracing::info!("the client listed its roots; {}", in_force.describe());
+                *told = Some(client.to_vec());
+            }
+        }
+        in_force
+    }
+
     /// One file as resource contents, named by `uri`.
-    fn read_resource(&self, uri: &str) -> Result<ResourceContents, LayerError> {
-        let resolved = self.roots.resolve(uri).map_err(|e| e.to_layer())?;
+    fn read_resource(&self, uri: &str, in_force: &InForce) -> Result<ResourceContents, LayerError> {
+        let resolved = in_force.resolve(uri).map_err(|e| e.to_layer())?;
         if resolved.kind == Kind::Dir {
             return Err(LayerError::invalid_arguments(format!(
                 "{uri} is a directory; list it with the list_directory tool"
@@ -292,6 +317,12 @@ impl Layer for Workspace {
         self.shared.snapshot().resources()
     }
 
+    fn resources_within(&self, _who: &Principal, roots: &[ClientRoot]) -> Listing<Resource> {
+        let all = self.shared.snapshot().resources();
+        let prefixes = self.shared.in_force(Some(roots)).uri_prefixes().unwrap_or_default();
+        self.narrowed.filter(&all, |_, r| prefixes.iter().any(|p| r.uri.starts_with(p)))
+    }
+
     fn templates(&self, _who: &Principal) -> Listing<ResourceTemplate> {
         self.templates.clone()
     }
@@ -304,10 +335,11 @@ impl Layer for Workspace {
         self.registry.call_tool(name, args, cx).await
     }
 
-    async fn read_resource(&self, uri: &str, _cx: RequestCx) -> Result<Reply<Vec<ResourceContents>>, LayerError> {
+    async fn read_resource(&self, uri: &str, cx: RequestCx) -> Result<Reply<Vec<ResourceContents>>, LayerError> {
         let (shared, owned) = (self.shared.clone(), uri.to_string());
         let contents = if uri::is_file_uri(uri) {
-            blocking(move || shared.read_resource(&owned)).await
+            let client = cx.client_roots().await;
+            blocking(move || shared.read_resource(&owned, &shared.in_force(client.listed()))).await
         } else if uri.starts_with(skill::SCHEME) {
             blocking(move || shared.read_skill_file(&owned)).await
         } else {
@@ -320,17 +352,29 @@ impl Layer for Workspace {
         self.registry.get_prompt(name, args, cx).await
     }
 
+    /// A template's `path` (under its root) and a prompt's `path` complete from the listing,
+    /// within the client's roots.
     async fn complete(&self, of: CompletionRef, arg: CompletionArg, cx: RequestCx) -> Result<Completion, LayerError> {
-        let CompletionRef::Resource { uri } = &of else {
-            return self.registry.complete(of, arg, cx).await;
+        let (want, root) = match &of {
+            CompletionRef::Resource { uri } => match self.templates.iter().position(|t| &t.uri_template == uri) {
+                Some(root) => (Want::Files, Some(root)),
+                None => return Ok(Completion::from_values(Vec::new())),
+            },
+            CompletionRef::Prompt { name } => match prompts::completes(name) {
+                Some(want) => (want, None),
+                None => return self.registry.complete(of, arg, cx).await,
+            },
         };
-        let root = self.templates.iter().position(|t| &t.uri_template == uri);
-        let values = match root {
-            Some(root) if arg.name == "path" => {
-                self.shared.snapshot().complete(&self.shared.roots, &arg.value, Want::Files, Some(root))
-            }
-            _ => Vec::new(),
-        };
+        if arg.name != "path" {
+            return Ok(Completion::from_values(Vec::new()));
+        }
+        let (shared, client) = (self.shared.clone(), cx.client_roots().await);
+        let values = blocking(move || {
+            let in_force = shared.in_force(client.listed());
+            shared.snapshot().complete(&shared.roots, &arg.value, want, root, |path| in_force.covers(path))
+        })
+        .await
+        .map_err(LayerError::Internal)?;
         Ok(Completion::from_values(values))
     }
 

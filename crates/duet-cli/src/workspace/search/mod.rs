@@ -16,6 +16,7 @@ mod render;
 pub use parallel::{Feedback, search};
 
 use super::Shared;
+use super::in_force::InForce;
 use super::tools::{ToolOutcome, dot, path_schema, spec, structured};
 use duet::layer::{Registry, RegistryError, RequestCx};
 use globset::GlobMatcher;
@@ -196,9 +197,9 @@ impl Query {
     }
 }
 
-fn search_files(shared: &Shared, args: SearchArgs, cx: &RequestCx) -> ToolOutcome {
+fn search_files(shared: &Shared, in_force: &InForce, args: SearchArgs, cx: &RequestCx) -> ToolOutcome {
     let query = Query::new(&args)?;
-    let scope = shared.roots.resolve_scope(&args.path).map_err(|e| e.to_string())?;
+    let scope = in_force.resolve_scope(&args.path).map_err(|e| e.to_string())?;
     let report = |files: usize, matches: usize| {
         let message = format!("{} scanned, {}", render::count(files, "file"), render::count(matches, "matching line"));
         cx.progress(files as f64, None, Some(&message));
