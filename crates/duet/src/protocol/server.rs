@@ -52,7 +52,8 @@ pub struct ServerOptions {
     /// what it serves to the client's roots need not ask.
     pub client_roots: bool,
     /// How long a client has to answer `roots/list`; a request that needs the roots waits
-    /// at most this long.
+    /// at most this long. A client answers from what it knows, so the default is short
+    /// (5 s): one that declares roots and never answers delays a request once by no more.
     pub roots_timeout: Duration,
     /// What this server shares with its replicas; in memory by default (one replica).
     /// Each replica serves its own layer: what a layer raises reaches the others' listen
@@ -76,7 +77,7 @@ impl Default for ServerOptions {
             state_ttl: DEFAULT_STATE_TTL,
             input_timeout: Duration::from_secs(300),
             client_roots: false,
-            roots_timeout: Duration::from_secs(10),
+            roots_timeout: Duration::from_secs(5),
             backplane: Backplane::memory(),
             #[cfg(feature = "otel")]
             tracer: None,
