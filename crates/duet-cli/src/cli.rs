@@ -117,6 +117,11 @@ pub struct ConfigArgs {
     /// The URL of a running HTTP server (with --transport http).
     #[arg(long, default_value = "http://127.0.0.1:8765/mcp")]
     pub url: String,
+    /// With --transport http: the environment variable that holds duet's bearer token. The
+    /// client sends `Authorization: Bearer` with its value, written in the client's own
+    /// syntax for variables; the token itself is never written.
+    #[arg(long, value_name = "VAR")]
+    pub token_env: Option<String>,
     /// The duet command the client runs (default: this executable).
     #[arg(long)]
     pub command: Option<String>,

@@ -5,6 +5,7 @@ mod choice;
 mod cli;
 mod commands;
 mod confirm;
+mod counted;
 mod logging;
 mod manifest;
 mod metrics;

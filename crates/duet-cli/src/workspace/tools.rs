@@ -8,6 +8,7 @@ use super::in_force::InForce;
 use super::paths::Kind;
 use super::tree::{Entry, Node, Tree};
 use super::{Shared, blocking, uri, walk};
+use crate::counted::count;
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use duet::layer::{HandlerError, Registry, RegistryError, RequestCx, ToolAnnotations, ToolResult, ToolSpec};
@@ -328,8 +329,8 @@ fn directory_tree(shared: &Shared, in_force: &InForce, args: TreeArgs) -> ToolOu
     let mut text = tree.lines();
     if tree.truncated {
         text.push(format!(
-            "(the tree stops at {} entries: there are more; show less depth, a directory further down, or raise limit)",
-            tree.entries.len()
+            "(the tree stops at {}: there are more; show less depth, a directory further down, or raise limit)",
+            count(tree.entries.len(), "entry")
         ));
     }
     let entries = tree.nested();
@@ -391,7 +392,7 @@ fn find_files(shared: &Shared, in_force: &InForce, args: FindArgs, cx: &RequestC
     }
     let mut text = if found.is_empty() { format!("No files match {:?}", args.glob) } else { found.join("\n") };
     if truncated {
-        text.push_str(&format!("\n(only the first {} matches; narrow the glob or the path)", args.limit));
+        text.push_str(&format!("\n(only the first {}; narrow the glob or the path)", count(args.limit, "match")));
     }
     structured(text, Found { files: found, truncated })
 }
@@ -456,7 +457,7 @@ fn describe_file(shared: &Shared, in_force: &InForce, args: DescribeArgs) -> Too
         d.is_binary = Some(sniffed.binary);
         d.line_count = sniffed.lines;
         text.push(format!("type: file, {}", if sniffed.binary { "binary" } else { "text" }));
-        text.push(format!("size: {} ({} bytes)", files::human_size(meta.len()), meta.len()));
+        text.push(format!("size: {} ({})", files::human_size(meta.len()), count(meta.len(), "byte")));
         text.extend(d.mime_type.iter().map(|m| format!("MIME type: {m}")));
         text.extend(d.line_count.map(|n| format!("lines: {n}")));
     } else {
