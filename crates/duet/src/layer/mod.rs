@@ -16,8 +16,8 @@ pub(crate) mod mirrored;
 pub use mirrored::{MirroredArg, mirrored_args};
 mod registry;
 mod reply;
-pub mod skill;
 mod roots;
+pub mod skill;
 mod spec;
 mod template;
 mod validation;
@@ -34,9 +34,9 @@ pub use local::{LocalCall, local};
 pub use log_level::LogLevel;
 pub use registry::{Registry, RegistryError};
 pub use reply::{InputRequired, Reply};
-pub use skill::{Skill, SkillFile, SkillParts, SkillSpec};
 pub(crate) use roots::RootsSource;
 pub use roots::{ClientRoot, ClientRoots};
+pub use skill::{Skill, SkillFile, SkillParts, SkillSpec};
 pub use spec::{
     PromptParts, PromptSpec, ResourceParts, ResourceSpec, Spec, TemplateParts, TemplateSpec, ToolParts, ToolSpec,
 };

@@ -12,5 +12,5 @@ mod framing;
 mod handshake;
 mod modern;
 mod replicas;
-mod skills;
 mod roots;
+mod skills;
