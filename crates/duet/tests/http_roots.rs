@@ -1,8 +1,8 @@
 //! The client's roots over Streamable HTTP, on real sockets: a session asks `roots/list`
-//! on its GET stream once one is open, and otherwise on the stream of the request that
-//! needs the roots; a change the client announces is asked about again; a copy of the
-//! session on another replica asks for itself, and learns of a change announced
-//! elsewhere. The in-memory engine tests (`engine/roots.rs`) cover the rules in detail.
+//! on its GET stream once one is open (on any replica), and otherwise on the stream of the
+//! request that needs the roots; a change the client announces is asked about again; a
+//! copy of the session on another replica asks for itself, and learns of a change
+//! announced elsewhere. The in-memory engine tests (`engine/roots.rs`) cover the rules in detail.
 
 pub mod http_support;
 
@@ -79,12 +79,25 @@ async fn a_copy_on_another_replica_asks_for_itself_and_hears_of_changes() {
     answer(&on_a, &mut call, &["file:///work/a"]).await;
     assert_eq!(call.next_message().await["result"]["structuredContent"]["roots"], json!(["file:///work/a"]));
 
-    // A change announced on b reaches a's session, which asks on its GET stream.
+    // With the GET stream open (on a), what either replica asks reaches the client there.
+    // a's session asks once the stream opens; a change announced on b makes both ask again,
+    // each for itself (the roots are not in the session's record).
     let mut get = on_a.get().stream().await;
     answer(&on_a, &mut get, &["file:///work/a"]).await;
     on_b.notify("notifications/roots/list_changed", json!({})).send().await.expect_status(StatusCode::ACCEPTED);
-    answer(&on_a, &mut get, &["file:///work/z"]).await;
+    let mut askers = Vec::new();
+    for _ in 0..2 {
+        let asked = get.next_message().await;
+        assert_eq!(asked["method"], "roots/list", "{asked}");
+        // Ids are duet-{replica}-{n}: one ask from each replica.
+        askers.push(asked["id"].as_str().unwrap().rsplit_once('-').unwrap().0.to_string());
+        let response = json!({"jsonrpc": "2.0", "id": asked["id"], "result": {"roots": [{"uri": "file:///work/z"}]}});
+        on_a.post_json(response).send().await.expect_status(StatusCode::ACCEPTED);
+    }
+    askers.dedup();
+    assert_eq!(askers.len(), 2, "both replicas asked: {askers:?}");
     assert_eq!(seen(&on_a).await, json!(["file:///work/z"]));
+    assert_eq!(seen(&on_b).await, json!(["file:///work/z"]));
     a.stop().await;
     b.stop().await;
 }
