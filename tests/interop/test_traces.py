@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import http.server
 import json
+import os
 import subprocess
 import textwrap
 import threading
@@ -178,6 +179,10 @@ def test_spans_reach_a_collector_in_the_conventions_shape(duet_factory, receiver
 
     spans = receiver.spans()
     assert all(resource.get("service.name") == "duet" for resource, _ in spans), spans[0][0]
+    # One span per request and per command: the requests' `tracing` spans are the log's.
+    names = sorted(s.name for _, s in spans)
+    assert names == ["exec false", "exec printenv", "exec printenv", "tools/call fails",
+                     "tools/call trace_env", "tools/call trace_env"], names  # fmt: skip
     assert request.kind == Span.SPAN_KIND_SERVER
     assert request.trace_id.hex() == TRACE and request.parent_span_id.hex() == PARENT, request
     assert attributes(request) | {"principal": None} == {
@@ -188,8 +193,6 @@ def test_spans_reach_a_collector_in_the_conventions_shape(duet_factory, receiver
         "jsonrpc.request.id": "1",
         "network.transport": "tcp",
         "principal": None,
-        "trace_id": TRACE,
-        "parent_span_id": PARENT,
     }, attributes(request)
 
     # The manifest command is a child span, and the command itself got that span's context.
@@ -240,3 +243,25 @@ def test_stdio_spans_are_exported_too(receiver) -> None:
     assert span.parent_span_id.hex() == PARENT
     assert attributes(span)["network.transport"] == "pipe"
     assert [attributes(s)["jsonrpc.request.id"] for _, s in receiver.spans()] == ["1"], "only the sampled trace"
+
+
+def test_spans_go_in_batches_of_2048(receiver) -> None:
+    """An export carries up to 2,048 spans, four times the SDK's default, so that its own
+    cost is spread over more spans; the SDK's OTEL_BSP_MAX_EXPORT_BATCH_SIZE still sets it."""
+    meta = {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}}
+    lines = "".join(
+        json.dumps({"jsonrpc": "2.0", "id": i, "method": "tools/call",
+                    "params": {"name": "echo", "arguments": {"text": "hi"}, "_meta": meta}}) + "\n"  # fmt: skip
+        for i in range(2100)
+    )
+    argv = [DUET_BIN, "serve", "--fixtures", "testkit", "--otlp-endpoint", receiver.url]
+    for environment, batch in [({}, 2048), ({"OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "1000"}, 1000)]:
+        with receiver.lock:
+            receiver.requests.clear()
+        done = subprocess.run(argv, input=lines, capture_output=True, text=True, timeout=60,
+                              env={**os.environ, **environment})  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert len(done.stdout.splitlines()) == 2100
+        with receiver.lock:
+            sizes = [sum(len(ss.spans) for rs in r.resource_spans for ss in rs.scope_spans) for r in receiver.requests]
+        assert sum(sizes) == 2100 and max(sizes) == batch, (environment, sizes)

@@ -11,7 +11,8 @@ What is checked: resources (the listing, text and blob reads, reads through the 
 template), the file tools, `search_files` progress, cancellation and its agreement with
 ripgrep on a generated tree (`rg --json` with the same options), change notifications
 (`resources/subscribe` on the handshake era, `subscriptions/listen` on 2026-07-28), the
-confinement of every path to the root, the prompts with their path completion, and the
+confinement of every path to the root, the client's roots narrowing what is served (and asked
+again after `notifications/roots/list_changed`), the prompts with their path completion, and the
 write tools of `duet serve --allow-write`, confirmed through the client's elicitation
 callback (a real `elicitation/create` request on the handshake era, an `input_required`
 result the SDK answers and retries on 2026-07-28).
@@ -59,10 +60,12 @@ from mcp_types import (
     ElicitResult,
     EmbeddedResource,
     ImageContent,
+    ListRootsResult,
     PromptReference,
     ResourceListChangedNotification,
     ResourceTemplateReference,
     ResourceUpdatedNotification,
+    Root,
     TextContent,
     TextResourceContents,
 )
@@ -1622,3 +1625,83 @@ async def test_create_directory_and_move_file(connect, conn: Connection, tree: T
     ]
     assert (tree.root / "src" / "main.py").read_text() == UTIL_PY
     assert not (tree.root / "src" / "util.py").exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# The client's roots
+
+
+@dataclass
+class Roots:
+    """The roots the SDK's list-roots callback answers, and how often duet asked."""
+
+    uris: list[str]
+    asked: int = 0
+
+    async def __call__(self, context: Any) -> ListRootsResult:
+        self.asked += 1
+        return ListRootsResult(roots=[Root(uri=uri) for uri in self.uris])
+
+
+@connections(ALL)
+async def test_client_roots_narrow_the_workspace(connect, conn: Connection, tree: Tree) -> None:
+    """A handshake-era client that declares roots is asked `roots/list`, and duet serves only
+    what lies under them: a file outside is refused naming the roots in force, and a
+    listing, find, search or resource list without a path covers them only. On 2026-07-28
+    there is no roots notification: duet keeps the roots it was started with and asks
+    nothing (see the README's workspace section)."""
+    roots = Roots([tree.uri("src"), tree.uri("docs")])
+    in_force = f"the roots in force (the client's, within the workspace) are {tree.root}/docs, {tree.root}/src"
+    with anyio.fail_after(TEST_DEADLINE):
+        async with connect(conn, tree.root, list_roots_callback=roots) as served:
+            client = served.client
+            readme = await client.call_tool("read_file", {"path": "README.md"})
+            listed = await client.call_tool("list_directory", {})
+            found = await client.call_tool("find_files", {"glob": "*"})
+            searched = await client.call_tool("search_files", {"pattern": "e"})
+            resources = sorted(r.name for r in await all_resources(client))
+            if conn.modern:
+                assert roots.asked == 0
+                assert readme.is_error is False and text_of(readme) == README, readme
+                assert resources == sorted(LISTED)
+                return
+            assert roots.asked >= 1
+            assert readme.is_error is True, readme
+            assert "is outside the roots the client gave" in text_of(readme) and in_force in text_of(readme), readme
+            main = await client.call_tool("read_file", {"path": "src/main.py"})
+            assert main.is_error is False and text_of(main) == MAIN_PY, main
+            assert [e["path"] for e in listed.structured_content["entries"]] == ["docs", "src"], listed
+            assert found.structured_content["files"] == ["docs/guide.txt", "src/main.py", "src/util.py"], found
+            assert {m["path"] for m in searched.structured_content["matches"]} == {"docs/guide.txt", "src/main.py", "src/util.py"}, searched
+            assert resources == ["docs/guide.txt", "src/main.py", "src/util.py"]
+            with pytest.raises(MCPError) as refused:
+                await client.read_resource(tree.uri("README.md"))
+            assert in_force in refused.value.message, refused.value
+            guide = await client.read_resource(tree.uri("docs/guide.txt"))
+            assert isinstance(guide.contents[0], TextResourceContents) and guide.contents[0].text == GUIDE
+            completed = await client.complete(PromptReference(name="review_file"), {"name": "path", "value": ""})
+            assert completed.completion.values == ["docs/guide.txt", "src/main.py", "src/util.py"], completed
+
+
+@pytest.mark.filterwarnings("ignore:The roots capability is deprecated")
+@connections(LEGACY)
+async def test_client_roots_list_changed_refetch(connect, conn: Connection, tree: Tree) -> None:
+    """When the client says its roots changed (`notifications/roots/list_changed`), duet asks
+    again and serves the new set."""
+    roots = Roots([tree.uri("src")])
+    with anyio.fail_after(TEST_DEADLINE):
+        async with connect(conn, tree.root, list_roots_callback=roots) as served:
+            client = served.client
+            guide = await client.call_tool("read_file", {"path": "docs/guide.txt"})
+            assert guide.is_error is True and f"are {tree.root}/src" in text_of(guide), guide
+            assert (await client.call_tool("read_file", {"path": "src/util.py"})).is_error is False
+            asked = roots.asked
+
+            roots.uris = [tree.uri("docs")]
+            await client.send_roots_list_changed()
+            guide = await client.call_tool("read_file", {"path": "docs/guide.txt"})
+            assert guide.is_error is False and text_of(guide) == GUIDE, guide
+            assert roots.asked == asked + 1
+            util = await client.call_tool("read_file", {"path": "src/util.py"})
+            assert util.is_error is True and f"are {tree.root}/docs" in text_of(util), util
+            assert sorted(r.name for r in await all_resources(client)) == ["docs/guide.txt"]

@@ -1,6 +1,7 @@
 //! The command line, as clap types: `duet serve` and its options.
 
 use clap::{Parser, Subcommand, ValueEnum};
+use opentelemetry_sdk::trace::SdkTracer;
 use std::process::ExitCode;
 
 #[derive(Parser, Debug)]
@@ -116,6 +117,11 @@ pub struct ConfigArgs {
     /// The URL of a running HTTP server (with --transport http).
     #[arg(long, default_value = "http://127.0.0.1:8765/mcp")]
     pub url: String,
+    /// With --transport http: the environment variable that holds duet's bearer token. The
+    /// client sends `Authorization: Bearer` with its value, written in the client's own
+    /// syntax for variables; the token itself is never written.
+    #[arg(long, value_name = "VAR")]
+    pub token_env: Option<String>,
     /// The duet command the client runs (default: this executable).
     #[arg(long)]
     pub command: Option<String>,
@@ -335,10 +341,11 @@ impl Cli {
         }
     }
 
-    pub async fn run(self) -> anyhow::Result<ExitCode> {
+    /// Runs the command; `tracer` makes each request's span while spans are exported.
+    pub async fn run(self, tracer: Option<SdkTracer>) -> anyhow::Result<ExitCode> {
         use crate::commands;
         match self.command {
-            Command::Serve(args) => crate::serve::run(*args).await,
+            Command::Serve(args) => crate::serve::run(*args, tracer).await,
             Command::Tools(args) => commands::inspect::tools(args),
             Command::Resources(args) => commands::inspect::resources(args),
             Command::Prompts(args) => commands::inspect::prompts(args),

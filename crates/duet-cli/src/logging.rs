@@ -6,7 +6,8 @@
 
 use crate::cli::LogFormat;
 use crate::traces::Export;
-use opentelemetry_sdk::trace::SdkTracerProvider;
+use opentelemetry::trace::TracerProvider as _;
+use opentelemetry_sdk::trace::{SdkTracer, SdkTracerProvider};
 use std::time::Duration;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
@@ -21,6 +22,11 @@ pub struct Telemetry {
 }
 
 impl Telemetry {
+    /// The tracer of each request's span, while spans are exported.
+    pub fn tracer(&self) -> Option<SdkTracer> {
+        self.traces.as_ref().map(|provider| provider.tracer("duet"))
+    }
+
     pub fn shutdown(self) {
         if let Some(provider) = self.traces
             && let Err(e) = provider.shutdown_with_timeout(LAST_EXPORT)

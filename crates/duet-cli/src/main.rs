@@ -5,6 +5,7 @@ mod choice;
 mod cli;
 mod commands;
 mod confirm;
+mod counted;
 mod logging;
 mod manifest;
 mod metrics;
@@ -48,7 +49,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let code = match runtime.block_on(cli.run()) {
+    let code = match runtime.block_on(cli.run(telemetry.tracer())) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("Error: {e:#}");

@@ -4,18 +4,19 @@
 //! With `--metrics-addr` the metrics endpoint runs beside any transport.
 
 use crate::choice;
-use crate::cli::{HttpArgs, ServeArgs, Transport};
+use crate::cli::{Fixtures, HttpArgs, ServeArgs, Transport};
 use crate::usage::Usage;
 use anyhow::Context as _;
 use duet::auth::TokenAuth;
 use duet::protocol::{Server, ServerOptions};
 use duet::transport::http::{HttpConfig, HttpServer, RateLimits};
 use duet::transport::stdio::StdioOptions;
+use opentelemetry_sdk::trace::SdkTracer;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
+pub async fn run(args: ServeArgs, tracer: Option<SdkTracer>) -> anyhow::Result<ExitCode> {
     let http = match args.transport {
         Transport::Stdio => stdio_only(&args.http).map(|()| None),
         transport => http_config(&args.http, transport).map(|mut config| {
@@ -39,10 +40,16 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         Some(addr) => Some(crate::metrics::serve(addr).await?),
         None => None,
     };
+    // A workspace narrows what it serves to the client's roots, and the test fixtures show
+    // them; no other layer reads them, so no other client is asked.
+    let client_roots =
+        choice::workspace_roots(&args.layer).is_some() || matches!(args.layer.fixtures, Some(Fixtures::Testkit));
     let options = ServerOptions {
         page_size: args.page_size,
+        client_roots,
         state_keys: shared.state_keys,
         backplane: shared.backplane,
+        tracer,
         ..ServerOptions::default()
     };
     let server = Server::new(layer, options);

@@ -8,15 +8,23 @@ use opentelemetry::KeyValue;
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_otlp::{Protocol, WithExportConfig};
 use opentelemetry_sdk::Resource;
-use opentelemetry_sdk::trace::{Sampler, SdkTracerProvider};
+use opentelemetry_sdk::trace::{BatchConfig, BatchConfigBuilder, BatchSpanProcessor, Sampler, SdkTracerProvider};
 use std::time::Duration;
 use tracing::Level;
 use tracing_subscriber::Layer;
-use tracing_subscriber::filter::Targets;
+use tracing_subscriber::filter::{LevelFilter, Targets};
 use tracing_subscriber::registry::LookupSpan;
 
 /// How long one export may take before the batch is given up.
 const EXPORT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Spans sent in one export, and the most waiting to be sent: four times the SDK's defaults
+/// (512 and 2,048). An export has a cost of its own (the request, the collector's answer),
+/// which larger batches spread over more spans: at tens of thousands of requests a second,
+/// the exporter's threads take a third less CPU (`docs/operations.md`). Past the queue
+/// (about 7 MiB of spans), spans are dropped rather than held.
+const BATCH: usize = 2048;
+const QUEUE: usize = 8192;
 
 /// Where spans go and which of them: `--otlp-endpoint` and `--otlp-sample-ratio`, checked.
 pub struct Export {
@@ -53,8 +61,10 @@ fn sample_ratio(given: f64) -> Result<f64, Usage> {
     }
 }
 
-/// The layer that exports duet's spans (those of `duet` and `duet_cli`, at info and above,
-/// whatever the log level), and the provider to shut down, which sends what is left.
+/// The provider, whose tracer makes each request's span (`ServerOptions::tracer`) and which
+/// sends what is left when shut down, and the layer that exports duet's other spans (those
+/// of `duet` and `duet_cli` at info and above, whatever the log level, but the requests'
+/// own `tracing` spans, which are the log's), as children of the request's.
 pub fn layer<S>(export: &Export) -> anyhow::Result<(impl Layer<S>, SdkTracerProvider)>
 where
     S: tracing::Subscriber + for<'span> LookupSpan<'span>,
@@ -72,8 +82,9 @@ where
     // A caller's sampling decision (the flag of its `traceparent`) stands; a trace that starts
     // here is kept with the given probability.
     let sampler = Sampler::ParentBased(Box::new(Sampler::TraceIdRatioBased(export.sample_ratio)));
+    let processor = BatchSpanProcessor::builder(exporter).with_batch_config(batch_config()).build();
     let provider = SdkTracerProvider::builder()
-        .with_batch_exporter(exporter)
+        .with_span_processor(processor)
         .with_sampler(sampler)
         .with_resource(resource)
         .build();
@@ -85,8 +96,27 @@ where
         .with_target(false)
         // duet reads a span's context from the span itself, never from the thread.
         .with_context_activation(false)
-        .with_filter(Targets::new().with_target("duet", Level::INFO).with_target("duet_cli", Level::INFO));
+        .with_filter(
+            Targets::new()
+                .with_target("duet", Level::INFO)
+                .with_target("duet_cli", Level::INFO)
+                .with_target(duet::trace::REQUEST_SPAN_TARGET, LevelFilter::OFF),
+        );
     Ok((layer, provider))
+}
+
+/// [`BATCH`] and [`QUEUE`], unless the SDK's own variables (`OTEL_BSP_MAX_EXPORT_BATCH_SIZE`,
+/// `OTEL_BSP_MAX_QUEUE_SIZE`) say otherwise; the others (`OTEL_BSP_SCHEDULE_DELAY`, …) as
+/// the SDK reads them.
+fn batch_config() -> BatchConfig {
+    let mut config = BatchConfigBuilder::default();
+    if std::env::var_os("OTEL_BSP_MAX_QUEUE_SIZE").is_none() {
+        config = config.with_max_queue_size(QUEUE);
+    }
+    if std::env::var_os("OTEL_BSP_MAX_EXPORT_BATCH_SIZE").is_none() {
+        config = config.with_max_export_batch_size(BATCH);
+    }
+    config.build()
 }
 
 #[cfg(test)]

@@ -175,6 +175,95 @@ fn config_snippets_for_every_client() {
     assert_eq!(missing.status.code(), Some(2));
 }
 
+#[test]
+fn config_over_http_keeps_the_folders_and_reads_the_token_from_the_environment() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap().display().to_string();
+    let exe = env!("CARGO_BIN_EXE_duet");
+    let config = |client: &str, url: &str, extra: &[&str]| {
+        let mut args = vec!["config", "--client", client, "--transport", "http", "--url", url];
+        args.extend(extra);
+        // The token is in the environment; nothing duet prints may show it.
+        let out = Command::new(exe).args(&args).env("DUET_TOKEN", "s3cret-token-value").output().unwrap();
+        let shown = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(!shown.contains("s3cret-token-value"), "{args:?} shows the token: {shown}");
+        out
+    };
+    let with_token = ["--token-env", "DUET_TOKEN", "--root", root.as_str()];
+    let serve = format!("{exe} serve --transport http --port 9 --root {root} --auth-token env:DUET_TOKEN");
+    for (client, expected) in [
+        (
+            "claude-code",
+            json!({"mcpServers": {"duet": {"type": "http", "url": "http://127.0.0.1:9/mcp",
+                                            "headers": {"Authorization": "Bearer ${DUET_TOKEN}"}}}}),
+        ),
+        (
+            "cursor",
+            json!({"mcpServers": {"duet": {"url": "http://127.0.0.1:9/mcp",
+                                            "headers": {"Authorization": "Bearer ${env:DUET_TOKEN}"}}}}),
+        ),
+        (
+            "vscode",
+            json!({"servers": {"duet": {"type": "http", "url": "http://127.0.0.1:9/mcp",
+                                         "headers": {"Authorization": "Bearer ${input:duet-token}"}}},
+                   "inputs": [{"type": "promptString", "id": "duet-token", "password": true,
+                               "description": "The bearer token of duet (what $DUET_TOKEN holds where it runs)"}]}),
+        ),
+    ] {
+        let out = config(client, "http://127.0.0.1:9/mcp", &with_token);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{client}: {stderr}");
+        assert_eq!(stdout_json(&out), expected, "{client}");
+        assert!(stderr.contains(&format!("start duet there first:\n  {serve}\n")), "{client}: {stderr}");
+    }
+
+    // Without a token, no header; another path and an address are kept in the command.
+    let out = config("cursor", "http://10.1.2.3:8000/tools", &["--root", &root, "--allow-write"]);
+    assert_eq!(stdout_json(&out), json!({"mcpServers": {"duet": {"url": "http://10.1.2.3:8000/tools"}}}));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let started =
+        format!("{exe} serve --transport http --host 10.1.2.3 --port 8000 --path /tools --root {root} --allow-write");
+    assert!(stderr.contains(&started), "{stderr}");
+
+    // What cannot be written without the token, or names no variable, or no folder.
+    for (client, extra, why) in [
+        ("claude-desktop", &with_token[..], "claude_desktop_config.json; use --transport stdio"),
+        ("cursor", &["--token-env", "1-BAD"][..], "name an environment variable"),
+        ("cursor", &["--root", "/no/such/dir"][..], "--root /no/such/dir: there is no such folder"),
+    ] {
+        let out = config(client, "http://127.0.0.1:9/mcp", extra);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{client} {extra:?}: {stderr}");
+        assert!(stderr.contains(why), "{client} {extra:?}: {stderr}");
+    }
+    let stdio = duet(&["config", "--client", "cursor", "--token-env", "DUET_TOKEN", "--root", &root]);
+    assert_eq!(stdio.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&stdio.stderr).contains("--token-env applies to --transport http"));
+}
+
+#[test]
+fn counts_of_one_read_in_the_singular() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "x").unwrap();
+    std::fs::write(dir.path().join("b.txt"), "y\n").unwrap();
+    let root = dir.path().to_str().unwrap();
+    let said = |tool: &str, args: &str| {
+        let out = duet(&["call", tool, "--args", args, "--raw", "--root", root]);
+        format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+    };
+    for (tool, args, expected) in [
+        ("search_files", r#"{"pattern":"x"}"#, "(1 matching line in 2 files scanned)"),
+        ("search_files", r#"{"pattern":"x","glob":"a.txt"}"#, "(1 matching line in 1 file scanned)"),
+        ("find_files", r#"{"glob":"*.txt","limit":1}"#, "(only the first 1 match; narrow"),
+        ("directory_tree", r#"{"limit":1}"#, "(the tree stops at 1 entry: there are more"),
+        ("describe_file", r#"{"path":"a.txt"}"#, "size: 1 byte (1 byte)"),
+        ("read_file", r#"{"path":"b.txt","start_line":3}"#, "b.txt has 1 line, so there is no line 3"),
+    ] {
+        let shown = said(tool, args);
+        assert!(shown.contains(expected), "{tool} {args}: {shown}");
+    }
+}
+
 /// The tool names `duet tools --json` lists with these arguments.
 fn tool_names(args: &[&str]) -> Vec<String> {
     let out = duet(args);

@@ -27,6 +27,29 @@ fn an_envelope_key_alone_makes_a_2026_request() {
     );
 }
 
+/// A client that declares roots is asked for them once initialized and again when it says
+/// they changed, over the real stdio transport; its requests see the latest answer.
+#[test]
+fn client_roots_are_asked_and_asked_again() {
+    let mut duet = Duet::testkit("2025-11-25");
+    let mut params = init_params("2025-11-25");
+    params["capabilities"] = json!({"roots": {"listChanged": true}});
+    duet.request(json!(1), "initialize", params);
+    duet.response(&json!(1));
+    duet.notify("notifications/initialized", json!({}));
+    let mut asked = Vec::new();
+    for (n, uri) in [(2, "file:///work/a"), (3, "file:///work/b")] {
+        let ask = duet.wait_for("roots/list", |m| m["method"] == "roots/list" && !asked.contains(&m["id"]));
+        asked.push(ask["id"].clone());
+        duet.send(&json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"roots": [{"uri": uri}]}}));
+        duet.request(json!(n), "tools/call", json!({"name": "client_roots", "arguments": {}}));
+        assert_eq!(duet.response(&json!(n))["result"]["structuredContent"], json!({"roots": [uri]}));
+        duet.notify("notifications/roots/list_changed", json!({}));
+    }
+    let done = duet.finish(EXIT);
+    done.assert_success();
+}
+
 #[test]
 fn raw_session_keeps_stdout_pure() {
     let mut duet = Duet::testkit("2025-06-18");

@@ -42,7 +42,11 @@ impl Recorder {
         let taken = std::mem::take(&mut *self.seen.lock().unwrap());
         for message in &taken {
             assert_eq!(message["jsonrpc"], "2.0", "{message}");
-            Schemas::get().assert_notification(&self.version, message);
+            if message.get("id").is_some() {
+                Schemas::get().assert_request(&self.version, message);
+            } else {
+                Schemas::get().assert_notification(&self.version, message);
+            }
         }
         taken
     }

@@ -131,6 +131,11 @@ impl Schemas {
         self.assert_valid(version, "ServerNotification", notification);
     }
 
+    /// Checks a request the server sent its client at `version` (handshake era only).
+    pub fn assert_request(&self, version: &str, request: &Value) {
+        self.assert_valid(version, "ServerRequest", request);
+    }
+
     /// Checks an error response's error object (`JSONRPCError` differs across versions; the
     /// error object's shape does not). Needs no schema, so it runs whether or not they are
     /// installed.

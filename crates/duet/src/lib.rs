@@ -49,6 +49,7 @@
 
 pub mod auth;
 pub mod backplane;
+pub mod file_uri;
 #[cfg(feature = "fixtures")]
 pub mod fixtures;
 #[cfg(feature = "fuzzing")]
@@ -61,7 +62,7 @@ pub mod method;
 pub mod mrtr;
 pub mod protocol;
 pub mod signals;
-mod trace;
+pub mod trace;
 pub mod transport;
 
 /// What most programs need in one import.

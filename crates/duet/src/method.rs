@@ -132,6 +132,8 @@ table! {
     Initialized              "notifications/initialized"   Handshake  false  false none     Once;
     /// `notifications/cancelled`: the client gave up on one of its requests.
     Cancelled                "notifications/cancelled"     Both       false  false none     Once;
+    /// `notifications/roots/list_changed`: the client's roots changed.
+    RootsListChanged         "notifications/roots/list_changed" Handshake false false none Once;
 }
 
 impl Method {

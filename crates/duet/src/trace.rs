@@ -1,17 +1,28 @@
-//! W3C trace context (`traceparent`, `tracestate`, `baggage`) carried into each request's
-//! `tracing` span (on every transport), so a tool call shows up as one trace from host to
-//! backend. The context comes from the request's `_meta` (where MCP reserves the keys) or
-//! else from the HTTP headers. The span is the one the OpenTelemetry semantic conventions
-//! for MCP describe: its name and attributes are theirs.
+//! Each request's trace, on every transport, so a tool call shows up as one trace from host
+//! to backend. The caller's W3C trace context (`traceparent`, `tracestate`, `baggage`) comes
+//! from the request's `_meta` (where MCP reserves the keys) or else from the HTTP headers.
 //!
-//! Every request span records `trace_id` and `parent_span_id`, so logs correlate with
-//! the caller's trace in any subscriber. With the `otel` feature the context also becomes
-//! the OpenTelemetry parent of the span (through `tracing-opentelemetry`): a program that
-//! installs an OpenTelemetry layer exports the request, and everything a handler does
-//! inside it, as children of the caller's span.
+//! A request has two spans, each made only when something wants it:
+//! - its `tracing` span ([`REQUEST_SPAN_TARGET`]), for the log: the method, JSON-RPC id,
+//!   principal, and the caller's `trace_id` and `parent_span_id`, so log lines correlate with
+//!   the caller's trace in any subscriber;
+//! - with the `otel` feature and a tracer in [`ServerOptions::tracer`], its OpenTelemetry
+//!   span, the one the semantic conventions for MCP describe (`{mcp.method.name} {target}`,
+//!   kind server, their attributes), made here with the OpenTelemetry API: the sampler
+//!   decides first, and a span it drops costs no attribute. The caller's span is its parent.
+//!
+//! With the `otel` feature the request runs inside its OpenTelemetry context: its span (or,
+//! without a tracer, the caller's, when a subscriber wants the request's `tracing` span) and
+//! the caller's baggage. `opentelemetry::Context::current()` in a handler reads it, and a
+//! `tracing-opentelemetry` layer that skips the request's `tracing` span nests a handler's
+//! own spans (a manifest command, a Redis call) under the request.
+//! `docs/operations.md` shows a program that exports them.
+//!
+//! [`ServerOptions::tracer`]: crate::protocol::ServerOptions
 
 use crate::message::{Incoming, Message, Meta, Notification, Request};
 use crate::method::{Method, Primitive};
+use crate::protocol::ServerOptions;
 use crate::signals::{ErrorType, Operation};
 #[cfg(feature = "http")]
 use http::HeaderMap;
@@ -21,7 +32,7 @@ use tracing::Span;
 /// A valid `traceparent` (version 00 layout; later versions are read the same way, as
 /// the specification asks).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TraceParent {
+pub(crate) struct TraceParent {
     /// 32 lowercase hex digits, not all zero.
     pub trace_id: String,
     /// 16 lowercase hex digits, not all zero: the caller's span.
@@ -31,7 +42,7 @@ pub struct TraceParent {
 
 /// A trace context: the parent, the vendor `tracestate` and the W3C `baggage`, if any.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TraceContext {
+pub(crate) struct TraceContext {
     pub parent: TraceParent,
     pub state: Option<String>,
     pub baggage: Option<String>,
@@ -43,7 +54,7 @@ fn hex_field(field: &str, len: usize) -> Option<String> {
 }
 
 /// Parses a `traceparent` value; `None` when it is invalid (and must be ignored).
-pub fn parse_traceparent(value: &str) -> Option<TraceParent> {
+pub(crate) fn parse_traceparent(value: &str) -> Option<TraceParent> {
     let value = value.trim();
     let mut fields = value.split('-');
     let version = fields.next()?;
@@ -65,7 +76,7 @@ pub fn parse_traceparent(value: &str) -> Option<TraceParent> {
 }
 
 /// The trace context of a JSON-RPC message's `params._meta`.
-pub fn from_meta(meta: &Meta) -> Option<TraceContext> {
+pub(crate) fn from_meta(meta: &Meta) -> Option<TraceContext> {
     let parent = parse_traceparent(meta.other.get("traceparent")?.as_str()?)?;
     let text = |key: &str| meta.other.get(key).and_then(Value::as_str).map(str::to_owned);
     Some(TraceContext { parent, state: text("tracestate"), baggage: text("baggage") })
@@ -73,7 +84,7 @@ pub fn from_meta(meta: &Meta) -> Option<TraceContext> {
 
 /// The trace context of HTTP headers.
 #[cfg(feature = "http")]
-pub fn from_headers(headers: &HeaderMap) -> Option<TraceContext> {
+pub(crate) fn from_headers(headers: &HeaderMap) -> Option<TraceContext> {
     let parent = parse_traceparent(headers.get("traceparent")?.to_str().ok()?)?;
     let text = |key: &str| headers.get(key).and_then(|v| v.to_str().ok()).map(str::to_owned);
     Some(TraceContext { parent, state: text("tracestate"), baggage: text("baggage") })
@@ -82,7 +93,7 @@ pub fn from_headers(headers: &HeaderMap) -> Option<TraceContext> {
 /// The trace context of an incoming message: its own `_meta` first (the first request or
 /// notification of a batch), then the transport's (`transport`, only called when needed:
 /// over HTTP, the headers').
-pub fn of_message(message: &Message, transport: impl FnOnce() -> Option<TraceContext>) -> Option<TraceContext> {
+pub(crate) fn of_message(message: &Message, transport: impl FnOnce() -> Option<TraceContext>) -> Option<TraceContext> {
     let first = message.items().iter().find_map(|m| match m {
         Incoming::Request(Request { meta, .. }) | Incoming::Notification(Notification { meta, .. }) => Some(meta),
         _ => None,
@@ -90,30 +101,101 @@ pub fn of_message(message: &Message, transport: impl FnOnce() -> Option<TraceCon
     first.and_then(from_meta).or_else(transport)
 }
 
-/// The span a request runs in, named and described as the OpenTelemetry conventions for MCP
-/// ask (`{mcp.method.name} {target}`, kind server): its method, its JSON-RPC id, the id of
-/// the principal it runs as (never a credential), and the caller's trace as its parent. What
-/// is known once it is answered (version, tool, error, transport) is added by [`annotate`];
-/// the transport adds `mcp.session.id`. A batch (2025-03-26) is one span, `batch`, with
-/// none of a single request's attributes.
-pub fn request_span(message: &Message, principal: &str, transport: impl FnOnce() -> Option<TraceContext>) -> Span {
+/// The target of each request's `tracing` span. It carries the request's fields to the log;
+/// a `tracing-opentelemetry` layer should skip it, since duet makes the request's
+/// OpenTelemetry span itself (with the `otel` feature), and would otherwise export it twice.
+pub const REQUEST_SPAN_TARGET: &str = "duet::request";
+
+/// A request's trace: its `tracing` span and, with the `otel` feature, its OpenTelemetry
+/// context. Either may be empty: the span when no subscriber wants it, the context when
+/// nothing is exported and no caller sent one.
+pub(crate) struct RequestTrace {
+    span: Span,
+    #[cfg(feature = "otel")]
+    context: opentelemetry::Context,
+}
+
+impl RequestTrace {
+    /// The trace of an incoming message, whose caller's context is the message's own `_meta`
+    /// or else the transport's (`transport`, only called when needed: over HTTP, the
+    /// headers'). It is read only when something wants it: the log, or the tracer. A batch
+    /// (2025-03-26) is one span, `batch`, with none of a single request's attributes.
+    pub(crate) fn start(
+        options: &ServerOptions,
+        message: &Message,
+        principal: &str,
+        transport: impl FnOnce() -> Option<TraceContext>,
+    ) -> RequestTrace {
+        let span = log_span(message, principal);
+        #[cfg(feature = "otel")]
+        let traced = options.tracer.is_some();
+        #[cfg(not(feature = "otel"))]
+        let traced = false;
+        let caller = if traced || !span.is_disabled() { of_message(message, transport) } else { None };
+        if !span.is_disabled() {
+            if let (Message::One(_), Some(request)) = (message, message.requests().next()) {
+                span.record("jsonrpc.request.id", tracing::field::display(&request.id));
+            }
+            if let Some(caller) = &caller {
+                span.record("trace_id", caller.parent.trace_id.as_str());
+                span.record("parent_span_id", caller.parent.parent_id.as_str());
+            }
+        }
+        #[cfg(not(feature = "otel"))]
+        let _ = options;
+        RequestTrace {
+            span,
+            #[cfg(feature = "otel")]
+            context: otel::start(options.tracer.as_ref(), message, principal, caller.as_ref()),
+        }
+    }
+
+    /// The trace of the request running now, to carry onto another task or thread.
+    pub(crate) fn current() -> RequestTrace {
+        RequestTrace {
+            span: Span::current(),
+            #[cfg(feature = "otel")]
+            context: opentelemetry::Context::current(),
+        }
+    }
+
+    /// The request's session (an HTTP transport's): `mcp.session.id`.
+    #[cfg(feature = "http")]
+    pub(crate) fn session(&self, id: &str) {
+        self.span.record("mcp.session.id", id);
+        #[cfg(feature = "otel")]
+        otel::set_session(&self.context, id);
+    }
+
+    /// Runs `f` inside the trace.
+    pub(crate) fn in_scope<T>(&self, f: impl FnOnce() -> T) -> T {
+        #[cfg(feature = "otel")]
+        let _attached = self.context.clone().attach();
+        self.span.in_scope(f)
+    }
+
+    /// `future`, run inside the trace each time it is polled.
+    pub(crate) fn instrument<F: Future>(self, future: F) -> impl Future<Output = F::Output> {
+        let future = tracing::Instrument::instrument(future, self.span);
+        #[cfg(feature = "otel")]
+        let future = opentelemetry::context::FutureExt::with_context(future, self.context);
+        future
+    }
+}
+
+/// A request's `tracing` span, for the log: its method, JSON-RPC id, the id of the principal
+/// it runs as (never a credential) and the caller's trace. What is known once it is answered
+/// is added by [`annotate`]; the transport adds `mcp.session.id`.
+fn log_span(message: &Message, principal: &str) -> Span {
     use tracing::field::Empty;
-    let span = match message {
-        Message::Batch(_) => tracing::info_span!("mcp.request", otel.name = "batch", otel.kind = "server", principal),
+    match message {
+        Message::Batch(_) => tracing::info_span!(target: REQUEST_SPAN_TARGET, "mcp.request", batch = true, principal),
         Message::One(_) => {
-            // A method the table does not know is a client's free text: the span's name
-            // stays bounded (`_OTHER`, as the conventions name unknown HTTP methods), and the
-            // attribute keeps at most the first UNKNOWN_METHOD_BYTES of it.
-            let (name, method) = match message.method() {
-                None => ("message", "message"),
-                Some(Method::Other(raw)) => ("_OTHER", shortened(raw)),
-                Some(known) => (known.as_str(), known.as_str()),
-            };
+            let (name, unknown) = names(message);
+            let method = unknown.unwrap_or(name);
             tracing::info_span!(
+                target: REQUEST_SPAN_TARGET,
                 "mcp.request",
-                otel.name = name,
-                otel.kind = "server",
-                otel.status_code = Empty,
                 mcp.method.name = method,
                 mcp.protocol.version = Empty,
                 mcp.session.id = Empty,
@@ -130,21 +212,19 @@ pub fn request_span(message: &Message, principal: &str, transport: impl FnOnce()
                 parent_span_id = Empty,
             )
         }
-    };
-    // No subscriber wants the span: the caller's context is not even read.
-    if span.is_disabled() {
-        return span;
     }
-    if let (Message::One(_), Some(request)) = (message, message.requests().next()) {
-        span.record("jsonrpc.request.id", tracing::field::display(&request.id));
+}
+
+/// A single message's span name, which is also its `mcp.method.name` unless the method is
+/// unknown (the second item, then). A method the table does not know is
+/// a client's free text: the name stays bounded (`_OTHER`, as the conventions name unknown
+/// HTTP methods), and the attribute keeps at most the first [`UNKNOWN_METHOD_BYTES`] of it.
+fn names(message: &Message) -> (&'static str, Option<&str>) {
+    match message.method() {
+        None => ("message", None),
+        Some(Method::Other(raw)) => ("_OTHER", Some(shortened(raw))),
+        Some(known) => (known.traits().name, None),
     }
-    if let Some(context) = &of_message(message, transport) {
-        span.record("trace_id", context.parent.trace_id.as_str());
-        span.record("parent_span_id", context.parent.parent_id.as_str());
-        #[cfg(feature = "otel")]
-        otel::set_parent(&span, context);
-    }
-    span
 }
 
 /// The most of an unknown method's name a span keeps.
@@ -159,26 +239,27 @@ fn shortened(raw: &str) -> &str {
     &raw[..end]
 }
 
-/// Adds to the request's span what its answer tells: the version it ran at, its transport,
-/// the tool or prompt the layer found (which also names the span), the resource it read,
-/// and the error, if any (the span's status too). The fields are those `request_span`
-/// declared; on a batch's span none are, and nothing is recorded.
-pub(crate) fn annotate(span: &Span, operation: &Operation<'_>) {
-    if span.is_disabled() {
-        return;
+/// Adds to the running request's spans what its answer tells: the version it ran at, its
+/// transport, the tool or prompt the layer found (which also names the span), the resource
+/// it read, and the error, if any (the span's status too). A batch's spans take none of it.
+pub(crate) fn annotate(operation: &Operation<'_>) {
+    let span = Span::current();
+    if !span.is_disabled() {
+        annotate_log(&span, operation);
     }
+    #[cfg(feature = "otel")]
+    otel::annotate(operation);
+}
+
+/// [`annotate`] for the `tracing` span: its fields, which a batch's span does not declare
+/// (recording them there does nothing).
+fn annotate_log(span: &Span, operation: &Operation<'_>) {
     span.record("mcp.protocol.version", operation.version.as_str());
     if let Some(transport) = operation.transport {
         span.record("network.transport", transport.as_str());
     }
     if let Some((kind, name)) = operation.target {
-        let attribute = if kind == Primitive::Prompt { "gen_ai.prompt.name" } else { "gen_ai.tool.name" };
-        span.record(attribute, name);
-        let span_name = format!("{} {name}", operation.method.as_str());
-        // A span already entered has started in OpenTelemetry: `otel.name` no longer renames it.
-        #[cfg(feature = "otel")]
-        otel::rename(span, span_name.clone());
-        span.record("otel.name", span_name);
+        span.record(if kind == Primitive::Prompt { "gen_ai.prompt.name" } else { "gen_ai.tool.name" }, name);
     }
     if *operation.method == Method::ToolsCall {
         span.record("gen_ai.operation.name", "execute_tool");
@@ -195,59 +276,126 @@ pub(crate) fn annotate(span: &Span, operation: &Operation<'_>) {
         Some(ErrorType::Tool) => {
             span.record("error.type", "tool_error");
         }
-        None => return,
+        None => {}
     }
-    span.record("otel.status_code", "error");
 }
 
 #[cfg(feature = "otel")]
 mod otel {
-    use super::TraceContext;
+    use super::{TraceContext, names};
+    use crate::message::Message;
+    use crate::method::{Method, Primitive};
+    use crate::signals::{ErrorType, Operation};
     use opentelemetry::propagation::{Extractor, TextMapPropagator};
-    use opentelemetry_sdk::propagation::{BaggagePropagator, TraceContextPropagator};
-    use tracing_opentelemetry::OpenTelemetrySpanExt;
+    use opentelemetry::trace::{Span as _, SpanContext, SpanKind, Status, TraceContextExt, TraceFlags, TraceState};
+    use opentelemetry::trace::{SpanId, TraceId, Tracer as _};
+    use opentelemetry::{Context, KeyValue};
+    use opentelemetry_sdk::propagation::BaggagePropagator;
+    use opentelemetry_sdk::trace::SdkTracer;
 
-    /// A context's W3C fields as the SDK's propagators read them: the parent in the version 00
-    /// layout (as a reader of that version sees any later one).
-    struct Carrier {
-        traceparent: String,
-        tracestate: Option<String>,
-        baggage: Option<String>,
+    /// Marks the context of a batch, whose span takes no request's attributes.
+    struct Batch;
+
+    /// The caller's context as a remote parent, with its baggage.
+    fn remote(caller: &TraceContext) -> Context {
+        let parent = &caller.parent;
+        let ids = (TraceId::from_hex(&parent.trace_id), SpanId::from_hex(&parent.parent_id));
+        let (Ok(trace_id), Ok(span_id)) = ids else { return Context::new() };
+        // An invalid `tracestate` is dropped, as the W3C specification asks.
+        let state = caller.state.as_deref().and_then(|s| s.parse::<TraceState>().ok()).unwrap_or_default();
+        let flags = TraceFlags::new(parent.flags) & TraceFlags::SAMPLED;
+        let cx = Context::new().with_remote_span_context(SpanContext::new(trace_id, span_id, flags, true, state));
+        match &caller.baggage {
+            Some(baggage) => BaggagePropagator::new().extract_with_context(&cx, &Baggage(baggage)),
+            None => cx,
+        }
     }
 
-    impl Extractor for Carrier {
+    /// A `baggage` header as the SDK's propagator reads it.
+    struct Baggage<'a>(&'a str);
+
+    impl Extractor for Baggage<'_> {
         fn get(&self, key: &str) -> Option<&str> {
-            match key {
-                "traceparent" => Some(&self.traceparent),
-                "tracestate" => self.tracestate.as_deref(),
-                "baggage" => self.baggage.as_deref(),
-                _ => None,
-            }
+            (key == "baggage").then_some(self.0)
         }
 
         fn keys(&self) -> Vec<&str> {
-            vec!["traceparent", "tracestate", "baggage"]
+            vec!["baggage"]
         }
     }
 
-    /// Renames the OpenTelemetry span of `span`, started or not.
-    pub(super) fn rename(span: &tracing::Span, name: String) {
-        use opentelemetry::trace::TraceContextExt;
-        span.context().span().update_name(name);
+    /// The context a request runs in: the caller's, with the request's span when `tracer`
+    /// exports. The sampler decides before any attribute is made.
+    pub(super) fn start(
+        tracer: Option<&SdkTracer>,
+        message: &Message,
+        principal: &str,
+        caller: Option<&TraceContext>,
+    ) -> Context {
+        let parent = caller.map_or_else(Context::new, remote);
+        let Some(tracer) = tracer else { return parent };
+        let batch = matches!(message, Message::Batch(_));
+        let (name, unknown) = if batch { ("batch", None) } else { names(message) };
+        let mut span = tracer.build_with_context(tracer.span_builder(name).with_kind(SpanKind::Server), &parent);
+        if batch {
+            return parent.with_span(span).with_value(Batch);
+        }
+        if span.is_recording() {
+            span.set_attribute(match unknown {
+                Some(raw) => KeyValue::new("mcp.method.name", raw.to_owned()),
+                None => KeyValue::new("mcp.method.name", name),
+            });
+            span.set_attribute(KeyValue::new("principal", principal.to_owned()));
+            if let Some(request) = message.requests().next() {
+                span.set_attribute(KeyValue::new("jsonrpc.request.id", request.id.to_string()));
+            }
+        }
+        parent.with_span(span)
     }
 
-    /// The caller's span becomes the remote parent of `span`, and its baggage the baggage of
-    /// the context the request runs in.
-    pub(super) fn set_parent(span: &tracing::Span, context: &TraceContext) {
-        let parent = &context.parent;
-        let carrier = Carrier {
-            traceparent: format!("00-{}-{}-{:02x}", parent.trace_id, parent.parent_id, parent.flags),
-            tracestate: context.state.clone(),
-            baggage: context.baggage.clone(),
-        };
-        let cx = TraceContextPropagator::new().extract(&carrier);
-        let cx = BaggagePropagator::new().extract_with_context(&cx, &carrier);
-        let _ = span.set_parent(cx);
+    #[cfg(feature = "http")]
+    pub(super) fn set_session(context: &Context, id: &str) {
+        let span = context.span();
+        if span.is_recording() && context.get::<Batch>().is_none() {
+            span.set_attribute(KeyValue::new("mcp.session.id", id.to_owned()));
+        }
+    }
+
+    /// [`super::annotate`] for the request's OpenTelemetry span, if it is recorded.
+    pub(super) fn annotate(operation: &Operation<'_>) {
+        let context = Context::current();
+        let span = context.span();
+        if !span.is_recording() || context.get::<Batch>().is_some() {
+            return;
+        }
+        let mut attributes = Vec::with_capacity(6);
+        attributes.push(KeyValue::new("mcp.protocol.version", operation.version.as_str()));
+        if let Some(transport) = operation.transport {
+            attributes.push(KeyValue::new("network.transport", transport.as_str()));
+        }
+        if let Some((kind, name)) = operation.target {
+            let key = if kind == Primitive::Prompt { "gen_ai.prompt.name" } else { "gen_ai.tool.name" };
+            attributes.push(KeyValue::new(key, name.to_owned()));
+            span.update_name([operation.method.as_str(), name].join(" "));
+        }
+        if *operation.method == Method::ToolsCall {
+            attributes.push(KeyValue::new("gen_ai.operation.name", "execute_tool"));
+        }
+        if let Some(uri) = operation.resource_uri {
+            attributes.push(KeyValue::new("mcp.resource.uri", uri.to_owned()));
+        }
+        match operation.error {
+            Some(ErrorType::Code(code)) => {
+                attributes.push(KeyValue::new("error.type", code.to_string()));
+                attributes.push(KeyValue::new("rpc.response.status_code", code.to_string()));
+            }
+            Some(ErrorType::Tool) => attributes.push(KeyValue::new("error.type", "tool_error")),
+            None => {}
+        }
+        if operation.error.is_some() {
+            span.set_status(Status::error(""));
+        }
+        span.set_attributes(attributes);
     }
 }
 

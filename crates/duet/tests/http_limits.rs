@@ -197,7 +197,7 @@ async fn rate_limits_per_principal_and_tool() {
     .await;
     let refused = alice.post("tools/call", echo.clone()).send().await;
     let error = refused.expect_rpc_error(StatusCode::TOO_MANY_REQUESTS, RATE_LIMITED, &refused.response()["id"]);
-    assert!(error["message"].as_str().unwrap().contains("1 requests in flight"), "{error}");
+    assert!(error["message"].as_str().unwrap().contains("1 request in flight"), "{error}");
     assert_eq!(refused.header("retry-after"), Some("1"));
     // Bob is not held up by Alice.
     bob.call("tools/call", echo.clone()).await;

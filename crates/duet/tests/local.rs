@@ -187,7 +187,11 @@ fn registry(probe: &Probe) -> Registry {
 }
 
 fn server(probe: &Probe) -> Server {
-    Server::new(Arc::new(registry(probe)), ServerOptions::default())
+    server_with(probe, ServerOptions::default())
+}
+
+fn server_with(probe: &Probe, options: ServerOptions) -> Server {
+    Server::new(Arc::new(registry(probe)), options)
 }
 
 fn call(name: &str, arguments: Value) -> Value {
@@ -301,7 +305,11 @@ async fn a_local_panic_is_resumed_with_its_own_payload() {
 
 /// Serves `requests` over the stdio transport until they are all answered; the answers by id.
 async fn serve_stdio(requests: &[Value]) -> Vec<Value> {
-    let serve = stdio_support::serve_lines(server(&Probe::default()), requests);
+    serve_stdio_with(ServerOptions::default(), requests).await
+}
+
+async fn serve_stdio_with(options: ServerOptions, requests: &[Value]) -> Vec<Value> {
+    let serve = stdio_support::serve_lines(server_with(&Probe::default(), options), requests);
     let mut answers = bounded("serving stdio", serve).await;
     answers.sort_by_key(|a| a["id"].as_i64());
     answers
@@ -332,7 +340,7 @@ async fn a_local_handler_runs_in_the_request_trace() {
     let recorder = SpanRecorder::install();
 
     let request = traced_call("traced", &format!("00-{TRACE_ID}-00f067aa0ba902b7-01"));
-    let answers = serve_stdio(&[request]).await;
+    let answers = serve_stdio_with(recorder.options(), &[request]).await;
     assert_eq!(texts(&answers[0]["result"]), [TRACE_ID], "{answers:?}");
     let spans = recorder.spans();
     let named = |name: &str| spans.iter().find(|s| s.name == name).unwrap_or_else(|| panic!("no {name} span"));

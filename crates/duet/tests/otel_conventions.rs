@@ -10,7 +10,7 @@ use duet::layer::{
     Content, HandlerError, Layer, PromptMessage, PromptResult, PromptSpec, Registry, ResourceContents, ResourceSpec,
     ServerInfo, ToolResult, ToolSpec,
 };
-use duet::protocol::{Server, ServerOptions};
+use duet::protocol::Server;
 use duet::transport::http::{HttpConfig, HttpServer};
 use opentelemetry::baggage::BaggageExt;
 use opentelemetry::trace::{SpanKind, Status};
@@ -21,7 +21,6 @@ use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
-use tracing_opentelemetry::OpenTelemetrySpanExt;
 
 const TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 
@@ -33,7 +32,7 @@ fn registry() -> Registry {
         .tool(ToolSpec::new("fails", |_, _| async { ToolResult::error("it failed") }))
         .expect("tool")
         .tool(ToolSpec::new("baggage", |_, _| async {
-            let cx = tracing::Span::current().context();
+            let cx = opentelemetry::Context::current();
             ToolResult::text(cx.baggage().get("tenant").map(|v| v.to_string()).unwrap_or_default())
         }))
         .expect("tool")
@@ -48,9 +47,9 @@ fn registry() -> Registry {
     registry
 }
 
-fn server() -> Server {
+fn server(recorder: &SpanRecorder) -> Server {
     let layer: Arc<dyn Layer> = Arc::new(registry());
-    Server::new(layer, ServerOptions::default())
+    Server::new(layer, recorder.options())
 }
 
 /// A 2026-07-28 request with the caller's trace in `_meta`.
@@ -87,7 +86,7 @@ async fn stdio_spans_carry_the_conventions_attributes() {
         modern(6, "tools/call", json!({"name": "baggage", "arguments": {}})),
         modern(7, &format!("made/up/{}", "x".repeat(500)), json!({})),
     ];
-    let answers = stdio_support::serve_lines(server(), &requests).await;
+    let answers = stdio_support::serve_lines(server(&recorder), &requests).await;
     assert_eq!(answers.len(), requests.len(), "{answers:?}");
     let baggage = answers.iter().find(|a| a["id"] == 6).expect("answer 6");
     assert_eq!(baggage["result"]["content"][0]["text"], "acme", "the handler sees the caller's baggage: {baggage}");
@@ -151,7 +150,7 @@ async fn post(client: &reqwest::Client, url: &str, session: Option<&str>, body: 
 async fn handshake_sessions_name_their_session() {
     let recorder = SpanRecorder::install();
     let config = HttpConfig { port: 0, json_response: true, ..HttpConfig::default() };
-    let http = HttpServer::bind(server(), config).await.expect("bind");
+    let http = HttpServer::bind(server(&recorder), config).await.expect("bind");
     let (client, url) = (reqwest::Client::new(), http.url());
 
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {

@@ -7,7 +7,7 @@ mod otel_support;
 mod stdio_support;
 
 use duet::layer::{Layer, Registry, ServerInfo, ToolResult, ToolSpec};
-use duet::protocol::{Server, ServerOptions};
+use duet::protocol::Server;
 use duet::transport::http::{HttpConfig, HttpServer};
 use opentelemetry::trace::{SpanId, TraceContextExt, TraceId};
 use opentelemetry_sdk::trace::SpanData;
@@ -68,7 +68,7 @@ async fn a_tool_call_is_one_trace_with_its_caller() {
 
     let layer: Arc<dyn Layer> = Arc::new(registry());
     let config = HttpConfig { port: 0, json_response: true, ..HttpConfig::default() };
-    let server = HttpServer::bind(Server::new(layer, ServerOptions::default()), config).await.expect("bind");
+    let server = HttpServer::bind(Server::new(layer, recorder.options()), config).await.expect("bind");
     let url = server.url();
 
     // The trace context of `_meta`, which wins over a header naming another trace.
@@ -101,14 +101,28 @@ async fn a_tool_call_is_one_trace_with_its_caller() {
     assert_eq!(from_header.parent_span_id, SpanId::from_hex("1111111111111111").expect("hex"));
 }
 
+/// Serves one `traced` call over stdio, its caller's trace context `traceparent`: the spans
+/// the recorder got, once the handler said it ran in the caller's trace.
+async fn traced_over_stdio(recorder: &SpanRecorder, traceparent: &str) -> Vec<SpanData> {
+    let server = Server::new(Arc::new(registry()), recorder.options());
+    let answers = stdio_support::serve_lines(server, &[traced_call("traced", traceparent)]).await;
+    let [answer] = &answers[..] else { panic!("not one answer: {answers:?}") };
+    assert_eq!(answer["result"]["content"][0]["text"], TRACE_ID, "{answer}");
+    recorder.spans()
+}
+
 #[tokio::test]
 async fn stdio_requests_join_their_callers_trace_too() {
     let recorder = SpanRecorder::install();
-
-    let request = traced_call("traced", &format!("00-{TRACE_ID}-{PARENT_ID}-01"));
-    let server = Server::new(Arc::new(registry()), ServerOptions::default());
-    let [answer] = &stdio_support::serve_lines(server, &[request]).await[..] else { panic!("not one answer") };
-    assert_eq!(answer["result"]["content"][0]["text"], TRACE_ID, "{answer}");
-    let spans = recorder.spans();
+    let spans = traced_over_stdio(&recorder, &format!("00-{TRACE_ID}-{PARENT_ID}-01")).await;
     assert_eq!(span(&spans, "tools/call traced", TRACE_ID).parent_span_id, SpanId::from_hex(PARENT_ID).expect("hex"));
+}
+
+/// The sampler decides when the request arrives: a trace its caller did not sample makes no
+/// span here, and the handler still runs in the caller's trace.
+#[tokio::test]
+async fn a_trace_the_caller_did_not_sample_is_not_exported() {
+    let recorder = SpanRecorder::install();
+    let spans = traced_over_stdio(&recorder, &format!("00-{TRACE_ID}-{PARENT_ID}-00")).await;
+    assert!(spans.is_empty(), "{:?}", spans.iter().map(|s| &s.name).collect::<Vec<_>>());
 }

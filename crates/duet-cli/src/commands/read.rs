@@ -17,7 +17,7 @@ pub async fn run(args: ReadArgs) -> anyhow::Result<ExitCode> {
         Some(roots) if !args.uri.contains("://") => {
             let path = roots[0].join(&args.uri);
             match std::fs::canonicalize(&path) {
-                Ok(path) => crate::workspace::file_uri(&path),
+                Ok(path) => duet::file_uri::from_path(&path),
                 Err(e) => return Ok(failure(format_args!("{}: {e}", path.display()))),
             }
         }

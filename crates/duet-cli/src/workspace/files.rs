@@ -4,6 +4,7 @@
 //! under its root.
 
 use super::paths::Root;
+use crate::counted::count;
 use std::ffi::OsStr;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
@@ -72,13 +73,16 @@ impl ReadError {
             ReadError::RangeTooLarge { first, last } => format!(
                 "lines {first} to {last} of {name} are already over the {limit} limit of one read; ask for fewer lines"
             ),
+            ReadError::TailTooLarge { count: 1 } => {
+                format!("the last line of {name} is already over the {limit} limit of one read")
+            }
             ReadError::TailTooLarge { count } => {
                 format!(
                     "the last {count} lines of {name} are already over the {limit} limit of one read; ask for fewer lines"
                 )
             }
             ReadError::PastEnd { start, total } => {
-                format!("{name} has {total} lines, so there is no line {start}")
+                format!("{name} has {}, so there is no line {start}", count(*total, "line"))
             }
             ReadError::Binary { size } => format!(
                 "{name} is a binary file ({}); read it as a resource to get its bytes in base64",
@@ -375,7 +379,7 @@ pub fn human_size(bytes: u64) -> String {
         b if b >= 1 << 30 => format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64),
         b if b >= 1 << 20 => format!("{:.1} MiB", b as f64 / (1u64 << 20) as f64),
         b if b >= 1 << 10 => format!("{:.1} KiB", b as f64 / (1u64 << 10) as f64),
-        b => format!("{b} bytes"),
+        b => count(b, "byte"),
     }
 }
 

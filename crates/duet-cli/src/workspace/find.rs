@@ -1,5 +1,6 @@
 //! The walk behind `find_files`: the workspace's walk on several threads (fd's way), each
-//! file's path under the directory searched matched against the glob. It keeps the first
+//! file's path under the directory asked for matched against the glob (also where the
+//! client's roots narrowed the walk to directories below it). It keeps the first
 //! `limit` matching paths in walk order (by path), whatever order the threads find them in,
 //! so the answer is the same every time; once it holds one more than that, it skips what
 //! sorts after them.
@@ -21,16 +22,23 @@ pub struct Found {
     pub truncated: bool,
 }
 
-/// The files under `scope` whose path relative to the directory searched matches `glob`:
-/// the first `limit`. `None` when `cancelled` said so before the walk ended.
+/// The files under `scope` whose path relative to the directory `asked` for (the one of
+/// them holding it) matches `glob`: the first `limit`. `None` when `cancelled` said so
+/// before the walk ended.
 pub fn matching(
     shared: &Shared,
     scope: &[Resolved],
+    asked: &[Resolved],
     glob: &GlobMatcher,
     limit: usize,
     cancelled: &(dyn Fn() -> bool + Sync),
 ) -> Option<Found> {
-    // By the index of the directory searched, then the path under it.
+    // Where each directory searched lies: the directory asked for above it.
+    let tops: Vec<&Path> = scope
+        .iter()
+        .map(|base| asked.iter().map(|a| a.abs.as_path()).find(|a| base.abs.starts_with(a)).unwrap_or(&base.abs))
+        .collect();
+    // By the index of the directory searched, then the path under the one asked for.
     let kept: Mutex<BTreeSet<(usize, PathBuf)>> = Mutex::default();
     let full = AtomicBool::new(false);
     let stopped = AtomicBool::new(false);
@@ -40,6 +48,7 @@ pub fn matching(
         let beyond = |rel: &Path| {
             full.load(Ordering::Acquire) && lock().last().is_some_and(|last| (index, rel) > (last.0, last.1.as_path()))
         };
+        let top = tops[index];
         walk::parallel(&base.abs, walk::threads()).run(|| {
             let (beyond, lock, full, stopped) = (&beyond, &lock, &full, &stopped);
             Box::new(move |entry| {
@@ -48,7 +57,7 @@ pub fn matching(
                     return WalkState::Quit;
                 }
                 let Some(entry) = walk::served_entry(entry) else { return WalkState::Continue };
-                let Ok(rel) = entry.path().strip_prefix(&base.abs) else { return WalkState::Continue };
+                let Ok(rel) = entry.path().strip_prefix(top) else { return WalkState::Continue };
                 if walk::is_dir(&entry) {
                     return if entry.depth() > 0 && beyond(rel) { WalkState::Skip } else { WalkState::Continue };
                 }
@@ -75,7 +84,7 @@ pub fn matching(
     let paths = kept
         .into_iter()
         .take(limit)
-        .map(|(index, rel)| shared.roots.display(scope[index].root, &scope[index].abs.join(rel)))
+        .map(|(index, rel)| shared.roots.display(scope[index].root, &tops[index].join(rel)))
         .collect();
     Some(Found { paths, truncated })
 }

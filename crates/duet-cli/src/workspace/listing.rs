@@ -7,6 +7,7 @@
 //! Paths here are relative to their root, `/`-separated, and walk order is name order at
 //! every level (a directory's files come right after it), which is also the order of pages.
 
+use super::in_force::InForce;
 use super::paths::Roots;
 use super::walk;
 use std::collections::BTreeSet;
@@ -99,9 +100,9 @@ impl Listing {
         }
     }
 
-    /// Up to `limit` files (root and relative path; 0: no limit) that come after `after`
-    /// in walk order, from the first file without it, and whether more follow.
-    pub fn page(&self, after: Option<(usize, &str)>, limit: usize) -> (Vec<(usize, String)>, bool) {
+    /// Up to `limit` files `in_force` (root and relative path; 0: no limit) that come after
+    /// `after` in walk order, from the first file without it, and whether more follow.
+    pub fn page(&self, in_force: &InForce, after: Option<(usize, &str)>, limit: usize) -> (Vec<(usize, String)>, bool) {
         let limit = if limit == 0 { usize::MAX - 1 } else { limit };
         let mut found = Vec::new();
         let (first_root, mut after) = match after {
@@ -110,8 +111,15 @@ impl Listing {
         };
         for (root, dir) in self.roots.iter().enumerate().skip(first_root) {
             let parts: Vec<&str> = after.take().map_or_else(Vec::new, |rel| rel.split('/').collect());
+            let base = &in_force.roots().get(root).path;
+            let keep = |rel: &str, is_dir: bool| {
+                !in_force.is_narrowed() || {
+                    let abs = base.join(rel);
+                    if is_dir { in_force.reaches(&abs) } else { in_force.covers(&abs) }
+                }
+            };
             let mut files = Vec::new();
-            dir.files_after(&mut String::new(), &parts, &mut files, limit + 1 - found.len());
+            dir.files_after(&mut String::new(), &parts, &keep, &mut files, limit + 1 - found.len());
             found.extend(files.into_iter().map(|rel| (root, rel)));
             if found.len() > limit {
                 found.truncate(limit);
@@ -131,9 +139,11 @@ impl Listing {
         out
     }
 
-    /// The listed paths (of the kind `want`) that start with `prefix`: the tools' paths, or
-    /// with `root`, paths relative to that root (a template's `{+path}`).
-    pub fn complete(&self, roots: &Roots, prefix: &str, want: Want, root: Option<usize>) -> Completions {
+    /// The listed paths (of the kind `want`) within the roots `in_force` that start with
+    /// `prefix`: the tools' paths, or with `root`, paths relative to that root (a
+    /// template's `{+path}`).
+    pub fn complete(&self, in_force: &InForce, prefix: &str, want: Want, root: Option<usize>) -> Completions {
+        let roots = in_force.roots();
         let mut found = Found::default();
         for (index, dir) in self.roots.iter().enumerate() {
             if root.is_some_and(|r| r != index) {
@@ -148,10 +158,14 @@ impl Listing {
                 continue;
             }
             let name = at.trim_end_matches('/').to_string();
+            let mut abs = roots.get(index).path.clone();
+            if !in_force.reaches(&abs) {
+                continue;
+            }
             if want == Want::Dirs && !name.is_empty() && name.starts_with(prefix) && dir.has_files() {
                 found.add(&name);
             }
-            dir.complete(&mut at, prefix, want, &mut found);
+            dir.complete(&mut Place { at: &mut at, abs: &mut abs }, prefix, want, in_force, &mut found);
         }
         found.into_completions()
     }
@@ -268,21 +282,30 @@ impl Dir {
     /// Whether both hold the same files (empty directories aside).
     fn same_files(&self, other: &Dir) -> bool {
         let (mut a, mut b) = (Vec::new(), Vec::new());
-        self.files_after(&mut String::new(), &[], &mut a, usize::MAX);
-        other.files_after(&mut String::new(), &[], &mut b, usize::MAX);
+        self.files_after(&mut String::new(), &[], &|_, _| true, &mut a, usize::MAX);
+        other.files_after(&mut String::new(), &[], &|_, _| true, &mut b, usize::MAX);
         a == b
     }
 
     /// Appends the paths (under `at`) of the files after `after` (a path's parts relative to
     /// this directory; everything for none) to `out`, until it holds `limit`.
-    fn files_after(&self, at: &mut String, after: &[&str], out: &mut Vec<String>, limit: usize) {
+    /// Adds to `out` (up to `limit`) the files under it, `at` the path to it, that come
+    /// after `after` and that `keep` keeps (told each path and whether it is a directory).
+    fn files_after(
+        &self,
+        at: &mut String,
+        after: &[&str],
+        keep: &dyn Fn(&str, bool) -> bool,
+        out: &mut Vec<String>,
+        limit: usize,
+    ) {
         let mut from = 0;
         if let Some((first, rest)) = after.split_first() {
             from = self.entries.partition_point(|e| &*e.name < *first);
             if let Some(entry) = self.entries.get(from).filter(|e| &*e.name == *first) {
                 // A directory's files come after the directory itself.
                 if let Some(dir) = &entry.dir {
-                    within(at, &entry.name, |at| dir.files_after(at, rest, out, limit));
+                    within(at, &entry.name, |at| dir.files_after(at, rest, keep, out, limit));
                 }
                 from += 1;
             }
@@ -291,9 +314,14 @@ impl Dir {
             if out.len() >= limit {
                 return;
             }
+            let len = at.len();
+            at.push_str(&entry.name);
+            let kept = keep(at, entry.dir.is_some());
+            at.truncate(len);
             match &entry.dir {
+                _ if !kept => {}
                 None => out.push(format!("{at}{}", entry.name)),
-                Some(dir) => within(at, &entry.name, |at| dir.files_after(at, &[], out, limit)),
+                Some(dir) => within(at, &entry.name, |at| dir.files_after(at, &[], keep, out, limit)),
             }
         }
     }
@@ -310,29 +338,41 @@ impl Dir {
 
     /// Adds the paths under `at` that start with `prefix` to `found`, looking only where
     /// such paths can be.
-    fn complete(&self, at: &mut String, prefix: &str, want: Want, found: &mut Found) {
+    /// Adds to `found` what it holds (at `place`) that `complete` offers.
+    fn complete(&self, place: &mut Place, prefix: &str, want: Want, in_force: &InForce, found: &mut Found) {
         for entry in &self.entries {
-            let len = at.len();
-            at.push_str(&entry.name);
-            let matches = at.starts_with(prefix);
+            let len = place.at.len();
+            place.at.push_str(&entry.name);
+            place.abs.push(&*entry.name);
+            let matches = place.at.starts_with(prefix);
             match &entry.dir {
-                None if matches && want == Want::Files => found.add(at),
-                Some(dir) if want == Want::Dirs && matches && dir.has_files() => found.add(at),
+                None if matches && want == Want::Files && in_force.covers(place.abs) => found.add(place.at),
+                Some(dir) if want == Want::Dirs && matches && dir.has_files() && in_force.reaches(place.abs) => {
+                    found.add(place.at)
+                }
                 _ => {}
             }
             if let Some(dir) = &entry.dir
-                && (matches || prefix.starts_with(at.as_str()))
+                && (matches || prefix.starts_with(place.at.as_str()))
+                && in_force.reaches(place.abs)
             {
-                at.push('/');
-                dir.complete(at, prefix, want, found);
+                place.at.push('/');
+                dir.complete(place, prefix, want, in_force, found);
             }
-            at.truncate(len);
+            place.at.truncate(len);
+            place.abs.pop();
         }
     }
 
     fn has_files(&self) -> bool {
         self.entries.iter().any(|e| e.dir.as_ref().is_none_or(|d| d.has_files()))
     }
+}
+
+/// Where a completion is in the tree: the path as the tools write it, and on disk.
+struct Place<'a> {
+    at: &'a mut String,
+    abs: &'a mut PathBuf,
 }
 
 /// Runs `f` with `name/` appended to `at`.
@@ -425,8 +465,8 @@ mod tests {
         (dir, roots)
     }
 
-    fn all(listing: &Listing) -> Vec<String> {
-        listing.page(None, 0).0.into_iter().map(|(_, rel)| rel).collect()
+    fn all(listing: &Listing, roots: &Roots) -> Vec<String> {
+        listing.page(&InForce::new(roots, None), None, 0).0.into_iter().map(|(_, rel)| rel).collect()
     }
 
     #[test]
@@ -437,7 +477,7 @@ mod tests {
         let top = &roots.get(0).path;
         let rel = |e: ignore::DirEntry| e.path().strip_prefix(top).unwrap().to_str().unwrap().to_string();
         let walked: Vec<String> = walk::files(top).map(rel).collect();
-        assert_eq!(all(&listing), walked);
+        assert_eq!(all(&listing, &roots), walked);
         assert_eq!(
             walked,
             ["README.md", "a/b/c/deep.rs", "a/z.txt", "a-b/x.txt", "a.txt", "src/lib.rs", "src/main.rs"]
@@ -467,12 +507,15 @@ mod tests {
         assert_eq!(listing.remove(0, "a"), 0, "gone already");
         assert_eq!(listing.remove(0, "README.md"), 1);
         assert_eq!(listing.remove(0, "missing/file"), 0);
-        assert_eq!(all(&listing), ["a-b/x.txt", "a.txt", "new/deeper/file.txt", "src/lib.rs", "src/main.rs"]);
+        assert_eq!(all(&listing, &roots), ["a-b/x.txt", "a.txt", "new/deeper/file.txt", "src/lib.rs", "src/main.rs"]);
         // A file where a directory was, and the other way round.
         assert!(listing.add_file(0, "a.txt/inner"), "a.txt gave way to a directory");
-        assert_eq!(all(&listing), ["a-b/x.txt", "a.txt/inner", "new/deeper/file.txt", "src/lib.rs", "src/main.rs"]);
+        assert_eq!(
+            all(&listing, &roots),
+            ["a-b/x.txt", "a.txt/inner", "new/deeper/file.txt", "src/lib.rs", "src/main.rs"]
+        );
         assert!(listing.add_file(0, "new"), "the directory new gave way to a file");
-        assert_eq!(all(&listing), ["a-b/x.txt", "a.txt/inner", "new", "src/lib.rs", "src/main.rs"]);
+        assert_eq!(all(&listing, &roots), ["a-b/x.txt", "a.txt/inner", "new", "src/lib.rs", "src/main.rs"]);
     }
 
     #[test]
@@ -500,11 +543,12 @@ mod tests {
     fn pages_visit_every_file_once_even_as_files_change() {
         let (_dir, roots) = tree();
         let mut listing = Listing::scan(&roots, &mut |_| {});
-        let every = all(&listing);
+        let every = all(&listing, &roots);
         for limit in 1..=8 {
             let (mut seen, mut after) = (Vec::new(), None::<(usize, String)>);
             loop {
-                let (page, more) = listing.page(after.as_ref().map(|(r, p)| (*r, p.as_str())), limit);
+                let (page, more) =
+                    listing.page(&InForce::new(&roots, None), after.as_ref().map(|(r, p)| (*r, p.as_str())), limit);
                 assert!(page.len() <= limit);
                 seen.extend(page.iter().map(|(_, rel)| rel.clone()));
                 if !more {
@@ -515,17 +559,23 @@ mod tests {
             assert_eq!(seen, every, "pages of {limit}");
         }
         // After a file that is gone, and after a directory: the page goes on from there.
-        let (first, more) = listing.page(None, 2);
+        let (first, more) = listing.page(&InForce::new(&roots, None), None, 2);
         assert_eq!((first.len(), more), (2, true));
         assert_eq!(first[1].1, "a/b/c/deep.rs");
         assert_eq!(listing.remove(0, "a/b/c/deep.rs"), 1);
         assert!(listing.add_file(0, "a/b/c/before.rs"), "sorts before the cursor: not on a later page");
         assert!(listing.add_file(0, "a/b/c/later.rs"));
-        let rest: Vec<_> = listing.page(Some((0, "a/b/c/deep.rs")), 100).0.into_iter().map(|(_, p)| p).collect();
+        let rest: Vec<_> = listing
+            .page(&InForce::new(&roots, None), Some((0, "a/b/c/deep.rs")), 100)
+            .0
+            .into_iter()
+            .map(|(_, p)| p)
+            .collect();
         assert_eq!(rest[..2], ["a/b/c/later.rs", "a/z.txt"]);
-        let rest: Vec<_> = listing.page(Some((0, "a")), 1).0.into_iter().map(|(_, p)| p).collect();
+        let rest: Vec<_> =
+            listing.page(&InForce::new(&roots, None), Some((0, "a")), 1).0.into_iter().map(|(_, p)| p).collect();
         assert_eq!(rest, ["a/b/c/before.rs"], "a directory's files come after it");
-        let none = listing.page(Some((0, "zzz")), 10);
+        let none = listing.page(&InForce::new(&roots, None), Some((0, "zzz")), 10);
         assert_eq!(none, (Vec::new(), false));
     }
 
@@ -535,12 +585,12 @@ mod tests {
         let top = dir.path().canonicalize().unwrap();
         let roots = Roots::new(vec![top.clone(), top.join("src")]).unwrap();
         let listing = Listing::scan(&roots, &mut |_| {});
-        let (files, more) = listing.page(None, 0);
+        let (files, more) = listing.page(&InForce::new(&roots, None), None, 0);
         assert!(!more);
         assert!(files.contains(&(1, "main.rs".to_string())) && !files.contains(&(0, "src/main.rs".to_string())));
         assert_eq!(files.len(), 7);
         // Pages cross from one root to the next.
-        let (next, _) = listing.page(Some((0, "zzz")), 10);
+        let (next, _) = listing.page(&InForce::new(&roots, None), Some((0, "zzz")), 10);
         assert_eq!(next, [(1, "lib.rs".to_string()), (1, "main.rs".to_string())]);
     }
 
@@ -548,7 +598,8 @@ mod tests {
     fn completions_look_where_the_prefix_leads_and_keep_the_first_hundred() {
         let (_dir, roots) = tree();
         let mut listing = Listing::scan(&roots, &mut |_| {});
-        let complete = |l: &Listing, prefix: &str, want| l.complete(&roots, prefix, want, None).values;
+        let complete =
+            |l: &Listing, prefix: &str, want| l.complete(&InForce::new(&roots, None), prefix, want, None).values;
         assert_eq!(complete(&listing, "src/", Want::Files), ["src/lib.rs", "src/main.rs"]);
         assert_eq!(complete(&listing, "a", Want::Files), ["a-b/x.txt", "a.txt", "a/b/c/deep.rs", "a/z.txt"]);
         assert_eq!(complete(&listing, "a/b", Want::Dirs), ["a/b", "a/b/c"]);
@@ -557,7 +608,7 @@ mod tests {
         for n in 0..150 {
             listing.add_file(0, &format!("many/f{n:03}"));
         }
-        let many = listing.complete(&roots, "many/", Want::Files, Some(0));
+        let many = listing.complete(&InForce::new(&roots, None), "many/", Want::Files, Some(0));
         assert_eq!((many.values.len(), many.total), (100, 150));
         assert_eq!(many.values[0], "many/f000");
         assert_eq!(many.values[99], "many/f099");

@@ -13,6 +13,10 @@
 //! confinement applies to what they write, and nothing ignored or in `.git` is ever
 //! written.
 //!
+//! A client that lists its roots (MCP `roots/list`, asked by the engine) narrows what is
+//! served to those within the workspace's roots, for every tool, resource and prompt
+//! (`in_force`); it never widens it.
+//!
 //! Tools and prompts live in a [`Registry`] (it validates their arguments); resources are
 //! served here, a page at a time (`pages.rs`), from the listing of every served file
 //! (`listing.rs`), which is made in the background as the server starts and kept current
@@ -23,6 +27,7 @@ mod atomic;
 mod edit;
 mod files;
 mod find;
+mod in_force;
 mod listing;
 mod pages;
 mod paths;
@@ -32,7 +37,6 @@ mod search;
 mod skills;
 mod tools;
 mod tree;
-mod uri;
 mod walk;
 mod watch;
 mod watches;
@@ -42,12 +46,14 @@ mod write;
 mod tests;
 
 use async_trait::async_trait;
+use duet::file_uri as uri;
 use duet::layer::{
-    About, ChangeFeed, Completion, CompletionArg, CompletionRef, Layer, LayerError, Listing, Principal, Prompt,
-    PromptArgs, PromptResult, Registry, RegistryError, Reply, RequestCx, Resource, ResourceContents, ResourcePage,
-    ResourceTemplate, ServerInfo, Skill, Tool, ToolArgs, ToolResult, skill,
+    About, ChangeFeed, ClientRoot, Completion, CompletionArg, CompletionRef, Layer, LayerError, Listing, Principal,
+    Prompt, PromptArgs, PromptResult, Registry, RegistryError, Reply, RequestCx, Resource, ResourceContents,
+    ResourcePage, ResourceTemplate, ServerInfo, Skill, Tool, ToolArgs, ToolResult, skill,
 };
 use files::{Body, ReadError};
+use in_force::InForce;
 use listing::Want;
 use paths::{Kind, Roots};
 use skills::Skills;
@@ -57,7 +63,6 @@ use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
-pub use uri::from_path as file_uri;
 
 /// Whether the workspace's tools may change files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,6 +87,8 @@ struct Shared {
     state: Mutex<State>,
     /// Signalled when the first listing is made.
     listed: Condvar,
+    /// The client roots the log last told of.
+    told: Mutex<Option<Vec<ClientRoot>>>,
 }
 
 /// The listing, the skills and the watches, under one lock so that whichever of the first
@@ -153,7 +160,8 @@ impl Workspace {
         let templates = Arc::new(roots.iter().map(template).collect());
         // The skills are few and found at once: `initialize` says whether they are served.
         let state = State { skills: Arc::new(Skills::scan(&roots)), ..State::default() };
-        let shared = Arc::new(Shared { roots, state: Mutex::new(state), listed: Condvar::new() });
+        let shared =
+            Arc::new(Shared { roots, state: Mutex::new(state), listed: Condvar::new(), told: Mutex::default() });
         let listing = shared.clone();
         std::thread::Builder::new()
             .name("duet-workspace-list".into())
@@ -237,17 +245,31 @@ impl Shared {
         }
     }
 
-    /// The listed paths (of the kind `want`) that start with `prefix`, as the tools write
-    /// them, or with `root`, relative to that root.
-    fn complete(&self, prefix: &str, want: Want, root: Option<usize>) -> Completion {
-        let found = self.listing().complete(&self.roots, prefix, want, root);
+    /// The listed paths (of the kind `want`) within the roots `in_force` that start with
+    /// `prefix`, as the tools write them, or with `root`, relative to that root.
+    fn complete(&self, in_force: &InForce, prefix: &str, want: Want, root: Option<usize>) -> Completion {
+        let found = self.listing().complete(in_force, prefix, want, root);
         let total = found.total;
         Completion { has_more: Some(total > found.values.len()), total: Some(total as u64), values: found.values }
     }
 
+    /// What a request of a client that listed `client` (`None`: it stated no roots) may
+    /// reach. The log says which roots are in force whenever a client's roots change.
+    fn in_force(&self, client: Option<&[ClientRoot]>) -> InForce<'_> {
+        let in_force = InForce::new(&self.roots, client);
+        if let Some(client) = client {
+            let mut told = self.told.lock().unwrap_or_else(|p| p.into_inner());
+            if told.as_deref() != Some(client) {
+                tracing::info!("the client listed its roots; {}", in_force.describe());
+                *told = Some(client.to_vec());
+            }
+        }
+        in_force
+    }
+
     /// One file as resource contents, named by `uri`.
-    fn read_resource(&self, uri: &str) -> Result<ResourceContents, LayerError> {
-        let resolved = self.roots.resolve(uri).map_err(|e| e.to_layer())?;
+    fn read_resource(&self, uri: &str, in_force: &InForce) -> Result<ResourceContents, LayerError> {
+        let resolved = in_force.resolve(uri).map_err(|e| e.to_layer())?;
         if resolved.kind == Kind::Dir {
             return Err(LayerError::invalid_arguments(format!(
                 "{uri} is a directory; list it with the list_directory tool"
@@ -372,7 +394,7 @@ impl Layer for Workspace {
     /// Every file, as one listing made on each call (`duet resources` shows it); the
     /// engine lists pages of them instead ([`Layer::resource_page`]).
     fn resources(&self, _who: &Principal) -> Listing<Resource> {
-        match pages::page(&self.shared, None, 0) {
+        match pages::page(&self.shared, &InForce::new(&self.shared.roots, None), None, 0) {
             Ok(page) => Arc::new(page.resources),
             Err(_) => Arc::default(),
         }
@@ -382,10 +404,14 @@ impl Layer for Workspace {
         &self,
         cursor: Option<&str>,
         limit: usize,
-        _cx: RequestCx,
+        cx: RequestCx,
     ) -> Option<Result<ResourcePage, LayerError>> {
-        let (shared, cursor) = (self.shared.clone(), cursor.map(str::to_string));
-        let page = blocking(move || pages::page(&shared, cursor.as_deref(), limit)).await;
+        let (shared, cursor, client) = (self.shared.clone(), cursor.map(str::to_string), cx.client_roots().await);
+        let page = blocking(move || {
+            let in_force = shared.in_force(client.listed());
+            pages::page(&shared, &in_force, cursor.as_deref(), limit)
+        })
+        .await;
         Some(page.map_err(LayerError::Internal).and_then(|page| page))
     }
 
@@ -401,10 +427,11 @@ impl Layer for Workspace {
         self.registry.call_tool(name, args, cx).await
     }
 
-    async fn read_resource(&self, uri: &str, _cx: RequestCx) -> Result<Reply<Vec<ResourceContents>>, LayerError> {
+    async fn read_resource(&self, uri: &str, cx: RequestCx) -> Result<Reply<Vec<ResourceContents>>, LayerError> {
         let (shared, owned) = (self.shared.clone(), uri.to_string());
         let contents = if uri::is_file_uri(uri) {
-            blocking(move || shared.read_resource(&owned)).await
+            let client = cx.client_roots().await;
+            blocking(move || shared.read_resource(&owned, &shared.in_force(client.listed()))).await
         } else if uri.starts_with(skill::SCHEME) {
             blocking(move || shared.read_skill_file(&owned)).await
         } else {
@@ -417,14 +444,15 @@ impl Layer for Workspace {
         self.registry.get_prompt(name, args, cx).await
     }
 
-    /// A template's `{+path}` and the prompts' `path` complete from the listing.
+    /// A template's `path` (under its root) and a prompt's `path` complete from the listing,
+    /// within the client's roots.
     async fn complete(&self, of: CompletionRef, arg: CompletionArg, cx: RequestCx) -> Result<Completion, LayerError> {
         let (want, root) = match &of {
             CompletionRef::Resource { uri } => match self.templates.iter().position(|t| &t.uri_template == uri) {
                 Some(root) => (Want::Files, Some(root)),
                 None => return Ok(Completion::from_values(Vec::new())),
             },
-            CompletionRef::Prompt { name } => match prompts::completed_path(name) {
+            CompletionRef::Prompt { name } => match prompts::completes(name) {
                 Some(want) => (want, None),
                 None => return self.registry.complete(of, arg, cx).await,
             },
@@ -432,8 +460,10 @@ impl Layer for Workspace {
         if arg.name != "path" {
             return Ok(Completion::from_values(Vec::new()));
         }
-        let shared = self.shared.clone();
-        blocking(move || shared.complete(&arg.value, want, root)).await.map_err(LayerError::Internal)
+        let (shared, client) = (self.shared.clone(), cx.client_roots().await);
+        blocking(move || shared.complete(&shared.in_force(client.listed()), &arg.value, want, root))
+            .await
+            .map_err(LayerError::Internal)
     }
 
     /// Always served (the listing may be empty): skills appear as files change.

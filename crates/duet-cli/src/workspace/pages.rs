@@ -1,10 +1,11 @@
 //! `resources/list` for the workspace: pages of the listing, each made when it is asked for,
-//! from the names the listing holds and a look at each file (its size and modification
-//! time), then the `SKILL.md` of each skill (by URI). Every file is listed, however many
+//! from the names the listing holds (within the roots in force) and a look at each file
+//! (its size and modification time), then the `SKILL.md` of each skill (by URI). Every file is listed, however many
 //! there are, a page at a time. A cursor names the last file (or skill) of the page before
 //! it, so the next page starts after it even when files came or went in between: a file
 //! that stays is listed once.
 
+use super::in_force::InForce;
 use super::paths::Roots;
 use super::{Shared, files, uri};
 use base64::Engine as _;
@@ -22,8 +23,14 @@ struct Cursor {
     p: String,
 }
 
-/// The page after `cursor` (from the start without one), at most `limit` resources (0: all).
-pub fn page(shared: &Shared, cursor: Option<&str>, limit: usize) -> Result<ResourcePage, LayerError> {
+/// The page after `cursor` (from the start without one), at most `limit` resources (0: all),
+/// of the files `in_force`.
+pub fn page(
+    shared: &Shared,
+    in_force: &InForce,
+    cursor: Option<&str>,
+    limit: usize,
+) -> Result<ResourcePage, LayerError> {
     let limit = if limit == 0 { usize::MAX - 1 } else { limit };
     let skills_at = shared.roots.len();
     let after = cursor.map(|c| decode(c, &shared.roots)).transpose()?;
@@ -31,7 +38,7 @@ pub fn page(shared: &Shared, cursor: Option<&str>, limit: usize) -> Result<Resou
         let listed = shared.listing();
         let files = match &after {
             Some(cursor) if cursor.r == skills_at => (Vec::new(), false),
-            _ => listed.page(after.as_ref().map(|c| (c.r, c.p.as_str())), limit),
+            _ => listed.page(in_force, after.as_ref().map(|c| (c.r, c.p.as_str())), limit),
         };
         (files, listed.skills())
     };

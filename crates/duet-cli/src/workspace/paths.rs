@@ -79,16 +79,36 @@ pub struct WriteTarget {
 /// Why a path was refused.
 #[derive(Debug)]
 pub enum PathError {
-    Invalid { input: String, reason: String },
+    Invalid {
+        input: String,
+        reason: String,
+    },
     Parent(String),
-    Outside { input: String, roots: String },
-    UnknownRoot { input: String, names: String },
+    Outside {
+        input: String,
+        roots: String,
+    },
+    /// Outside the roots the client narrowed the workspace to; `in_force` says what is.
+    NotInForce {
+        input: String,
+        in_force: String,
+    },
+    UnknownRoot {
+        input: String,
+        names: String,
+    },
     AllRoots(String),
     Escapes(String),
-    Excluded { input: String, why: Exclusion },
+    Excluded {
+        input: String,
+        why: Exclusion,
+    },
     NotFound(String),
     Special(String),
-    Io { input: String, error: io::Error },
+    Io {
+        input: String,
+        error: io::Error,
+    },
     Directory(String),
     File(String),
     ThroughFile(String),
@@ -102,6 +122,9 @@ impl fmt::Display for PathError {
             PathError::Parent(input) => write!(f, "{input:?}: '..' is not allowed in workspace paths"),
             PathError::Outside { input, roots } => {
                 write!(f, "{input:?} is outside the workspace, which serves only {roots}")
+            }
+            PathError::NotInForce { input, in_force } => {
+                write!(f, "{input:?} is outside the roots the client gave; {in_force}")
             }
             PathError::UnknownRoot { input, names } => write!(
                 f,
@@ -313,7 +336,11 @@ impl Roots {
         if input.contains('\0') {
             return Err(invalid("it contains a NUL character".into()));
         }
-        let path = if uri::is_file_uri(input) { uri::to_path(input).map_err(invalid)? } else { PathBuf::from(input) };
+        let path = if uri::is_file_uri(input) {
+            uri::to_path(input).map_err(|e| invalid(e.to_string()))?
+        } else {
+            PathBuf::from(input)
+        };
         let mut parts = Vec::new();
         for component in path.components() {
             match component {

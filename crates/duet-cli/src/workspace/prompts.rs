@@ -1,9 +1,10 @@
 //! The prompts: `review_file` embeds one file as a resource and asks for a review;
 //! `summarize_directory` lists a directory's tree and asks for a summary. Both complete
-//! their `path` argument from the listing (the workspace answers those completions itself,
-//! see [`completed_path`]).
+//! their `path` argument from the listing (the workspace's `complete` does, within the
+//! client's roots).
 
 use super::files::{self, Body, ReadError};
+use super::in_force::InForce;
 use super::listing::Want;
 use super::paths::Kind;
 use super::tree::Tree;
@@ -36,25 +37,33 @@ pub fn register(registry: &mut Registry, shared: &Arc<Shared>) -> Result<(), Reg
     Ok(())
 }
 
-/// Which listed paths complete a prompt's `path` argument: files for `review_file`,
-/// directories for `summarize_directory`.
-pub fn completed_path(prompt: &str) -> Option<Want> {
-    match prompt {
+/// What the `path` argument of prompt `name` completes with: files, or directories.
+pub fn completes(name: &str) -> Option<Want> {
+    match name {
         "review_file" => Some(Want::Files),
         "summarize_directory" => Some(Want::Dirs),
         _ => None,
     }
 }
 
-/// A prompt whose blocking body gets the shared state and the arguments.
+/// A prompt whose blocking body gets the shared state, the roots in force and the
+/// arguments.
 fn spec<F>(shared: &Arc<Shared>, name: &str, render: F) -> PromptSpec
 where
-    F: Fn(&Shared, &BTreeMap<String, String>) -> Result<PromptResult, HandlerError> + Send + Sync + Copy + 'static,
+    F: Fn(&Shared, &InForce, &BTreeMap<String, String>) -> Result<PromptResult, HandlerError>
+        + Send
+        + Sync
+        + Copy
+        + 'static,
 {
     let shared = shared.clone();
-    PromptSpec::new(name, move |args: BTreeMap<String, String>, _| {
+    PromptSpec::new(name, move |args: BTreeMap<String, String>, cx| {
         let shared = shared.clone();
-        async move { blocking(move || render(&shared, &args)).await.map_err(LayerError::Internal)? }
+        async move {
+            let client = cx.client_roots().await;
+            let render = move || render(&shared, &shared.in_force(client.listed()), &args);
+            blocking(render).await.map_err(LayerError::Internal)?
+        }
     })
 }
 
@@ -62,9 +71,13 @@ fn invalid(message: String) -> HandlerError {
     LayerError::invalid_arguments(message).into()
 }
 
-fn review_file(shared: &Shared, args: &BTreeMap<String, String>) -> Result<PromptResult, HandlerError> {
+fn review_file(
+    shared: &Shared,
+    in_force: &InForce,
+    args: &BTreeMap<String, String>,
+) -> Result<PromptResult, HandlerError> {
     let input = args.get("path").map_or("", String::as_str);
-    let file = shared.roots.resolve(input).map_err(|e| e.to_layer())?;
+    let file = in_force.resolve(input).map_err(|e| e.to_layer())?;
     let name = shared.roots.display(file.root, &file.abs);
     if file.kind == Kind::Dir {
         return Err(invalid(format!("{name} is a directory; review_file reviews one file")));
@@ -86,9 +99,13 @@ fn review_file(shared: &Shared, args: &BTreeMap<String, String>) -> Result<Promp
     })
 }
 
-fn summarize_directory(shared: &Shared, args: &BTreeMap<String, String>) -> Result<PromptResult, HandlerError> {
+fn summarize_directory(
+    shared: &Shared,
+    in_force: &InForce,
+    args: &BTreeMap<String, String>,
+) -> Result<PromptResult, HandlerError> {
     let input = args.get("path").map(String::as_str).filter(|p| !p.is_empty()).unwrap_or(".");
-    let scope = shared.roots.resolve_scope(input).map_err(|e| e.to_layer())?;
+    let scope = in_force.resolve_scope(input).map_err(|e| e.to_layer())?;
     if let [one] = scope.as_slice()
         && one.kind == Kind::File
     {

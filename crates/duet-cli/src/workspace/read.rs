@@ -5,6 +5,7 @@
 //! a pointer to its resource.
 
 use super::files::{self, Body, ReadError};
+use super::in_force::InForce;
 use super::paths::{Kind, Resolved};
 use super::tools::{ToolOutcome, spec, structured};
 use super::{Shared, uri};
@@ -20,7 +21,7 @@ const MAX_TOTAL_BYTES: u64 = 4 * files::MAX_READ_BYTES;
 
 pub fn register(registry: &mut Registry, shared: &Arc<Shared>) -> Result<(), RegistryError> {
     registry.tool(
-        spec(shared, "read_file", |shared, args, _| read_file(shared, args))
+        spec(shared, "read_file", |_, in_force, args, _| read_file(in_force, args))
             .title("Read a file")
             .description(format!(
                 "Reads a text file, whole, a range of its lines (start_line and end_line, 1-based, inclusive), \
@@ -44,7 +45,7 @@ pub fn register(registry: &mut Registry, shared: &Arc<Shared>) -> Result<(), Reg
             })),
     )?;
     registry.tool(
-        spec(shared, "read_multiple_files", |shared, args, _| read_multiple_files(shared, args))
+        spec(shared, "read_multiple_files", |_, in_force, args, _| read_multiple_files(in_force, args))
             .title("Read several files")
             .description(format!(
                 "Reads several whole files in one call, in the order given: each file's text (or image or \
@@ -102,9 +103,9 @@ struct Whole {
 }
 
 /// The file `input` names, and its name as the tools write it.
-fn resolve_file(shared: &Shared, input: &str) -> Result<(Resolved, String), String> {
-    let file = shared.roots.resolve(input).map_err(|e| e.to_string())?;
-    let name = shared.roots.display(file.root, &file.abs);
+fn resolve_file(in_force: &InForce, input: &str) -> Result<(Resolved, String), String> {
+    let file = in_force.resolve(input).map_err(|e| e.to_string())?;
+    let name = in_force.roots().display(file.root, &file.abs);
     if file.kind == Kind::Dir {
         return Err(format!("{name} is a directory; list it with list_directory"));
     }
@@ -112,15 +113,15 @@ fn resolve_file(shared: &Shared, input: &str) -> Result<(Resolved, String), Stri
 }
 
 /// Reads the whole file `input` names, as a content block; the message of a refusal.
-fn read_whole(shared: &Shared, input: &str) -> Result<Whole, String> {
-    let (file, name) = resolve_file(shared, input)?;
+fn read_whole(in_force: &InForce, input: &str) -> Result<Whole, String> {
+    let (file, name) = resolve_file(in_force, input)?;
     let mime = files::mime_type(&file.abs, Some(false));
     let media = match mime.split_once('/') {
         Some(("image", _)) => Some("image"),
         Some(("audio", _)) => Some("audio"),
         _ => None,
     };
-    match (files::read_whole(&file.abs, shared.roots.get(file.root)), media) {
+    match (files::read_whole(&file.abs, in_force.roots().get(file.root)), media) {
         (Ok(Body::Text(text)), _) => {
             let size = text.len() as u64;
             Ok(Whole { name, content: Content::text(text), kind: "text", size })
@@ -143,11 +144,13 @@ fn read_whole(shared: &Shared, input: &str) -> Result<Whole, String> {
     }
 }
 
-fn read_file(shared: &Shared, args: ReadArgs) -> ToolOutcome {
+fn read_file(in_force: &InForce, args: ReadArgs) -> ToolOutcome {
     let ranged = args.start_line.is_some() || args.end_line.is_some();
     let (start, end) = match (ranged, args.head, args.tail) {
-        (false, None, None) => return read_whole(shared, &args.path).map(|whole| ToolResult::new(vec![whole.content])),
-        (false, None, Some(count)) => return read_tail(shared, &args.path, count),
+        (false, None, None) => {
+            return read_whole(in_force, &args.path).map(|whole| ToolResult::new(vec![whole.content]));
+        }
+        (false, None, Some(count)) => return read_tail(in_force, &args.path, count),
         (false, Some(count), None) => (1, Some(count)),
         (true, None, None) => (args.start_line.unwrap_or(1), args.end_line),
         _ => return Err("give one of head, tail, or start_line and end_line, not several".into()),
@@ -157,8 +160,8 @@ fn read_file(shared: &Shared, args: ReadArgs) -> ToolOutcome {
     {
         return Err(format!("end_line {end} is before start_line {start}"));
     }
-    let (file, name) = resolve_file(shared, &args.path)?;
-    let lines = match files::read_lines(&file.abs, shared.roots.get(file.root), start, end) {
+    let (file, name) = resolve_file(in_force, &args.path)?;
+    let lines = match files::read_lines(&file.abs, in_force.roots().get(file.root), start, end) {
         // The first lines of an empty file: none.
         Err(ReadError::PastEnd { start: 1, total: 0 }) => return Ok(ToolResult::text(format!("[{name} is empty]"))),
         other => other.map_err(|e| refused(&file.abs, &name, e))?,
@@ -168,10 +171,10 @@ fn read_file(shared: &Shared, args: ReadArgs) -> ToolOutcome {
     Ok(ToolResult::text(lines.text).with_content(Content::text(note)))
 }
 
-fn read_tail(shared: &Shared, input: &str, count: usize) -> ToolOutcome {
-    let (file, name) = resolve_file(shared, input)?;
-    let tail =
-        files::read_tail(&file.abs, shared.roots.get(file.root), count).map_err(|e| refused(&file.abs, &name, e))?;
+fn read_tail(in_force: &InForce, input: &str, count: usize) -> ToolOutcome {
+    let (file, name) = resolve_file(in_force, input)?;
+    let tail = files::read_tail(&file.abs, in_force.roots().get(file.root), count)
+        .map_err(|e| refused(&file.abs, &name, e))?;
     let note = match (tail.lines, tail.total) {
         (0, _) => return Ok(ToolResult::text(format!("[{name} is empty]"))),
         (n, Some(total)) => format!("[{name}: lines {} to {total} of {total}]", total + 1 - n),
@@ -210,10 +213,10 @@ struct OneFile {
     error: Option<String>,
 }
 
-fn read_multiple_files(shared: &Shared, args: ReadManyArgs) -> ToolOutcome {
+fn read_multiple_files(in_force: &InForce, args: ReadManyArgs) -> ToolOutcome {
     let (mut content, mut listed, mut returned) = (Vec::new(), Vec::new(), 0u64);
     for input in &args.paths {
-        let read = read_whole(shared, input).and_then(|whole| {
+        let read = read_whole(in_force, input).and_then(|whole| {
             if returned + whole.size > MAX_TOTAL_BYTES {
                 return Err(format!(
                     "{} was not read: with it this call would return over {}; read it on its own",

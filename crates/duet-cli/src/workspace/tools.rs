@@ -4,9 +4,11 @@
 //! act on. All of them are read-only.
 
 use super::files;
+use super::in_force::InForce;
 use super::paths::Kind;
 use super::tree::{Entry, Node, Tree};
 use super::{Shared, blocking, find, uri};
+use crate::counted::count;
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use duet::layer::{HandlerError, Registry, RegistryError, RequestCx, ToolAnnotations, ToolResult, ToolSpec};
@@ -25,7 +27,7 @@ pub type ToolOutcome = Result<ToolResult, String>;
 
 pub fn register(registry: &mut Registry, shared: &Arc<Shared>) -> Result<(), RegistryError> {
     registry.tool(
-        spec(shared, "list_directory", |shared, args, _| list_directory(shared, args))
+        spec(shared, "list_directory", |shared, in_force, args, _| list_directory(shared, in_force, args))
             .title("List a directory")
             .description(
                 "Lists the entries of a directory of the workspace (files, directories and symbolic links, \
@@ -53,7 +55,7 @@ pub fn register(registry: &mut Registry, shared: &Arc<Shared>) -> Result<(), Reg
             })),
     )?;
     registry.tool(
-        spec(shared, "directory_tree", |shared, args, _| directory_tree(shared, args))
+        spec(shared, "directory_tree", |shared, in_force, args, _| directory_tree(shared, in_force, args))
             .title("Show a directory tree")
             .description(
                 "Shows the tree under a directory of the workspace, as deep as asked, with the size of each \
@@ -111,7 +113,7 @@ pub fn register(registry: &mut Registry, shared: &Arc<Shared>) -> Result<(), Reg
             })),
     )?;
     registry.tool(
-        spec(shared, "describe_file", |shared, args, _| describe_file(shared, args))
+        spec(shared, "describe_file", |shared, in_force, args, _| describe_file(shared, in_force, args))
             .title("Describe a file")
             .description(
                 "Tells what a path is: its type, size, MIME type, permissions (octal mode, read-only or \
@@ -168,19 +170,20 @@ fn node_schema() -> Value {
     node
 }
 
-/// A read-only tool whose blocking body gets the shared state, its parsed arguments and
-/// the request context.
+/// A read-only tool whose blocking body gets the shared state, the roots in force, its
+/// parsed arguments and the request context.
 pub fn spec<A, F>(shared: &Arc<Shared>, name: &str, work: F) -> ToolSpec
 where
     A: DeserializeOwned + Send + 'static,
-    F: Fn(&Shared, A, &RequestCx) -> ToolOutcome + Send + Sync + Copy + 'static,
+    F: Fn(&Shared, &InForce, A, &RequestCx) -> ToolOutcome + Send + Sync + Copy + 'static,
 {
     let shared = shared.clone();
     ToolSpec::new(name, move |args: Map<String, Value>, cx: RequestCx| {
         let shared = shared.clone();
         run(async move {
             let args: A = serde_json::from_value(Value::Object(args)).map_err(|e| format!("Invalid arguments: {e}"))?;
-            blocking(move || work(&shared, args, &cx)).await?
+            let client = cx.client_roots().await;
+            blocking(move || work(&shared, &shared.in_force(client.listed()), args, &cx)).await?
         })
     })
     .annotations(ToolAnnotations::read_only())
@@ -241,9 +244,9 @@ struct Cursor {
     after: String,
 }
 
-fn list_directory(shared: &Shared, args: ListArgs) -> ToolOutcome {
+fn list_directory(shared: &Shared, in_force: &InForce, args: ListArgs) -> ToolOutcome {
     let roots = &shared.roots;
-    let scope = roots.resolve_scope(&args.path).map_err(|e| e.to_string())?;
+    let scope = in_force.resolve_scope(&args.path).map_err(|e| e.to_string())?;
     let after = match &args.cursor {
         None => None,
         Some(cursor) => Some(decode_cursor(cursor, &args.path)?),
@@ -313,8 +316,8 @@ struct Shown {
     truncated: bool,
 }
 
-fn directory_tree(shared: &Shared, args: TreeArgs) -> ToolOutcome {
-    let scope = shared.roots.resolve_scope(&args.path).map_err(|e| e.to_string())?;
+fn directory_tree(shared: &Shared, in_force: &InForce, args: TreeArgs) -> ToolOutcome {
+    let scope = in_force.resolve_scope(&args.path).map_err(|e| e.to_string())?;
     let shown = match scope.as_slice() {
         [one] if one.kind == Kind::File => {
             return Err(format!("{:?} is a file; directory_tree shows a directory", args.path));
@@ -326,8 +329,8 @@ fn directory_tree(shared: &Shared, args: TreeArgs) -> ToolOutcome {
     let mut text = tree.lines();
     if tree.truncated {
         text.push(format!(
-            "(the tree stops at {} entries: there are more; show less depth, a directory further down, or raise limit)",
-            tree.entries.len()
+            "(the tree stops at {}: there are more; show less depth, a directory further down, or raise limit)",
+            count(tree.entries.len(), "entry")
         ));
     }
     let entries = tree.nested();
@@ -355,24 +358,26 @@ struct Found {
     truncated: bool,
 }
 
-fn find_files(shared: &Shared, args: FindArgs, cx: &RequestCx) -> ToolOutcome {
+fn find_files(shared: &Shared, in_force: &InForce, args: FindArgs, cx: &RequestCx) -> ToolOutcome {
     let glob = globset::GlobBuilder::new(&args.glob)
         .literal_separator(false)
         .build()
         .map_err(|e| format!("invalid glob {:?}: {e}", args.glob))?
         .compile_matcher();
-    let scope = shared.roots.resolve_scope(&args.path).map_err(|e| e.to_string())?;
+    let scope = in_force.resolve_scope(&args.path).map_err(|e| e.to_string())?;
     if let [one] = scope.as_slice()
         && one.kind == Kind::File
     {
         return Err(format!("{:?} is a file; find_files searches under a directory", args.path));
     }
+    // The glob reads paths relative to the directory asked for.
+    let asked = shared.roots.resolve_scope(&args.path).map_err(|e| e.to_string())?;
     let cancelled = || cx.is_cancelled();
     let find::Found { paths: found, truncated } =
-        find::matching(shared, &scope, &glob, args.limit, &cancelled).ok_or("find_files was cancelled")?;
+        find::matching(shared, &scope, &asked, &glob, args.limit, &cancelled).ok_or("find_files was cancelled")?;
     let mut text = if found.is_empty() { format!("No files match {:?}", args.glob) } else { found.join("\n") };
     if truncated {
-        text.push_str(&format!("\n(only the first {} matches; narrow the glob or the path)", args.limit));
+        text.push_str(&format!("\n(only the first {}; narrow the glob or the path)", count(args.limit, "match")));
     }
     structured(text, Found { files: found, truncated })
 }
@@ -410,8 +415,8 @@ struct Description {
     line_count: Option<usize>,
 }
 
-fn describe_file(shared: &Shared, args: DescribeArgs) -> ToolOutcome {
-    let target = shared.roots.resolve(&args.path).map_err(|e| e.to_string())?;
+fn describe_file(shared: &Shared, in_force: &InForce, args: DescribeArgs) -> ToolOutcome {
+    let target = in_force.resolve(&args.path).map_err(|e| e.to_string())?;
     let name = shared.roots.display(target.root, &target.abs);
     let meta = target.abs.metadata().map_err(|e| format!("cannot read {name}: {e}"))?;
     let mut d = Description {
@@ -437,7 +442,7 @@ fn describe_file(shared: &Shared, args: DescribeArgs) -> ToolOutcome {
         d.is_binary = Some(sniffed.binary);
         d.line_count = sniffed.lines;
         text.push(format!("type: file, {}", if sniffed.binary { "binary" } else { "text" }));
-        text.push(format!("size: {} ({} bytes)", files::human_size(meta.len()), meta.len()));
+        text.push(format!("size: {} ({})", files::human_size(meta.len()), count(meta.len(), "byte")));
         text.extend(d.mime_type.iter().map(|m| format!("MIME type: {m}")));
         text.extend(d.line_count.map(|n| format!("lines: {n}")));
     } else {

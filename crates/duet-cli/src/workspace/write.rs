@@ -11,6 +11,7 @@
 use super::atomic::{self, Expect};
 use super::edit::{self, Applied, Edit};
 use super::files;
+use super::in_force::InForce;
 use super::paths::WriteTarget;
 use super::tools::structured;
 use super::{Shared, blocking, uri};
@@ -89,7 +90,7 @@ pub fn register(registry: &mut Registry, shared: &Arc<Shared>) -> Result<(), Reg
 fn spec<A>(
     shared: &Arc<Shared>,
     name: &str,
-    work: fn(&Shared, A, &RequestCx) -> WriteOutcome,
+    work: fn(&InForce, A, &RequestCx) -> WriteOutcome,
     idempotent: bool,
     destructive: bool,
 ) -> ToolSpec
@@ -100,7 +101,9 @@ where
     ToolSpec::typed(name, move |args: A, cx: RequestCx| {
         let shared = shared.clone();
         async move {
-            let outcome = blocking(move || work(&shared, args, &cx)).await.and_then(|outcome| outcome);
+            let client = cx.client_roots().await;
+            let work = move || work(&shared.in_force(client.listed()), args, &cx);
+            let outcome = blocking(work).await.and_then(|outcome| outcome);
             outcome.unwrap_or_else(|message| ToolResult::error(message).into())
         }
     })
@@ -246,12 +249,12 @@ struct Current {
 
 impl Current {
     /// The file `target` names, if it exists.
-    fn read(shared: &Shared, target: &WriteTarget, name: &str) -> Result<Option<Current>, String> {
+    fn read(in_force: &InForce, target: &WriteTarget, name: &str) -> Result<Option<Current>, String> {
         if !target.exists {
             return Ok(None);
         }
         let cannot = |e: std::io::Error| format!("cannot read {name}: {e}");
-        let file = files::open(&target.abs, shared.roots.get(target.root)).map_err(cannot)?;
+        let file = files::open(&target.abs, in_force.roots().get(target.root)).map_err(cannot)?;
         let meta = file.metadata().map_err(cannot)?;
         if meta.permissions().readonly() {
             return Err(format!("{name} is read-only; nothing was written"));
@@ -306,15 +309,15 @@ fn file_confirmed(
 }
 
 /// Writes the confirmed bytes, in one step.
-fn commit(shared: &Shared, target: &WriteTarget, name: &str, bytes: &[u8]) -> Result<(), String> {
+fn commit(in_force: &InForce, target: &WriteTarget, name: &str, bytes: &[u8]) -> Result<(), String> {
     let expect = if target.exists { Expect::File } else { Expect::Absent };
-    atomic::write(shared.roots.get(target.root), &target.abs, bytes, expect)
+    atomic::write(in_force.roots().get(target.root), &target.abs, bytes, expect)
         .map_err(|e| format!("cannot write {name}: {e}; nothing was written"))
 }
 
-fn write_file(shared: &Shared, args: WriteArgs, cx: &RequestCx) -> WriteOutcome {
-    let target = shared.roots.resolve_write(&args.path).map_err(|e| e.to_string())?;
-    let name = shared.roots.display(target.root, &target.abs);
+fn write_file(in_force: &InForce, args: WriteArgs, cx: &RequestCx) -> WriteOutcome {
+    let target = in_force.resolve_write(&args.path).map_err(|e| e.to_string())?;
+    let name = in_force.roots().display(target.root, &target.abs);
     if target.exists && args.create_only {
         return Err(format!("{name} already exists and create_only is set; nothing was written"));
     }
@@ -326,7 +329,7 @@ fn write_file(shared: &Shared, args: WriteArgs, cx: &RequestCx) -> WriteOutcome 
             files::human_size(MAX_FILE_BYTES)
         ));
     }
-    let current = Current::read(shared, &target, &name)?;
+    let current = Current::read(in_force, &target, &name)?;
     let new = describe_text(&args.content);
     let message = match &current {
         None => format!("Create {name} ({new})?{}", block(&preview('+', &lines_of(&args.content)))),
@@ -344,7 +347,7 @@ fn write_file(shared: &Shared, args: WriteArgs, cx: &RequestCx) -> WriteOutcome 
     if let Err(ask) = file_confirmed(cx, "write_file", &name, message, current.as_ref()) {
         return Ok(ask);
     }
-    commit(shared, &target, &name, args.content.as_bytes())?;
+    commit(in_force, &target, &name, args.content.as_bytes())?;
     let text = match current {
         None => format!("Created {name} ({new})"),
         Some(_) => format!("Wrote {name} ({new})"),
@@ -353,7 +356,7 @@ fn write_file(shared: &Shared, args: WriteArgs, cx: &RequestCx) -> WriteOutcome 
     structured(text, written).map(Reply::Complete)
 }
 
-fn edit_file(shared: &Shared, args: EditArgs, cx: &RequestCx) -> WriteOutcome {
+fn edit_file(in_force: &InForce, args: EditArgs, cx: &RequestCx) -> WriteOutcome {
     let EditArgs { path, old_text, new_text, replace_all, edits, dry_run } = args;
     let single = old_text.is_some();
     let edits: Vec<Edit> = match (old_text, new_text, edits) {
@@ -376,9 +379,9 @@ fn edit_file(shared: &Shared, args: EditArgs, cx: &RequestCx) -> WriteOutcome {
     if let Some(i) = edits.iter().position(|e| e.old_text == e.new_text) {
         return Err(format!("{}old_text and new_text are the same, so there is nothing to change", which(i)));
     }
-    let target = shared.roots.resolve_write(&path).map_err(|e| e.to_string())?;
-    let name = shared.roots.display(target.root, &target.abs);
-    let Some(current) = Current::read(shared, &target, &name)? else {
+    let target = in_force.resolve_write(&path).map_err(|e| e.to_string())?;
+    let name = in_force.roots().display(target.root, &target.abs);
+    let Some(current) = Current::read(in_force, &target, &name)? else {
         return Err(format!("{path:?} does not exist in the workspace; create it with write_file"));
     };
     let Some(text) = current.text() else {
@@ -417,7 +420,7 @@ fn edit_file(shared: &Shared, args: EditArgs, cx: &RequestCx) -> WriteOutcome {
             if let Err(ask) = file_confirmed(cx, "edit_file", &name, message, Some(&current)) {
                 return Ok(ask);
             }
-            commit(shared, &target, &name, edited.as_bytes())?;
+            commit(in_force, &target, &name, edited.as_bytes())?;
             format!("{} {summary}", verbs[1])
         }
     };
@@ -458,9 +461,9 @@ fn shown(applied: &Applied) -> Vec<String> {
     shown
 }
 
-fn create_directory(shared: &Shared, args: CreateDirArgs, cx: &RequestCx) -> WriteOutcome {
-    let target = shared.roots.resolve_dir_write(&args.path).map_err(|e| e.to_string())?;
-    let name = shared.roots.display(target.root, &target.abs);
+fn create_directory(in_force: &InForce, args: CreateDirArgs, cx: &RequestCx) -> WriteOutcome {
+    let target = in_force.resolve_dir_write(&args.path).map_err(|e| e.to_string())?;
+    let name = in_force.roots().display(target.root, &target.abs);
     let created = CreatedDir { path: name.clone(), uri: uri::from_path(&target.abs), created: !target.exists };
     if target.exists {
         return structured(format!("{name} exists already"), created).map(Reply::Complete);
@@ -471,18 +474,19 @@ fn create_directory(shared: &Shared, args: CreateDirArgs, cx: &RequestCx) -> Wri
     {
         return Ok(ask);
     }
-    atomic::create_dir(shared.roots.get(target.root), &target.abs).map_err(|e| format!("cannot create {name}: {e}"))?;
+    atomic::create_dir(in_force.roots().get(target.root), &target.abs)
+        .map_err(|e| format!("cannot create {name}: {e}"))?;
     structured(format!("Created {name}"), created).map(Reply::Complete)
 }
 
-fn move_file(shared: &Shared, args: MoveArgs, cx: &RequestCx) -> WriteOutcome {
-    let from = shared.roots.resolve_write(&args.source).map_err(|e| e.to_string())?;
-    let from_name = shared.roots.display(from.root, &from.abs);
+fn move_file(in_force: &InForce, args: MoveArgs, cx: &RequestCx) -> WriteOutcome {
+    let from = in_force.resolve_write(&args.source).map_err(|e| e.to_string())?;
+    let from_name = in_force.roots().display(from.root, &from.abs);
     if !from.exists {
         return Err(format!("{:?} does not exist in the workspace; nothing was moved", args.source));
     }
-    let to = shared.roots.resolve_write(&args.destination).map_err(|e| e.to_string())?;
-    let to_name = shared.roots.display(to.root, &to.abs);
+    let to = in_force.resolve_write(&args.destination).map_err(|e| e.to_string())?;
+    let to_name = in_force.roots().display(to.root, &to.abs);
     if to.abs == from.abs {
         return Err(format!("{from_name} is already there; nothing was moved"));
     }
@@ -502,7 +506,7 @@ fn move_file(shared: &Shared, args: MoveArgs, cx: &RequestCx) -> WriteOutcome {
         return Ok(ask);
     }
     let expect = if to.exists { Expect::File } else { Expect::Absent };
-    let (from_root, to_root) = (shared.roots.get(from.root), shared.roots.get(to.root));
+    let (from_root, to_root) = (in_force.roots().get(from.root), in_force.roots().get(to.root));
     atomic::rename(from_root, &from.abs, to_root, &to.abs, expect)
         .map_err(|e| format!("cannot move {from_name} to {to_name}: {e}; nothing was moved"))?;
     let replacing = if to.exists { ", replacing the file there" } else { "" };

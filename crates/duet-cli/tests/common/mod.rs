@@ -313,8 +313,10 @@ impl Duet {
                 .get(&id.to_string())
                 .unwrap_or_else(|| panic!("a response to an id never sent: {message}"));
             schemas.assert_result(&self.version, method, result);
+        } else if message.get("method").is_some() && message.get("id").is_some() {
+            assert!(self.version.as_str() < "2026-07-28", "a request to a 2026 client: {message}");
+            schemas.assert_request(&self.version, message);
         } else if message.get("method").is_some() {
-            assert!(message.get("id").is_none(), "duet never sends requests to the client: {message}");
             schemas.assert_notification(&self.version, message);
         } else {
             panic!("neither a response nor a notification: {message}");

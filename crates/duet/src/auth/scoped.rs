@@ -6,9 +6,9 @@
 
 use super::scopes::ScopeMap;
 use crate::layer::{
-    ChangeFeed, Completion, CompletionArg, CompletionRef, Filtered, Layer, LayerError, Listing, Principal, Prompt,
-    PromptArgs, PromptResult, Reply, RequestCx, Resource, ResourceContents, ResourcePage, ResourceTemplate, ServerInfo,
-    Tool, ToolArgs, ToolResult,
+    ChangeFeed, ClientRoot, Completion, CompletionArg, CompletionRef, Filtered, Layer, LayerError, Listing, Principal,
+    Prompt, PromptArgs, PromptResult, Reply, RequestCx, Resource, ResourceContents, ResourcePage, ResourceTemplate,
+    ServerInfo, Tool, ToolArgs, ToolResult,
 };
 use crate::method::Primitive;
 use async_trait::async_trait;
@@ -69,6 +69,10 @@ impl Layer for ScopedLayer {
 
     fn resources(&self, who: &Principal) -> Listing<Resource> {
         self.filter(&self.resources, self.inner.resources(who), Primitive::Resource, who, |r| &r.uri)
+    }
+
+    fn resources_within(&self, who: &Principal, roots: &[ClientRoot]) -> Listing<Resource> {
+        self.filter(&self.resources, self.inner.resources_within(who, roots), Primitive::Resource, who, |r| &r.uri)
     }
 
     fn templates(&self, who: &Principal) -> Listing<ResourceTemplate> {
@@ -166,12 +170,13 @@ mod tests {
         assert!(layer.call_tool("echo", Map::new(), cx.clone()).await.is_ok());
     }
 
-    /// A layer that pages its resources itself: two files a page, `file:///a`, `file:///b`
-    /// then `file:///secret/c`; everything else is an empty registry's.
-    struct Paged(Registry);
+    /// A registry that narrows its listing to the client's roots (keeping the resources the
+    /// roots' URIs name) and pages its resources itself: two a page, `file:///a`,
+    /// `file:///secret/b` then `file:///c`.
+    struct Narrowing(Registry);
 
     #[async_trait]
-    impl Layer for Paged {
+    impl Layer for Narrowing {
         fn info(&self) -> &ServerInfo {
             self.0.info()
         }
@@ -180,6 +185,10 @@ mod tests {
         }
         fn resources(&self, who: &Principal) -> Listing<Resource> {
             self.0.resources(who)
+        }
+        fn resources_within(&self, who: &Principal, roots: &[ClientRoot]) -> Listing<Resource> {
+            let all = self.0.resources(who);
+            Arc::new(all.iter().filter(|r| roots.iter().any(|root| root.uri == r.uri)).cloned().collect())
         }
         fn templates(&self, who: &Principal) -> Listing<ResourceTemplate> {
             self.0.templates(who)
@@ -237,7 +246,7 @@ mod tests {
     #[tokio::test]
     async fn pages_a_layer_makes_follow_the_grants() {
         let map = ScopeMap::from_toml("[resources]\n\"file:///secret/*\" = \"files:secret\"").expect("map");
-        let layer = ScopedLayer::new(Arc::new(Paged(Registry::new(ServerInfo::new("t", "1")))), Arc::new(map));
+        let layer = ScopedLayer::new(Arc::new(Narrowing(Registry::new(ServerInfo::new("t", "1")))), Arc::new(map));
         let uris =
             |page: ResourcePage| (page.resources.into_iter().map(|r| r.uri).collect::<Vec<_>>(), page.next_cursor);
         let page = |who: Principal, cursor: Option<&'static str>| {
@@ -249,5 +258,20 @@ mod tests {
         assert_eq!(page(reader, Some("next")).await, (vec!["file:///c".to_string()], None));
         let insider = Principal::new("s", ["files:secret"]);
         assert_eq!(page(insider, None).await.0, ["file:///a", "file:///secret/b"]);
+    }
+
+    #[test]
+    fn a_listing_within_the_client_roots_is_the_inner_layers() {
+        let mut registry = Registry::new(ServerInfo::new("t", "1"));
+        for uri in ["file:///a", "file:///b", "file:///secret"] {
+            registry.resource(crate::layer::ResourceSpec::text(uri, uri, "text/plain", "x")).expect("resource");
+        }
+        let map = ScopeMap::from_toml("[resources]\n\"file:///secret\" = \"secrets\"").expect("map");
+        let layer = ScopedLayer::new(Arc::new(Narrowing(registry)), Arc::new(map));
+        let root = |uri: &str| ClientRoot { uri: uri.into(), name: None };
+        let who = Principal::new("r", ["mcp:resources"]);
+        let uris = |listed: Listing<Resource>| listed.iter().map(|r| r.uri.clone()).collect::<Vec<_>>();
+        assert_eq!(uris(layer.resources(&who)), ["file:///a", "file:///b"]);
+        assert_eq!(uris(layer.resources_within(&who, &[root("file:///b"), root("file:///secret")])), ["file:///b"]);
     }
 }

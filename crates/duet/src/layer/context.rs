@@ -1,8 +1,9 @@
-//! Everything one request knows: who asks, what the client can do, how to report progress
-//! and log messages, when to stop, the client's answers to earlier questions, and the
-//! program's shared state (a [`Registry`](super::Registry)'s). Nothing here says which era
-//! or transport carried the request.
+//! Everything one request knows: who asks, what the client can do, its roots, how to report
+//! progress and log messages, when to stop, the client's answers to earlier questions, and
+//! the program's shared state (a [`Registry`](super::Registry)'s). Nothing here says which
+//! era or transport carried the request.
 
+use super::roots::{ClientRoots, RootsSource};
 use crate::jsonrpc::{RequestId, Sink, notification};
 use crate::layer::{LogLevel, Principal};
 use serde::de::DeserializeOwned;
@@ -32,6 +33,14 @@ struct Inner {
     cancel: CancellationToken,
     input_responses: Map<String, Value>,
     state: Option<Value>,
+    roots: Roots,
+}
+
+/// Where the client's roots come from.
+enum Roots {
+    Known(ClientRoots),
+    /// The session, which may have to ask the client first.
+    Session(Arc<dyn RootsSource>),
 }
 
 /// Builds a [`RequestCx`]; the engine uses it, and so can tests and in-process callers.
@@ -45,6 +54,7 @@ pub struct RequestCxBuilder {
     cancel: Option<CancellationToken>,
     input_responses: Map<String, Value>,
     state: Option<Value>,
+    roots: Roots,
 }
 
 impl RequestCx {
@@ -60,6 +70,7 @@ impl RequestCx {
             cancel: None,
             input_responses: Map::new(),
             state: None,
+            roots: Roots::Known(ClientRoots::Unstated),
         }
     }
 }
@@ -91,6 +102,21 @@ impl<S> RequestCx<S> {
     /// Whether the client declared a capability, e.g. `"sampling"` or `"elicitation"`.
     pub fn client_supports(&self, capability: &str) -> bool {
         self.inner.client_capabilities.get(capability).is_some_and(|v| !v.is_null())
+    }
+
+    /// The client's roots ([`ClientRoots`]): the directories a handshake-era client that
+    /// declared the `roots` capability says it works in, when the server asks for them
+    /// ([`ServerOptions::client_roots`]). Waits while the session is asking the client (at
+    /// most [`ServerOptions::roots_timeout`]); a request the session has not asked for
+    /// since the client said its roots changed asks now, through this request.
+    ///
+    /// [`ServerOptions::client_roots`]: crate::protocol::ServerOptions::client_roots
+    /// [`ServerOptions::roots_timeout`]: crate::protocol::ServerOptions::roots_timeout
+    pub async fn client_roots(&self) -> ClientRoots {
+        match &self.inner.roots {
+            Roots::Known(roots) => roots.clone(),
+            Roots::Session(source) => source.client_roots().await,
+        }
     }
 
     /// The client's answers to the input requests of the handler's previous run, by key.
@@ -226,6 +252,19 @@ impl RequestCxBuilder {
         self
     }
 
+    /// The client's roots, as [`RequestCx::client_roots`] gives them (a test, an
+    /// in-process call); none stated unless given.
+    pub fn client_roots(mut self, roots: ClientRoots) -> Self {
+        self.roots = Roots::Known(roots);
+        self
+    }
+
+    /// The session the client's roots come from.
+    pub(crate) fn roots_source(mut self, source: Arc<dyn RootsSource>) -> Self {
+        self.roots = Roots::Session(source);
+        self
+    }
+
     pub fn build(self) -> RequestCx {
         let inner = Inner {
             principal: self.principal,
@@ -238,6 +277,7 @@ impl RequestCxBuilder {
             cancel: self.cancel.unwrap_or_default(),
             input_responses: self.input_responses,
             state: self.state,
+            roots: self.roots,
         };
         RequestCx { inner: Arc::new(inner), state: () }
     }

@@ -8,6 +8,7 @@
 //! answers any panicking handler.
 
 use super::RequestCx;
+use crate::trace::RequestTrace;
 use std::future::Future;
 use std::num::NonZeroUsize;
 use std::pin::Pin;
@@ -15,7 +16,7 @@ use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll, ready};
 use tokio_util::task::{AbortOnDropHandle, LocalPoolHandle};
 use tracing::Dispatch;
-use tracing::instrument::{Instrument, WithSubscriber};
+use tracing::instrument::WithSubscriber;
 
 /// Adapts a handler whose future is not `Send` for any spec ([`ToolSpec::new`],
 /// [`ToolSpec::typed`], [`ResourceSpec::new`], [`TemplateSpec::new`],
@@ -79,12 +80,12 @@ where
 {
     let handler = Arc::new(handler);
     move |args, cx| {
-        // The call's thread reports to the caller's subscriber, inside the request's span.
-        let (handler, span) = (handler.clone(), tracing::Span::current());
+        // The call's thread reports to the caller's subscriber, inside the request's trace.
+        let (handler, trace) = (handler.clone(), RequestTrace::current());
         let dispatch = tracing::dispatcher::get_default(Dispatch::clone);
         let task = pool().spawn_pinned(move || {
-            let call = tracing::dispatcher::with_default(&dispatch, || span.in_scope(|| handler(args, cx)));
-            call.instrument(span).with_subscriber(dispatch)
+            let call = tracing::dispatcher::with_default(&dispatch, || trace.in_scope(|| handler(args, cx)));
+            trace.instrument(call).with_subscriber(dispatch)
         });
         LocalCall(AbortOnDropHandle::new(task))
     }

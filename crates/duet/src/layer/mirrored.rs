@@ -3,8 +3,8 @@
 //! Streamable HTTP: in the arguments, and as the header `Mcp-Param-Region`, so a proxy can
 //! route on it without reading the body. This module reads those declarations out of a
 //! schema, refusing the invalid ones (a tool that declares one is not registered), finds the
-//! value each one mirrors in a call's arguments, and keeps each listing's declarations by
-//! tool name, made once per listing rather than once per request.
+//! value each one mirrors in a call's arguments. The HTTP transport keeps each listing's
+//! declarations by tool name (`transport/http/mirrored.rs`).
 //!
 //! What is valid, as the revision says: the name is a non-empty HTTP token (RFC 9110 `tchar`s:
 //! no spaces, colons, control or non-ASCII characters), unique among the schema's
@@ -12,11 +12,7 @@
 //! the property is reached from the root through `properties` alone (never through `items`,
 //! `oneOf`/`anyOf`/`allOf`/`not`, `if`/`then`/`else`, `$ref` or definitions).
 
-use super::memo::PerListing;
-use super::{Listing, Tool};
 use serde_json::{Map, Value};
-use std::collections::HashMap;
-use std::sync::Arc;
 
 /// The schema keyword that declares a mirrored argument.
 pub const KEYWORD: &str = "x-mcp-header";
@@ -153,49 +149,6 @@ fn is_tchar(c: char) -> bool {
     c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c)
 }
 
-/// The mirrored arguments of each tool of a listing, by tool name (tools that mirror none
-/// are left out), made once per listing.
-pub(crate) struct MirroredByTool {
-    memo: PerListing<(), Arc<ByTool>>,
-}
-
-/// Tool names to what each mirrors.
-type ByTool = HashMap<String, Arc<[MirroredArg]>>;
-
-/// How many listings' declarations are kept before starting over.
-const MAX_LISTINGS: usize = 256;
-
-impl Default for MirroredByTool {
-    fn default() -> Self {
-        MirroredByTool { memo: PerListing::new(MAX_LISTINGS) }
-    }
-}
-
-impl MirroredByTool {
-    /// What tool `name` of `listing` mirrors (empty for a tool that mirrors nothing or is
-    /// not listed).
-    pub fn of(&self, listing: &Listing<Tool>, name: &str) -> Arc<[MirroredArg]> {
-        let by_tool = self.memo.get_or_make(listing, (), |_| Arc::new(by_tool(listing)));
-        by_tool.get(name).cloned().unwrap_or_else(|| Arc::new([]))
-    }
-}
-
-fn by_tool(listing: &[Tool]) -> ByTool {
-    let mut by_tool = HashMap::new();
-    for tool in listing {
-        match mirrored_args(&tool.input_schema) {
-            Ok(args) if args.is_empty() => {}
-            Ok(args) => {
-                by_tool.insert(tool.name.clone(), args.into());
-            }
-            // A registry refuses such a tool; another layer may list one. Clients must leave
-            // it out, so no header is checked for it.
-            Err(why) => tracing::warn!(tool = %tool.name, "a listed tool's {KEYWORD} is invalid: {why}"),
-        }
-    }
-    by_tool
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -273,27 +226,5 @@ mod tests {
         assert!(mirrored_args(&defs).is_err());
         let root = json!({"type": "object", "x-mcp-header": "R"});
         assert!(mirrored_args(&root).is_err());
-    }
-
-    #[test]
-    fn made_once_per_listing() {
-        let tool = |name: &str, schema: Value| Tool {
-            name: name.into(),
-            about: Default::default(),
-            input_schema: schema,
-            output_schema: None,
-            annotations: None,
-        };
-        let listing: Listing<Tool> = Arc::new(vec![
-            tool("plain", schema(json!({"a": {"type": "string"}}))),
-            tool("routed", schema(json!({"region": {"type": "string", "x-mcp-header": "Region"}}))),
-            tool("broken", schema(json!({"region": {"type": "number", "x-mcp-header": "Region"}}))),
-        ]);
-        let memo = MirroredByTool::default();
-        assert_eq!(memo.of(&listing, "routed")[0].header, "Region");
-        assert!(Arc::ptr_eq(&memo.of(&listing, "routed"), &memo.of(&listing, "routed")), "made once");
-        assert!(memo.of(&listing, "plain").is_empty());
-        assert!(memo.of(&listing, "broken").is_empty());
-        assert!(memo.of(&listing, "unknown").is_empty());
     }
 }

@@ -16,6 +16,7 @@ pub(crate) mod mirrored;
 pub use mirrored::{MirroredArg, mirrored_args};
 mod registry;
 mod reply;
+mod roots;
 pub mod skill;
 mod spec;
 mod template;
@@ -33,6 +34,8 @@ pub use local::{LocalCall, local};
 pub use log_level::LogLevel;
 pub use registry::{Registry, RegistryError};
 pub use reply::{InputRequired, Reply};
+pub(crate) use roots::RootsSource;
+pub use roots::{ClientRoot, ClientRoots};
 pub use skill::{Skill, SkillFile, SkillParts, SkillSpec};
 pub use spec::{
     PromptParts, PromptSpec, ResourceParts, ResourceSpec, Spec, TemplateParts, TemplateSpec, ToolParts, ToolSpec,
@@ -96,6 +99,18 @@ pub trait Layer: Send + Sync + 'static {
     fn resources(&self, who: &Principal) -> Listing<Resource>;
     fn templates(&self, who: &Principal) -> Listing<ResourceTemplate>;
     fn prompts(&self, who: &Principal) -> Listing<Prompt>;
+
+    /// The resources listed to `who` when its client listed its roots (see
+    /// [`ClientRoots`]; only with [`ServerOptions::client_roots`]): by default the same as
+    /// [`Layer::resources`]. A layer serving files lists only those under `roots`. Called
+    /// on every list request too: hand out the same listing for the same roots
+    /// ([`Filtered`] does).
+    ///
+    /// [`ServerOptions::client_roots`]: crate::protocol::ServerOptions::client_roots
+    fn resources_within(&self, who: &Principal, roots: &[ClientRoot]) -> Listing<Resource> {
+        let _ = roots;
+        self.resources(who)
+    }
 
     /// Runs a tool. Only an unknown (or hidden) tool is an error; every other failure is a
     /// result with `isError: true`. Each call gets its request's context to keep.

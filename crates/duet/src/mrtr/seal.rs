@@ -33,7 +33,7 @@ impl fmt::Debug for StateKey {
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum KeyError {
-    #[error("a state key must be 32 bytes written as base64 or hex ({0} bytes given)")]
+    #[error("a state key must be 32 bytes written as base64 or hex (the one given has length {0})")]
     Length(usize),
     #[error("a state key must be 32 bytes written as base64 or hex")]
     Encoding,

@@ -4,12 +4,13 @@
 
 use super::envelope::Terms;
 use super::owed::panic_text;
+use super::roots::FromSession;
 use super::server::Shared;
 use super::session::SessionShared;
 use super::wire::{self, CacheHints, Stamp};
 use super::{Version, methods};
 use crate::jsonrpc::{Rendered, RequestId, Response, RpcError, Sink};
-use crate::layer::{Principal, RequestCx};
+use crate::layer::{ClientRoots, Principal, RequestCx};
 use crate::message::{Meta, Request};
 use crate::method::{Method, Primitive};
 use crate::signals::{ErrorType, Operation, Transport};
@@ -24,8 +25,8 @@ use tokio_util::sync::CancellationToken;
 
 pub(crate) struct Call<'a> {
     pub shared: &'a Shared,
-    /// The handshake-era session the request arrived on; `None` for a one-shot request.
-    pub session: Option<&'a SessionShared>,
+    /// The session the request arrived on; `None` for a one-shot request.
+    pub session: Option<&'a Arc<SessionShared>>,
     pub id: RequestId,
     pub method: Method,
     /// The params without `_meta`, which is in `meta`.
@@ -62,7 +63,7 @@ impl Found {
 impl<'a> Call<'a> {
     pub fn new(
         shared: &'a Shared,
-        session: Option<&'a SessionShared>,
+        session: Option<&'a Arc<SessionShared>>,
         request: Request,
         terms: Terms,
         principal: Arc<Principal>,
@@ -95,7 +96,7 @@ impl<'a> Call<'a> {
         let elapsed = started.elapsed();
         let error = result.as_ref().err().map(|e| e.code);
         let operation = self.operation(result.as_ref().err());
-        crate::trace::annotate(&tracing::Span::current(), &operation);
+        crate::trace::annotate(&operation);
         tracing::debug!(elapsed_us = elapsed.as_micros() as u64, error, "request answered");
         operation.record(elapsed);
         Response { id: Some(self.id), result }
@@ -124,6 +125,20 @@ impl<'a> Call<'a> {
         }
     }
 
+    /// The channel this request's messages to the client take: its own stream, else its
+    /// session's.
+    fn to_client(&self) -> Option<&Sink> {
+        self.notify.as_ref().or(self.session.map(|s| &s.send))
+    }
+
+    /// The client's roots, once its session has them (a handshake-era request only).
+    pub async fn client_roots(&self) -> ClientRoots {
+        match (self.session, self.to_client()) {
+            (Some(session), Some(sink)) if !self.modern() => session.client_roots(sink).await,
+            _ => ClientRoots::Unstated,
+        }
+    }
+
     /// The handler context of this request, without input.
     pub fn request_cx(&self) -> RequestCx {
         self.request_cx_with(Map::new(), None)
@@ -143,6 +158,11 @@ impl<'a> Call<'a> {
             .state(state);
         if let Some(notify) = &self.notify {
             cx = cx.notify(notify.clone());
+        }
+        if let (Some(session), Some(sink)) = (self.session, self.to_client())
+            && !self.modern()
+        {
+            cx = cx.roots_source(Arc::new(FromSession { session: session.clone(), sink: sink.clone() }));
         }
         cx.build()
     }

@@ -10,6 +10,7 @@ mod listen;
 mod methods;
 pub(crate) mod owed;
 mod pages;
+mod roots;
 mod server;
 mod session;
 mod version;

@@ -16,10 +16,8 @@ use super::wire::CacheHints;
 use super::{Era, Version};
 use crate::backplane::{Backplane, Event, Published, Subscriber};
 use crate::jsonrpc::{Response, RpcError, Sink};
-use crate::layer::mirrored::{MirroredArg, MirroredByTool};
 use crate::layer::{Change, Layer, Listener, LogLevel, NO_CAPABILITIES, Principal, ServerInfo};
 use crate::message::{Incoming, Message, Request};
-use crate::method::Method;
 use crate::mrtr::seal::{DEFAULT_STATE_TTL, STATE_KEY_ENV, Sealer, StateKey, StateKeys};
 use crate::signals::Transport;
 use serde_json::value::RawValue;
@@ -47,10 +45,25 @@ pub struct ServerOptions {
     pub state_ttl: Duration,
     /// How long a handshake-era client has to answer a request for input.
     pub input_timeout: Duration,
+    /// Ask each handshake-era client that declares the `roots` capability for its roots
+    /// (`roots/list`) once it is initialized and whenever it says they changed; handlers
+    /// read them with `RequestCx::client_roots`, and `resources/list` asks the layer for
+    /// `Layer::resources_within` them. Off by default: a server that does not narrow
+    /// what it serves to the client's roots need not ask.
+    pub client_roots: bool,
+    /// How long a client has to answer `roots/list`; a request that needs the roots waits
+    /// at most this long. A client answers from what it knows, so the default is short
+    /// (5 s): one that declares roots and never answers delays a request once by no more.
+    pub roots_timeout: Duration,
     /// What this server shares with its replicas; in memory by default (one replica).
     /// Each replica serves its own layer: what a layer raises reaches the others' listen
     /// streams and sessions through the backplane's bus.
     pub backplane: Backplane,
+    /// The tracer each request's OpenTelemetry span is made with (the `otel` feature), as
+    /// the semantic conventions for MCP describe it; `None`, the default, makes none. A
+    /// program that exports spans gives its provider's tracer; see [`crate::trace`].
+    #[cfg(feature = "otel")]
+    pub tracer: Option<opentelemetry_sdk::trace::SdkTracer>,
 }
 
 impl Default for ServerOptions {
@@ -63,7 +76,11 @@ impl Default for ServerOptions {
             state_keys: None,
             state_ttl: DEFAULT_STATE_TTL,
             input_timeout: Duration::from_secs(300),
+            client_roots: false,
+            roots_timeout: Duration::from_secs(5),
             backplane: Backplane::memory(),
+            #[cfg(feature = "otel")]
+            tracer: None,
         }
     }
 }
@@ -83,8 +100,6 @@ pub(crate) struct Shared {
     pub listens: Listens,
     /// List pages, each rendered once.
     pub pages: Pages,
-    /// The arguments each listed tool mirrors in headers, read once per listing.
-    mirrored: MirroredByTool,
     /// The folders of the skills served, indexed once per skills listing.
     pub directories: Directories,
     pub sealer: Sealer,
@@ -136,7 +151,6 @@ impl Server {
                 info_rendered,
                 listens: Listens::default(),
                 pages: Pages::default(),
-                mirrored: MirroredByTool::default(),
                 directories: Directories::default(),
                 sealer,
                 replica_id,
@@ -157,16 +171,6 @@ impl Server {
 
     pub fn info(&self) -> &ServerInfo {
         &self.shared.info
-    }
-
-    /// The arguments `request` must mirror in `Mcp-Param-*` headers: those its tool
-    /// declares (`x-mcp-header`) when it is a `tools/call` of a tool `who` sees; none
-    /// otherwise.
-    pub(crate) fn mirrored_args(&self, request: &Request, who: &Principal) -> Arc<[MirroredArg]> {
-        match (&request.method, request.params.get("name").and_then(serde_json::Value::as_str)) {
-            (Method::ToolsCall, Some(tool)) => self.shared.mirrored.of(&self.shared.layer.tools(who), tool),
-            _ => Arc::new([]),
-        }
     }
 
     /// This server's id among the replicas sharing its backplane, random at start.

@@ -2,14 +2,16 @@
 //! a legacy SSE session). Its first request decides its era; a handshake-era session holds
 //! what `initialize` agreed on, its log threshold and resource subscriptions, and the
 //! requests duet sent its client. Requests on it can be cancelled by
-//! `notifications/cancelled`, and it receives change notifications. A 2026-07-28 request
-//! needs none of this: over HTTP it runs without a session ([`Server::answer`]).
+//! `notifications/cancelled`, and it receives change notifications. It learns its client's
+//! roots (`roots.rs`). A 2026-07-28 request needs none of this: over HTTP it runs without
+//! a session ([`Server::answer`]).
 
 use super::batch;
 use super::call::Call;
 use super::envelope::{self, Terms};
 use super::listen::{change_notification, uri_covers};
 use super::owed::Owed;
+use super::roots::SessionRoots;
 use super::server::Server;
 use super::{Era, Version};
 use crate::jsonrpc::{RequestId, Response, RpcError, Sink, code};
@@ -35,6 +37,10 @@ pub struct SessionSnapshot {
     pub log_level: String,
     pub subscriptions: Vec<String>,
     pub initialized: bool,
+    /// How many times the client said its roots changed: a copy that has asked for them
+    /// fewer times asks again (the roots themselves are not shared; each copy asks).
+    #[serde(default)]
+    pub roots_changes: u64,
 }
 
 /// One connection's session. Cheap to clone.
@@ -46,10 +52,10 @@ pub struct Session {
 pub(crate) struct SessionShared {
     pub server: Server,
     principal: Arc<Principal>,
-    send: Sink,
+    pub(super) send: Sink,
     state: Mutex<SessionState>,
     inflight: Mutex<HashMap<RequestId, CancellationToken>>,
-    closed: CancellationToken,
+    pub(super) closed: CancellationToken,
     /// Requests duet sent to the client (handshake era), waiting for its responses.
     pending: Mutex<HashMap<RequestId, oneshot::Sender<Result<Value, RpcError>>>>,
     next_request: AtomicU64,
@@ -59,6 +65,7 @@ pub(crate) struct SessionShared {
     /// How the connection came, for the signals (`None`: the program did not say).
     pub transport: Option<Transport>,
     opened: Instant,
+    pub(super) roots: SessionRoots,
 }
 
 pub(crate) struct SessionState {
@@ -96,6 +103,7 @@ impl Session {
                 changes_here: AtomicBool::new(true),
                 transport,
                 opened: Instant::now(),
+                roots: SessionRoots::default(),
             }),
         }
     }
@@ -165,6 +173,7 @@ impl Session {
             log_level: state.log_threshold.as_str().to_string(),
             subscriptions,
             initialized: state.initialized,
+            roots_changes: self.inner.roots.changes(),
         })
     }
 
@@ -185,7 +194,19 @@ impl Session {
         state.client_capabilities = Arc::new(snapshot.client_capabilities.clone());
         state.log_threshold = level;
         state.subscriptions = snapshot.subscriptions.iter().cloned().collect();
+        drop(state);
+        self.inner.roots.catch_up(snapshot.roots_changes);
+        self.inner.refresh_roots();
         Ok(())
+    }
+
+    /// Tells the session whether what it sends unprompted reaches the client now. A
+    /// transport whose channel for that comes and goes says so (Streamable HTTP: while
+    /// the session's GET stream is open); a session starts reachable. The client's roots
+    /// are asked for through that channel only while it is reachable, and otherwise
+    /// through the request that needs them.
+    pub fn set_reachable(&self, reachable: bool) {
+        self.inner.set_reachable(reachable);
     }
 
     /// Whether `id` names a request running in this session, or one duet sent the client
@@ -275,14 +296,19 @@ impl SessionShared {
         }
     }
 
-    fn handle_notification(&self, notification: &Notification) {
+    fn handle_notification(self: &Arc<Self>, notification: &Notification) {
         match notification.method {
             Method::Initialized => {
-                let mut state = self.state();
-                if state.init_responded {
+                {
+                    let mut state = self.state();
+                    if !state.init_responded {
+                        return;
+                    }
                     state.initialized = true;
                 }
+                self.refresh_roots();
             }
+            Method::RootsListChanged => self.roots_changed(),
             Method::Cancelled => {
                 if let Some(id) = notification.params.get("requestId").and_then(RequestId::from_value)
                     && let Some(token) = self.inflight.lock().unwrap_or_else(|p| p.into_inner()).get(&id)
@@ -297,7 +323,7 @@ impl SessionShared {
     /// Runs one request, tracked (`in_flight`) so that `notifications/cancelled` naming it
     /// (or the end of the session) cancels it without a response.
     async fn handle_request(
-        &self,
+        self: &Arc<Self>,
         mut request: Request,
         sink: Option<&Sink>,
         principal: Option<&Arc<Principal>>,

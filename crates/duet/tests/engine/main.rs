@@ -12,4 +12,5 @@ mod framing;
 mod handshake;
 mod modern;
 mod replicas;
+mod roots;
 mod skills;

@@ -1,7 +1,7 @@
 //! [`Checker`]: validates every JSON-RPC message the server sends to one client against
 //! the MCP schema of that client's version: results against the result type of the method
-//! the client sent with that id, notifications against `ServerNotification`, error objects
-//! for their shape.
+//! the client sent with that id, notifications against `ServerNotification`, requests to a
+//! handshake-era client against `ServerRequest`, error objects for their shape.
 
 use duet_testing::Schemas;
 use serde_json::Value;
@@ -52,8 +52,10 @@ impl Checker {
             let method = self.sent.lock().unwrap().get(&message["id"].to_string()).cloned();
             let method = method.unwrap_or_else(|| panic!("a response to an id never sent: {message}"));
             schemas.assert_result(&self.version, &method, result);
+        } else if message.get("method").is_some() && message.get("id").is_some() {
+            assert!(self.version.as_str() < "2026-07-28", "the server sent a 2026 client a request: {message}");
+            schemas.assert_request(&self.version, message);
         } else if message.get("method").is_some() {
-            assert!(message.get("id").is_none(), "the server sent a request: {message}");
             schemas.assert_notification(&self.version, message);
         } else {
             panic!("not a JSON-RPC message: {message}");

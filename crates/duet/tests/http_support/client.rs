@@ -163,9 +163,14 @@ impl Client {
     /// negotiated version; later requests carry the session (and, from 2025-06-18, the
     /// version header).
     pub async fn initialize(&mut self) -> Exchange {
+        self.initialize_with(json!({})).await
+    }
+
+    /// [`Client::initialize`] declaring `capabilities`.
+    pub async fn initialize_with(&mut self, capabilities: Value) -> Exchange {
         let params = json!({
             "protocolVersion": self.version,
-            "capabilities": {},
+            "capabilities": capabilities,
             "clientInfo": {"name": "duet-http-tests", "version": "0"}
         });
         let exchange = self.post("initialize", params).send().await;

@@ -36,9 +36,14 @@ impl TestServer {
     /// A replica: a server of its own over the test registry, sharing `backplane` with the
     /// others started on it (as replicas share Redis).
     pub async fn start_on(config: HttpConfig, backplane: Backplane) -> TestServer {
-        let registry = testkit::registry_on(backplane.keys.clone());
+        TestServer::start_with(config, ServerOptions { backplane, ..ServerOptions::default() }).await
+    }
+
+    /// A server with `options` (a replica of those on the same backplane).
+    pub async fn start_with(config: HttpConfig, options: ServerOptions) -> TestServer {
+        let registry = testkit::registry_on(options.backplane.keys.clone());
         let feed = registry.change_feed();
-        let server = Server::new(Arc::new(registry), ServerOptions { backplane, ..ServerOptions::default() });
+        let server = Server::new(Arc::new(registry), options);
         let http = HttpServer::bind(server.clone(), config).await.expect("the test server binds");
         let addr = http.local_addr();
         let url = http.url();

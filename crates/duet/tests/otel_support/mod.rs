@@ -1,11 +1,18 @@
 //! Shared support of the tests that read the spans duet makes: an in-memory OpenTelemetry
-//! exporter behind `tracing-opentelemetry`, the default subscriber of the test's thread for as
-//! long as the recorder lives (on a current-thread runtime, the server's tasks run there too),
-//! and a request that joins a caller's trace.
+//! exporter, fed by the tracer of the server options the recorder gives (each request's
+//! span) and by `tracing-opentelemetry` (a handler's own spans), installed as a program
+//! would: the layer skips the requests' `tracing` spans. The layer is the default subscriber
+//! of the test's thread for as long as the recorder lives (on a current-thread runtime, the
+//! server's tasks run there too). And a request that joins a caller's trace.
 
+use duet::protocol::ServerOptions;
+use duet::trace::REQUEST_SPAN_TARGET;
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
 use serde_json::{Value, json};
+use tracing::Level;
+use tracing_subscriber::Layer;
+use tracing_subscriber::filter::{LevelFilter, Targets};
 use tracing_subscriber::layer::SubscriberExt;
 
 pub struct SpanRecorder {
@@ -19,9 +26,15 @@ impl SpanRecorder {
     pub fn install() -> Self {
         let exporter = InMemorySpanExporter::default();
         let provider = SdkTracerProvider::builder().with_simple_exporter(exporter.clone()).build();
+        let handlers = Targets::new().with_default(Level::TRACE).with_target(REQUEST_SPAN_TARGET, LevelFilter::OFF);
         let subscriber = tracing_subscriber::registry()
-            .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("duet-test")));
+            .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("duet-test")).with_filter(handlers));
         SpanRecorder { _default: tracing::subscriber::set_default(subscriber), provider, exporter }
+    }
+
+    /// Server options whose requests' spans this recorder receives.
+    pub fn options(&self) -> ServerOptions {
+        ServerOptions { tracer: Some(self.provider.tracer("duet")), ..ServerOptions::default() }
     }
 
     /// The spans finished so far.

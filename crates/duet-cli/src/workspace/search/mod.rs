@@ -16,7 +16,9 @@ mod render;
 pub use parallel::{Feedback, search};
 
 use super::Shared;
+use super::in_force::InForce;
 use super::tools::{ToolOutcome, dot, path_schema, spec, structured};
+use crate::counted::count;
 use duet::layer::{Registry, RegistryError, RequestCx};
 use globset::GlobMatcher;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
@@ -196,16 +198,16 @@ impl Query {
     }
 }
 
-fn search_files(shared: &Shared, args: SearchArgs, cx: &RequestCx) -> ToolOutcome {
+fn search_files(shared: &Shared, in_force: &InForce, args: SearchArgs, cx: &RequestCx) -> ToolOutcome {
     let query = Query::new(&args)?;
-    let scope = shared.roots.resolve_scope(&args.path).map_err(|e| e.to_string())?;
+    let scope = in_force.resolve_scope(&args.path).map_err(|e| e.to_string())?;
     let report = |files: usize, matches: usize| {
-        let message = format!("{} scanned, {}", render::count(files, "file"), render::count(matches, "matching line"));
+        let message = format!("{} scanned, {}", count(files, "file"), count(matches, "matching line"));
         cx.progress(files as f64, None, Some(&message));
     };
     let found = search(shared, &scope, &query, &Feedback { cancelled: &|| cx.is_cancelled(), progress: &report });
     if found.cancelled {
-        return Err(format!("search_files was cancelled after {} files", found.files_scanned));
+        return Err(format!("search_files was cancelled after {}", count(found.files_scanned, "file")));
     }
     structured(render::text(&args.pattern, &found), found)
 }

@@ -3,6 +3,7 @@
 //! matches as `path-line- text`, each run of adjacent lines once, and `--` between runs.
 
 use super::{Found, Match};
+use crate::counted::count;
 use std::collections::HashSet;
 
 pub fn text(pattern: &str, found: &Found) -> String {
@@ -34,11 +35,6 @@ pub fn text(pattern: &str, found: &Found) -> String {
         (n, false) => format!("({} in {} scanned)", count(n, "matching line"), count(found.files_scanned, "file")),
     });
     text.join("\n")
-}
-
-/// "1 file", "2 files".
-pub fn count(n: usize, what: &str) -> String {
-    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
 }
 
 fn has_context(m: &Match) -> bool {

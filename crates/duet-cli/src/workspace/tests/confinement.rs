@@ -94,7 +94,7 @@ async fn absolute_paths_outside_the_roots_are_refused() {
     refused_by_tools(&f, sibling.join("x.txt").to_str().unwrap(), "is outside the workspace").await;
     std::fs::remove_dir_all(&sibling).unwrap();
 
-    for uri in ["file:///etc/passwd".to_string(), super::super::uri::from_path(&secret)] {
+    for uri in ["file:///etc/passwd".to_string(), duet::file_uri::from_path(&secret)] {
         let error = f.read(&uri).await.unwrap_err();
         let LayerError::InvalidArguments { message, .. } = &error else { panic!("{uri}: {error:?}") };
         assert!(message.contains("is outside the workspace") && !message.contains("root:"), "{message}");

@@ -54,7 +54,7 @@ async fn templates_reach_files_the_listing_leaves_out() {
     let templates = f.ws.templates(&Principal::local());
     assert_eq!(templates.len(), 1);
     let template = &templates[0].uri_template;
-    assert_eq!(template, &format!("{}/{{+path}}", crate::workspace::uri::from_path(&f.root)));
+    assert_eq!(template, &format!("{}/{{+path}}", duet::file_uri::from_path(&f.root)));
     // Hidden files are not listed but are served by name; ignored ones are not served.
     let hidden = f.read(&template.replace("{+path}", ".hidden/secret.txt")).await.unwrap();
     assert_eq!(hidden[0].body, ResourceBody::Text("hello from a hidden directory\n".into()));

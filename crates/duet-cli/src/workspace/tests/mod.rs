@@ -8,6 +8,7 @@ mod engine;
 mod layer;
 mod moving;
 mod reading;
+mod roots;
 mod search;
 mod watching;
 mod writing;
@@ -91,7 +92,7 @@ impl Fixture {
 
     /// The `file://` URI of a path relative to the root.
     pub fn uri(&self, rel: &str) -> String {
-        super::uri::from_path(&self.root.join(rel))
+        duet::file_uri::from_path(&self.root.join(rel))
     }
 
     /// Calls a tool through the layer; the result must be complete.
@@ -159,7 +160,7 @@ impl Client {
         let server = Server::new(ws.clone(), ServerOptions { page_size: 3, ..ServerOptions::default() });
         let sent = Recorder::new(version.as_str());
         let session = server.connect(sent.sink(), Principal::local());
-        let client = Client { session, version, sent, ids: AtomicI64::new(1) };
+        let client = Client::over(session, version, sent);
         if !version.is_modern() {
             let params = json!({
                 "protocolVersion": version.as_str(),
@@ -171,6 +172,12 @@ impl Client {
             assert_eq!(client.session.handle(initialized, None, None).await, None);
         }
         client
+    }
+
+    /// A client of a session already connected, which sends what it sends unprompted to
+    /// `sent`; nothing is asked yet.
+    pub fn over(session: Session, version: Version, sent: Recorder) -> Client {
+        Client { session, version, sent, ids: AtomicI64::new(1) }
     }
 
     /// A request with the next id, enveloped at 2026-07-28.

@@ -5,7 +5,7 @@
 
 use super::Call;
 use crate::jsonrpc::{Rendered, RpcError};
-use crate::layer::Listing;
+use crate::layer::{ClientRoots, Listing};
 use crate::protocol::cursor;
 use crate::protocol::wire::{self, Page};
 use serde::Serialize;
@@ -44,6 +44,9 @@ pub(super) fn tools(call: &Call<'_>) -> Result<Rendered, RpcError> {
     })
 }
 
+/// The resources: pages the layer makes itself (within the client's roots, which it reads
+/// from the request's context), or pages of its listing, within the client's roots when it
+/// listed them.
 pub(super) async fn resources(call: &Call<'_>) -> Result<Rendered, RpcError> {
     let cursor = match call.params.get("cursor") {
         None | Some(Value::Null) => None,
@@ -55,7 +58,10 @@ pub(super) async fn resources(call: &Call<'_>) -> Result<Rendered, RpcError> {
         let page = page.map_err(|e| e.to_rpc())?;
         return call.complete(Page { key: "resources", items: &page.resources, next_cursor: page.next_cursor }, None);
     }
-    let all = layer.resources(&call.principal);
+    let all = match call.client_roots().await {
+        ClientRoots::Listed(roots) => layer.resources_within(&call.principal, &roots),
+        ClientRoots::Unstated => layer.resources(&call.principal),
+    };
     page(call, "resources", "resources", all, plain(call))
 }
 

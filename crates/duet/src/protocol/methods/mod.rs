@@ -43,7 +43,9 @@ pub(crate) async fn dispatch(call: &Call<'_>) -> Result<Rendered, RpcError> {
         Method::SkillsGet => skills::get(call),
         Method::ResourcesDirectoryRead => skills::read_directory(call),
         // Notifications sent as requests, and methods no era has.
-        Method::Initialized | Method::Cancelled | Method::Other(_) => Err(RpcError::method_not_found(method.as_str())),
+        Method::Initialized | Method::Cancelled | Method::RootsListChanged | Method::Other(_) => {
+            Err(RpcError::method_not_found(method.as_str()))
+        }
     }
 }
 

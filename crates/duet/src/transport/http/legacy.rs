@@ -17,11 +17,11 @@ use super::stream::{StreamOpen, unless_events_accepted};
 use crate::backplane::{Event, Published, Routed};
 use crate::layer::Principal;
 use crate::message::Message;
+use crate::trace::{self, RequestTrace};
 use http::{Response, StatusCode};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
-use tracing::Instrument;
 
 /// How long a session's lease lasts unless renewed; the holder renews it at half that.
 const LEASE: Duration = Duration::from_secs(60);
@@ -140,8 +140,9 @@ where
         Ok(in_flight) => in_flight,
         Err(refusal) => return refusal.response(&message),
     };
-    let span = crate::trace::request_span(&message, &principal.id, || crate::trace::from_headers(&parts.headers));
-    span.record("mcp.session.id", id.as_str());
+    let trace =
+        RequestTrace::start(shared.server.options(), &message, &principal.id, || trace::from_headers(&parts.headers));
+    trace.session(&id);
     let inline = message.runs_inline();
     // Handed to the session here, in arrival order, whether it then runs inline or not;
     // counted in flight until answered.
@@ -151,9 +152,9 @@ where
         drop(in_flight);
     };
     if inline {
-        delivery.instrument(span).await;
+        trace.instrument(delivery).await;
     } else {
-        tokio::spawn(delivery.instrument(span));
+        tokio::spawn(trace.instrument(delivery));
     }
     accepted()
 }
@@ -208,9 +209,9 @@ pub(super) fn receive(shared: &HttpShared, routed: Routed) {
     if session.kind == Kind::Streamable {
         return super::replicated::receive_routed(&session, message, principal);
     }
-    let span = crate::trace::request_span(&message, &principal.id, || None);
-    span.record("mcp.session.id", routed.session.as_str());
-    tokio::spawn(deliver(session, message, principal).instrument(span));
+    let trace = RequestTrace::start(shared.server.options(), &message, &principal.id, || None);
+    trace.session(&routed.session);
+    tokio::spawn(trace.instrument(deliver(session, message, principal)));
 }
 
 /// Hands `message` to the session now; the future pushes its answer onto the stream.

@@ -121,13 +121,13 @@ impl Limiter {
         }
         let mut takes: Vec<((String, Option<String>), f64, String)> = Vec::new();
         if let Some(rate) = self.limits.requests_per_second {
-            takes.push(((principal.to_string(), None), rate, format!("{rate} requests a second")));
+            takes.push(((principal.to_string(), None), rate, format!("{} a second", counted(rate, "request"))));
         }
         for (tool, rate) in tools {
             takes.push((
                 (principal.to_string(), Some(tool.to_string())),
                 rate,
-                format!("{rate} calls a second of {tool}"),
+                format!("{} a second of {tool}", counted(rate, "call")),
             ));
         }
         // Every bucket must have a token before any is spent.
@@ -154,11 +154,19 @@ impl Limiter {
         let mut table = self.in_flight.lock().unwrap_or_else(|p| p.into_inner());
         let running = table.entry(principal.to_string()).or_insert(0);
         if *running >= max {
-            return Err(Refusal { what: format!("{max} requests in flight"), retry_after: Duration::from_secs(1) });
+            let what = format!("{} in flight", counted(max, "request"));
+            return Err(Refusal { what, retry_after: Duration::from_secs(1) });
         }
         *running += 1;
         Ok(Some(InFlight { principal: principal.to_string(), table: self.in_flight.clone() }))
     }
+}
+
+/// "1 request", "0.5 requests": singular only for one.
+fn counted(n: impl std::fmt::Display, noun: &str) -> String {
+    let n = n.to_string();
+    let plural = if n == "1" { "" } else { "s" };
+    format!("{n} {noun}{plural}")
 }
 
 #[cfg(test)]
@@ -180,7 +188,7 @@ mod tests {
         let limiter = Limiter::new(limits);
         assert!(limiter.admit("alice", &call("slow")).is_ok());
         let refused = limiter.admit("alice", &call("slow")).unwrap_err();
-        assert_eq!(refused.what, "1 calls a second of slow");
+        assert_eq!(refused.what, "1 call a second of slow");
         assert!(refused.retry_after > Duration::ZERO && refused.retry_after <= Duration::from_secs(1));
         // The refused call spent nothing: alice still has two requests of her three.
         assert!(limiter.admit("alice", &call("echo")).is_ok());
@@ -193,7 +201,7 @@ mod tests {
     fn requests_in_flight() {
         let limiter = Limiter::new(RateLimits { max_in_flight: Some(1), ..RateLimits::default() });
         let running = limiter.admit("alice", &call("echo")).unwrap();
-        assert_eq!(limiter.admit("alice", &call("echo")).unwrap_err().what, "1 requests in flight");
+        assert_eq!(limiter.admit("alice", &call("echo")).unwrap_err().what, "1 request in flight");
         assert!(limiter.admit("bob", &call("echo")).is_ok());
         drop(running);
         assert!(limiter.admit("alice", &call("echo")).is_ok(), "room again once it ended");

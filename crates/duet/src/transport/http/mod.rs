@@ -10,6 +10,7 @@ pub(crate) mod guard;
 mod legacy;
 mod limits;
 mod listener;
+mod mirrored;
 pub(crate) mod modern;
 pub(crate) mod post;
 mod replicated;

@@ -17,12 +17,12 @@ use crate::message::{Incoming, Message};
 use crate::method::{Method, Primitive};
 use crate::protocol::Version;
 use crate::protocol::owed::Owed;
+use crate::trace::{self, RequestTrace};
 use bytes::Bytes;
 use http::header::{self as h, HeaderValue};
 use http::{HeaderMap, Response, StatusCode};
 use http_body_util::BodyExt;
 use std::sync::Arc;
-use tracing::Instrument;
 
 /// A request refused before the engine saw it: the response that says why.
 pub(super) type Refused = Box<Response<Body>>;
@@ -103,8 +103,8 @@ where
         Ok(in_flight) => in_flight,
         Err(refusal) => return refusal.response(&message),
     };
-    let span = crate::trace::request_span(&message, &principal.id, || crate::trace::from_headers(headers));
-    route(shared, headers, message, &bytes, principal, accept).instrument(span).await
+    let trace = RequestTrace::start(shared.server.options(), &message, &principal.id, || trace::from_headers(headers));
+    trace.instrument(route(shared, headers, message, &bytes, principal, accept)).await
 }
 
 /// 403 when a request in `message` uses a primitive whose scopes the principal lacks. The
@@ -177,7 +177,7 @@ async fn answer_modern(
         _ => return accepted(),
     };
     let checked = modern::check(headers, header_version, &mut request).and_then(|terms| {
-        let mirrored = shared.server.mirrored_args(&request, &principal);
+        let mirrored = shared.mirrored.of_call(&request, shared.server.layer().as_ref(), &principal);
         modern::check_mirrored(headers, &request, &mirrored).map(|()| terms)
     });
     let terms = match checked {
@@ -234,7 +234,7 @@ async fn answer_handshake(
             shared.sessions.remove(&http_session.id);
             return refused;
         }
-        tracing::Span::current().record("mcp.session.id", http_session.id.as_str());
+        RequestTrace::current().session(&http_session.id);
         answering.session = Some(http_session.clone());
         let session = http_session.session.clone();
         let mut response =
@@ -258,7 +258,7 @@ async fn answer_handshake(
         Ok(_) => return http_error(StatusCode::NOT_FOUND, "Session not found"),
         Err(unavailable) => return unavailable,
     };
-    tracing::Span::current().record("mcp.session.id", &*id);
+    RequestTrace::current().session(&id);
     if replicated::route_elsewhere(shared, &http_session, &message, body, &principal) {
         return accepted();
     }

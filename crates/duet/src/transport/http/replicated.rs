@@ -2,7 +2,8 @@
 //! session's `initialize` writes the session's record (its principal and
 //! [`SessionSnapshot`]) to the backplane's keys; a replica that gets a request for a
 //! session it does not hold adopts a copy from the record. What changes the state
-//! (`notifications/initialized`, `logging/setLevel`, subscriptions) is written back and
+//! (`notifications/initialized`, `logging/setLevel`, subscriptions, the count of the
+//! client's root changes) is written back and
 //! published, so every copy takes it on; `DELETE` removes the record and ends every copy.
 //! A client's answer to a question duet asked, or its cancellation of a request, reaches
 //! the replica the question or request belongs to over the bus. Behind one replica all of
@@ -121,6 +122,7 @@ pub(super) fn changes_state(message: &Message) -> bool {
         method,
         Method::Initialize
             | Method::Initialized
+            | Method::RootsListChanged
             | Method::LoggingSetLevel
             | Method::ResourcesSubscribe
             | Method::ResourcesUnsubscribe

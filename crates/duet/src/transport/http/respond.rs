@@ -13,6 +13,7 @@ use crate::message::Message;
 use crate::method::Replies;
 use crate::protocol::Version;
 use crate::protocol::owed::Owed;
+use crate::trace::RequestTrace;
 use bytes::Bytes;
 use http::header::{self as h, HeaderValue};
 use http::{HeaderMap, Response, StatusCode};
@@ -22,7 +23,6 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
-use tracing::Instrument;
 
 /// What the client accepts (an absent or empty `Accept` accepts both).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,7 +106,7 @@ where
         run(None).await
     } else {
         // Handshake-era work runs to completion even if the client goes away.
-        match tokio::spawn(run(None).in_current_span()).await {
+        match tokio::spawn(RequestTrace::current().instrument(run(None))).await {
             Ok(answer) => answer,
             Err(failed) => owed.lost(&failed.to_string()),
         }
@@ -236,7 +236,7 @@ where
     let handled = run(Some(sink));
     let run = {
         let (cancel, framing) = (cancel.clone(), framing.clone());
-        async move {
+        RequestTrace::current().instrument(async move {
             let answer = tokio::select! {
                 biased;
                 _ = cancel.cancelled() => None,
@@ -245,8 +245,7 @@ where
             let bytes = framing.done(answer.as_ref());
             // The answer waits for room: it is never dropped.
             let _ = tx.send(Event::Done(Box::new((answer, bytes)))).await;
-        }
-        .in_current_span()
+        })
     };
     let keepalive = shared.config.keepalive_interval;
     let close_after = resumable.as_ref().and_then(|r| r.close_after);

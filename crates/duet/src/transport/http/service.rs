@@ -8,6 +8,7 @@ use super::config::HttpConfig;
 use super::forwarded::Forwarded;
 use super::guard::OriginHostGuard;
 use super::limits::Limiter;
+use super::mirrored::MirroredByTool;
 use super::resume::Streams;
 use super::sessions::SessionTable;
 use super::{legacy, post, replicated, stream};
@@ -70,6 +71,8 @@ pub(crate) struct HttpShared {
     pub guard: OriginHostGuard,
     pub sessions: SessionTable,
     pub limiter: Limiter,
+    /// The arguments each listed tool mirrors in headers, read once per listing.
+    pub mirrored: MirroredByTool,
     /// The resumable streams this replica writes or reads.
     pub(super) streams: Streams,
     /// Receives what other replicas tell this one's sessions; kept alive here, the bus
@@ -113,7 +116,16 @@ impl McpService {
             });
             server.options().backplane.bus.subscribe(&routed);
             let streams = Streams::default();
-            HttpShared { server, config, guard, sessions, limiter, streams, _routed: routed }
+            HttpShared {
+                server,
+                config,
+                guard,
+                sessions,
+                limiter,
+                mirrored: MirroredByTool::default(),
+                streams,
+                _routed: routed,
+            }
         });
         McpService { shared }
     }

@@ -92,7 +92,8 @@ pub struct HttpSession {
 }
 
 impl HttpSession {
-    /// Marks a stream open; `false` when one already was.
+    /// Marks a stream open; `false` when one already was. While it is, what the session
+    /// sends unprompted reaches the client.
     pub fn open_stream(&self) -> bool {
         !self.streaming.swap(true, Ordering::AcqRel)
     }
@@ -110,11 +111,13 @@ impl HttpSession {
     }
 
     /// Takes on who holds the session's GET stream: that replica delivers the session's
-    /// changes, and while none does, the replica that made the session.
+    /// changes, and while none does, the replica that made the session. What any replica
+    /// sends the client unprompted reaches it while the stream is open, wherever it is.
     pub fn set_streamer(&self, streamer: Option<u64>) {
         *self.streamer.lock().unwrap_or_else(|p| p.into_inner()) = streamer;
         let here = self.session.server().replica_id();
         self.session.deliver_changes(streamer == Some(here) || (streamer.is_none() && !self.copy));
+        self.session.set_reachable(streamer.is_some());
     }
 
     fn end(&self) {
@@ -213,6 +216,8 @@ impl SessionTable {
         };
         let session = shared.server.connect_over(Transport::Tcp, send, principal.clone());
         session.deliver_changes(!copy);
+        // A Streamable HTTP session's messages reach its client once a GET stream is open.
+        session.set_reachable(kind == Kind::LegacySse);
         let now = self.now();
         Arc::new(HttpSession {
             id,
@@ -392,6 +397,7 @@ mod tests {
             log_level: "info".into(),
             subscriptions: vec![],
             initialized: true,
+            roots_changes: 0,
         };
         own.session.restore(&snapshot).unwrap();
         let copy = table.adopt(&shared, "0123", &p, &snapshot, None).unwrap().session;

@@ -18,6 +18,7 @@ use crate::message::{Incoming, Message};
 use crate::method::Method;
 use crate::protocol::Server;
 use crate::signals::Transport;
+use crate::trace::RequestTrace;
 use reader::{Line, spawn_reader};
 use serde_json::Value;
 use std::io::{self, Read, Write};
@@ -27,7 +28,6 @@ use stdout::StdoutGuard;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
-use tracing::Instrument;
 use writer::Writer;
 
 /// How a stdio session is bounded.
@@ -179,16 +179,15 @@ where
         match item {
             Item::Refused(error) => writer.answer(error.to_line(), Some(slot)),
             Item::Message(message) => {
-                let span = crate::trace::request_span(&message, &principal_id, || None);
+                let trace = RequestTrace::start(server.options(), &message, &principal_id, || None);
                 let inline = message.runs_inline();
                 // Handed to the session here, in arrival order.
                 let (answering, writer) = (session.handle(message, None, None), writer.clone());
-                let run = async move {
+                let run = trace.instrument(async move {
                     if let Some(answer) = answering.await {
                         writer.answer(answer.to_line(), Some(slot));
                     }
-                }
-                .instrument(span);
+                });
                 if inline {
                     run.await;
                 } else {

@@ -1,0 +1,166 @@
+//! The roots in force for one request: the workspace's roots, narrowed to the client's
+//! roots when the client listed them (MCP roots, see `RequestCx::client_roots`). A client
+//! narrows what the workspace serves and never widens it: a client root under a workspace
+//! root is in force as far as confinement serves it (an existing directory, not ignored,
+//! not in `.git`); a workspace root under a client root is in force whole; a client root
+//! outside every workspace root adds nothing. A path outside what is in force is refused
+//! with the roots in force named; a listing, search or find of a directory above them (the
+//! top of the workspace, by default) covers only them.
+
+use super::paths::{Kind, PathError, Resolved, Roots, WriteTarget};
+use duet::layer::ClientRoot;
+use std::path::Path;
+
+/// What one request may reach.
+pub struct InForce<'a> {
+    roots: &'a Roots,
+    /// `None`: the client stated no roots, and every workspace root is in force.
+    narrowed: Option<Narrowed>,
+}
+
+struct Narrowed {
+    /// The directories in force, canonical; none lies under another.
+    dirs: Vec<Resolved>,
+    /// The client's roots as it listed them, for refusals.
+    client: Vec<String>,
+}
+
+impl<'a> InForce<'a> {
+    /// The roots in force when the client listed `client` (`None`: it stated none).
+    pub fn new(roots: &'a Roots, client: Option<&[ClientRoot]>) -> InForce<'a> {
+        let narrowed = client.map(|client| Narrowed {
+            dirs: in_force(roots, client),
+            client: client.iter().map(|r| r.uri.clone()).collect(),
+        });
+        InForce { roots, narrowed }
+    }
+
+    /// The workspace's roots.
+    pub fn roots(&self) -> &'a Roots {
+        self.roots
+    }
+
+    /// Whether the client narrowed the workspace.
+    pub fn is_narrowed(&self) -> bool {
+        self.narrowed.is_some()
+    }
+
+    /// Whether `abs`, a canonical path under a root, is in force.
+    pub fn covers(&self, abs: &Path) -> bool {
+        self.narrowed.as_ref().is_none_or(|n| n.dirs.iter().any(|d| abs.starts_with(&d.abs)))
+    }
+
+    /// Whether `abs`, a canonical path under a root, is in force or holds a directory that
+    /// is: whether anything under it may be served.
+    pub fn reaches(&self, abs: &Path) -> bool {
+        self.narrowed.as_ref().is_none_or(|n| n.dirs.iter().any(|d| abs.starts_with(&d.abs) || d.abs.starts_with(abs)))
+    }
+
+    /// The roots in force, as refusals and the log say it.
+    pub fn describe(&self) -> String {
+        let paths = |dirs: &mut dyn Iterator<Item = &Path>| {
+            dirs.map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+        };
+        let configured = paths(&mut self.roots.iter().map(|r| r.path.as_path()));
+        match &self.narrowed {
+            None => format!("the roots in force are the workspace's: {configured}"),
+            Some(n) if n.client.is_empty() => {
+                format!("no root is in force: the client listed no roots (the workspace serves {configured})")
+            }
+            Some(n) if n.dirs.is_empty() => format!(
+                "no root is in force: the client's roots ({}) lie outside the workspace ({configured}) or are not served",
+                n.client.join(", ")
+            ),
+            Some(n) => format!(
+                "the roots in force (the client's, within the workspace) are {}",
+                paths(&mut n.dirs.iter().map(|d| d.abs.as_path()))
+            ),
+        }
+    }
+
+    /// [`Roots::resolve`], in force.
+    pub fn resolve(&self, input: &str) -> Result<Resolved, PathError> {
+        let resolved = self.roots.resolve(input).map_err(|e| self.refusal(e))?;
+        self.admit(input, &resolved.abs)?;
+        Ok(resolved)
+    }
+
+    /// [`Roots::resolve_scope`], in force: a directory above the roots in force stands for
+    /// those under it.
+    pub fn resolve_scope(&self, input: &str) -> Result<Vec<Resolved>, PathError> {
+        let scope = self.roots.resolve_scope(input).map_err(|e| self.refusal(e))?;
+        let Some(narrowed) = &self.narrowed else { return Ok(scope) };
+        let mut kept: Vec<Resolved> = Vec::new();
+        for asked in scope {
+            if self.covers(&asked.abs) {
+                kept.push(asked);
+            } else if asked.kind == Kind::Dir {
+                kept.extend(narrowed.dirs.iter().filter(|d| d.abs.starts_with(&asked.abs)).cloned());
+            }
+        }
+        kept.sort_by(|a, b| a.abs.cmp(&b.abs));
+        kept.dedup_by(|a, b| a.abs == b.abs);
+        if kept.is_empty() {
+            return Err(self.outside(input));
+        }
+        Ok(kept)
+    }
+
+    /// [`Roots::resolve_write`], in force.
+    pub fn resolve_write(&self, input: &str) -> Result<WriteTarget, PathError> {
+        let target = self.roots.resolve_write(input).map_err(|e| self.refusal(e))?;
+        self.admit(input, &target.abs)?;
+        Ok(target)
+    }
+
+    /// [`Roots::resolve_dir_write`], in force.
+    pub fn resolve_dir_write(&self, input: &str) -> Result<WriteTarget, PathError> {
+        let target = self.roots.resolve_dir_write(input).map_err(|e| self.refusal(e))?;
+        self.admit(input, &target.abs)?;
+        Ok(target)
+    }
+
+    fn admit(&self, input: &str, abs: &Path) -> Result<(), PathError> {
+        if self.covers(abs) { Ok(()) } else { Err(self.outside(input)) }
+    }
+
+    fn outside(&self, input: &str) -> PathError {
+        PathError::NotInForce { input: input.into(), in_force: self.describe() }
+    }
+
+    /// A path outside the workspace is outside what is in force too, and says so.
+    fn refusal(&self, error: PathError) -> PathError {
+        match error {
+            PathError::Outside { input, .. } if self.is_narrowed() => self.outside(&input),
+            other => other,
+        }
+    }
+}
+
+/// The directories in force for a client that listed `client`: each root's
+/// directory as confinement resolves it, when under a workspace root, else the workspace
+/// roots under it; without those nested in another.
+fn in_force(roots: &Roots, client: &[ClientRoot]) -> Vec<Resolved> {
+    let mut dirs: Vec<Resolved> = Vec::new();
+    for root in client {
+        let path = match root.path() {
+            Ok(path) => path,
+            Err(why) => {
+                tracing::debug!(root = %root.uri, "a client root names no directory here: {why}");
+                continue;
+            }
+        };
+        match roots.resolve(&path.to_string_lossy()) {
+            Ok(dir) if dir.kind == Kind::Dir => dirs.push(dir),
+            Ok(_) => tracing::debug!(root = %root.uri, "a client root is a file, not a directory; it adds nothing"),
+            Err(PathError::Outside { .. }) => {
+                let Ok(canonical) = path.canonicalize() else { continue };
+                dirs.extend(roots.all().into_iter().filter(|r| r.abs.starts_with(&canonical)));
+            }
+            Err(why) => tracing::debug!(root = %root.uri, "a client root is not served: {why}"),
+        }
+    }
+    dirs.sort_by(|a, b| a.abs.cmp(&b.abs));
+    dirs.dedup_by(|inner, outer| inner.abs.starts_with(&outer.abs));
+    dirs
+}
