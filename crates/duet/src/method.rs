@@ -8,12 +8,14 @@
 use std::fmt;
 
 /// The kinds of primitive a request can name: what `Mcp-Name` mirrors, what a scope guards,
-/// what sealed request state is bound to.
+/// what sealed request state is bound to. A task is named like one (its id is its
+/// `Mcp-Name`), but no scope guards it: only the principal that started it reaches it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Primitive {
     Tool,
     Prompt,
     Resource,
+    Task,
 }
 
 impl Primitive {
@@ -23,6 +25,7 @@ impl Primitive {
             Primitive::Tool => "Tool",
             Primitive::Prompt => "Prompt",
             Primitive::Resource => "Resource",
+            Primitive::Task => "Task",
         }
     }
 
@@ -31,6 +34,7 @@ impl Primitive {
         match self {
             Primitive::Tool | Primitive::Prompt => "name",
             Primitive::Resource => "uri",
+            Primitive::Task => "taskId",
         }
     }
 }
@@ -128,6 +132,13 @@ table! {
     SkillsList               "skills/list"                 Both       true   false none     Once;
     SkillsGet                "skills/get"                  Both       true   false none     Once;
     ResourcesDirectoryRead   "resources/directory/read"    Both       true   false none     Once;
+    TasksGet                 "tasks/get"                   Both       false  false Task     Once;
+    TasksUpdate              "tasks/update"                Modern     false  false Task     Once;
+    TasksCancel              "tasks/cancel"                Both       false  false Task     Once;
+    /// `tasks/result` (2025-11-25): waits for the task to end, asking the client for the
+    /// input it needs on the way.
+    TasksResult              "tasks/result"                Handshake  false  false Task     MayNotify;
+    TasksList                "tasks/list"                  Handshake  false  false none     Once;
     /// `notifications/initialized`: the client finished the handshake.
     Initialized              "notifications/initialized"   Handshake  false  false none     Once;
     /// `notifications/cancelled`: the client gave up on one of its requests.
@@ -188,6 +199,9 @@ mod tests {
         assert!(Method::ToolsCall.traits().asks && !Method::ToolsCall.traits().cacheable);
         assert_eq!(Method::ResourcesRead.traits().target.map(Primitive::param), Some("uri"));
         assert_eq!(Method::SubscriptionsListen.traits().replies, Replies::Streams);
+        assert_eq!(Method::TasksGet.traits().target.map(Primitive::param), Some("taskId"));
+        assert!(Method::TasksUpdate.in_era(true) && !Method::TasksUpdate.in_era(false));
+        assert!(Method::TasksResult.in_era(false) && !Method::TasksResult.in_era(true), "gone in the extension");
         let cacheable: Vec<&str> = KNOWN.iter().filter(|m| m.traits().cacheable).map(Method::as_str).collect();
         assert_eq!(
             cacheable,

@@ -25,6 +25,8 @@ pub const SESSIONS_ACTIVE: &str = "duet_sessions_active";
 pub const LISTEN_STREAMS_ACTIVE: &str = "duet_listen_streams_active";
 /// HTTP connections open now.
 pub const CONNECTIONS_ACTIVE: &str = "duet_http_connections_active";
+/// Tasks this replica runs now (started and not ended: working or waiting for input).
+pub const TASKS_ACTIVE: &str = "duet_tasks_active";
 /// HTTP requests refused before the engine saw them, by `status` and `reason`.
 pub const REJECTIONS: &str = "duet_http_rejections_total";
 /// Requests whose bearer token was missing or refused.
@@ -49,6 +51,7 @@ pub fn describe() {
     metrics::describe_gauge!(SESSIONS_ACTIVE, "Sessions open: stdio, handshake-era HTTP, legacy SSE");
     metrics::describe_gauge!(LISTEN_STREAMS_ACTIVE, "subscriptions/listen streams open");
     metrics::describe_gauge!(CONNECTIONS_ACTIVE, "HTTP connections open");
+    metrics::describe_gauge!(TASKS_ACTIVE, "Tasks running on this replica: working or waiting for input");
     metrics::describe_counter!(
         REJECTIONS,
         "HTTP requests and connections refused before the engine, by status and reason"

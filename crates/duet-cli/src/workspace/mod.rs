@@ -50,7 +50,7 @@ use duet::file_uri as uri;
 use duet::layer::{
     About, ChangeFeed, ClientRoot, Completion, CompletionArg, CompletionRef, Layer, LayerError, Listing, Principal,
     Prompt, PromptArgs, PromptResult, Registry, RegistryError, Reply, RequestCx, Resource, ResourceContents,
-    ResourcePage, ResourceTemplate, ServerInfo, Skill, Tool, ToolArgs, ToolResult, skill,
+    ResourcePage, ResourceTemplate, ServerInfo, Skill, TaskSupport, Tool, ToolArgs, ToolResult, skill,
 };
 use files::{Body, ReadError};
 use in_force::InForce;
@@ -421,6 +421,10 @@ impl Layer for Workspace {
 
     fn prompts(&self, who: &Principal) -> Listing<Prompt> {
         self.registry.prompts(who)
+    }
+
+    fn task_support(&self, name: &str, who: &Principal) -> TaskSupport {
+        self.registry.task_support(name, who)
     }
 
     async fn call_tool(&self, name: &str, args: ToolArgs, cx: RequestCx) -> Result<Reply<ToolResult>, LayerError> {

@@ -8,7 +8,7 @@ use super::scopes::ScopeMap;
 use crate::layer::{
     ChangeFeed, ClientRoot, Completion, CompletionArg, CompletionRef, Filtered, Layer, LayerError, Listing, Principal,
     Prompt, PromptArgs, PromptResult, Reply, RequestCx, Resource, ResourceContents, ResourcePage, ResourceTemplate,
-    ServerInfo, Tool, ToolArgs, ToolResult,
+    ServerInfo, TaskSupport, Tool, ToolArgs, ToolResult,
 };
 use crate::method::Primitive;
 use async_trait::async_trait;
@@ -81,6 +81,10 @@ impl Layer for ScopedLayer {
 
     fn prompts(&self, who: &Principal) -> Listing<Prompt> {
         self.filter(&self.prompts, self.inner.prompts(who), Primitive::Prompt, who, |p| &p.name)
+    }
+
+    fn task_support(&self, name: &str, who: &Principal) -> TaskSupport {
+        self.inner.task_support(name, who)
     }
 
     async fn call_tool(&self, name: &str, args: ToolArgs, cx: RequestCx) -> Result<Reply<ToolResult>, LayerError> {

@@ -182,6 +182,8 @@ impl ScopeMap {
             Primitive::Tool => self.tools.required(name),
             Primitive::Prompt => self.prompts.required(name),
             Primitive::Resource => self.resources.required(name),
+            // A task is its principal's alone; the tool that started it was guarded.
+            Primitive::Task => &[],
         }
     }
 

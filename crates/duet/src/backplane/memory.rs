@@ -69,6 +69,19 @@ impl Keys for MemoryKeys {
         Ok(())
     }
 
+    async fn swap(&self, key: &str, old: &[u8], new: &[u8], ttl: Duration) -> Result<bool, StoreError> {
+        let now = Instant::now();
+        let mut entries = self.live();
+        match entries.values.get_mut(key) {
+            Some((held, until)) if *until > now && held.as_slice() == old => {
+                *held = new.to_vec();
+                *until = now + ttl;
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
     async fn delete(&self, key: &str) -> Result<(), StoreError> {
         self.live().values.remove(key);
         Ok(())
@@ -310,5 +323,20 @@ mod tests {
         assert_eq!(rosters.join("s", "x", 1, short).await, Ok(Joined::Joined));
         tokio::time::sleep(Duration::from_millis(30)).await;
         assert_eq!(rosters.join("s", "y", 1, short).await, Ok(Joined::Joined), "x lived its idle time");
+    }
+
+    #[tokio::test]
+    async fn a_swap_needs_the_value_it_replaces() {
+        let keys = MemoryKeys::new();
+        assert_eq!(keys.swap("k", b"", b"a", Duration::from_secs(9)).await, Ok(false), "nothing to replace");
+        keys.put("k", b"a", Duration::from_millis(20)).await.unwrap();
+        assert_eq!(keys.swap("k", b"b", b"c", Duration::from_secs(9)).await, Ok(false));
+        assert_eq!(keys.swap("k", b"a", b"c", Duration::from_secs(9)).await, Ok(true));
+        assert_eq!(keys.get("k").await, Ok(Some(b"c".to_vec())));
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        assert_eq!(keys.get("k").await, Ok(Some(b"c".to_vec())), "the swap set a new expiry");
+        keys.put("k", b"d", Duration::from_millis(10)).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        assert_eq!(keys.swap("k", b"d", b"e", Duration::from_secs(9)).await, Ok(false), "an expired value is gone");
     }
 }

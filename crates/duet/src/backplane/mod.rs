@@ -1,12 +1,12 @@
 //! What replicas share. One process keeps everything in memory; replicas behind a load
-//! balancer must see the same idempotency keys and session records, and the changes one
-//! replica's layer raises must reach the listen streams and sessions held by the others.
-//! The backplane is that shared part: [`Keys`] (values with an expiry and an atomic claim),
-//! a [`Bus`] (changes published to every other replica, session states, and messages
-//! routed to the replica a session's stream or question is on), an [`EventLog`] (the
-//! recent events of resumable SSE streams, which a client may pick up again on any
-//! replica) and [`Rosters`] (the live sessions, counted across replicas for the caps).
-//! [`Backplane::memory`] is
+//! balancer must see the same idempotency keys, session records and tasks, and the changes
+//! one replica's layer raises must reach the listen streams and sessions held by the others.
+//! The backplane is that shared part: [`Keys`] (values with an expiry, an atomic claim and
+//! an atomic swap), a [`Bus`] (changes published to every other replica, session states,
+//! tasks that changed, and messages routed to the replica a session's stream or question is
+//! on), an [`EventLog`] (the recent events of resumable SSE streams, which a client may pick
+//! up again on any replica) and [`Rosters`] (the live sessions, counted across replicas for
+//! the caps). [`Backplane::memory`] is
 //! the default and what one process needs; servers built on one clone of it share it as
 //! replicas would. `RedisBackplane::connect` (feature `redis`) shares it through Redis.
 
@@ -43,6 +43,8 @@ pub trait Keys: Send + Sync {
     async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError>;
     /// Sets `key` to `value` for `ttl`, whatever it held.
     async fn put(&self, key: &str, value: &[u8], ttl: Duration) -> Result<(), StoreError>;
+    /// Sets `key` to `new` for `ttl` if it still holds `old`, atomically: whether it did.
+    async fn swap(&self, key: &str, old: &[u8], new: &[u8], ttl: Duration) -> Result<bool, StoreError>;
     /// Removes `key`.
     async fn delete(&self, key: &str) -> Result<(), StoreError>;
 }
@@ -72,6 +74,10 @@ pub enum Event {
     /// A client asks to pick up `stream` where it broke: the replica writing the stream
     /// starts keeping its events in the [`EventLog`].
     Resuming { stream: String },
+    /// The record of a task changed on the origin (its id): the replica running it looks
+    /// at it again (an answer came, or it was cancelled), and listen streams that follow it
+    /// tell their clients.
+    Task(String),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

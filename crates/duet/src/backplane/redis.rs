@@ -27,6 +27,9 @@ const DEADLINE: Duration = Duration::from_secs(2);
 const OUTBOX: usize = 4096;
 /// Events sent in one pipeline.
 const BATCH: usize = 64;
+/// Sets KEYS[1] to ARGV[2] for ARGV[3] ms if it holds ARGV[1]; 1 if it did, else 0.
+const SWAP: &str = "if redis.call('GET', KEYS[1]) == ARGV[1] then \
+    redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) return 1 else return 0 end";
 
 /// Now in Redis's clock, in milliseconds (the replicas' clocks may differ).
 const NOW: &str = "local t = redis.call('TIME') local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)";
@@ -184,6 +187,12 @@ impl Keys for RedisBackplane {
         let mut set = redis::cmd("SET");
         set.arg(self.key(key)).arg(value).arg("PX").arg(millis(ttl));
         self.run(set, "SET").await
+    }
+
+    async fn swap(&self, key: &str, old: &[u8], new: &[u8], ttl: Duration) -> Result<bool, StoreError> {
+        let mut swap = redis::cmd("EVAL");
+        swap.arg(SWAP).arg(1).arg(self.key(key)).arg(old).arg(new).arg(millis(ttl));
+        self.run::<i64>(swap, "EVAL").await.map(|done| done == 1)
     }
 
     async fn delete(&self, key: &str) -> Result<(), StoreError> {

@@ -1,14 +1,17 @@
 //! Everything one request knows: who asks, what the client can do, its roots, how to report
-//! progress and log messages, when to stop, the client's answers to earlier questions, and
-//! the program's shared state (a [`Registry`](super::Registry)'s). Nothing here says which
-//! era or transport carried the request.
+//! progress and log messages, when to stop, the client's answers to earlier questions,
+//! whether it may run on as a task, and the program's shared state (a
+//! [`Registry`](super::Registry)'s). Nothing here says which era or transport carried the
+//! request.
 
 use super::roots::{ClientRoots, RootsSource};
 use crate::jsonrpc::{RequestId, Sink, notification};
 use crate::layer::{LogLevel, Principal};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, LazyLock, Mutex};
+use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 /// The capabilities of a client that declared none (yet), made once and shared.
@@ -34,6 +37,7 @@ struct Inner {
     input_responses: Map<String, Value>,
     state: Option<Value>,
     roots: Roots,
+    task: Option<Arc<TaskLink>>,
 }
 
 /// Where the client's roots come from.
@@ -41,6 +45,49 @@ enum Roots {
     Known(ClientRoots),
     /// The session, which may have to ask the client first.
     Session(Arc<dyn RootsSource>),
+}
+
+/// The engine's side of a call that may become a task: whether its handler asked to
+/// ([`RequestCx::become_task`]), whether it is one now, and where its notifications go
+/// (the request's stream until it becomes a task; then nowhere, or a 2025-11-25 session).
+pub(crate) struct TaskLink {
+    asked: AtomicBool,
+    wake: Notify,
+    is_task: AtomicBool,
+    sink: Mutex<Option<Sink>>,
+}
+
+impl TaskLink {
+    pub fn new(sink: Option<Sink>) -> Arc<Self> {
+        Arc::new(TaskLink {
+            asked: AtomicBool::new(false),
+            wake: Notify::new(),
+            is_task: AtomicBool::new(false),
+            sink: Mutex::new(sink),
+        })
+    }
+
+    /// Whether the handler asked to become a task.
+    pub fn was_asked(&self) -> bool {
+        self.asked.load(Ordering::Acquire)
+    }
+
+    /// Resolves once the handler asked to become a task.
+    pub async fn asked(&self) {
+        if !self.asked.load(Ordering::Acquire) {
+            self.wake.notified().await;
+        }
+    }
+
+    /// The call is a task from now on; its notifications go to `sink`.
+    pub fn became(&self, sink: Option<Sink>) {
+        self.is_task.store(true, Ordering::Release);
+        *self.sink.lock().unwrap_or_else(|p| p.into_inner()) = sink;
+    }
+
+    fn sink(&self) -> Option<Sink> {
+        self.sink.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
 }
 
 /// Builds a [`RequestCx`]; the engine uses it, and so can tests and in-process callers.
@@ -55,6 +102,7 @@ pub struct RequestCxBuilder {
     input_responses: Map<String, Value>,
     state: Option<Value>,
     roots: Roots,
+    task: Option<Arc<TaskLink>>,
 }
 
 impl RequestCx {
@@ -71,6 +119,7 @@ impl RequestCx {
             input_responses: Map::new(),
             state: None,
             roots: Roots::Known(ClientRoots::Unstated),
+            task: None,
         }
     }
 }
@@ -154,10 +203,42 @@ impl<S> RequestCx<S> {
         self.inner.state.as_ref()
     }
 
+    /// Lets the client go and runs on as a task, when this call may be one: the tool
+    /// supports tasks and the client declared it can take one. The client is answered with
+    /// the task at once (once it is recorded) and polls for the result or cancels; the
+    /// handler carries on, its progress and log messages no longer sent to the client.
+    /// Without this the engine makes a call a task when it outlasts a moment
+    /// (`TaskOptions::immediate`). Returns whether the call is, or is becoming, a task;
+    /// when `false` the handler simply runs on and answers as usual.
+    ///
+    /// Ask the client for what decides whether to go on (a confirmation) before this: it is
+    /// then asked within the call itself. What a task asks for afterwards the client
+    /// answers through the task.
+    pub fn become_task(&self) -> bool {
+        let Some(link) = &self.inner.task else { return false };
+        if !link.asked.swap(true, Ordering::AcqRel) {
+            link.wake.notify_one();
+        }
+        true
+    }
+
+    /// Whether this call runs as a task now.
+    pub fn is_task(&self) -> bool {
+        self.inner.task.as_ref().is_some_and(|link| link.is_task.load(Ordering::Acquire))
+    }
+
+    /// Where this request's notifications go now.
+    fn sink(&self) -> Option<Sink> {
+        match &self.inner.task {
+            Some(link) => link.sink(),
+            None => self.inner.notify.clone(),
+        }
+    }
+
     /// Reports progress. Sent only when the client asked for progress, and only when
     /// `progress` is greater than the last value sent.
     pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
-        let (Some(token), Some(notify)) = (&self.inner.progress_token, &self.inner.notify) else {
+        let (Some(token), Some(notify)) = (&self.inner.progress_token, self.sink()) else {
             return;
         };
         {
@@ -184,7 +265,7 @@ impl<S> RequestCx<S> {
     pub fn log(&self, level: &str, data: impl Into<Value>, logger: Option<&str>) {
         let level = LogLevel::lenient(level);
         tracing::debug!(target: "duet::handler", level = level.as_str(), logger, "handler log");
-        let (Some(threshold), Some(notify)) = (self.inner.log_threshold, &self.inner.notify) else {
+        let (Some(threshold), Some(notify)) = (self.inner.log_threshold, self.sink()) else {
             return;
         };
         if level < threshold {
@@ -265,6 +346,12 @@ impl RequestCxBuilder {
         self
     }
 
+    /// A call that may become a task: its notifications go where `link` says.
+    pub(crate) fn task(mut self, link: Arc<TaskLink>) -> Self {
+        self.task = Some(link);
+        self
+    }
+
     pub fn build(self) -> RequestCx {
         let inner = Inner {
             principal: self.principal,
@@ -278,6 +365,7 @@ impl RequestCxBuilder {
             input_responses: self.input_responses,
             state: self.state,
             roots: self.roots,
+            task: self.task,
         };
         RequestCx { inner: Arc::new(inner), state: () }
     }

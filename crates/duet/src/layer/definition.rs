@@ -93,6 +93,36 @@ pub struct Tool {
     pub input_schema: Value,
     pub output_schema: Option<Value>,
     pub annotations: Option<ToolAnnotations>,
+    /// Whether calls may run as tasks; listed to 2025-11-25 clients only (2026-07-28 moved
+    /// tasks to an extension, where the server decides per call).
+    pub execution: Option<ToolExecution>,
+}
+
+impl Tool {
+    /// Whether a call of this tool may run as a task.
+    pub fn task_support(&self) -> TaskSupport {
+        self.execution.as_ref().map_or(TaskSupport::Forbidden, |e| e.task_support)
+    }
+}
+
+/// How a tool runs, as 2025-11-25 lists it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolExecution {
+    pub task_support: TaskSupport,
+}
+
+/// Whether a tool's calls may run as tasks: never (the default), when the client allows it
+/// (the engine then answers with a task once the call outlasts a moment, or when its
+/// handler asks, see `RequestCx::become_task`), or only as tasks (a client that cannot
+/// take a task gets an error instead).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TaskSupport {
+    #[default]
+    Forbidden,
+    Optional,
+    Required,
 }
 
 #[skip_serializing_none]

@@ -24,8 +24,8 @@ mod validation;
 
 pub use changes::{Change, ChangeFeed, Feed, Listener, Receiver};
 pub use content::*;
-pub(crate) use context::NO_CAPABILITIES;
 pub use context::{Elicited, RequestCx, RequestCxBuilder};
+pub(crate) use context::{NO_CAPABILITIES, TaskLink};
 pub use definition::*;
 pub use error::{ACCESS_DENIED, HandlerError, LayerError, RATE_LIMITED, as_layer_error};
 pub use filtered::Filtered;
@@ -110,6 +110,13 @@ pub trait Layer: Send + Sync + 'static {
     fn resources_within(&self, who: &Principal, roots: &[ClientRoot]) -> Listing<Resource> {
         let _ = roots;
         self.resources(who)
+    }
+
+    /// Whether a call of tool `name` by `who` may run as a task. Called on every
+    /// `tools/call`: the default looks the tool up in [`tools`](Layer::tools); a layer
+    /// with many tools answers from an index.
+    fn task_support(&self, name: &str, who: &Principal) -> TaskSupport {
+        self.tools(who).iter().find(|t| t.name == name).map_or(TaskSupport::Forbidden, Tool::task_support)
     }
 
     /// Runs a tool. Only an unknown (or hidden) tool is an error; every other failure is a

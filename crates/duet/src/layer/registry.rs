@@ -154,8 +154,10 @@ impl<S: Clone + Send + Sync + 'static> Registry<S> {
     }
 
     pub fn tool(&mut self, spec: ToolSpec<S>) -> Result<&mut Self, RegistryError> {
-        let Spec { parts: ToolParts { name, input_schema, output_schema, annotations, timeout, handler }, common } =
-            spec;
+        let Spec {
+            parts: ToolParts { name, input_schema, output_schema, annotations, timeout, task_support, handler },
+            common,
+        } = spec;
         if name.is_empty() || name.len() > 128 || !name.chars().all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
         {
             return Err(RegistryError::InvalidName(name));
@@ -164,7 +166,8 @@ impl<S: Clone + Send + Sync + 'static> Registry<S> {
         mirrored::mirrored_args(&input_schema)
             .map_err(|reason| RegistryError::InvalidHeader { tool: name.clone(), reason })?;
         let Common { about, roles } = common;
-        let def = Tool { name: name.clone(), about, input_schema, output_schema, annotations };
+        let execution = (task_support != TaskSupport::Forbidden).then_some(ToolExecution { task_support });
+        let def = Tool { name: name.clone(), about, input_schema, output_schema, annotations, execution };
         self.tools.add("tool", name, def, roles, RunTool { handler, schemas, timeout })?;
         Ok(self)
     }
@@ -289,6 +292,10 @@ impl<S: Clone + Send + Sync + 'static> Layer for Registry<S> {
 
     fn prompts(&self, who: &Principal) -> Listing<Prompt> {
         self.prompts.listing(who)
+    }
+
+    fn task_support(&self, name: &str, who: &Principal) -> TaskSupport {
+        self.tools.get(name, who).map_or(TaskSupport::Forbidden, |(def, _)| def.task_support())
     }
 
     async fn call_tool(&self, name: &str, args: ToolArgs, cx: RequestCx) -> Result<Reply<ToolResult>, LayerError> {

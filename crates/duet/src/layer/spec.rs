@@ -4,8 +4,8 @@
 
 use super::handler::{self, Boxed, IntoReply};
 use super::{
-    About, Icon, Principal, PromptArgument, PromptResult, RequestCx, ResourceContents, ToolAnnotations, ToolArgs,
-    ToolResult, schema_for,
+    About, Icon, Principal, PromptArgument, PromptResult, RequestCx, ResourceContents, TaskSupport, ToolAnnotations,
+    ToolArgs, ToolResult, schema_for,
 };
 use futures::FutureExt;
 use schemars::JsonSchema;
@@ -88,6 +88,7 @@ pub struct ToolParts<S> {
     pub(crate) output_schema: Option<Value>,
     pub(crate) annotations: Option<ToolAnnotations>,
     pub(crate) timeout: Option<Duration>,
+    pub(crate) task_support: TaskSupport,
     pub(crate) handler: Boxed<S, ToolArgs, ToolResult>,
 }
 
@@ -136,6 +137,7 @@ impl<S: 'static> Spec<ToolParts<S>> {
             output_schema,
             annotations: None,
             timeout: None,
+            task_support: TaskSupport::Forbidden,
             handler,
         })
     }
@@ -161,6 +163,14 @@ impl<S: 'static> Spec<ToolParts<S>> {
     /// A call running longer than this answers a tool error.
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.parts.timeout = Some(timeout);
+        self
+    }
+
+    /// Whether calls may run as tasks (the client polls for the result, or cancels). The
+    /// handler is the same either way; see [`TaskSupport`] and
+    /// [`RequestCx::become_task`](super::RequestCx::become_task).
+    pub fn task_support(mut self, support: TaskSupport) -> Self {
+        self.parts.task_support = support;
         self
     }
 }

@@ -8,7 +8,21 @@
 pub mod idempotency;
 pub mod seal;
 
+use crate::jsonrpc::{RpcError, code};
 use serde_json::{Map, Value, json};
+
+/// The error of a request that needs the client capabilities `required` (as
+/// `missing_capabilities` gives them): -32021 on 2026-07-28 (`modern`), which defines it;
+/// -32602 on the handshake era, which does not.
+pub fn missing_capability_error(required: Value, modern: bool) -> RpcError {
+    let names: Vec<&str> = required.as_object().map(|m| m.keys().map(String::as_str).collect()).unwrap_or_default();
+    let code = if modern { code::MISSING_CLIENT_CAPABILITY } else { code::INVALID_PARAMS };
+    RpcError::new(
+        code,
+        format!("this request needs client capabilities the client did not declare: {}", names.join(", ")),
+    )
+    .with_data(json!({ "requiredCapabilities": required }))
+}
 
 /// The client capabilities that `requests` need but `declared` lacks, as a
 /// `ClientCapabilities` object (`None` when nothing is missing).

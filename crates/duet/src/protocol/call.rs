@@ -7,10 +7,11 @@ use super::owed::panic_text;
 use super::roots::FromSession;
 use super::server::Shared;
 use super::session::SessionShared;
+use super::tasks::TaskCx;
 use super::wire::{self, CacheHints, Stamp};
 use super::{Version, methods};
 use crate::jsonrpc::{Rendered, RequestId, Response, RpcError, Sink};
-use crate::layer::{ClientRoots, Principal, RequestCx};
+use crate::layer::{ClientRoots, Principal, RequestCx, TaskLink};
 use crate::message::{Meta, Request};
 use crate::method::{Method, Primitive};
 use crate::signals::{ErrorType, Operation, Transport};
@@ -24,8 +25,8 @@ use std::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 pub(crate) struct Call<'a> {
-    pub shared: &'a Shared,
-    /// The session the request arrived on; `None` for a one-shot request.
+    pub shared: &'a Arc<Shared>,
+    /// The handshake-era session the request arrived on; `None` for a one-shot request.
     pub session: Option<&'a Arc<SessionShared>>,
     pub id: RequestId,
     pub method: Method,
@@ -62,7 +63,7 @@ impl Found {
 
 impl<'a> Call<'a> {
     pub fn new(
-        shared: &'a Shared,
+        shared: &'a Arc<Shared>,
         session: Option<&'a Arc<SessionShared>>,
         request: Request,
         terms: Terms,
@@ -167,6 +168,20 @@ impl<'a> Call<'a> {
         cx.build()
     }
 
+    /// What each run of this request's handler is told once the request may run on as a
+    /// task: its notifications go where `link` says, and `work` stops it.
+    pub fn task_cx(&self, link: Arc<TaskLink>, work: CancellationToken) -> TaskCx {
+        TaskCx {
+            principal: self.principal.clone(),
+            capabilities: self.terms.client_capabilities.clone(),
+            request_id: self.id.clone(),
+            progress_token: self.meta.progress_token.as_ref().and_then(RequestId::from_value),
+            log_threshold: self.terms.log_level,
+            link,
+            work,
+        }
+    }
+
     /// Whether this request retries one that asked for input.
     pub fn is_retry(&self) -> bool {
         self.params.contains_key("inputResponses") || self.params.contains_key("requestState")
@@ -182,6 +197,11 @@ impl<'a> Call<'a> {
     /// Renders the 2026 `input_required` result of a multi round-trip request.
     pub fn input_required(&self, body: impl Serialize) -> Result<Rendered, RpcError> {
         wire::render(body, None, self.stamp("input_required", None))
+    }
+
+    /// Renders the 2026 `CreateTaskResult` of a request that runs on as a task.
+    pub fn task_created(&self, body: impl Serialize) -> Result<Rendered, RpcError> {
+        wire::render(body, None, self.stamp("task", None))
     }
 
     fn stamp(&self, result_type: &'static str, cache: Option<CacheHints>) -> Option<Stamp<'a>> {

@@ -1,10 +1,12 @@
 //! `subscriptions/listen` (2026): a long-lived request whose stream carries the change
-//! notifications its filter asked for, each tagged with the listen request's id. Streams
-//! are server-wide; a change goes straight to each stream's sink (the transport's bounded
-//! queue, which drops when a client does not keep up), so an idle stream holds no queue of
-//! its own. A stream ends with a final result when the server closes it.
+//! notifications its filter asked for, and the status of the tasks it follows, each tagged
+//! with the listen request's id. Streams are server-wide; a message goes straight to each
+//! stream's sink (the transport's bounded queue, which drops when a client does not keep
+//! up), so an idle stream holds no queue of its own. A stream ends with a final result when
+//! the server closes it.
 
 use super::envelope::key;
+use super::tasks::TaskRecord;
 use crate::jsonrpc::{RequestId, RpcError, Sink, notification};
 use crate::layer::Change;
 use crate::signals;
@@ -21,6 +23,8 @@ pub struct Filter {
     prompts: bool,
     resources: bool,
     uris: Vec<String>,
+    /// The tasks whose status it follows (the caller's own, checked before).
+    tasks: Vec<String>,
 }
 
 impl Filter {
@@ -38,6 +42,7 @@ impl Filter {
             prompts: flag("promptsListChanged"),
             resources: flag("resourcesListChanged"),
             uris,
+            tasks: Vec::new(),
         })
     }
 
@@ -55,6 +60,9 @@ impl Filter {
         }
         if !self.uris.is_empty() {
             m.insert("resourceSubscriptions".into(), json!(self.uris));
+        }
+        if !self.tasks.is_empty() {
+            m.insert("taskIds".into(), json!(self.tasks));
         }
         Value::Object(m)
     }
@@ -105,6 +113,32 @@ struct Entry {
     filter: Filter,
     id: RequestId,
     notify: Sink,
+    /// Of each task it follows, the last change sent: when it was made, and whether it
+    /// ended the task. An older one read late is not sent after it.
+    sent: HashMap<String, (u64, bool)>,
+}
+
+impl Entry {
+    /// Sends the status of a task this stream follows, unless it sent it (or a later one).
+    fn send_task(&mut self, record: &TaskRecord) {
+        let last = self.sent.get(&record.id).copied();
+        if last.is_some_and(|(at, ended)| ended || at >= record.updated_ms) {
+            return;
+        }
+        self.sent.insert(record.id.clone(), (record.updated_ms, record.status.is_terminal()));
+        (self.notify)(task_notification(record, &self.id));
+    }
+}
+
+/// The extension's `notifications/tasks`: the task as `tasks/get` shows it, tagged with the
+/// listen request's id.
+fn task_notification(record: &TaskRecord, id: &RequestId) -> Value {
+    let mut params = match serde_json::to_value(record.detailed()) {
+        Ok(Value::Object(params)) => params,
+        _ => Map::new(),
+    };
+    params.insert("_meta".into(), Value::Object(subscription_meta(id)));
+    notification("notifications/tasks", Some(Value::Object(params)))
 }
 
 /// The open listen streams of one server.
@@ -141,27 +175,46 @@ impl Listens {
         self.closing.cancel();
     }
 
+    /// Whether some stream follows task `id`.
+    pub fn follows(&self, id: &str) -> bool {
+        self.lock().values().any(|e| e.filter.tasks.iter().any(|t| t == id))
+    }
+
+    /// Sends the status of a task to the streams that follow it.
+    pub fn dispatch_task(&self, record: &TaskRecord) {
+        for entry in self.lock().values_mut().filter(|e| e.filter.tasks.contains(&record.id)) {
+            entry.send_task(record);
+        }
+    }
+
     pub fn dispatch(&self, change: &Change) {
         for entry in self.lock().values().filter(|e| e.filter.wants(change)) {
             (entry.notify)(change_notification(change, Some(subscription_meta(&entry.id))));
         }
     }
 
-    /// Runs one listen request: acknowledgement, then events until the server closes the
+    /// Runs one listen request: acknowledgement, the status of each task in `tasks` (the
+    /// caller's, which it follows from now on), then events until the server closes the
     /// stream or the request is cancelled (the caller drops this future). Returns the
     /// `_meta` of the final result.
     pub async fn run(
         &self,
         id: &RequestId,
         params: &Map<String, Value>,
+        tasks: Vec<TaskRecord>,
         notify: &Sink,
     ) -> Result<Map<String, Value>, RpcError> {
-        let filter = Filter::parse(params)?;
+        let mut filter = Filter::parse(params)?;
+        filter.tasks = tasks.iter().map(|t| t.id.clone()).collect();
         let key = self.next.fetch_add(1, Ordering::Relaxed);
         let ack = json!({"notifications": filter.honoured(), "_meta": subscription_meta(id)});
-        // Acknowledged before any change can reach the stream.
+        // Acknowledged before any change or task status can reach the stream.
         notify(notification("notifications/subscriptions/acknowledged", Some(ack)));
-        self.lock().insert(key, Entry { filter, id: id.clone(), notify: notify.clone() });
+        let mut entry = Entry { filter, id: id.clone(), notify: notify.clone(), sent: HashMap::new() };
+        for task in &tasks {
+            entry.send_task(task);
+        }
+        self.lock().insert(key, entry);
         metrics::gauge!(signals::LISTEN_STREAMS_ACTIVE).increment(1);
         let _registration = Registration { listens: self, key };
         self.closing.cancelled().await;

@@ -11,8 +11,9 @@ mod methods;
 pub(crate) mod owed;
 mod pages;
 mod roots;
-mod server;
+pub(crate) mod server;
 mod session;
+pub(crate) mod tasks;
 mod version;
 pub(crate) mod wire;
 
@@ -20,5 +21,6 @@ pub use envelope::key;
 pub use server::{Server, ServerOptions};
 pub(crate) use session::AskError;
 pub use session::{Session, SessionSnapshot};
+pub use tasks::{EXTENSION as TASKS_EXTENSION, TaskOptions};
 pub use version::{Era, Version};
 pub use wire::CacheHints;

@@ -1,5 +1,6 @@
 //! The engine's shared half: the layer, the options, and what spans connections — the
-//! handshake-era sessions and the open listen streams that layer changes fan out to. A
+//! handshake-era sessions and the open listen streams that layer changes fan out to, and
+//! the tasks. A
 //! transport either connects a [`Session`] (a connection that lasts) or has the server
 //! answer a message on its own ([`Server::answer`]: a 2026-07-28 request, or a stateless
 //! handshake-era one), which builds nothing but the request.
@@ -12,6 +13,7 @@ use super::listen::Listens;
 use super::owed::Owed;
 use super::pages::Pages;
 use super::session::{Session, SessionShared};
+use super::tasks::{TaskOptions, Tasks};
 use super::wire::CacheHints;
 use super::{Era, Version};
 use crate::backplane::{Backplane, Event, Published, Subscriber};
@@ -57,8 +59,10 @@ pub struct ServerOptions {
     pub roots_timeout: Duration,
     /// What this server shares with its replicas; in memory by default (one replica).
     /// Each replica serves its own layer: what a layer raises reaches the others' listen
-    /// streams and sessions through the backplane's bus.
+    /// streams and sessions through the backplane's bus. Tasks live in its keys.
     pub backplane: Backplane,
+    /// How tasks run, and how many there may be.
+    pub tasks: TaskOptions,
     /// The tracer each request's OpenTelemetry span is made with (the `otel` feature), as
     /// the semantic conventions for MCP describe it; `None`, the default, makes none. A
     /// program that exports spans gives its provider's tracer; see [`crate::trace`].
@@ -79,6 +83,7 @@ impl Default for ServerOptions {
             client_roots: false,
             roots_timeout: Duration::from_secs(5),
             backplane: Backplane::memory(),
+            tasks: TaskOptions::default(),
             #[cfg(feature = "otel")]
             tracer: None,
         }
@@ -103,6 +108,7 @@ pub(crate) struct Shared {
     /// The folders of the skills served, indexed once per skills listing.
     pub directories: Directories,
     pub sealer: Sealer,
+    pub tasks: Tasks,
     /// Tells this server's changes from those other replicas publish on the bus.
     replica_id: u64,
     sessions: Mutex<Vec<Weak<SessionShared>>>,
@@ -127,7 +133,7 @@ impl Server {
         let info_rendered = serde_json::value::to_raw_value(&info).unwrap_or_default();
         let replica_id = rand::random();
         let shared = Arc::new_cyclic(|weak: &Weak<Shared>| {
-            let (own, others) = (weak.clone(), weak.clone());
+            let (own, others, tasks) = (weak.clone(), weak.clone(), weak.clone());
             let listener: Arc<Listener> = Arc::new(move |change: &Change| {
                 if let Some(shared) = own.upgrade() {
                     shared.dispatch(change);
@@ -136,12 +142,19 @@ impl Server {
                 }
             });
             let subscriber: Arc<Subscriber> = Arc::new(move |published: &Published| {
-                if let Event::Change(change) = &published.event
-                    && let Some(shared) = others.upgrade().filter(|_| published.origin != replica_id)
-                {
-                    shared.dispatch(change);
+                let Some(shared) = others.upgrade().filter(|_| published.origin != replica_id) else { return };
+                match &published.event {
+                    Event::Change(change) => shared.dispatch(change),
+                    Event::Task(id) => shared.task_changed(id, false),
+                    Event::Routed(_) | Event::Session { .. } | Event::Logged { .. } | Event::Resuming { .. } => {}
                 }
             });
+            let task_changed = Box::new(move |id: &str| {
+                if let Some(shared) = tasks.upgrade() {
+                    shared.task_changed(id, true);
+                }
+            });
+            let tasks = Tasks::new(options.tasks.clone(), options.backplane.keys.clone(), replica_id, task_changed);
             layer.changes().subscribe(&listener);
             options.backplane.bus.subscribe(&subscriber);
             Shared {
@@ -153,6 +166,7 @@ impl Server {
                 pages: Pages::default(),
                 directories: Directories::default(),
                 sealer,
+                tasks,
                 replica_id,
                 sessions: Mutex::new(Vec::new()),
                 _listeners: (listener, subscriber),
@@ -283,6 +297,28 @@ impl Server {
 }
 
 impl Shared {
+    /// A task's record changed, here (`publish` it to the other replicas) or on another
+    /// replica: wakes whoever waits for it here, and tells the listen streams that follow it.
+    pub(crate) fn task_changed(self: &Arc<Self>, id: &str, publish: bool) {
+        self.tasks.wake(id);
+        if self.listens.follows(id)
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            let (shared, id) = (self.clone(), id.to_string());
+            runtime.spawn(async move {
+                match shared.tasks.get(&id).await {
+                    Ok(Some(record)) => shared.listens.dispatch_task(&record),
+                    Ok(None) => {}
+                    Err(e) => tracing::warn!(task = %id, "a listen stream misses a change of the task: {e}"),
+                }
+            });
+        }
+        if publish {
+            let event = Event::Task(id.to_string());
+            self.options.backplane.bus.publish(Published { origin: self.replica_id, event });
+        }
+    }
+
     /// Fans one change, of this server's layer or from another replica, out to listen
     /// streams and handshake-era sessions. Runs on the thread that raised or received the
     /// change; never blocks.

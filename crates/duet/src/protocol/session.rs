@@ -386,6 +386,11 @@ impl SessionShared {
         }
     }
 
+    /// Where what the server sends this session unprompted goes.
+    pub(crate) fn sink(&self) -> Sink {
+        self.send.clone()
+    }
+
     /// Sends a request to the client (handshake era) and waits for its answer, at most
     /// `limit`.
     pub(crate) async fn ask(

@@ -74,6 +74,13 @@ impl Version {
         self >= Version::V2025_06_18
     }
 
+    /// 2025-11-25 carried experimental tasks in the core protocol (`tasks/get`,
+    /// `tasks/result`, `tasks/list`, `tasks/cancel`, `execution.taskSupport`); 2026-07-28
+    /// moved them to an extension.
+    pub fn has_core_tasks(self) -> bool {
+        self == Version::V2025_11_25
+    }
+
     /// The 2026 revision accepts any JSON value as `structuredContent`; earlier ones an object.
     pub fn structured_content_any(self) -> bool {
         self.is_modern()
@@ -89,6 +96,13 @@ impl fmt::Display for Version {
 impl serde::Serialize for Version {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Version {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let name = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
+        Version::parse(&name).ok_or_else(|| serde::de::Error::custom(format!("unknown protocol version {name:?}")))
     }
 }
 

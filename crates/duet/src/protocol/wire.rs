@@ -31,7 +31,7 @@ impl Default for CacheHints {
 
 /// What a 2026-07-28 result is stamped with.
 pub(crate) struct Stamp<'a> {
-    /// `"complete"` or `"input_required"`.
+    /// `"complete"`, `"input_required"` or (a task) `"task"`.
     pub result_type: &'static str,
     /// The hints of a cacheable method's complete result.
     pub cache: Option<CacheHints>,
@@ -108,14 +108,23 @@ pub(crate) fn render<B: Serialize>(
 pub(crate) struct Empty {}
 
 /// A tool as a client at `v` may list it: no `outputSchema` before 2025-06-18, and before
-/// 2026-07-28 only one whose root is an object.
+/// 2026-07-28 only one whose root is an object; `execution` only on 2025-11-25.
 pub(crate) fn tool(tool: &Tool, v: Version) -> Cow<'_, Tool> {
     let object_root = tool.output_schema.as_ref().is_some_and(|s| s.get("type") == Some(&Value::from("object")));
-    let keeps = v.has_structured_output() && (v.is_modern() || object_root);
-    if tool.output_schema.is_none() || keeps {
+    let keeps_output = v.has_structured_output() && (v.is_modern() || object_root);
+    let drops_output = tool.output_schema.is_some() && !keeps_output;
+    let drops_execution = tool.execution.is_some() && !v.has_core_tasks();
+    if !drops_output && !drops_execution {
         return Cow::Borrowed(tool);
     }
-    Cow::Owned(Tool { output_schema: None, ..tool.clone() })
+    let mut shaped = tool.clone();
+    if drops_output {
+        shaped.output_schema = None;
+    }
+    if drops_execution {
+        shaped.execution = None;
+    }
+    Cow::Owned(shaped)
 }
 
 /// `c` as a client at `v` may receive it: content kinds its revision lacks become text.

@@ -4,14 +4,14 @@
 //! real requests to the client, waits for its answers and runs the handler again.
 
 use super::Call;
-use crate::jsonrpc::{Rendered, RpcError, code};
-use crate::layer::{LayerError, Reply, RequestCx};
-use crate::mrtr::missing_capabilities;
+use crate::jsonrpc::{Rendered, RpcError};
+use crate::layer::{InputRequired, LayerError, Reply, RequestCx};
 use crate::mrtr::seal::Binding;
+use crate::mrtr::{missing_capabilities, missing_capability_error};
 use crate::signals;
 use futures::FutureExt;
 use serde::Serialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use std::future::Future;
 
 /// A handshake-era handler may ask this many times in one request.
@@ -50,18 +50,6 @@ where
     type Run = Fut;
 }
 
-/// The error of a request that needs capabilities the client did not declare: -32021 on
-/// 2026-07-28, which defines it; -32602 on the handshake era, which does not.
-fn missing_capability(call: &Call<'_>, required: Value) -> RpcError {
-    let names: Vec<&str> = required.as_object().map(|m| m.keys().map(String::as_str).collect()).unwrap_or_default();
-    let code = if call.modern() { code::MISSING_CLIENT_CAPABILITY } else { code::INVALID_PARAMS };
-    RpcError::new(
-        code,
-        format!("this request needs client capabilities the client did not declare: {}", names.join(", ")),
-    )
-    .with_data(json!({ "requiredCapabilities": required }))
-}
-
 /// The body of a 2026 `input_required` result.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -77,36 +65,58 @@ async fn modern<T>(
     invoke: impl Invoke<T, RpcError>,
     finish: impl FnOnce(Result<T, String>) -> Result<Rendered, RpcError>,
 ) -> Result<Rendered, RpcError> {
-    // The binding digests the arguments: only computed when a state is opened or sealed.
-    let binding = || Binding::new(&call.principal.id, &call.method, target, arguments);
-    let sealer = &call.shared.sealer;
+    let (responses, state) = opened(call, target, arguments)?;
+    match invoke(call.request_cx_with(responses, state)).await? {
+        Reply::Complete(value) => finish(Ok(value)),
+        Reply::InputRequired(input) => asking(call, target, arguments, input),
+    }
+}
+
+/// What a 2026 request brings back from an earlier `input_required` answer: the client's
+/// answers, and the state the handler attached, unsealed and checked against the request.
+pub(super) fn opened(
+    call: &Call<'_>,
+    target: &str,
+    arguments: &Value,
+) -> Result<(Map<String, Value>, Option<Value>), RpcError> {
     let given = call.params.get("inputResponses").and_then(Value::as_object);
-    let (responses, state) = match call.params.get("requestState") {
+    match call.params.get("requestState") {
         // Answers without a state are client data like the arguments: the handler gets them
         // but no state, so nothing it sealed can be forged this way.
-        None | Some(Value::Null) => (given.cloned().unwrap_or_default(), None),
+        None | Some(Value::Null) => Ok((given.cloned().unwrap_or_default(), None)),
         Some(Value::String(token)) => {
-            let opened = sealer.open(token, &binding()).map_err(|e| {
+            let opened = call.shared.sealer.open(token, &binding(call, target, arguments)).map_err(|e| {
                 metrics::counter!(signals::SEALED_STATE_REJECTIONS).increment(1);
                 RpcError::invalid_params(e.to_string())
             })?;
             // Only answers to what was asked reach the handler; other keys are ignored.
             let responses: Map<String, Value> =
                 opened.asked.iter().filter_map(|k| Some((k.clone(), given?.get(k)?.clone()))).collect();
-            (responses, opened.state)
+            Ok((responses, opened.state))
         }
-        Some(_) => return Err(RpcError::invalid_params("requestState must be a string")),
-    };
-    match invoke(call.request_cx_with(responses, state)).await? {
-        Reply::Complete(value) => finish(Ok(value)),
-        Reply::InputRequired(input) => {
-            if let Some(required) = missing_capabilities(&input.requests, &call.terms.client_capabilities) {
-                return Err(missing_capability(call, required));
-            }
-            let request_state = sealer.seal(&binding(), input.requests.keys().cloned().collect(), input.state);
-            call.input_required(InputRequiredBody { input_requests: &input.requests, request_state })
-        }
+        Some(_) => Err(RpcError::invalid_params("requestState must be a string")),
     }
+}
+
+/// The 2026 `input_required` answer that asks the client for `input`, its state sealed.
+pub(super) fn asking(
+    call: &Call<'_>,
+    target: &str,
+    arguments: &Value,
+    input: InputRequired,
+) -> Result<Rendered, RpcError> {
+    if let Some(required) = missing_capabilities(&input.requests, &call.terms.client_capabilities) {
+        return Err(missing_capability_error(required, call.modern()));
+    }
+    let keys = input.requests.keys().cloned().collect();
+    let request_state = call.shared.sealer.seal(&binding(call, target, arguments), keys, input.state);
+    call.input_required(InputRequiredBody { input_requests: &input.requests, request_state })
+}
+
+/// What sealed state is bound to: the principal, the method, its target and a digest of
+/// its arguments (only computed when a state is opened or sealed).
+fn binding(call: &Call<'_>, target: &str, arguments: &Value) -> Binding {
+    Binding::new(&call.principal.id, &call.method, target, arguments)
 }
 
 /// Runs the handler, asking the client what it needs between runs; `Err` is why the input
@@ -119,7 +129,7 @@ async fn handshake<T>(call: &Call<'_>, invoke: impl Invoke<T, RpcError>) -> Resu
             Reply::InputRequired(input) => input,
         };
         if let Some(required) = missing_capabilities(&input.requests, &call.terms.client_capabilities) {
-            return Err(missing_capability(call, required));
+            return Err(missing_capability_error(required, call.modern()));
         }
         responses = match ask_client(call, &input.requests).await {
             Ok(answers) => answers,

@@ -4,6 +4,7 @@
 use super::Call;
 use crate::jsonrpc::{Rendered, RpcError};
 use crate::layer::{LogLevel, ServerInfo, skill};
+use crate::protocol::tasks;
 use crate::protocol::wire::Empty;
 use crate::protocol::{Era, Version};
 use serde::Serialize;
@@ -19,6 +20,9 @@ struct Capabilities {
     logging: Empty,
     #[serde(skip_serializing_if = "Option::is_none")]
     completions: Option<Empty>,
+    /// 2025-11-25's experimental tasks: listed, cancelled, and `tools/call` as a task.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tasks: Option<Value>,
     /// The extensions served (SEP-2133), by identifier.
     #[serde(skip_serializing_if = "Map::is_empty")]
     extensions: Map<String, Value>,
@@ -45,12 +49,17 @@ impl Capabilities {
             // Every folder of the skills is listed (see `directories.rs`).
             extensions.insert(skill::EXTENSION.into(), json!({"directoryRead": true}));
         }
+        if v.is_modern() {
+            // 2025-11-25 has tasks in its core (`tasks` below); 2026-07-28 as an extension.
+            extensions.insert(tasks::EXTENSION.into(), json!({}));
+        }
         Capabilities {
             tools: ListChanged { list_changed: true },
             resources: Resources { subscribe: true, list_changed: true },
             prompts: ListChanged { list_changed: true },
             logging: Empty {},
             completions: v.has_completions_capability().then_some(Empty {}),
+            tasks: v.has_core_tasks().then(|| json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}})),
             extensions,
         }
     }

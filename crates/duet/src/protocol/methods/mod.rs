@@ -1,6 +1,7 @@
 //! The methods of both eras. Each family lives in its own file; this one runs a request's
 //! method when the request's era has it, and answers -32601 when it does not.
 
+mod as_task;
 mod completion;
 mod input;
 mod lifecycle;
@@ -9,6 +10,7 @@ mod prompts;
 mod resources;
 mod skills;
 mod subscriptions;
+mod tasks;
 mod tools;
 
 use super::call::Call;
@@ -42,6 +44,11 @@ pub(crate) async fn dispatch(call: &Call<'_>) -> Result<Rendered, RpcError> {
         Method::SkillsList => skills::list(call),
         Method::SkillsGet => skills::get(call),
         Method::ResourcesDirectoryRead => skills::read_directory(call),
+        Method::TasksGet => tasks::get(call).await,
+        Method::TasksUpdate => tasks::update(call).await,
+        Method::TasksCancel => tasks::cancel(call).await,
+        Method::TasksResult => tasks::result(call).await,
+        Method::TasksList => tasks::list(call).await,
         // Notifications sent as requests, and methods no era has.
         Method::Initialized | Method::Cancelled | Method::RootsListChanged | Method::Other(_) => {
             Err(RpcError::method_not_found(method.as_str()))

@@ -1,7 +1,8 @@
-//! `tools/call`: validates the request, runs the tool, and shapes its result for the
-//! client's version. Only an unknown tool is a protocol error.
+//! `tools/call`: validates the request, runs the tool (on as a task when the tool and the
+//! client allow it, see `as_task`), and shapes its result for the client's version. Only
+//! an unknown tool is a protocol error.
 
-use super::{Call, input, required_str};
+use super::{Call, as_task, input, required_str};
 use crate::jsonrpc::{Rendered, RpcError};
 use crate::layer::{LayerError, ToolResult};
 use crate::protocol::wire;
@@ -16,18 +17,25 @@ pub(super) async fn call(call: &Call<'_>) -> Result<Rendered, RpcError> {
         Some(_) => return Err(RpcError::invalid_params("arguments must be an object")),
     };
     let layer = &call.shared.layer;
+    if let Some(way) = as_task::way(call, name, layer.task_support(name, &call.principal))? {
+        return as_task::run(call, name, arguments, way).await;
+    }
     let invoke = |cx| layer.call_tool(name, arguments.as_object().cloned().unwrap_or_default(), cx);
-    let fail = |e| match e {
-        LayerError::NotFound(_) => {
-            RpcError::invalid_params(format!("Unknown tool: {name}")).with_data(json!({"name": name}))
-        }
-        e => e.to_rpc(),
-    };
     // A tool that could not get its input fails as a tool: the model can act on that.
     let finish = |done: Result<ToolResult, String>| {
         let result = done.unwrap_or_else(ToolResult::error);
         call.found.ran(result.is_error);
         call.complete(wire::tool_result(&result, call.version()), result.meta.as_ref())
     };
-    input::run(call, name, arguments, invoke, fail, finish).await
+    input::run(call, name, arguments, invoke, |e| failure(name, e), finish).await
+}
+
+/// The protocol error of a tool call whose layer failed: an unknown tool names itself.
+pub(super) fn failure(name: &str, error: LayerError) -> RpcError {
+    match error {
+        LayerError::NotFound(_) => {
+            RpcError::invalid_params(format!("Unknown tool: {name}")).with_data(json!({"name": name}))
+        }
+        error => error.to_rpc(),
+    }
 }
