@@ -70,6 +70,11 @@ fn result_definition(method: &str) -> &'static str {
         "server/discover" => "DiscoverResult",
         "resources/directory/read" => "ListResourcesResult",
         "subscriptions/listen" => "SubscriptionsListenResult",
+        // 2025-11-25's experimental tasks; `tasks/result` answers what `tools/call` would.
+        "tasks/get" => "GetTaskResult",
+        "tasks/cancel" => "CancelTaskResult",
+        "tasks/list" => "ListTasksResult",
+        "tasks/result" => "CallToolResult",
         _ => "EmptyResult",
     }
 }
@@ -117,11 +122,16 @@ impl Schemas {
     }
 
     /// Checks the result of `method` at `version` (an `input_required` result on 2026 too).
+    /// The 2026 tasks extension's results (`resultType: "task"`, and its `tasks/*` methods)
+    /// are defined by the extension, not by the core revision, and are not checked here.
     pub fn assert_result(&self, version: &str, method: &str, result: &Value) {
-        let definition = if result.get("resultType") == Some(&json!("input_required")) {
-            "InputRequiredResult"
-        } else {
-            result_definition(method)
+        let result_type = result.get("resultType").and_then(Value::as_str);
+        let extension = result_type == Some("task") || (version == "2026-07-28" && method.starts_with("tasks/"));
+        let definition = match result_type {
+            _ if extension => return,
+            Some("input_required") => "InputRequiredResult",
+            _ if method == "tools/call" && result.get("task").is_some() => "CreateTaskResult",
+            _ => result_definition(method),
         };
         self.assert_valid(version, definition, result);
     }

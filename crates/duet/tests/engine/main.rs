@@ -14,3 +14,4 @@ mod modern;
 mod replicas;
 mod roots;
 mod skills;
+mod tasks;
