@@ -56,6 +56,9 @@ pub struct ToolDecl {
     pub output: Output,
     /// When present, the user confirms this message (with `{arg}` placeholders) first.
     pub confirm: Option<String>,
+    /// Whether a call may run as a task the client polls or cancels: `optional` (when the
+    /// client can take one and the command outlasts a moment) or `required`.
+    pub task: Option<TaskDecl>,
     pub annotations: Option<AnnotationsDecl>,
     #[serde(default)]
     pub roles: Vec<String>,
@@ -102,6 +105,14 @@ impl ArgType {
             ArgType::Array => "array",
         }
     }
+}
+
+/// `task = "optional" | "required"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TaskDecl {
+    Optional,
+    Required,
 }
 
 /// What a tool's stdout is.

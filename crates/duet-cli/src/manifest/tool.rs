@@ -8,11 +8,11 @@
 use super::args;
 use super::command::{Command, Limits};
 use super::locate::{Locator, Place};
-use super::schema::{AnnotationsDecl, ArgType, ToolDecl};
+use super::schema::{AnnotationsDecl, ArgType, TaskDecl, ToolDecl};
 use super::template::{Argv, Template, text_of};
 use super::{Problem, check_roles};
 use crate::confirm::Question;
-use duet::layer::{HandlerError, Reply, RequestCx, ToolAnnotations, ToolResult, ToolSpec};
+use duet::layer::{HandlerError, Reply, RequestCx, TaskSupport, ToolAnnotations, ToolResult, ToolSpec};
 use serde_json::{Map, Value};
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -145,6 +145,12 @@ pub fn compile(decl: ToolDecl, at: &Place, dir: &Path, locator: &Locator) -> Res
     }
     if let Some(annotations) = decl.annotations {
         spec = spec.annotations(tool_annotations(annotations));
+    }
+    if let Some(task) = decl.task {
+        spec = spec.task_support(match task {
+            TaskDecl::Optional => TaskSupport::Optional,
+            TaskDecl::Required => TaskSupport::Required,
+        });
     }
     if !decl.roles.is_empty() {
         spec = spec.roles(decl.roles);

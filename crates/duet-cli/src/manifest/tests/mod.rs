@@ -9,6 +9,7 @@ mod examples;
 mod prompts;
 mod resources;
 mod skills;
+mod tasks;
 mod tools;
 
 use super::parse;

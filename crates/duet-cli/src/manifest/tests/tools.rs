@@ -237,7 +237,7 @@ cwd = "."
 }
 
 /// Whether a process has ended (it may linger as a zombie until someone reaps it).
-async fn gone(pid: &str) -> bool {
+pub(super) async fn gone(pid: &str) -> bool {
     for _ in 0..40 {
         match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
             Err(_) => return true,

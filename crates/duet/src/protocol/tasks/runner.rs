@@ -161,6 +161,15 @@ impl Runner<'_> {
     async fn until_done(&self, run: &mut Run) -> Result<Result<Reply<Finished>, RpcError>, Ending> {
         let mut ticks = self.ticks();
         loop {
+            // Listening before looking: a change made after the look wakes this loop, one
+            // made before it (even before this runner started) is seen by the look.
+            let woken = self.wake.notified();
+            tokio::pin!(woken);
+            woken.as_mut().enable();
+            if self.ended().await {
+                self.stop(run).await;
+                return Err(Ending::Stopped);
+            }
             tokio::select! {
                 biased;
                 reply = AssertUnwindSafe(&mut *run).catch_unwind() => {
@@ -173,12 +182,8 @@ impl Runner<'_> {
                     self.stop(run).await;
                     return Err(Ending::Expired);
                 }
-                () = self.wake.notified() => {}
+                () = &mut woken => {}
                 _ = ticks.tick() => self.renew().await,
-            }
-            if self.ended().await {
-                self.stop(run).await;
-                return Err(Ending::Stopped);
             }
         }
     }
