@@ -189,6 +189,8 @@ pub struct ServeArgs {
     #[command(flatten)]
     pub replicas: ReplicaArgs,
     #[command(flatten)]
+    pub tasks: TaskArgs,
+    #[command(flatten)]
     pub http: HttpArgs,
     #[command(flatten)]
     pub oauth: crate::oauth_args::OAuthArgs,
@@ -208,6 +210,38 @@ pub struct ReplicaArgs {
     /// 32 bytes in base64 or hex; replaces DUET_STATE_KEY. Replicas need the same key.
     #[arg(long, value_name = "FILE")]
     pub state_key_file: Option<std::path::PathBuf>,
+}
+
+/// How tasks (tool calls that run on after their request, polled by the client) live, and
+/// how many there may be.
+#[derive(clap::Args, Debug)]
+pub struct TaskArgs {
+    /// Seconds a task lives from its creation: work still running then is stopped and the
+    /// task fails; a task counts against its principal's bound until then.
+    #[arg(long, value_name = "SECONDS", default_value_t = 3600, value_parser = clap::value_parser!(u64).range(1..))]
+    pub task_ttl: u64,
+    /// Unexpired tasks one principal may keep, across replicas.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_tasks_per_principal: u64,
+    /// Tasks this replica runs at once, for all principals.
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_running_tasks: u64,
+    /// Seconds a replica's claim on a task it runs lasts unless renewed: a task whose
+    /// replica stopped fails this long after.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
+    pub task_lease: u64,
+}
+
+impl TaskArgs {
+    pub fn options(&self) -> duet::protocol::TaskOptions {
+        duet::protocol::TaskOptions {
+            ttl: std::time::Duration::from_secs(self.task_ttl),
+            max_per_principal: self.max_tasks_per_principal as usize,
+            max_running: self.max_running_tasks as usize,
+            lease: std::time::Duration::from_secs(self.task_lease),
+            ..duet::protocol::TaskOptions::default()
+        }
+    }
 }
 
 /// Options of the HTTP transports; refused with `--transport stdio`.

@@ -50,6 +50,7 @@ pub async fn run(args: ServeArgs, tracer: Option<SdkTracer>) -> anyhow::Result<E
         state_keys: shared.state_keys,
         backplane: shared.backplane,
         tracer,
+        tasks: args.tasks.options(),
         ..ServerOptions::default()
     };
     let server = Server::new(layer, options);

@@ -56,6 +56,14 @@ async fn run(shared: Arc<Shared>, record: TaskRecord, job: Job, first: Run, slot
         work: job.cx.work.clone(),
     };
     let ending = runner.drive(&record, &job, first).await;
+    let how = match &ending {
+        Ending::Completed(done) if done.tool_error => "completed with a tool error",
+        Ending::Completed(_) => "completed",
+        Ending::Failed(_) => "failed",
+        Ending::Expired => "failed: out of time, its handler stopped",
+        Ending::Stopped => "ended elsewhere (cancelled), its handler stopped",
+    };
+    tracing::info!("task {} {how}", record.id);
     let ended = match ending {
         Ending::Completed(done) => {
             let result = RawValue::from_string(String::from_utf8_lossy(done.result.as_bytes()).into_owned());
