@@ -2,7 +2,7 @@
 # Runs every test duet has: formatting, lints, the Rust test suites (unit, engine,
 # stdio and HTTP over real processes and sockets), every fuzz target briefly over its
 # committed corpus (cargo-fuzz), the official MCP conformance suite for both protocol
-# eras, the official Python SDK client against duet, the OAuth resource server against a
+# eras, the official Python and TypeScript SDK clients against duet, the OAuth resource server against a
 # real authorization server (oidc-provider), and the benchmark harness in its smoke mode
 # (every case and server once, briefly; no thresholds). Installs what it needs
 # (cargo-fuzz, npm, PyPI and Debian packages, pinned) on first use.
@@ -43,6 +43,9 @@ step "conformance suite"
 
 step "Python SDK client interop"
 ./scripts/python-interop.sh
+
+step "TypeScript SDK client interop (2025-11-25's experimental tasks)"
+./scripts/ts-interop.sh
 
 step "OAuth discovery with the Python SDK client against oidc-provider"
 ./scripts/oauth-tests.sh

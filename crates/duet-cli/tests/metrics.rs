@@ -6,7 +6,7 @@
 #[allow(dead_code)]
 mod common;
 
-use common::{Duet, enveloped, init_params};
+use common::{Duet, envelope, enveloped, init_params};
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
@@ -151,4 +151,29 @@ fn an_address_it_cannot_listen_on_is_an_error() {
         Duet::spawn(&["serve", "--fixtures", "testkit", "--metrics-addr", "256.0.0.1:1"], "2025-11-25").finish(EXIT);
     assert!(!done.status.success());
     assert!(done.stderr.contains("cannot listen for metrics on 256.0.0.1:1"), "{}", done.stderr);
+}
+
+/// The tasks gauge: tasks this replica runs now (working or waiting for input).
+#[test]
+fn running_tasks_are_a_gauge() {
+    let args = ["serve", "--fixtures", "conformance", "--metrics-addr", "127.0.0.1:0"];
+    let mut duet = Duet::spawn(&args, "2026-07-28");
+    let addr = metrics_addr(&duet);
+    let mut params = json!({"name": "slow_compute", "arguments": {"seconds": 60}});
+    params["_meta"] = envelope();
+    params["_meta"][common::CAPABILITIES_KEY] = json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
+    duet.request(json!(1), "tools/call", params.clone());
+    let task_id = duet.response(&json!(1))["result"]["taskId"].as_str().expect("a task").to_string();
+    assert!(scrape(&addr).contains("\nduet_tasks_active 1\n"), "one task runs");
+    let mut cancel = params;
+    cancel.as_object_mut().unwrap().retain(|key, _| key == "_meta");
+    cancel["taskId"] = json!(task_id);
+    duet.request(json!(2), "tasks/cancel", cancel);
+    duet.response(&json!(2));
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !scrape(&addr).contains("\nduet_tasks_active 0\n") {
+        assert!(std::time::Instant::now() < deadline, "the cancelled task still counts:\n{}", scrape(&addr));
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    duet.finish(EXIT).assert_success();
 }

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Runs the TypeScript SDK client interop tests (tests/interop-ts/: the official SDK, pinned in
+# its package-lock.json, on Node 22 from npm) against the duet binary, which each test file
+# starts on a free loopback port and stops. Arguments go to `node --test` (e.g. a file).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+dir="$root/tests/interop-ts"
+( cd "$dir" && npm ci --no-audit --no-fund --loglevel=error ) || { echo "ts-interop: npm ci failed" >&2; exit 1; }
+export PATH="$dir/node_modules/.bin:$PATH"
+export DUET_BIN=${DUET_BIN:-${CARGO_TARGET_DIR:-$root/target}/debug/duet}
+cd "$dir"
+exec node --test --test-reporter=spec "$@"
