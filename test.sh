@@ -2,10 +2,11 @@
 # Runs every test duet has: formatting, lints, the Rust test suites (unit, engine,
 # stdio and HTTP over real processes and sockets), every fuzz target briefly over its
 # committed corpus (cargo-fuzz), the official MCP conformance suite for both protocol
-# eras, the official Python and TypeScript SDK clients against duet, the OAuth resource server against a
-# real authorization server (oidc-provider), and the benchmark harness in its smoke mode
-# (every case and server once, briefly; no thresholds). Installs what it needs
-# (cargo-fuzz, npm, PyPI and Debian packages, pinned) on first use.
+# eras and the tasks extension, the official Python and TypeScript SDK clients against
+# duet, the OAuth resource server against a real authorization server (oidc-provider), and
+# the benchmark harness in its smoke mode (every case and server once, briefly; no
+# thresholds). Installs what it needs (cargo-fuzz, npm, PyPI and Debian packages, pinned)
+# on first use.
 set -euo pipefail
 cd "$(dirname "$0")"
 # The binary the process-level tests run.

@@ -36,8 +36,10 @@
 //! The input schema comes from `Greet`; a handler returning [`layer::Json`] declares its
 //! output schema by its type, and one that needs the user's answer asks with
 //! [`layer::InputRequired::elicit`] and reads it with [`layer::RequestCx::elicited`], the
-//! same code in both eras. `docs/writing-a-server.md` and `docs/architecture.md` in the
-//! repository go further.
+//! same code in both eras. A tool whose calls may take long declares
+//! [`layer::ToolSpec::task_support`]: a client that can take a task then polls for its
+//! result (or cancels it) while the same handler runs on. `docs/writing-a-server.md` and
+//! `docs/architecture.md` in the repository go further.
 //!
 //! A handler's future must be `Send`; one that keeps an `Rc`, a `RefCell` borrow or another
 //! `!Send` value across an `.await` is registered through [`layer::local`] instead.
@@ -69,10 +71,10 @@ pub mod transport;
 pub mod prelude {
     pub use crate::layer::{
         Content, Elicited, HandlerError, InputRequired, Json, Layer, LayerError, PromptMessage, PromptResult,
-        PromptSpec, Registry, Reply, RequestCx, ResourceContents, ResourceSpec, ServerInfo, TemplateSpec, ToolResult,
-        ToolSpec,
+        PromptSpec, Registry, Reply, RequestCx, ResourceContents, ResourceSpec, ServerInfo, TaskSupport, TemplateSpec,
+        ToolResult, ToolSpec,
     };
-    pub use crate::protocol::{Server, ServerOptions};
+    pub use crate::protocol::{Server, ServerOptions, TaskOptions};
 }
 
 /// Serves `layer` to one client over stdin and stdout with default options, until stdin
