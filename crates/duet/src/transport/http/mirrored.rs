@@ -80,6 +80,7 @@ mod tests {
             input_schema: schema,
             output_schema: None,
             annotations: None,
+            execution: None,
         };
         let listing: Listing<Tool> = Arc::new(vec![
             tool("plain", schema(json!({"a": {"type": "string"}}))),
