@@ -91,9 +91,6 @@ async fn everyday_requests_at_every_handshake_version() {
         if version == Version::V2024_11_05 {
             expected.as_object_mut().unwrap().remove("completions");
         }
-        if version == Version::V2025_11_25 {
-            expected["tasks"] = json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}});
-        }
         assert_eq!(result["capabilities"], expected, "{version}");
         everyday_requests(&client).await;
     }

@@ -33,9 +33,7 @@ async fn discover_describes_the_server() {
         result["supportedVersions"],
         json!(["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"])
     );
-    let mut expected = testkit_capabilities();
-    expected["extensions"] = json!({"io.modelcontextprotocol/tasks": {}});
-    assert_eq!(result["capabilities"], expected);
+    assert_eq!(result["capabilities"], testkit_capabilities());
     assert_eq!(result["resultType"], "complete");
     assert_eq!((&result["ttlMs"], &result["cacheScope"]), (&json!(0), &json!("private")));
     assert_eq!(result["_meta"][SERVER_INFO], testkit_server_info());

@@ -184,6 +184,8 @@ async fn a_quick_call_is_answered_and_a_slow_one_becomes_a_task() {
 #[tokio::test]
 async fn the_extension_must_be_declared() {
     let (server, _) = server();
+    let discovered = ok(&server, "alice", "server/discover", json!({})).await;
+    assert_eq!(discovered["capabilities"]["extensions"], json!({TASKS: {}}), "a server with task tools says so");
     for method in ["tasks/get", "tasks/update", "tasks/cancel"] {
         let error = refused(&server, "alice", method, json!({"taskId": "x", "inputResponses": {}})).await;
         assert_eq!(error.code, -32021, "{method}: {error:?}");
@@ -374,7 +376,9 @@ async fn legacy_session(server: &Server) -> Arc<Client> {
     let client = Client::connect(server, Version::V2025_11_25);
     let params = json!({"protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}},
         "clientInfo": {"name": "engine-tests", "version": "1"}});
-    client.request("initialize", params).await;
+    let initialized = client.request("initialize", params).await;
+    let declared = json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}});
+    assert_eq!(initialized["capabilities"]["tasks"], declared, "a server with task tools says so");
     client.notify("notifications/initialized", json!({})).await;
     Arc::new(client)
 }
@@ -453,7 +457,7 @@ async fn a_2025_task_asks_the_client_through_tasks_result() {
 async fn task_methods_are_not_there_before_2025_11_25() {
     let (server, _) = server();
     let client = Client::connect(&server, Version::V2025_06_18);
-    client.initialize("2025-06-18").await;
+    assert!(client.initialize("2025-06-18").await["capabilities"].get("tasks").is_none());
     assert_eq!(client.error("tasks/get", json!({"taskId": "x"})).await.code, -32601);
     let tools = client.request("tools/list", json!({})).await;
     assert!(tools["tools"].as_array().unwrap().iter().all(|t| t.get("execution").is_none()), "{tools}");

@@ -3,7 +3,7 @@
 
 use super::Call;
 use crate::jsonrpc::{Rendered, RpcError};
-use crate::layer::{LogLevel, ServerInfo, skill};
+use crate::layer::{LogLevel, ServerInfo, TaskSupport, skill};
 use crate::protocol::tasks;
 use crate::protocol::wire::Empty;
 use crate::protocol::{Era, Version};
@@ -49,8 +49,11 @@ impl Capabilities {
             // Every folder of the skills is listed (see `directories.rs`).
             extensions.insert(skill::EXTENSION.into(), json!({"directoryRead": true}));
         }
-        if v.is_modern() {
-            // 2025-11-25 has tasks in its core (`tasks` below); 2026-07-28 as an extension.
+        // Tasks when some tool this client sees may run as one: in 2025-11-25's core
+        // (`tasks` below), as an extension on 2026-07-28.
+        let tools = call.shared.layer.tools(&call.principal);
+        let runs_tasks = tools.iter().any(|t| t.task_support() != TaskSupport::Forbidden);
+        if runs_tasks && v.is_modern() {
             extensions.insert(tasks::EXTENSION.into(), json!({}));
         }
         Capabilities {
@@ -59,7 +62,8 @@ impl Capabilities {
             prompts: ListChanged { list_changed: true },
             logging: Empty {},
             completions: v.has_completions_capability().then_some(Empty {}),
-            tasks: v.has_core_tasks().then(|| json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}})),
+            tasks: (runs_tasks && v.has_core_tasks())
+                .then(|| json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}})),
             extensions,
         }
     }
