@@ -88,6 +88,15 @@ impl TaskLink {
     fn sink(&self) -> Option<Sink> {
         self.sink.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
+
+    /// A sink that sends where the call's notifications go at the time, else to `fallback`.
+    pub fn current_sink(self: &Arc<Self>, fallback: Sink) -> Sink {
+        let link = self.clone();
+        Arc::new(move |message| match link.sink() {
+            Some(sink) => sink(message),
+            None => fallback(message),
+        })
+    }
 }
 
 /// Builds a [`RequestCx`]; the engine uses it, and so can tests and in-process callers.

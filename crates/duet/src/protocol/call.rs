@@ -11,7 +11,7 @@ use super::tasks::TaskCx;
 use super::wire::{self, CacheHints, Stamp};
 use super::{Version, methods};
 use crate::jsonrpc::{Rendered, RequestId, Response, RpcError, Sink};
-use crate::layer::{ClientRoots, Principal, RequestCx, TaskLink};
+use crate::layer::{ClientRoots, Principal, RequestCx, RootsSource, TaskLink};
 use crate::message::{Meta, Request};
 use crate::method::{Method, Primitive};
 use crate::signals::{ErrorType, Operation, Transport};
@@ -171,6 +171,12 @@ impl<'a> Call<'a> {
     /// What each run of this request's handler is told once the request may run on as a
     /// task: its notifications go where `link` says, and `work` stops it.
     pub fn task_cx(&self, link: Arc<TaskLink>, work: CancellationToken) -> TaskCx {
+        // A handshake-era task asks for the roots where its messages go: the request's
+        // stream until it is a task, the session's after.
+        let roots = self.session.filter(|_| !self.modern()).map(|session| {
+            let sink = link.current_sink(session.send.clone());
+            Arc::new(FromSession { session: session.clone(), sink }) as Arc<dyn RootsSource>
+        });
         TaskCx {
             principal: self.principal.clone(),
             capabilities: self.terms.client_capabilities.clone(),
@@ -179,6 +185,7 @@ impl<'a> Call<'a> {
             log_threshold: self.terms.log_level,
             link,
             work,
+            roots,
         }
     }
 

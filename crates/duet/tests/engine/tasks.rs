@@ -3,7 +3,8 @@
 //! read, answered and cancelled by the principal that started it alone; its input requests
 //! and answers go through its record; its time to live and the bounds on tasks hold; a
 //! listen stream follows it; replicas on one backplane share it, and a task whose replica
-//! stopped fails. The 2025-11-25 experimental methods serve the same tasks.
+//! stopped fails. The 2025-11-25 experimental methods serve the same tasks, whose handlers
+//! read the client's roots as their session knows them.
 
 use crate::client::{Client, MODERN, Recorder, SUBSCRIPTION_ID, bounded, enveloped, eventually, texts};
 use duet::backplane::Backplane;
@@ -44,7 +45,8 @@ async fn work(seconds: f64, cx: &RequestCx<Seen>) -> bool {
 }
 
 /// Tools that run as tasks: `brew` works a while, `quick` answers at once, `ask` asks
-/// twice in turn, `sole` runs only as a task, `spoiled` ends in a tool error.
+/// twice in turn, `sole` runs only as a task, `spoiled` ends in a tool error, `rooted`
+/// answers the client's roots.
 fn desk(seen: &Seen) -> Registry<Seen> {
     let mut desk = Registry::with_state(ServerInfo::new("desk", "1"), seen.clone());
     let brew = ToolSpec::new("brew", |args: duet::layer::ToolArgs, cx: RequestCx<Seen>| async move {
@@ -79,7 +81,15 @@ fn desk(seen: &Seen) -> Registry<Seen> {
         cx.become_task();
         ToolResult::error("spoiled")
     });
+    let rooted = ToolSpec::new("rooted", |_, cx: RequestCx<Seen>| async move {
+        let roots = cx.client_roots().await;
+        match roots.listed() {
+            Some(roots) => ToolResult::text(roots.iter().map(|r| r.uri.as_str()).collect::<Vec<_>>().join(" ")),
+            None => ToolResult::text("unstated"),
+        }
+    });
     desk.tool(brew.task_support(TaskSupport::Optional)).unwrap();
+    desk.tool(rooted.task_support(TaskSupport::Optional)).unwrap();
     desk.tool(quick.task_support(TaskSupport::Optional)).unwrap();
     desk.tool(ask.task_support(TaskSupport::Optional)).unwrap();
     desk.tool(sole.task_support(TaskSupport::Required)).unwrap();
@@ -451,6 +461,24 @@ async fn a_2025_task_asks_the_client_through_tasks_result() {
     }
     let result = bounded("tasks/result", result).await.expect("the tasks/result task");
     assert_eq!(texts(&result), ["hello there"]);
+}
+
+#[tokio::test]
+async fn a_2025_task_reads_the_roots_its_session_knows() {
+    let seen = Seen::default();
+    let server = Server::new(Arc::new(desk(&seen)), ServerOptions { client_roots: true, ..Default::default() });
+    let client = Client::connect(&server, Version::V2025_11_25);
+    let params = json!({"protocolVersion": "2025-11-25", "capabilities": {"roots": {}},
+        "clientInfo": {"name": "engine-tests", "version": "1"}});
+    client.request("initialize", params).await;
+    client.notify("notifications/initialized", json!({})).await;
+    let asked = client.sent.wait_for("roots/list").await;
+    let question = asked.iter().find(|m| m["method"] == "roots/list").expect("roots/list was asked");
+    let roots = json!({"roots": [{"uri": "file:///work/a", "name": "a"}]});
+    assert!(client.send(json!({"jsonrpc": "2.0", "id": question["id"], "result": roots})).await.is_none());
+    let id = client.request("tools/call", json!({"name": "rooted", "task": {}})).await["task"]["taskId"].clone();
+    let result = client.request("tasks/result", json!({"taskId": id})).await;
+    assert_eq!(texts(&result), ["file:///work/a"], "the task's handler sees the session's roots");
 }
 
 #[tokio::test]

@@ -19,7 +19,7 @@ pub(crate) use runner::spawn;
 
 use crate::backplane::{Keys, StoreError};
 use crate::jsonrpc::{Rendered, RequestId, RpcError, code};
-use crate::layer::{LayerError, LogLevel, Principal, Reply, RequestCx, TaskLink};
+use crate::layer::{LayerError, LogLevel, Principal, Reply, RequestCx, RootsSource, TaskLink};
 use crate::protocol::Version;
 use crate::protocol::server::Shared;
 use crate::signals;
@@ -108,12 +108,14 @@ pub(crate) struct TaskCx {
     /// Cancelled when the work must stop: the task was cancelled or ran out of time (or,
     /// before it became a task, its request was cancelled).
     pub work: CancellationToken,
+    /// Where the client's roots come from (a handshake-era session's task).
+    pub roots: Option<Arc<dyn RootsSource>>,
 }
 
 impl TaskCx {
     /// The context of one run, with the client's answers and the handler's state.
     pub fn build(&self, responses: Map<String, Value>, state: Option<Value>) -> RequestCx {
-        RequestCx::builder(self.principal.clone())
+        let mut cx = RequestCx::builder(self.principal.clone())
             .request_id(self.request_id.clone())
             .client_capabilities(self.capabilities.clone())
             .progress_token(self.progress_token.clone())
@@ -121,8 +123,11 @@ impl TaskCx {
             .cancel(self.work.clone())
             .input_responses(responses)
             .state(state)
-            .task(self.link.clone())
-            .build()
+            .task(self.link.clone());
+        if let Some(roots) = &self.roots {
+            cx = cx.roots_source(roots.clone());
+        }
+        cx.build()
     }
 }
 
