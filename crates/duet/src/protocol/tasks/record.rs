@@ -130,11 +130,7 @@ impl TaskRecord {
     /// The task's fields alone: a 2026 `CreateTaskResult` without its `resultType`.
     pub fn created(&self) -> Detailed<'_> {
         Detailed {
-            task_id: &self.id,
-            status: self.status,
-            status_message: self.message.as_deref(),
-            created_at: rfc3339(self.created_ms),
-            last_updated_at: rfc3339(self.updated_ms),
+            shown: self.shown(self.status),
             ttl_ms: self.ttl_ms,
             poll_interval_ms: self.poll_ms,
             input_requests: None,
@@ -149,27 +145,38 @@ impl TaskRecord {
             Status::Completed if self.tool_error => Status::Failed,
             status => status,
         };
-        LegacyTask {
+        LegacyTask { shown: self.shown(status), ttl: self.ttl_ms, poll_interval: self.poll_ms }
+    }
+
+    /// What both eras show first of the task, as being in `status`.
+    fn shown(&self, status: Status) -> Shown<'_> {
+        Shown {
             task_id: &self.id,
             status,
             status_message: self.message.as_deref(),
             created_at: rfc3339(self.created_ms),
             last_updated_at: rfc3339(self.updated_ms),
-            ttl: self.ttl_ms,
-            poll_interval: self.poll_ms,
         }
     }
 }
 
+/// The fields a task starts with in both eras.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-pub(crate) struct Detailed<'a> {
+struct Shown<'a> {
     task_id: &'a str,
     status: Status,
     #[serde(skip_serializing_if = "Option::is_none")]
     status_message: Option<&'a str>,
     created_at: String,
     last_updated_at: String,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Detailed<'a> {
+    #[serde(flatten)]
+    shown: Shown<'a>,
     ttl_ms: u64,
     poll_interval_ms: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -183,12 +190,8 @@ pub(crate) struct Detailed<'a> {
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct LegacyTask<'a> {
-    task_id: &'a str,
-    status: Status,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    status_message: Option<&'a str>,
-    created_at: String,
-    last_updated_at: String,
+    #[serde(flatten)]
+    shown: Shown<'a>,
     ttl: u64,
     poll_interval: u64,
 }
