@@ -66,6 +66,7 @@ pub mod protocol;
 pub mod signals;
 pub mod trace;
 pub mod transport;
+mod wakers;
 
 /// What most programs need in one import.
 pub mod prelude {

@@ -23,10 +23,11 @@ use crate::layer::{LayerError, LogLevel, Principal, Reply, RequestCx, RootsSourc
 use crate::protocol::Version;
 use crate::protocol::server::Shared;
 use crate::signals;
+use crate::wakers::Wakers;
 use futures::future::BoxFuture;
 use serde_json::{Map, Value, json};
-use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 use store::TaskStore;
 use tokio::sync::Notify;
@@ -138,7 +139,7 @@ pub(crate) struct Tasks {
     store: TaskStore,
     replica: u64,
     running: Mutex<HashSet<String>>,
-    watchers: Mutex<HashMap<String, Weak<Notify>>>,
+    watchers: Wakers,
     /// Told of every change this replica makes to a record.
     changed: Box<dyn Fn(&str) + Send + Sync>,
 }
@@ -172,7 +173,7 @@ impl Tasks {
             store: TaskStore::new(keys),
             replica,
             running: Mutex::new(HashSet::new()),
-            watchers: Mutex::new(HashMap::new()),
+            watchers: Wakers::default(),
             changed,
         }
     }
@@ -280,21 +281,11 @@ impl Tasks {
 
     /// What wakes whoever waits here for task `id` to change.
     pub fn watch(&self, id: &str) -> Arc<Notify> {
-        let mut watchers = self.watchers.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(notify) = watchers.get(id).and_then(Weak::upgrade) {
-            return notify;
-        }
-        watchers.retain(|_, w| w.strong_count() > 0);
-        let notify = Arc::new(Notify::new());
-        watchers.insert(id.to_string(), Arc::downgrade(&notify));
-        notify
+        self.watchers.watch(id)
     }
 
     /// Wakes whoever waits here for task `id`: its record changed, here or elsewhere.
     pub fn wake(&self, id: &str) {
-        let notify = self.watchers.lock().unwrap_or_else(|p| p.into_inner()).get(id).and_then(Weak::upgrade);
-        if let Some(notify) = notify {
-            notify.notify_waiters();
-        }
+        self.watchers.wake(id)
     }
 }

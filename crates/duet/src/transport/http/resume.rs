@@ -18,6 +18,7 @@
 use super::body;
 use super::service::HttpShared;
 use crate::backplane::{Event, LOG_CAPACITY, Logged, Published};
+use crate::wakers::Wakers;
 use bytes::Bytes;
 use futures::Stream;
 use std::collections::{HashMap, VecDeque};
@@ -265,7 +266,7 @@ impl Drop for Detach {
 #[derive(Default)]
 pub(super) struct Streams {
     writers: Mutex<HashMap<String, Weak<PostStream>>>,
-    readers: Mutex<HashMap<String, Weak<Notify>>>,
+    readers: Wakers,
     finished: Mutex<FinishedStreams>,
 }
 
@@ -297,22 +298,12 @@ impl Streams {
 
     /// What readers of `log` here wait on.
     fn reading(&self, log: &str) -> Arc<Notify> {
-        let mut readers = self.readers.lock().unwrap_or_else(|p| p.into_inner());
-        readers.retain(|_, r| r.strong_count() > 0);
-        if let Some(notify) = readers.get(log).and_then(Weak::upgrade) {
-            return notify;
-        }
-        let notify = Arc::new(Notify::new());
-        readers.insert(log.to_string(), Arc::downgrade(&notify));
-        notify
+        self.readers.watch(log)
     }
 
     /// A replica appended to `log`: its readers here read again.
     pub fn logged(&self, log: &str) {
-        let reader = self.readers.lock().unwrap_or_else(|p| p.into_inner()).get(log).and_then(Weak::upgrade);
-        if let Some(notify) = reader {
-            notify.notify_waiters();
-        }
+        self.readers.wake(log)
     }
 
     /// A client asks to resume `log`: if this replica writes it, or wrote it lately, its
