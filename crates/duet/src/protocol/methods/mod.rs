@@ -19,7 +19,9 @@ use crate::jsonrpc::{Rendered, RpcError};
 use crate::method::Method;
 use serde_json::Value;
 
-/// Runs the method of `call` into its rendered result.
+/// Runs the method of `call` into its rendered result. Each method that waits runs boxed, so
+/// a request's future is the size of its own method's, not of the largest: a listen stream
+/// holds its request's future for as long as it is open.
 pub(crate) async fn dispatch(call: &Call<'_>) -> Result<Rendered, RpcError> {
     let method = &call.method;
     if !method.in_era(call.modern()) {
@@ -31,24 +33,24 @@ pub(crate) async fn dispatch(call: &Call<'_>) -> Result<Rendered, RpcError> {
         Method::LoggingSetLevel => lifecycle::set_level(call),
         Method::Ping => call.complete(Empty {}, None),
         Method::ToolsList => listing::tools(call),
-        Method::ResourcesList => listing::resources(call).await,
+        Method::ResourcesList => Box::pin(listing::resources(call)).await,
         Method::ResourcesTemplatesList => listing::templates(call),
         Method::PromptsList => listing::prompts(call),
-        Method::ToolsCall => tools::call(call).await,
-        Method::ResourcesRead => resources::read(call).await,
-        Method::PromptsGet => prompts::get(call).await,
-        Method::CompletionComplete => completion::complete(call).await,
+        Method::ToolsCall => Box::pin(tools::call(call)).await,
+        Method::ResourcesRead => Box::pin(resources::read(call)).await,
+        Method::PromptsGet => Box::pin(prompts::get(call)).await,
+        Method::CompletionComplete => Box::pin(completion::complete(call)).await,
         Method::ResourcesSubscribe => subscriptions::subscribe(call, true),
         Method::ResourcesUnsubscribe => subscriptions::subscribe(call, false),
-        Method::SubscriptionsListen => subscriptions::listen(call).await,
+        Method::SubscriptionsListen => Box::pin(subscriptions::listen(call)).await,
         Method::SkillsList => skills::list(call),
         Method::SkillsGet => skills::get(call),
         Method::ResourcesDirectoryRead => skills::read_directory(call),
-        Method::TasksGet => tasks::get(call).await,
-        Method::TasksUpdate => tasks::update(call).await,
-        Method::TasksCancel => tasks::cancel(call).await,
-        Method::TasksResult => tasks::result(call).await,
-        Method::TasksList => tasks::list(call).await,
+        Method::TasksGet => Box::pin(tasks::get(call)).await,
+        Method::TasksUpdate => Box::pin(tasks::update(call)).await,
+        Method::TasksCancel => Box::pin(tasks::cancel(call)).await,
+        Method::TasksResult => Box::pin(tasks::result(call)).await,
+        Method::TasksList => Box::pin(tasks::list(call)).await,
         // Notifications sent as requests, and methods no era has.
         Method::Initialized | Method::Cancelled | Method::RootsListChanged | Method::Other(_) => {
             Err(RpcError::method_not_found(method.as_str()))
