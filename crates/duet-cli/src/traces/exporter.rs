@@ -151,9 +151,12 @@ mod tests {
     use std::io::{BufRead, BufReader, Read, Write};
     use std::net::TcpListener;
 
+    /// A request as the collector received it: its head and its body.
+    type Received = (String, Vec<u8>);
+
     /// A collector on loopback answering each request, on a connection of its own, with the
-    /// next of `statuses`; it returns each request's head and body.
-    fn collector(statuses: &'static [&'static str]) -> (String, std::thread::JoinHandle<Vec<(String, Vec<u8>)>>) {
+    /// next of `statuses`; it returns each request.
+    fn collector(statuses: &'static [&'static str]) -> (String, std::thread::JoinHandle<Vec<Received>>) {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
         let url = format!("http://{}/v1/traces", listener.local_addr().expect("address"));
         let answers = std::thread::spawn(move || {
