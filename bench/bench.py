@@ -621,6 +621,8 @@ class Bench:
         """Runs every (server, concurrency) of a case, alternating servers, for each pass; the
         order of servers rotates between passes."""
         self.log(f"case {case}")
+        if self.args.servers:
+            specs = [s for s in specs if s.key in self.args.servers.split(",")]
         for pass_no in range(self.args.passes):
             for conns in conc_list:
                 order = specs[pass_no % len(specs):] + specs[:pass_no % len(specs)]
@@ -1100,6 +1102,8 @@ def markdown(bench: Bench, summary: dict, meta: dict, charts: dict) -> tuple[str
     L.append(f"- Load generator: {meta['wrk']} on the same cores as the server (1 thread at 1 connection, else 2), "
              f"except in the own-core case; {a.duration:g} s per run after {a.warmup:g} s of warm-up, {a.passes} pass(es), servers interleaved "
              f"and rotated; medians shown")
+    if getattr(a, "servers", None):
+        L.append(f"- Servers: only {', '.join(f'`{k}`' for k in a.servers.split(','))} (`--servers`)")
     L.append(f"- Peers: rmcp {meta['rmcp']}, tower-mcp {meta['tower']}, hyper {meta['hyper']} (ceiling and JSON floor); "
              f"built from crates.io by bench/run.sh")
     L.append(f"- Took {meta['took_s'] / 60:.1f} min" + (f"; load average {meta['load']}" if meta.get("load") else ""))
@@ -1458,6 +1462,8 @@ def main():
     ap.add_argument("--cases", default="2026,2025,list,sessions,stdio,growth",
                     help="subset of: 2026,2025,list,sessions,stdio,growth (2026: JSON, SSE, and JSON at 16 "
                          "connections with the load generator on its own core)")
+    ap.add_argument("--servers", help="comma-separated keys of the servers the load cases run (duet, duet-metrics, "
+                    "duet-otlp, duet-otlp-sampled, ceiling, floor, rmcp, tower, ...; default: all)")
     ap.add_argument("--note", default="", help="what changed since the last run (goes into RESULTS.md)")
     ap.add_argument("--results", help="markdown file to add the section to (default: bench/RESULTS.md for full "
                                       "runs, none for quick runs)")

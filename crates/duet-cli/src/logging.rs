@@ -45,9 +45,8 @@ fn colour() -> bool {
 
 /// Installs the process's subscriber, with the span exporter when `otlp` says where to.
 pub fn init(level: &str, format: LogFormat, otlp: Option<&Export>) -> anyhow::Result<Telemetry> {
-    let filter = EnvFilter::try_from_env("DUET_LOG").unwrap_or_else(|_| {
-        EnvFilter::new(format!("duet={level},duet_cli={level},opentelemetry_sdk=warn,opentelemetry_otlp=warn"))
-    });
+    let filter = EnvFilter::try_from_env("DUET_LOG")
+        .unwrap_or_else(|_| EnvFilter::new(format!("duet={level},duet_cli={level},opentelemetry_sdk=warn")));
     let logs = tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_ansi(colour());
     let logs = match format {
         LogFormat::Text => logs.with_target(false).with_filter(filter).boxed(),

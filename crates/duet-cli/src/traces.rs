@@ -3,20 +3,19 @@
 //! from the exporter's own thread, so no request waits on the collector; past its queue,
 //! spans are dropped rather than held.
 
+mod encode;
+mod exporter;
+
 use crate::usage::Usage;
+use exporter::OtlpHttpExporter;
 use opentelemetry::KeyValue;
 use opentelemetry::trace::TracerProvider as _;
-use opentelemetry_otlp::{Protocol, WithExportConfig};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::trace::{BatchConfig, BatchConfigBuilder, BatchSpanProcessor, Sampler, SdkTracerProvider};
-use std::time::Duration;
 use tracing::Level;
 use tracing_subscriber::Layer;
 use tracing_subscriber::filter::{LevelFilter, Targets};
 use tracing_subscriber::registry::LookupSpan;
-
-/// How long one export may take before the batch is given up.
-const EXPORT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Spans sent in one export, and the most waiting to be sent: four times the SDK's defaults
 /// (512 and 2,048). An export has a cost of its own (the request, the collector's answer),
@@ -69,12 +68,7 @@ pub fn layer<S>(export: &Export) -> anyhow::Result<(impl Layer<S>, SdkTracerProv
 where
     S: tracing::Subscriber + for<'span> LookupSpan<'span>,
 {
-    let exporter = opentelemetry_otlp::SpanExporter::builder()
-        .with_http()
-        .with_protocol(Protocol::HttpBinary)
-        .with_endpoint(&export.endpoint)
-        .with_timeout(EXPORT_TIMEOUT)
-        .build()?;
+    let exporter = OtlpHttpExporter::new(&export.endpoint)?;
     let resource = Resource::builder()
         .with_service_name("duet")
         .with_attribute(KeyValue::new("service.version", env!("CARGO_PKG_VERSION")))

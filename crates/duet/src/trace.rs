@@ -283,6 +283,7 @@ fn annotate_log(span: &Span, operation: &Operation<'_>) {
 #[cfg(feature = "otel")]
 mod otel {
     use super::{TraceContext, names};
+    use crate::jsonrpc::RequestId;
     use crate::message::Message;
     use crate::method::{Method, Primitive};
     use crate::signals::{ErrorType, Operation};
@@ -295,6 +296,10 @@ mod otel {
 
     /// Marks the context of a batch, whose span takes no request's attributes.
     struct Batch;
+
+    /// The most attributes a request's span takes: three as it starts, `mcp.session.id`, and
+    /// six from its answer ([`annotate`]).
+    const ATTRIBUTES: usize = 10;
 
     /// The caller's context as a remote parent, with its baggage.
     fn remote(caller: &TraceContext) -> Context {
@@ -336,7 +341,12 @@ mod otel {
         let Some(tracer) = tracer else { return parent };
         let batch = matches!(message, Message::Batch(_));
         let (name, unknown) = if batch { ("batch", None) } else { names(message) };
-        let mut span = tracer.build_with_context(tracer.span_builder(name).with_kind(SpanKind::Server), &parent);
+        let mut builder = tracer.span_builder(name).with_kind(SpanKind::Server);
+        if !batch {
+            // Room for all of them, so that adding them never moves those already there.
+            builder.attributes = Some(Vec::with_capacity(ATTRIBUTES));
+        }
+        let mut span = tracer.build_with_context(builder, &parent);
         if batch {
             return parent.with_span(span).with_value(Batch);
         }
@@ -347,7 +357,11 @@ mod otel {
             });
             span.set_attribute(KeyValue::new("principal", principal.to_owned()));
             if let Some(request) = message.requests().next() {
-                span.set_attribute(KeyValue::new("jsonrpc.request.id", request.id.to_string()));
+                let id = match &request.id {
+                    RequestId::Int(id) => id.to_string(),
+                    id => id.to_string(),
+                };
+                span.set_attribute(KeyValue::new("jsonrpc.request.id", id));
             }
         }
         parent.with_span(span)
