@@ -283,7 +283,6 @@ fn annotate_log(span: &Span, operation: &Operation<'_>) {
 #[cfg(feature = "otel")]
 mod otel {
     use super::{TraceContext, names};
-    use crate::jsonrpc::RequestId;
     use crate::message::Message;
     use crate::method::{Method, Primitive};
     use crate::signals::{ErrorType, Operation};
@@ -357,11 +356,7 @@ mod otel {
             });
             span.set_attribute(KeyValue::new("principal", principal.to_owned()));
             if let Some(request) = message.requests().next() {
-                let id = match &request.id {
-                    RequestId::Int(id) => id.to_string(),
-                    id => id.to_string(),
-                };
-                span.set_attribute(KeyValue::new("jsonrpc.request.id", id));
+                span.set_attribute(KeyValue::new("jsonrpc.request.id", request.id.to_string()));
             }
         }
         parent.with_span(span)
