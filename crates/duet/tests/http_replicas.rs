@@ -3,16 +3,21 @@
 //! runs the real thing): the session made on one is served by the other, its GET stream on
 //! the other gets the changes raised on the first (once, wherever they are raised), DELETE
 //! on the first ends it there, and a broken stream of either kind is picked up on the
-//! other replica with `Last-Event-ID`.
+//! other replica with `Last-Event-ID`. A replica whose copy of the session is stale when
+//! it writes never undoes what another replica wrote in between.
 
 pub mod http_support;
 
-use duet::backplane::Backplane;
+use async_trait::async_trait;
+use duet::backplane::{Backplane, Keys, StoreError};
 use duet::layer::Change;
 use http_support::*;
 use reqwest::StatusCode;
 use serde_json::json;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
+use tokio::sync::Notify;
 
 /// Two replicas on one backplane, and a session the first made.
 async fn two_replicas() -> (TestServer, TestServer, Client, Client) {
@@ -156,6 +161,132 @@ async fn the_session_caps_count_across_replicas() {
     let params = json!({"protocolVersion": LATEST, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}});
     let refused = b.client(LATEST).with_token("tok-b").post("initialize", params).send().await;
     refused.expect_http_error(StatusCode::SERVICE_UNAVAILABLE, "Too many sessions");
+    a.stop().await;
+    b.stop().await;
+}
+
+/// A replica's view of the shared keys whose next read of a session record, once armed,
+/// is held after reading until the test lets it go: that replica then acts on a record
+/// another replica has since rewritten, as a slow read would make it.
+struct HeldRead {
+    keys: Arc<dyn Keys>,
+    armed: AtomicBool,
+    held: Notify,
+    release: Notify,
+}
+
+impl HeldRead {
+    /// `backplane` with its keys seen through a [`HeldRead`].
+    fn over(backplane: &Backplane) -> (Backplane, Arc<HeldRead>) {
+        let gate = Arc::new(HeldRead {
+            keys: backplane.keys.clone(),
+            armed: AtomicBool::new(false),
+            held: Notify::new(),
+            release: Notify::new(),
+        });
+        let mut view = backplane.clone();
+        view.keys = gate.clone();
+        (view, gate)
+    }
+
+    /// Holds the next read of a session record until [`HeldRead::release`]; returns once
+    /// `start` is under way and that read is held.
+    async fn hold_during<T: Send + 'static>(
+        &self,
+        start: impl Future<Output = T> + Send + 'static,
+    ) -> tokio::task::JoinHandle<T> {
+        self.armed.store(true, Ordering::SeqCst);
+        let started = tokio::spawn(start);
+        within(WAIT, "the session record's read held", self.held.notified()).await;
+        started
+    }
+
+    fn release(&self) {
+        self.release.notify_one();
+    }
+}
+
+#[async_trait]
+impl Keys for HeldRead {
+    async fn claim(&self, key: &str, value: &[u8], ttl: Duration) -> Result<Option<Vec<u8>>, StoreError> {
+        self.keys.claim(key, value, ttl).await
+    }
+
+    async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        let read = self.keys.get(key).await;
+        if key.starts_with("session:") && self.armed.swap(false, Ordering::SeqCst) {
+            self.held.notify_one();
+            self.release.notified().await;
+        }
+        read
+    }
+
+    async fn put(&self, key: &str, value: &[u8], ttl: Duration) -> Result<(), StoreError> {
+        self.keys.put(key, value, ttl).await
+    }
+
+    async fn swap(&self, key: &str, old: &[u8], new: &[u8], ttl: Duration) -> Result<bool, StoreError> {
+        self.keys.swap(key, old, new, ttl).await
+    }
+
+    async fn delete(&self, key: &str) -> Result<(), StoreError> {
+        self.keys.delete(key).await
+    }
+}
+
+/// A session made on `a` whose `notifications/initialized` is not sent yet.
+async fn uninitialized_session(a: &TestServer) -> Client {
+    let params = json!({"protocolVersion": LATEST, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}});
+    let made = a.client(LATEST).post("initialize", params).send().await;
+    made.expect_status(StatusCode::OK);
+    a.client(LATEST).with_session(made.header("mcp-session-id").expect("a session id"))
+}
+
+#[tokio::test]
+async fn a_get_stream_opened_on_a_stale_copy_still_delivers_list_changes() {
+    // The SDKs open the GET stream while `notifications/initialized` is still on its way:
+    // the replica taking the stream may read the record from before it.
+    let backplane = Backplane::memory();
+    let (view, gate) = HeldRead::over(&backplane);
+    let a = TestServer::start_on(config(), backplane).await;
+    let b = TestServer::start_on(config(), view).await;
+    let on_a = uninitialized_session(&a).await;
+    let on_b = on_a.via(&b);
+    let opening = gate.hold_during(on_b.get().stream()).await;
+    on_a.notify("notifications/initialized", json!({})).send().await.expect_status(StatusCode::ACCEPTED);
+    gate.release();
+    let mut stream = bounded("the GET stream on b", opening).await.expect("the GET request ran");
+    // A later change of state, on a, takes the record as the stream left it.
+    on_a.call("logging/setLevel", json!({"level": "error"})).await;
+    a.feed.notify(Change::ToolsChanged);
+    assert_eq!(stream.next_message().await["method"], "notifications/tools/list_changed");
+    a.stop().await;
+    b.stop().await;
+}
+
+#[tokio::test]
+async fn subscriptions_made_at_once_on_two_replicas_are_both_kept() {
+    let backplane = Backplane::memory();
+    let (view, gate) = HeldRead::over(&backplane);
+    let a = TestServer::start_on(config(), backplane).await;
+    let b = TestServer::start_on(config(), view).await;
+    let on_a = a.session(LATEST).await;
+    let on_b = on_a.via(&b);
+    let subscribing = gate.hold_during({
+        let on_b = on_b.clone();
+        async move { on_b.call("resources/subscribe", json!({"uri": "test://items/alpha"})).await }
+    });
+    let subscribing = subscribing.await;
+    on_a.call("resources/subscribe", json!({"uri": "test://info"})).await;
+    gate.release();
+    bounded("the subscription on b", subscribing).await.expect("the subscribe request ran");
+    let mut stream = on_b.get().stream().await;
+    for uri in ["test://info", "test://items/alpha"] {
+        a.feed.notify(Change::ResourceUpdated(uri.to_string()));
+        let updated = stream.next_message().await;
+        assert_eq!(updated["method"], "notifications/resources/updated", "{updated}");
+        assert_eq!(updated["params"]["uri"], uri);
+    }
     a.stop().await;
     b.stop().await;
 }

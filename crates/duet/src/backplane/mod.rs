@@ -68,7 +68,14 @@ pub enum Event {
     /// The state of a handshake-era HTTP session changed on the origin, or the session
     /// ended (`None`); replicas holding a copy take it on. `streamer` is the replica whose
     /// GET stream of the session is open, if one is: that replica delivers its changes.
-    Session { session: String, state: Option<SessionSnapshot>, streamer: Option<u64> },
+    /// `revision` counts the writes of the session's record: a copy takes on no older one.
+    Session {
+        session: String,
+        state: Option<SessionSnapshot>,
+        streamer: Option<u64>,
+        #[serde(default)]
+        revision: u64,
+    },
     /// The origin appended to the [`EventLog`] of `stream`: whoever reads it reads again.
     Logged { stream: String },
     /// A client asks to pick up `stream` where it broke: the replica writing the stream
@@ -158,6 +165,10 @@ pub trait Rosters: Send + Sync {
     /// Takes `member` off `roster`. Never blocks.
     fn leave(&self, roster: &str, member: &str);
 }
+
+/// Tries of a read-modify-swap of [`Keys`] before it gives up (each lost try means another
+/// write won).
+pub(crate) const SWAP_ATTEMPTS: usize = 64;
 
 /// The shared part of a set of replicas. Cheap to clone; clones share.
 #[derive(Clone)]

@@ -13,13 +13,13 @@ use super::listen::{change_notification, uri_covers};
 use super::owed::Owed;
 use super::roots::SessionRoots;
 use super::server::Server;
+use super::snapshot::SessionSnapshot;
 use super::{Era, Version};
 use crate::jsonrpc::{RequestId, Response, RpcError, Sink, code};
 use crate::layer::{Change, LogLevel, NO_CAPABILITIES, Principal};
 use crate::message::{Incoming, Message, Notification, Request};
 use crate::method::Method;
 use crate::signals::{self, Transport};
-use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -27,21 +27,6 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
-
-/// What a handshake-era session agreed on and asked for since: enough for another replica
-/// to carry the session on ([`Session::snapshot`], [`Session::restore`]).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SessionSnapshot {
-    pub version: String,
-    pub client_capabilities: Value,
-    pub log_level: String,
-    pub subscriptions: Vec<String>,
-    pub initialized: bool,
-    /// How many times the client said its roots changed: a copy that has asked for them
-    /// fewer times asks again (the roots themselves are not shared; each copy asks).
-    #[serde(default)]
-    pub roots_changes: u64,
-}
 
 /// One connection's session. Cheap to clone.
 #[derive(Clone)]

@@ -7,12 +7,9 @@
 //! different replicas never undo each other.
 
 use super::record::{TaskRecord, now_ms};
-use crate::backplane::{Keys, StoreError};
+use crate::backplane::{Keys, SWAP_ATTEMPTS, StoreError};
 use std::sync::Arc;
 use std::time::Duration;
-
-/// Tries of a read-modify-swap before it gives up (each lost try means another write won).
-const SWAP_ATTEMPTS: usize = 64;
 
 pub(crate) struct TaskStore {
     keys: Arc<dyn Keys>,

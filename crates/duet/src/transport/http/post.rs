@@ -244,7 +244,7 @@ async fn answer_handshake(
             if let Ok(id) = HeaderValue::from_str(&http_session.id) {
                 response.headers_mut().insert(&SESSION_HEADER, id);
             }
-            replicated::save(shared, &http_session).await;
+            replicated::create(shared, &http_session).await;
         } else {
             replicated::end(shared, &http_session.id, &http_session.principal_id).await;
         }
@@ -273,11 +273,12 @@ async fn answer_handshake(
         );
     }
     answering.session = Some(http_session.clone());
-    let saves = replicated::changes_state(&message).then(|| (shared.clone(), http_session));
+    let before = replicated::changes_state(&message).then(|| session.snapshot()).flatten();
+    let saves = before.map(|before| (shared.clone(), http_session, before));
     respond(shared, answering, move |sink| async move {
         let answer = session.handle(message, sink, Some(principal)).await;
-        if let Some((shared, http_session)) = saves {
-            replicated::save(&shared, &http_session).await;
+        if let Some((shared, http_session, before)) = saves {
+            replicated::save(&shared, &http_session, &before).await;
         }
         answer
     })

@@ -3,8 +3,10 @@
 //! [`SessionSnapshot`]) to the backplane's keys; a replica that gets a request for a
 //! session it does not hold adopts a copy from the record. What changes the state
 //! (`notifications/initialized`, `logging/setLevel`, subscriptions, the count of the
-//! client's root changes) is written back and
-//! published, so every copy takes it on; `DELETE` removes the record and ends every copy.
+//! client's root changes) is laid over the record by compare-and-swap, so requests of one
+//! session handled at once on two replicas never undo each other, and published, so every
+//! copy takes it on; each write counts a revision, and a copy never takes an older one.
+//! `DELETE` removes the record and ends every copy.
 //! A client's answer to a question duet asked, or its cancellation of a request, reaches
 //! the replica the question or request belongs to over the bus. Behind one replica all of
 //! this is the in-memory backplane doing the same.
@@ -13,7 +15,7 @@ use super::body::Body;
 use super::resume::StreamName;
 use super::service::{HttpShared, http_error};
 use super::sessions::{HttpSession, Kind};
-use crate::backplane::{Event, Joined, Published, Routed};
+use crate::backplane::{Event, Joined, Published, Routed, SWAP_ATTEMPTS, StoreError};
 use crate::jsonrpc::RequestId;
 use crate::layer::Principal;
 use crate::message::{Incoming, Message};
@@ -32,6 +34,9 @@ struct Record {
     /// The replica whose GET stream of the session is open.
     #[serde(default)]
     streamer: Option<u64>,
+    /// How many times the record was written.
+    #[serde(default)]
+    revision: u64,
 }
 
 fn record_key(id: &str) -> String {
@@ -93,13 +98,12 @@ pub(super) async fn find(
         return Ok(None);
     }
     if let Some(held) = held {
-        if let Err(why) = held.session.restore(&record.state) {
+        if let Err(why) = held.take_on(record.revision, &record.state, record.streamer) {
             tracing::warn!(session = %id, "ignored a session record that does not restore: {why}");
         }
-        held.set_streamer(record.streamer);
         return Ok(Some(held));
     }
-    match shared.sessions.adopt(shared, id, principal, &record.state, record.streamer) {
+    match shared.sessions.adopt(shared, id, principal, record.revision, &record.state, record.streamer) {
         Ok(created) => {
             if let Some(evicted) = created.evicted {
                 end(shared, &evicted, &principal.id).await;
@@ -129,26 +133,74 @@ pub(super) fn changes_state(message: &Message) -> bool {
     )
 }
 
-/// Writes the session's record and tells the other replicas its state; a store that cannot
-/// take it is logged (this replica's copy stays right, others may lag).
-pub(super) async fn save(shared: &HttpShared, session: &HttpSession) {
-    // An ended session stays ended, whatever its last requests or streams still do.
-    let Some(state) = session.session.snapshot().filter(|_| !session.stop.is_cancelled()) else { return };
+/// Writes the record of a session this replica just made, for the others to adopt.
+pub(super) async fn create(shared: &HttpShared, session: &HttpSession) {
+    let Some(state) = session.session.snapshot() else { return };
     session.saved.store(shared.sessions.now(), Ordering::Relaxed);
-    let streamer = session.streamer();
-    let record = Record { principal: session.principal_id.clone(), state: state.clone(), streamer };
+    let record = Record { principal: session.principal_id.clone(), state, streamer: None, revision: 1 };
     // Plain data: serializing it cannot fail.
     let bytes = serde_json::to_vec(&record).unwrap_or_default();
     let backplane = &shared.server.options().backplane;
     if let Err(e) = backplane.keys.put(&record_key(&session.id), &bytes, shared.config.session_idle_timeout).await {
         tracing::warn!(session = %session.id, "cannot save the session for the other replicas: {e}");
     }
+}
+
+/// Lays what a request changed in the session (its state went from `before` to what it
+/// is now) over the record, whatever other replicas changed meanwhile.
+pub(super) async fn save(shared: &HttpShared, session: &HttpSession, before: &SessionSnapshot) {
+    let Some(after) = session.session.snapshot() else { return };
+    update(shared, session, |record| record.state.apply(before, &after)).await;
+}
+
+/// Changes the session's record with `change` and renews its expiry, then takes the new
+/// record on here and tells the other replicas. A record that is gone stays gone (the
+/// session ended); a store that cannot take it is logged (this replica's copy stays as it
+/// is, the others may lag).
+async fn update(shared: &HttpShared, session: &HttpSession, change: impl Fn(&mut Record)) {
+    // An ended session stays ended, whatever its last requests or streams still do.
+    if session.stop.is_cancelled() {
+        return;
+    }
+    session.saved.store(shared.sessions.now(), Ordering::Relaxed);
+    let record = match write(shared, &session.id, change).await {
+        Ok(Some(record)) => record,
+        Ok(None) => return,
+        Err(e) => return tracing::warn!(session = %session.id, "cannot save the session for the other replicas: {e}"),
+    };
+    if let Err(why) = session.take_on(record.revision, &record.state, record.streamer) {
+        tracing::warn!(session = %session.id, "ignored a session record that does not restore: {why}");
+    }
     // Published before the request is answered: the streams of other replicas then learn
     // of a new subscription before any change the client makes next.
-    let event = Event::Session { session: session.id.clone(), state: Some(state), streamer };
+    let event = Event::Session {
+        session: session.id.clone(),
+        state: Some(record.state),
+        streamer: record.streamer,
+        revision: record.revision,
+    };
+    let backplane = &shared.server.options().backplane;
     if let Err(e) = backplane.bus.publish_now(Published { origin: shared.server.replica_id(), event }).await {
         tracing::warn!(session = %session.id, "cannot tell the other replicas the session's state: {e}");
     }
+}
+
+/// Read, change, compare-and-swap: the record as written, `None` when there is none.
+async fn write(shared: &HttpShared, id: &str, change: impl Fn(&mut Record)) -> Result<Option<Record>, StoreError> {
+    let (keys, key) = (&shared.server.options().backplane.keys, record_key(id));
+    for _ in 0..SWAP_ATTEMPTS {
+        let Some(old) = keys.get(&key).await? else { return Ok(None) };
+        let mut record: Record = serde_json::from_slice(&old)
+            .map_err(|e| StoreError(format!("the session's record does not parse: {e}")))?;
+        change(&mut record);
+        record.revision += 1;
+        // Plain data: serializing it cannot fail.
+        let new = serde_json::to_vec(&record).unwrap_or_default();
+        if keys.swap(&key, &old, &new, shared.config.session_idle_timeout).await? {
+            return Ok(Some(record));
+        }
+    }
+    Err(StoreError("too many concurrent changes to the session".into()))
 }
 
 /// Counts a new session on the rosters of its principal and of the server, across
@@ -196,7 +248,7 @@ fn touch(shared: &HttpShared, session: &HttpSession, ahead: std::time::Duration)
 pub(super) async fn keep_alive(shared: &HttpShared, session: &HttpSession) {
     let quarter = shared.config.session_idle_timeout.as_nanos() as u64 / 4;
     if shared.sessions.now().saturating_sub(session.saved.load(Ordering::Relaxed)) > quarter {
-        save(shared, session).await;
+        update(shared, session, |_| {}).await;
         touch(shared, session, Default::default());
     }
 }
@@ -212,7 +264,15 @@ pub(super) async fn streaming(shared: &HttpShared, session: &HttpSession, open: 
         false if session.streamer() == Some(here) => session.set_streamer(None),
         false => return,
     }
-    save(shared, session).await;
+    update(shared, session, |record| match open {
+        true => record.streamer = Some(here),
+        false => {
+            if record.streamer == Some(here) {
+                record.streamer = None;
+            }
+        }
+    })
+    .await;
     touch(shared, session, if open { shared.config.session_idle_timeout } else { Default::default() });
 }
 
@@ -245,22 +305,28 @@ pub(super) async fn end(shared: &HttpShared, id: &str, principal: &str) {
         }
     }
     backplane.events.remove(&StreamName::Get.log(id));
-    let event = Event::Session { session: id.to_string(), state: None, streamer: None };
+    let event = Event::Session { session: id.to_string(), state: None, streamer: None, revision: 0 };
     backplane.bus.publish(Published { origin: shared.server.replica_id(), event });
 }
 
-/// What another replica published about a session a copy of which may be here.
-pub(super) fn receive_state(shared: &HttpShared, id: &str, state: Option<&SessionSnapshot>, streamer: Option<u64>) {
+/// What another replica published about a session a copy of which may be here: revision
+/// `revision` of its record, or its end (`state` is `None`).
+pub(super) fn receive_state(
+    shared: &HttpShared,
+    id: &str,
+    state: Option<&SessionSnapshot>,
+    streamer: Option<u64>,
+    revision: u64,
+) {
     match state {
         None => {
             shared.sessions.remove(id);
         }
         Some(state) => {
-            if let Some(held) = shared.sessions.peek(id).filter(|s| s.kind == Kind::Streamable) {
-                if let Err(why) = held.session.restore(state) {
-                    tracing::warn!(session = %id, "ignored a session state another replica published: {why}");
-                }
-                held.set_streamer(streamer);
+            if let Some(held) = shared.sessions.peek(id).filter(|s| s.kind == Kind::Streamable)
+                && let Err(why) = held.take_on(revision, state, streamer)
+            {
+                tracing::warn!(session = %id, "ignored a session state another replica published: {why}");
             }
         }
     }

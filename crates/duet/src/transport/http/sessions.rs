@@ -70,6 +70,14 @@ pub enum Kind {
     LegacySse,
 }
 
+/// The session's record as far as a copy took it on.
+#[derive(Default)]
+struct Taken {
+    /// The record's revision; `None` before any.
+    revision: Option<u64>,
+    streamer: Option<u64>,
+}
+
 pub struct HttpSession {
     pub id: String,
     pub principal_id: String,
@@ -85,8 +93,9 @@ pub struct HttpSession {
     pub(super) saved: AtomicU64,
     /// Whether its GET (or legacy) stream is open here.
     streaming: AtomicBool,
-    /// The replica whose GET stream of the session is open, as far as this one knows.
-    streamer: Mutex<Option<u64>>,
+    /// What this copy took on of the session's record: which write, and the replica
+    /// whose GET stream of the session is open, as far as this one knows.
+    taken: Mutex<Taken>,
     /// Adopted from another replica's record.
     copy: bool,
 }
@@ -106,15 +115,37 @@ impl HttpSession {
         self.streaming.load(Ordering::Acquire)
     }
 
+    fn taken(&self) -> std::sync::MutexGuard<'_, Taken> {
+        self.taken.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     pub fn streamer(&self) -> Option<u64> {
-        *self.streamer.lock().unwrap_or_else(|p| p.into_inner())
+        self.taken().streamer
     }
 
     /// Takes on who holds the session's GET stream: that replica delivers the session's
     /// changes, and while none does, the replica that made the session. What any replica
     /// sends the client unprompted reaches it while the stream is open, wherever it is.
     pub fn set_streamer(&self, streamer: Option<u64>) {
-        *self.streamer.lock().unwrap_or_else(|p| p.into_inner()) = streamer;
+        self.take_streamer(&mut self.taken(), streamer);
+    }
+
+    /// Takes on revision `revision` of the session's record (its state and streamer),
+    /// unless this copy took on that one or a later one already: the replicas' messages
+    /// may come in another order than the record's writes.
+    pub fn take_on(&self, revision: u64, state: &SessionSnapshot, streamer: Option<u64>) -> Result<(), String> {
+        let mut taken = self.taken();
+        if taken.revision.is_some_and(|had| had >= revision) {
+            return Ok(());
+        }
+        self.session.restore(state)?;
+        taken.revision = Some(revision);
+        self.take_streamer(&mut taken, streamer);
+        Ok(())
+    }
+
+    fn take_streamer(&self, taken: &mut Taken, streamer: Option<u64>) {
+        taken.streamer = streamer;
         let here = self.session.server().replica_id();
         self.session.deliver_changes(streamer == Some(here) || (streamer.is_none() && !self.copy));
         self.session.set_reachable(streamer.is_some());
@@ -172,14 +203,15 @@ impl SessionTable {
         self.insert(self.entry(shared, id, principal, kind, false), principal)
     }
 
-    /// A copy of session `id`, another replica's, for `principal`, in the state
-    /// `snapshot` gives, its GET stream held by `streamer`; the copy already here if
-    /// another request adopted it first.
+    /// A copy of session `id`, another replica's, for `principal`, as revision `revision`
+    /// of its record has it: in the state `snapshot` gives, its GET stream held by
+    /// `streamer`. The copy already here if another request adopted it first.
     pub fn adopt(
         &self,
         shared: &Arc<HttpShared>,
         id: &str,
         principal: &Principal,
+        revision: u64,
         snapshot: &SessionSnapshot,
         streamer: Option<u64>,
     ) -> Result<Created, Full> {
@@ -187,11 +219,10 @@ impl SessionTable {
             return Ok(Created { session: held, evicted: None });
         }
         let entry = self.entry(shared, id.to_string(), principal, Kind::Streamable, true);
-        if let Err(why) = entry.session.restore(snapshot) {
+        if let Err(why) = entry.take_on(revision, snapshot, streamer) {
             tracing::warn!(session = %id, "cannot adopt a session another replica made: {why}");
             return Err(Full("Session state is not readable"));
         }
-        entry.set_streamer(streamer);
         self.insert(entry, principal)
     }
 
@@ -229,7 +260,7 @@ impl SessionTable {
             last_used: AtomicU64::new(now),
             saved: AtomicU64::new(now),
             streaming: AtomicBool::new(false),
-            streamer: Mutex::new(None),
+            taken: Mutex::default(),
             copy,
         })
     }
@@ -400,7 +431,7 @@ mod tests {
             roots_changes: 0,
         };
         own.session.restore(&snapshot).unwrap();
-        let copy = table.adopt(&shared, "0123", &p, &snapshot, None).unwrap().session;
+        let copy = table.adopt(&shared, "0123", &p, 1, &snapshot, None).unwrap().session;
         assert_eq!(copy.session.snapshot(), Some(snapshot.clone()));
         // No stream open anywhere: the replica that made the session delivers.
         feed.notify(Change::ToolsChanged);
@@ -422,9 +453,9 @@ mod tests {
         assert!(made[0].contains("tools/list_changed"));
         assert_eq!(copied.len(), 1, "{copied:?}");
         assert!(copied[0].contains("prompts/list_changed"));
-        let again = table.adopt(&shared, "0123", &p, &snapshot, None).unwrap().session;
+        let again = table.adopt(&shared, "0123", &p, 1, &snapshot, None).unwrap().session;
         assert!(Arc::ptr_eq(&again, &copy), "adopted once");
-        assert!(table.adopt(&shared, "0123", &Principal::new("bob", ["x"]), &snapshot, None).is_err());
+        assert!(table.adopt(&shared, "0123", &Principal::new("bob", ["x"]), 1, &snapshot, None).is_err());
     }
 
     #[tokio::test]
