@@ -53,5 +53,7 @@ step "OAuth discovery with the Python SDK client against oidc-provider"
 
 step "benchmark harness, smoke mode (checks that it runs; no thresholds)"
 ./bench/run.sh --quick
+# A subset of the servers: the cases none of them runs are skipped.
+./bench/run.sh --quick --cases 2026 --servers duet-otlp
 ./bench/run.sh --quick --replicas
 ./bench/run.sh --quick --workspace

@@ -620,9 +620,12 @@ class Bench:
                    pinning: Pinning | None = None):
         """Runs every (server, concurrency) of a case, alternating servers, for each pass; the
         order of servers rotates between passes."""
-        self.log(f"case {case}")
         if self.args.servers:
             specs = [s for s in specs if s.key in self.args.servers.split(",")]
+        if not specs:
+            self.log(f"case {case}: skipped: none of --servers runs it")
+            return
+        self.log(f"case {case}")
         for pass_no in range(self.args.passes):
             for conns in conc_list:
                 order = specs[pass_no % len(specs):] + specs[:pass_no % len(specs)]
