@@ -85,7 +85,7 @@ pub(super) async fn open<B>(shared: &Arc<HttpShared>, req: Gated<B>) -> Response
             }
             created.session
         }
-        Err(full) => return http_error(StatusCode::SERVICE_UNAVAILABLE, full.0),
+        Err(why) => return http_error(StatusCode::SERVICE_UNAVAILABLE, why.0),
     };
     session.open_stream();
     let endpoint = format!("{}?session_id={}", shared.config.message_path, session.id);

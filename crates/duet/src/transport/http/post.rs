@@ -228,7 +228,7 @@ async fn answer_handshake(
                 }
                 created.session
             }
-            Err(full) => return http_error(StatusCode::SERVICE_UNAVAILABLE, full.0),
+            Err(why) => return http_error(StatusCode::SERVICE_UNAVAILABLE, why.0),
         };
         if let Err(refused) = replicated::count(shared, &http_session).await {
             shared.sessions.remove(&http_session.id);

@@ -110,7 +110,7 @@ pub(super) async fn find(
             }
             Ok(Some(created.session))
         }
-        Err(full) => Err(http_error(StatusCode::SERVICE_UNAVAILABLE, full.0)),
+        Err(why) => Err(http_error(StatusCode::SERVICE_UNAVAILABLE, why.0)),
     }
 }
 

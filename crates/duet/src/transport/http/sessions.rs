@@ -167,9 +167,10 @@ pub struct Created {
     pub evicted: Option<String>,
 }
 
-/// Why a session could not be created (503).
+/// Why a session could not be made or adopted here (503): a cap, or a record that is not
+/// this caller's or cannot be read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Full(pub &'static str);
+pub struct Unavailable(pub &'static str);
 
 pub struct SessionTable {
     sessions: Mutex<HashMap<String, Arc<HttpSession>>>,
@@ -198,7 +199,7 @@ impl SessionTable {
     /// Creates a session for `principal`. At the per-principal cap the least recently used
     /// idle session of that principal is evicted; when none is idle, or the table is full,
     /// creation fails.
-    pub fn create(&self, shared: &Arc<HttpShared>, principal: &Principal, kind: Kind) -> Result<Created, Full> {
+    pub fn create(&self, shared: &Arc<HttpShared>, principal: &Principal, kind: Kind) -> Result<Created, Unavailable> {
         let id = format!("{:032x}", rand::random::<u128>());
         self.insert(self.entry(shared, id, principal, kind, false), principal)
     }
@@ -214,14 +215,14 @@ impl SessionTable {
         revision: u64,
         snapshot: &SessionSnapshot,
         streamer: Option<u64>,
-    ) -> Result<Created, Full> {
+    ) -> Result<Created, Unavailable> {
         if let Some(held) = self.get(id, principal) {
             return Ok(Created { session: held, evicted: None });
         }
         let entry = self.entry(shared, id.to_string(), principal, Kind::Streamable, true);
         if let Err(why) = entry.take_on(revision, snapshot, streamer) {
             tracing::warn!(session = %id, "cannot adopt a session another replica made: {why}");
-            return Err(Full("Session state is not readable"));
+            return Err(Unavailable("Session state is not readable"));
         }
         self.insert(entry, principal)
     }
@@ -265,7 +266,7 @@ impl SessionTable {
         })
     }
 
-    fn insert(&self, entry: Arc<HttpSession>, principal: &Principal) -> Result<Created, Full> {
+    fn insert(&self, entry: Arc<HttpSession>, principal: &Principal) -> Result<Created, Unavailable> {
         let evicted = {
             let mut sessions = self.lock();
             if let Some(held) = sessions.get(&entry.id) {
@@ -273,7 +274,7 @@ impl SessionTable {
                 return if held.principal_id == principal.id {
                     Ok(Created { session: held.clone(), evicted: None })
                 } else {
-                    Err(Full("Session belongs to another caller"))
+                    Err(Unavailable("Session belongs to another caller"))
                 };
             }
             let mine: Vec<&Arc<HttpSession>> = sessions.values().filter(|s| s.principal_id == principal.id).collect();
@@ -282,12 +283,12 @@ impl SessionTable {
                 let idle =
                     mine.into_iter().filter(|s| !s.is_streaming()).min_by_key(|s| s.last_used.load(Ordering::Relaxed));
                 let Some(oldest) = idle.map(|s| s.id.clone()) else {
-                    return Err(Full("Too many sessions for this caller"));
+                    return Err(Unavailable("Too many sessions for this caller"));
                 };
                 evicted = sessions.remove(&oldest);
             }
             if sessions.len() >= self.max_sessions {
-                return Err(Full("Too many sessions"));
+                return Err(Unavailable("Too many sessions"));
             }
             sessions.insert(entry.id.clone(), entry.clone());
             evicted
@@ -402,14 +403,14 @@ mod tests {
         let _a3 = table.create(&shared, &alice, Kind::Streamable).unwrap().session;
         assert!(table.get(&a2.id, &alice).is_none() && table.get(&a1.id, &alice).is_some());
         table.create(&shared, &bob, Kind::Streamable).unwrap();
-        assert_eq!(table.create(&shared, &bob, Kind::Streamable).err(), Some(Full("Too many sessions")));
+        assert_eq!(table.create(&shared, &bob, Kind::Streamable).err(), Some(Unavailable("Too many sessions")));
         // Every session of a principal streaming: nothing to evict.
         let table = SessionTable::new(10, 1);
         let s = table.create(&shared, &alice, Kind::Streamable).unwrap().session;
         assert!(s.open_stream() && !s.open_stream());
         assert_eq!(
             table.create(&shared, &alice, Kind::Streamable).err(),
-            Some(Full("Too many sessions for this caller"))
+            Some(Unavailable("Too many sessions for this caller"))
         );
     }
 
