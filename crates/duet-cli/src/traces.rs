@@ -1,17 +1,20 @@
 //! `--otlp-endpoint`: each request's span, and its children (a manifest command, a handler's
-//! own spans), exported over OTLP/HTTP in protobuf to a collector. Spans are batched and sent
-//! from the exporter's own thread, so no request waits on the collector; past its queue,
-//! spans are dropped rather than held.
+//! own spans), exported over OTLP/HTTP in protobuf to a collector. Spans are encoded where
+//! they end and sent in batches from the exporter's own thread, so no request waits on the
+//! collector; past its queue, spans are dropped rather than held.
 
 mod encode;
 mod exporter;
+mod processor;
 
 use crate::usage::Usage;
 use exporter::OtlpHttpExporter;
 use opentelemetry::KeyValue;
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_sdk::Resource;
-use opentelemetry_sdk::trace::{BatchConfig, BatchConfigBuilder, BatchSpanProcessor, Sampler, SdkTracerProvider};
+use opentelemetry_sdk::trace::{Sampler, SdkTracerProvider};
+use processor::{EncodingProcessor, Limits};
+use std::time::Duration;
 use tracing::Level;
 use tracing_subscriber::Layer;
 use tracing_subscriber::filter::{LevelFilter, Targets};
@@ -21,9 +24,11 @@ use tracing_subscriber::registry::LookupSpan;
 /// (512 and 2,048). An export has a cost of its own (the request, the collector's answer),
 /// which larger batches spread over more spans: at tens of thousands of requests a second,
 /// the exporter's threads take a third less CPU (`docs/operations.md`). Past the queue
-/// (about 7 MiB of spans), spans are dropped rather than held.
+/// (about 3 MiB of encoded spans), spans are dropped rather than held.
 const BATCH: usize = 2048;
 const QUEUE: usize = 8192;
+/// The longest a span waits to be sent: the SDK's default.
+const DELAY: Duration = Duration::from_secs(5);
 
 /// Where spans go and which of them: `--otlp-endpoint` and `--otlp-sample-ratio`, checked.
 pub struct Export {
@@ -76,7 +81,7 @@ where
     // A caller's sampling decision (the flag of its `traceparent`) stands; a trace that starts
     // here is kept with the given probability.
     let sampler = Sampler::ParentBased(Box::new(Sampler::TraceIdRatioBased(export.sample_ratio)));
-    let processor = BatchSpanProcessor::builder(exporter).with_batch_config(batch_config()).build();
+    let processor = EncodingProcessor::new(exporter, limits(|name| std::env::var(name).ok()))?;
     let provider = SdkTracerProvider::builder()
         .with_span_processor(processor)
         .with_sampler(sampler)
@@ -99,23 +104,42 @@ where
     Ok((layer, provider))
 }
 
-/// [`BATCH`] and [`QUEUE`], unless the SDK's own variables (`OTEL_BSP_MAX_EXPORT_BATCH_SIZE`,
-/// `OTEL_BSP_MAX_QUEUE_SIZE`) say otherwise; the others (`OTEL_BSP_SCHEDULE_DELAY`, …) as
-/// the SDK reads them.
-fn batch_config() -> BatchConfig {
-    let mut config = BatchConfigBuilder::default();
-    if std::env::var_os("OTEL_BSP_MAX_QUEUE_SIZE").is_none() {
-        config = config.with_max_queue_size(QUEUE);
+/// [`QUEUE`], [`BATCH`] and [`DELAY`], unless the SDK's variables (read by `var`) say
+/// otherwise: `OTEL_BSP_MAX_QUEUE_SIZE`, `OTEL_BSP_MAX_EXPORT_BATCH_SIZE` (at most the
+/// queue) and `OTEL_BSP_SCHEDULE_DELAY` (milliseconds). A value that is not a positive
+/// whole number is ignored.
+fn limits(var: impl Fn(&str) -> Option<String>) -> Limits {
+    let read = |name: &str| var(name)?.trim().parse::<u64>().ok().filter(|n| *n > 0);
+    let queue = read("OTEL_BSP_MAX_QUEUE_SIZE").map_or(QUEUE, |n| n as usize);
+    Limits {
+        queue,
+        batch: read("OTEL_BSP_MAX_EXPORT_BATCH_SIZE").map_or(BATCH, |n| n as usize).min(queue),
+        delay: read("OTEL_BSP_SCHEDULE_DELAY").map_or(DELAY, Duration::from_millis),
     }
-    if std::env::var_os("OTEL_BSP_MAX_EXPORT_BATCH_SIZE").is_none() {
-        config = config.with_max_export_batch_size(BATCH);
-    }
-    config.build()
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{endpoint, sample_ratio};
+    use super::{BATCH, DELAY, QUEUE, endpoint, limits, sample_ratio};
+    use std::time::Duration;
+
+    #[test]
+    fn the_sdks_variables_set_the_limits() {
+        let defaults = limits(|_| None);
+        assert_eq!((defaults.queue, defaults.batch, defaults.delay), (QUEUE, BATCH, DELAY));
+        let given = limits(|name| {
+            let value = match name {
+                "OTEL_BSP_MAX_QUEUE_SIZE" => "100",
+                "OTEL_BSP_MAX_EXPORT_BATCH_SIZE" => "500",
+                "OTEL_BSP_SCHEDULE_DELAY" => " 250 ",
+                _ => return None,
+            };
+            Some(value.to_string())
+        });
+        assert_eq!((given.queue, given.batch, given.delay), (100, 100, Duration::from_millis(250)));
+        let ignored = limits(|name| Some(if name.ends_with("DELAY") { "soon" } else { "0" }.to_string()));
+        assert_eq!((ignored.queue, ignored.batch, ignored.delay), (QUEUE, BATCH, DELAY));
+    }
 
     #[test]
     fn a_sample_ratio_is_a_probability() {

@@ -1,5 +1,6 @@
-//! A batch of spans as the bytes of an OTLP `ExportTraceServiceRequest`, written straight
-//! from the SDK's `SpanData` with prost's encoding primitives.
+//! Spans as the bytes of an OTLP `ExportTraceServiceRequest`, written straight from the
+//! SDK's `SpanData` with prost's encoding primitives: each span as it ends
+//! ([`EncodedSpans::push`]), and a request around a batch of them ([`export_request`]).
 //!
 //! Why it exists: `opentelemetry-otlp` first turns every span into prost's generated structs
 //! (an owned `String` or `Vec` for each id, name, key and value) and then encodes those.
@@ -9,8 +10,8 @@
 //! transform), without the structs in between.
 //!
 //! A nested message is written in place after a one-byte length, which is widened (the body
-//! moved along) only when the message turns out to be 128 bytes or longer. One buffer holds
-//! the whole request: no span, attribute or value gets an allocation of its own.
+//! moved along) only when the message turns out to be 128 bytes or longer. No span,
+//! attribute or value gets an allocation of its own.
 
 use opentelemetry::trace::{SpanContext, SpanId, SpanKind, Status};
 use opentelemetry::{Array, InstrumentationScope, KeyValue, Value};
@@ -49,28 +50,61 @@ impl EncodedResource {
     }
 }
 
-/// Appends to `buf` the request that exports `spans`: one `ResourceSpans`, holding one
-/// `ScopeSpans` per instrumentation scope, in the order each scope first appears, with its
-/// spans in the batch's order.
-pub fn export_request(buf: &mut Vec<u8>, resource: &EncodedResource, spans: &[SpanData]) {
-    let mut scopes: Vec<&InstrumentationScope> = Vec::new();
-    let mut scope_of = Vec::with_capacity(spans.len());
-    for span in spans {
-        let scope = &span.instrumentation_scope;
-        let index = scopes.iter().position(|known| *known == scope).unwrap_or_else(|| {
-            scopes.push(scope);
-            scopes.len() - 1
-        });
-        scope_of.push(index);
+/// Spans encoded as they ended, grouped by instrumentation scope in the order each scope
+/// first appeared: what a `ResourceSpans` of an export holds besides its resource.
+#[derive(Debug, Default)]
+pub struct EncodedSpans {
+    /// Each scope, and the `spans` fields of its `ScopeSpans`, in the order they came.
+    scopes: Vec<(InstrumentationScope, Vec<u8>)>,
+    len: usize,
+}
+
+impl EncodedSpans {
+    /// The number of spans.
+    pub fn len(&self) -> usize {
+        self.len
     }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Encodes `span` after the others of its scope.
+    pub fn push(&mut self, span: &SpanData) {
+        message(self.of_scope(&span.instrumentation_scope), 2, |buf| self::span(buf, span));
+        self.len += 1;
+    }
+
+    /// Takes on the spans of `other`, after those of the same scope here.
+    pub fn append(&mut self, other: EncodedSpans) {
+        for (scope, spans) in other.scopes {
+            self.of_scope(&scope).extend_from_slice(&spans);
+        }
+        self.len += other.len;
+    }
+
+    /// The spans of `scope` so far: a span's scope is almost always the one before's.
+    fn of_scope(&mut self, scope: &InstrumentationScope) -> &mut Vec<u8> {
+        let index = match self.scopes.iter().position(|(known, _)| known == scope) {
+            Some(index) => index,
+            None => {
+                self.scopes.push((scope.clone(), Vec::new()));
+                self.scopes.len() - 1
+            }
+        };
+        &mut self.scopes[index].1
+    }
+}
+
+/// Appends to `buf` the request that exports `spans`: one `ResourceSpans`, holding one
+/// `ScopeSpans` per instrumentation scope.
+pub fn export_request(buf: &mut Vec<u8>, resource: &EncodedResource, spans: &EncodedSpans) {
     message(buf, 1, |buf| {
         buf.extend_from_slice(&resource.fields);
-        for (index, scope) in scopes.iter().enumerate() {
+        for (scope, encoded) in &spans.scopes {
             message(buf, 2, |buf| {
                 message(buf, 1, |buf| instrumentation_scope(buf, scope));
-                for (span, _) in spans.iter().zip(&scope_of).filter(|(_, of)| **of == index) {
-                    message(buf, 2, |buf| self::span(buf, span));
-                }
+                buf.extend_from_slice(encoded);
                 string(buf, 3, scope.schema_url().unwrap_or_default());
             });
         }
@@ -262,7 +296,7 @@ fn nanos(time: SystemTime) -> u64 {
 
 #[cfg(test)]
 pub(super) mod tests {
-    use super::{EncodedResource, export_request};
+    use super::{EncodedResource, EncodedSpans, export_request};
     use opentelemetry::trace::{Event, Link, SpanContext, SpanId, SpanKind, Status, TraceFlags, TraceId};
     use opentelemetry::{Array, InstrumentationScope, KeyValue, StringValue, Value};
     use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
@@ -384,9 +418,16 @@ pub(super) mod tests {
         (request, bytes)
     }
 
+    /// `spans`, each encoded as it would end.
+    pub(in crate::traces) fn batch(spans: &[SpanData]) -> EncodedSpans {
+        let mut batch = EncodedSpans::default();
+        spans.iter().for_each(|span| batch.push(span));
+        batch
+    }
+
     fn encoded(spans: &[SpanData], resource: &Resource) -> Vec<u8> {
         let mut buf = Vec::new();
-        export_request(&mut buf, &EncodedResource::new(resource), spans);
+        export_request(&mut buf, &EncodedResource::new(resource), &batch(spans));
         buf
     }
 
@@ -443,7 +484,22 @@ pub(super) mod tests {
     fn the_default_resource_is_the_empty_one() {
         let spans = [request_span(1, scope("duet", None))];
         let mut buf = Vec::new();
-        export_request(&mut buf, &EncodedResource::default(), &spans);
+        export_request(&mut buf, &EncodedResource::default(), &batch(&spans));
         assert_eq!(buf, reference(&spans, &Resource::builder_empty().build()).1);
+    }
+
+    #[test]
+    fn batches_appended_keep_each_scope_together() {
+        let (duet, other) = (|| scope("duet", None), || scope("other-lib", Some("2.1.0")));
+        let spans =
+            [request_span(1, duet()), request_span(2, other()), request_span(3, duet()), request_span(4, other())];
+        let mut appended = batch(&spans[..1]);
+        appended.append(batch(&spans[1..3]));
+        appended.append(batch(&spans[3..]));
+        assert_eq!(appended.len(), 4);
+        let resource = Resource::builder_empty().build();
+        let mut buf = Vec::new();
+        export_request(&mut buf, &EncodedResource::new(&resource), &appended);
+        assert_eq!(buf, reference(&spans, &resource).1);
     }
 }

@@ -1,21 +1,18 @@
-//! The span exporter: each batch the SDK's batch processor hands it, encoded by
-//! [`super::encode`] and posted to the collector over OTLP/HTTP in protobuf, from the
-//! processor's own thread.
+//! The span exporter: a batch of encoded spans (`super::encode`) posted to the collector
+//! over OTLP/HTTP in protobuf, from the processor's own thread (`super::processor`).
 //!
 //! Why it exists rather than `opentelemetry-otlp`'s: that one builds prost's structs for
 //! every span before encoding them, which cost more than the rest of an exported span
-//! together (`docs/operations.md`). This one writes the bytes directly and keeps what that
+//! together (`docs/operations.md`). This one posts bytes already written and keeps what that
 //! exporter did that a user can see: the OTLP/HTTP retries (network errors, 429, 502, 503,
 //! 504, with backoff, within [`EXPORT_TIMEOUT`]), the headers of
 //! `OTEL_EXPORTER_OTLP_TRACES_HEADERS` or `OTEL_EXPORTER_OTLP_HEADERS`, a warning when the
 //! collector rejects some spans. A batch that cannot be sent is dropped and the error
-//! returned, which the batch processor logs (`BatchSpanProcessor.ExportError`).
+//! returned, which the processor logs.
 
-use super::encode::{EncodedResource, export_request};
+use super::encode::{EncodedResource, EncodedSpans, export_request};
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceResponse;
 use opentelemetry_sdk::Resource;
-use opentelemetry_sdk::error::{OTelSdkError, OTelSdkResult};
-use opentelemetry_sdk::trace::{SpanData, SpanExporter};
 use prost::Message as _;
 use prost::bytes::Bytes;
 use reqwest::StatusCode;
@@ -25,7 +22,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// How long one export may take, its retries included, before the batch is given up.
-const EXPORT_TIMEOUT: Duration = Duration::from_secs(10);
+pub const EXPORT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Retries of a batch the collector could not take, the first after [`FIRST_BACKOFF`] and
 /// each later one after twice the wait before it: the OTLP exporter's own policy.
@@ -67,6 +64,32 @@ impl OtlpHttpExporter {
         })
     }
 
+    /// Posts `spans` (none: nothing to do).
+    pub fn export(&self, spans: &EncodedSpans) -> Result<(), String> {
+        if spans.is_empty() {
+            return Ok(());
+        }
+        let mut body = Vec::with_capacity((spans.len() + 1) * self.span_len.load(Ordering::Relaxed));
+        export_request(&mut body, &self.resource, spans);
+        self.span_len.store(body.len() / spans.len() + 1, Ordering::Relaxed);
+        let answer = self.post(body.into())?;
+        if let Some(rejected) = answer.and_then(|a| ExportTraceServiceResponse::decode(a).ok()?.partial_success)
+            && (rejected.rejected_spans > 0 || !rejected.error_message.is_empty())
+        {
+            tracing::warn!(
+                rejected_spans = rejected.rejected_spans,
+                message = rejected.error_message,
+                "the collector rejected part of an export"
+            );
+        }
+        Ok(())
+    }
+
+    /// The resource every export names, as the provider has it.
+    pub fn set_resource(&mut self, resource: &Resource) {
+        self.resource = EncodedResource::new(resource);
+    }
+
     /// Posts `body`, again while the collector may take it later and time is left.
     fn post(&self, body: Bytes) -> Result<Option<Bytes>, String> {
         let deadline = Instant::now() + EXPORT_TIMEOUT;
@@ -100,30 +123,6 @@ impl OtlpHttpExporter {
     }
 }
 
-impl SpanExporter for OtlpHttpExporter {
-    async fn export(&self, batch: Vec<SpanData>) -> OTelSdkResult {
-        let mut body = Vec::with_capacity((batch.len() + 1) * self.span_len.load(Ordering::Relaxed));
-        export_request(&mut body, &self.resource, &batch);
-        self.span_len.store(body.len() / batch.len().max(1) + 1, Ordering::Relaxed);
-        drop(batch);
-        let answer = self.post(body.into()).map_err(OTelSdkError::InternalFailure)?;
-        if let Some(rejected) = answer.and_then(|a| ExportTraceServiceResponse::decode(a).ok()?.partial_success)
-            && (rejected.rejected_spans > 0 || !rejected.error_message.is_empty())
-        {
-            tracing::warn!(
-                rejected_spans = rejected.rejected_spans,
-                message = rejected.error_message,
-                "the collector rejected part of an export"
-            );
-        }
-        Ok(())
-    }
-
-    fn set_resource(&mut self, resource: &Resource) {
-        self.resource = EncodedResource::new(resource);
-    }
-}
-
 /// Whether an export the collector answered with `status` may be sent again, as OTLP/HTTP
 /// says: when it is throttled or unavailable.
 fn retried(status: StatusCode) -> bool {
@@ -143,24 +142,34 @@ fn extra_headers(given: &str) -> impl Iterator<Item = (HeaderName, HeaderValue)>
 }
 
 #[cfg(test)]
-mod tests {
-    use super::super::encode::tests::{request_span, scope};
+pub(super) mod tests {
+    use super::super::encode::tests::{batch, request_span, scope};
     use super::super::encode::{EncodedResource, export_request};
     use super::{OtlpHttpExporter, extra_headers};
-    use opentelemetry_sdk::trace::SpanExporter as _;
     use std::io::{BufRead, BufReader, Read, Write};
     use std::net::TcpListener;
 
     /// A request as the collector received it: its head and its body.
-    type Received = (String, Vec<u8>);
+    pub(in crate::traces) type Received = (String, Vec<u8>);
 
     /// A collector on loopback answering each request, on a connection of its own, with the
     /// next of `statuses`; it returns each request.
-    fn collector(statuses: &'static [&'static str]) -> (String, std::thread::JoinHandle<Vec<Received>>) {
+    pub(in crate::traces) fn collector(
+        statuses: &'static [&'static str],
+    ) -> (String, std::thread::JoinHandle<Vec<Received>>) {
+        holding_collector(statuses, || {})
+    }
+
+    /// [`collector`], calling `first` after the first request came and before answering it.
+    pub(in crate::traces) fn holding_collector(
+        statuses: &'static [&'static str],
+        first: impl FnOnce() + Send + 'static,
+    ) -> (String, std::thread::JoinHandle<Vec<Received>>) {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
         let url = format!("http://{}/v1/traces", listener.local_addr().expect("address"));
         let answers = std::thread::spawn(move || {
             let mut received = Vec::new();
+            let mut first = Some(first);
             for status in statuses {
                 let (stream, _) = listener.accept().expect("accept");
                 let mut reader = BufReader::new(stream);
@@ -174,6 +183,9 @@ mod tests {
                     .expect("content-length");
                 let mut body = vec![0; length];
                 reader.read_exact(&mut body).expect("body");
+                if let Some(first) = first.take() {
+                    first();
+                }
                 let answer = format!("HTTP/1.1 {status}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
                 reader.get_mut().write_all(answer.as_bytes()).expect("answer");
                 received.push((head, body));
@@ -187,12 +199,12 @@ mod tests {
     fn a_batch_is_posted_as_protobuf_and_sent_again_while_the_collector_is_unavailable() {
         let (url, collector) = collector(&["503 Service Unavailable", "200 OK", "400 Bad Request"]);
         let exporter = OtlpHttpExporter::new(&url).expect("exporter");
-        let batch = vec![request_span(1, scope("duet", None)), request_span(2, scope("duet", None))];
+        let spans = batch(&[request_span(1, scope("duet", None)), request_span(2, scope("duet", None))]);
         let mut expected = Vec::new();
-        export_request(&mut expected, &EncodedResource::default(), &batch);
-        futures::executor::block_on(exporter.export(batch.clone())).expect("sent on the second try");
+        export_request(&mut expected, &EncodedResource::default(), &spans);
+        exporter.export(&spans).expect("sent on the second try");
         // A refusal that is not "later" is final: the batch is dropped, the error returned.
-        let refused = futures::executor::block_on(exporter.export(batch)).expect_err("refused");
+        let refused = exporter.export(&spans).expect_err("refused");
         assert!(refused.to_string().contains("400"), "{refused}");
         let received = collector.join().expect("collector");
         assert_eq!(received.len(), 3);

@@ -1,0 +1,324 @@
+//! The span processor: each span is encoded (`super::encode`) on the thread that ends it,
+//! into a buffer of that thread's own; a full buffer goes to the export thread, which
+//! gathers buffers into batches and posts them (`super::exporter`) every [`Limits::delay`]
+//! or [`Limits::batch`] spans. Past [`Limits::queue`] spans waiting, whole buffers are
+//! dropped rather than held.
+//!
+//! Why it exists rather than the SDK's `BatchSpanProcessor`: that one sends every span's
+//! data through one channel that every request thread contends for, to be encoded and freed
+//! on the export thread; the allocator then reclaims that memory across threads. Measured
+//! on `tools/call` (`bench/RESULTS.md`), that took more CPU than making the spans. Here a
+//! span's data is freed where it was made, and one buffer crosses threads per
+//! [`Limits::batch`] / [`SHARDS`] spans.
+
+use super::encode::EncodedSpans;
+use super::exporter::OtlpHttpExporter;
+use opentelemetry::Context;
+use opentelemetry_sdk::Resource;
+use opentelemetry_sdk::error::{OTelSdkError, OTelSdkResult};
+use opentelemetry_sdk::trace::{Span, SpanData, SpanProcessor};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError, sync_channel};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Buffers the threads that end spans write to; a thread keeps one for its life. More
+/// than the threads of a runtime on most machines, so that two rarely share one.
+pub const SHARDS: usize = 16;
+
+/// How much is batched, and for how long.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// The most spans waiting to be sent; past it, spans are dropped.
+    pub queue: usize,
+    /// The spans of one export.
+    pub batch: usize,
+    /// The longest a span waits to be sent.
+    pub delay: Duration,
+}
+
+impl Limits {
+    /// The spans a thread's buffer takes before it goes to the export thread.
+    fn buffer(&self) -> usize {
+        (self.batch / SHARDS).max(1)
+    }
+}
+
+/// What the export thread is told.
+enum Command {
+    Spans(EncodedSpans),
+    Resource(Resource),
+    /// Send everything now and say how it went.
+    Flush(SyncSender<OTelSdkResult>),
+    /// Flush, then end.
+    Shutdown(SyncSender<OTelSdkResult>),
+}
+
+/// The buffers of the threads that end spans.
+struct Shards([Mutex<EncodedSpans>; SHARDS]);
+
+impl Shards {
+    /// The buffer of the calling thread.
+    fn mine(&self) -> &Mutex<EncodedSpans> {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        thread_local! {
+            static SHARD: usize = NEXT.fetch_add(1, Ordering::Relaxed) % SHARDS;
+        }
+        &self.0[SHARD.with(|shard| *shard)]
+    }
+
+    /// Every buffer's spans, the buffers left empty.
+    fn drain(&self, into: &mut EncodedSpans) {
+        for shard in &self.0 {
+            into.append(std::mem::take(&mut *shard.lock().unwrap_or_else(|p| p.into_inner())));
+        }
+    }
+}
+
+#[derive(Debug)]
+pub struct EncodingProcessor {
+    shards: Arc<Shards>,
+    limits: Limits,
+    commands: SyncSender<Command>,
+    /// Spans dropped because the queue was full.
+    dropped: AtomicUsize,
+}
+
+impl std::fmt::Debug for Shards {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Shards")
+    }
+}
+
+impl EncodingProcessor {
+    /// A processor whose thread exports through `exporter`.
+    pub fn new(exporter: OtlpHttpExporter, limits: Limits) -> std::io::Result<EncodingProcessor> {
+        let shards = Arc::new(Shards(Default::default()));
+        let (commands, received) = sync_channel((limits.queue / limits.buffer()).max(1));
+        let worker = Worker { exporter, shards: shards.clone(), limits, batch: EncodedSpans::default() };
+        std::thread::Builder::new().name("duet-otlp".into()).spawn(move || worker.run(received))?;
+        Ok(EncodingProcessor { shards, limits, commands, dropped: AtomicUsize::new(0) })
+    }
+
+    /// Tells the export thread `command` and waits for its answer, at most `limit` in all
+    /// (the queue may be full while the thread waits for the collector).
+    fn ask(&self, command: impl FnOnce(SyncSender<OTelSdkResult>) -> Command, limit: Duration) -> OTelSdkResult {
+        let deadline = Instant::now() + limit;
+        let (answer, answered) = sync_channel(1);
+        let mut command = command(answer);
+        loop {
+            match self.commands.try_send(command) {
+                Ok(()) => break,
+                Err(TrySendError::Full(again)) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(1));
+                    command = again;
+                }
+                Err(TrySendError::Full(_)) => return Err(OTelSdkError::Timeout(limit)),
+                Err(TrySendError::Disconnected(_)) => return Err(OTelSdkError::AlreadyShutdown),
+            }
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        answered.recv_timeout(left).map_err(|_| OTelSdkError::Timeout(limit))?
+    }
+}
+
+impl SpanProcessor for EncodingProcessor {
+    fn on_start(&self, _span: &mut Span, _cx: &Context) {}
+
+    fn on_end(&self, span: SpanData) {
+        if !span.span_context.is_sampled() {
+            return;
+        }
+        let full = {
+            let mut mine = self.shards.mine().lock().unwrap_or_else(|p| p.into_inner());
+            mine.push(&span);
+            (mine.len() >= self.limits.buffer()).then(|| std::mem::take(&mut *mine))
+        };
+        let Some(full) = full else { return };
+        let spans = full.len();
+        // Once shut down (disconnected), nothing is sent any more.
+        match self.commands.try_send(Command::Spans(full)) {
+            Err(TrySendError::Full(_)) if self.dropped.fetch_add(spans, Ordering::Relaxed) == 0 => {
+                tracing::warn!("spans are made faster than the collector takes them: dropped (more may follow)");
+            }
+            _ => {}
+        }
+    }
+
+    fn force_flush(&self) -> OTelSdkResult {
+        self.ask(Command::Flush, self.limits.delay + super::exporter::EXPORT_TIMEOUT)
+    }
+
+    fn shutdown_with_timeout(&self, timeout: Duration) -> OTelSdkResult {
+        let done = self.ask(Command::Shutdown, timeout);
+        let dropped = self.dropped.load(Ordering::Relaxed);
+        if dropped > 0 {
+            tracing::warn!(dropped, "spans were dropped because the collector did not take them fast enough");
+        }
+        done
+    }
+
+    fn set_resource(&mut self, resource: &Resource) {
+        // Before any span: the provider sets it as it is built.
+        let _ = self.commands.send(Command::Resource(resource.clone()));
+    }
+}
+
+/// The export thread.
+struct Worker {
+    exporter: OtlpHttpExporter,
+    shards: Arc<Shards>,
+    limits: Limits,
+    /// The spans of the next export.
+    batch: EncodedSpans,
+}
+
+impl Worker {
+    fn run(mut self, commands: Receiver<Command>) {
+        let mut due = Instant::now() + self.limits.delay;
+        loop {
+            match commands.recv_timeout(due.saturating_duration_since(Instant::now())) {
+                Ok(Command::Spans(spans)) => {
+                    let _ = self.take(spans);
+                }
+                Ok(Command::Resource(resource)) => self.exporter.set_resource(&resource),
+                Ok(Command::Flush(answer)) => {
+                    let _ = answer.send(self.export_all());
+                }
+                Ok(Command::Shutdown(answer)) => {
+                    let _ = answer.send(self.export_all());
+                    return;
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    let _ = self.export_all();
+                    due = Instant::now() + self.limits.delay;
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    let _ = self.export_all();
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Exports every span there is. What was queued before the command that asks for it
+    /// came first, and is in the batch; the rest is in the threads' buffers.
+    fn export_all(&mut self) -> OTelSdkResult {
+        let mut rest = EncodedSpans::default();
+        self.shards.drain(&mut rest);
+        let sent = self.take(rest);
+        sent.and(self.export())
+    }
+
+    /// Adds `spans` to the batch, sending first the batch they would take past
+    /// [`Limits::batch`], and after, a batch they fill.
+    fn take(&mut self, spans: EncodedSpans) -> OTelSdkResult {
+        let mut sent = Ok(());
+        if self.batch.len() + spans.len() > self.limits.batch {
+            sent = self.export();
+        }
+        self.batch.append(spans);
+        if self.batch.len() >= self.limits.batch {
+            sent = sent.and(self.export());
+        }
+        sent
+    }
+
+    /// Posts the batch; it is dropped whether or not the collector took it.
+    fn export(&mut self) -> OTelSdkResult {
+        let sent = self.exporter.export(&std::mem::take(&mut self.batch));
+        sent.map_err(|e| {
+            tracing::error!("spans could not be exported: {e}");
+            OTelSdkError::InternalFailure(e)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::encode::tests::{request_span, scope};
+    use super::super::exporter::tests::{Received, collector, holding_collector};
+    use super::{EncodingProcessor, Limits};
+    use opentelemetry::KeyValue;
+    use opentelemetry::trace::{SpanContext, TraceFlags};
+    use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+    use opentelemetry_sdk::Resource;
+    use opentelemetry_sdk::trace::SpanProcessor as _;
+    use prost::Message as _;
+    use std::sync::atomic::Ordering;
+    use std::sync::mpsc::sync_channel;
+    use std::time::Duration;
+
+    fn processor(url: &str, limits: Limits) -> EncodingProcessor {
+        EncodingProcessor::new(super::OtlpHttpExporter::new(url).expect("exporter"), limits).expect("processor")
+    }
+
+    /// Each export the collector received, decoded.
+    fn exported(received: Vec<Received>) -> Vec<ExportTraceServiceRequest> {
+        let decode = |(_, body): Received| ExportTraceServiceRequest::decode(body.as_slice()).expect("protobuf");
+        received.into_iter().map(decode).collect()
+    }
+
+    /// The ids of the spans `export` carried, in order.
+    fn span_ids(export: &ExportTraceServiceRequest) -> Vec<u64> {
+        let spans = export.resource_spans.iter().flat_map(|r| &r.scope_spans).flat_map(|s| &s.spans);
+        let mut ids: Vec<u64> =
+            spans.map(|span| u64::from_be_bytes(span.span_id[..].try_into().expect("8 bytes"))).collect();
+        ids.sort();
+        ids
+    }
+
+    #[test]
+    fn spans_ended_on_many_threads_are_sent_in_one_export_at_shutdown() {
+        let (url, collector) = collector(&["200 OK"]);
+        let long = Limits { queue: 1000, batch: 1000, delay: Duration::from_secs(60) };
+        let mut processor = processor(&url, long);
+        processor.set_resource(&Resource::builder_empty().with_attribute(KeyValue::new("service.name", "t")).build());
+        std::thread::scope(|threads| {
+            for thread in 0..4 {
+                let processor = &processor;
+                threads.spawn(move || {
+                    for n in 1..=10 {
+                        processor.on_end(request_span(thread * 10 + n, scope("duet", None)));
+                    }
+                });
+            }
+        });
+        // Not sampled: not sent.
+        let mut unsampled = request_span(99, scope("duet", None));
+        let context = &unsampled.span_context;
+        unsampled.span_context =
+            SpanContext::new(context.trace_id(), context.span_id(), TraceFlags::default(), false, Default::default());
+        processor.on_end(unsampled);
+        processor.shutdown_with_timeout(Duration::from_secs(10)).expect("sent");
+        let exports = exported(collector.join().expect("collector"));
+        assert_eq!(exports.len(), 1);
+        assert_eq!(span_ids(&exports[0]), (1..=40).collect::<Vec<_>>());
+        let resource = exports[0].resource_spans[0].resource.as_ref().expect("the resource");
+        assert_eq!(resource.attributes[0].key, "service.name");
+    }
+
+    #[test]
+    fn past_the_queue_spans_are_dropped_rather_than_waited_for() {
+        let (arrived, first_arrived) = sync_channel(1);
+        let (release, released) = sync_channel::<()>(1);
+        let hold = move || {
+            arrived.send(()).expect("the test waits");
+            released.recv().expect("the test releases");
+        };
+        let (url, collector) = holding_collector(&["200 OK", "200 OK", "200 OK"], hold);
+        // Every span goes alone, and two may wait.
+        let tight = Limits { queue: 2, batch: 1, delay: Duration::from_secs(60) };
+        let processor = processor(&url, tight);
+        processor.on_end(request_span(1, scope("duet", None)));
+        first_arrived.recv_timeout(Duration::from_secs(10)).expect("the first span is being sent");
+        for n in 2..=6 {
+            processor.on_end(request_span(n, scope("duet", None)));
+        }
+        assert_eq!(processor.dropped.load(Ordering::Relaxed), 3, "spans 4 to 6 found no room");
+        release.send(()).expect("the collector waits");
+        processor.shutdown_with_timeout(Duration::from_secs(10)).expect("sent");
+        let ids: Vec<Vec<u64>> = exported(collector.join().expect("collector")).iter().map(span_ids).collect();
+        assert_eq!(ids, [vec![1], vec![2], vec![3]]);
+    }
+}
