@@ -22,9 +22,8 @@ use tracing_subscriber::registry::LookupSpan;
 
 /// Spans sent in one export, and the most waiting to be sent: four times the SDK's defaults
 /// (512 and 2,048). An export has a cost of its own (the request, the collector's answer),
-/// which larger batches spread over more spans: at tens of thousands of requests a second,
-/// the exporter's threads take a third less CPU (`docs/operations.md`). Past the queue
-/// (about 3 MiB of encoded spans), spans are dropped rather than held.
+/// which larger batches spread over more spans. Past the queue (about 3 MiB of encoded
+/// spans), spans are dropped rather than held.
 const BATCH: usize = 2048;
 const QUEUE: usize = 8192;
 /// The longest a span waits to be sent: the SDK's default.

@@ -6,10 +6,10 @@
 //!
 //! Why it exists rather than the SDK's `BatchSpanProcessor`: that one sends every span's
 //! data through one channel that every request thread contends for, to be encoded and freed
-//! on the export thread; the allocator then reclaims that memory across threads. Measured
-//! on `tools/call` (`bench/RESULTS.md`), that took more CPU than making the spans. Here a
+//! on the export thread; the allocator then reclaims that memory across threads. Here a
 //! span's data is freed where it was made, and one buffer crosses threads per
-//! [`Limits::batch`] / [`SHARDS`] spans.
+//! [`Limits::batch`] / [`SHARDS`] spans: on `tools/call`, export costs about half the
+//! throughput it did (`bench/RESULTS.md`, 2026-12-02 15:46).
 
 use super::encode::EncodedSpans;
 use super::exporter::OtlpHttpExporter;
@@ -75,6 +75,13 @@ impl Shards {
     }
 }
 
+impl std::fmt::Debug for Shards {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Shards")
+    }
+}
+
+/// The processor the provider hands each ended span (`SdkTracerProvider::builder`).
 #[derive(Debug)]
 pub struct EncodingProcessor {
     shards: Arc<Shards>,
@@ -82,12 +89,6 @@ pub struct EncodingProcessor {
     commands: SyncSender<Command>,
     /// Spans dropped because the queue was full.
     dropped: AtomicUsize,
-}
-
-impl std::fmt::Debug for Shards {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Shards")
-    }
 }
 
 impl EncodingProcessor {
