@@ -234,6 +234,15 @@ impl Keys for HeldRead {
     }
 }
 
+/// Two replicas on one backplane, the second's reads of session records held by the gate.
+async fn replicas_with_a_held_read() -> (TestServer, TestServer, Arc<HeldRead>) {
+    let backplane = Backplane::memory();
+    let (view, gate) = HeldRead::over(&backplane);
+    let a = TestServer::start_on(config(), backplane).await;
+    let b = TestServer::start_on(config(), view).await;
+    (a, b, gate)
+}
+
 /// A session made on `a` whose `notifications/initialized` is not sent yet.
 async fn uninitialized_session(a: &TestServer) -> Client {
     let params = json!({"protocolVersion": LATEST, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}});
@@ -246,10 +255,7 @@ async fn uninitialized_session(a: &TestServer) -> Client {
 async fn a_get_stream_opened_on_a_stale_copy_still_delivers_list_changes() {
     // The SDKs open the GET stream while `notifications/initialized` is still on its way:
     // the replica taking the stream may read the record from before it.
-    let backplane = Backplane::memory();
-    let (view, gate) = HeldRead::over(&backplane);
-    let a = TestServer::start_on(config(), backplane).await;
-    let b = TestServer::start_on(config(), view).await;
+    let (a, b, gate) = replicas_with_a_held_read().await;
     let on_a = uninitialized_session(&a).await;
     let on_b = on_a.via(&b);
     let opening = gate.hold_during(on_b.get().stream()).await;
@@ -266,17 +272,15 @@ async fn a_get_stream_opened_on_a_stale_copy_still_delivers_list_changes() {
 
 #[tokio::test]
 async fn subscriptions_made_at_once_on_two_replicas_are_both_kept() {
-    let backplane = Backplane::memory();
-    let (view, gate) = HeldRead::over(&backplane);
-    let a = TestServer::start_on(config(), backplane).await;
-    let b = TestServer::start_on(config(), view).await;
+    let (a, b, gate) = replicas_with_a_held_read().await;
     let on_a = a.session(LATEST).await;
     let on_b = on_a.via(&b);
-    let subscribing = gate.hold_during({
-        let on_b = on_b.clone();
-        async move { on_b.call("resources/subscribe", json!({"uri": "test://items/alpha"})).await }
-    });
-    let subscribing = subscribing.await;
+    let subscribing = gate
+        .hold_during({
+            let on_b = on_b.clone();
+            async move { on_b.call("resources/subscribe", json!({"uri": "test://items/alpha"})).await }
+        })
+        .await;
     on_a.call("resources/subscribe", json!({"uri": "test://info"})).await;
     gate.release();
     bounded("the subscription on b", subscribing).await.expect("the subscribe request ran");
