@@ -75,12 +75,24 @@ impl EncodedSpans {
         self.len += 1;
     }
 
-    /// Takes on the spans of `other`, after those of the same scope here.
-    pub fn append(&mut self, other: EncodedSpans) {
-        for (scope, spans) in other.scopes {
-            self.of_scope(&scope).extend_from_slice(&spans);
+    /// Copies in the spans of `other`, after those of the same scope here.
+    pub fn append(&mut self, other: &EncodedSpans) {
+        for (scope, spans) in other.scopes.iter().filter(|(_, spans)| !spans.is_empty()) {
+            self.of_scope(scope).extend_from_slice(spans);
         }
         self.len += other.len;
+    }
+
+    /// The bytes the spans may take before the buffer grows.
+    #[cfg(test)]
+    pub fn room(&self) -> usize {
+        self.scopes.iter().map(|(_, spans)| spans.capacity()).sum()
+    }
+
+    /// Forgets every span, keeping the room they took for the next ones.
+    pub fn clear(&mut self) {
+        self.scopes.iter_mut().for_each(|(_, spans)| spans.clear());
+        self.len = 0;
     }
 
     /// The spans of `scope` so far: a span's scope is almost always the one before's.
@@ -101,7 +113,7 @@ impl EncodedSpans {
 pub fn export_request(buf: &mut Vec<u8>, resource: &EncodedResource, spans: &EncodedSpans) {
     message(buf, 1, |buf| {
         buf.extend_from_slice(&resource.fields);
-        for (scope, encoded) in &spans.scopes {
+        for (scope, encoded) in spans.scopes.iter().filter(|(_, encoded)| !encoded.is_empty()) {
             message(buf, 2, |buf| {
                 message(buf, 1, |buf| instrumentation_scope(buf, scope));
                 buf.extend_from_slice(encoded);
@@ -489,13 +501,26 @@ pub(super) mod tests {
     }
 
     #[test]
+    fn a_cleared_batch_sends_only_the_spans_pushed_after() {
+        let mut reused =
+            batch(&[request_span(1, scope("other-lib", Some("2.1.0"))), request_span(2, scope("duet", None))]);
+        reused.clear();
+        assert!(reused.is_empty());
+        let spans = [request_span(3, scope("duet", None))];
+        spans.iter().for_each(|span| reused.push(span));
+        let mut buf = Vec::new();
+        export_request(&mut buf, &EncodedResource::default(), &reused);
+        assert_eq!(buf, reference(&spans, &Resource::builder_empty().build()).1);
+    }
+
+    #[test]
     fn batches_appended_keep_each_scope_together() {
         let (duet, other) = (|| scope("duet", None), || scope("other-lib", Some("2.1.0")));
         let spans =
             [request_span(1, duet()), request_span(2, other()), request_span(3, duet()), request_span(4, other())];
         let mut appended = batch(&spans[..1]);
-        appended.append(batch(&spans[1..3]));
-        appended.append(batch(&spans[3..]));
+        appended.append(&batch(&spans[1..3]));
+        appended.append(&batch(&spans[3..]));
         assert_eq!(appended.len(), 4);
         let resource = Resource::builder_empty().build();
         let mut buf = Vec::new();

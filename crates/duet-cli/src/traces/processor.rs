@@ -54,8 +54,13 @@ enum Command {
     Shutdown(SyncSender<OTelSdkResult>),
 }
 
-/// The buffers of the threads that end spans.
-struct Shards([Mutex<EncodedSpans>; SHARDS]);
+/// The buffers of the threads that end spans, and emptied ones to give them in place of
+/// a full one, so that a thread's buffer keeps the room it grew to.
+#[derive(Default)]
+struct Shards {
+    buffers: [Mutex<EncodedSpans>; SHARDS],
+    spares: Mutex<Vec<EncodedSpans>>,
+}
 
 impl Shards {
     /// The buffer of the calling thread.
@@ -64,15 +69,36 @@ impl Shards {
         thread_local! {
             static SHARD: usize = NEXT.fetch_add(1, Ordering::Relaxed) % SHARDS;
         }
-        &self.0[SHARD.with(|shard| *shard)]
+        &self.buffers[SHARD.with(|shard| *shard)]
     }
 
-    /// Every buffer's spans, the buffers left empty.
-    fn drain(&self, into: &mut EncodedSpans) {
-        for shard in &self.0 {
-            into.append(std::mem::take(&mut *shard.lock().unwrap_or_else(|p| p.into_inner())));
+    /// An empty buffer, one used before if there is one.
+    fn spare(&self) -> EncodedSpans {
+        lock(&self.spares).pop().unwrap_or_default()
+    }
+
+    /// Keeps `buffer`, emptied, for [`Shards::spare`]; one for each shard at most.
+    fn recycle(&self, mut buffer: EncodedSpans) {
+        buffer.clear();
+        let mut spares = lock(&self.spares);
+        if spares.len() < SHARDS {
+            spares.push(buffer);
         }
     }
+
+    /// Copies every buffer's spans into `into`, leaving the buffers empty.
+    fn drain(&self, into: &mut EncodedSpans) {
+        for buffer in &self.buffers {
+            let mut buffer = lock(buffer);
+            into.append(&buffer);
+            buffer.clear();
+        }
+    }
+}
+
+/// A buffer, whether or not a thread panicked holding it: encoding leaves no half-made state.
+fn lock<T>(buffer: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    buffer.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl std::fmt::Debug for Shards {
@@ -94,7 +120,7 @@ pub struct EncodingProcessor {
 impl EncodingProcessor {
     /// A processor whose thread exports through `exporter`.
     pub fn new(exporter: OtlpHttpExporter, limits: Limits) -> std::io::Result<EncodingProcessor> {
-        let shards = Arc::new(Shards(Default::default()));
+        let shards = Arc::new(Shards::default());
         let (commands, received) = sync_channel((limits.queue / limits.buffer()).max(1));
         let worker = Worker { exporter, shards: shards.clone(), limits, batch: EncodedSpans::default() };
         std::thread::Builder::new().name("duet-otlp".into()).spawn(move || worker.run(received))?;
@@ -131,9 +157,9 @@ impl SpanProcessor for EncodingProcessor {
             return;
         }
         let full = {
-            let mut mine = self.shards.mine().lock().unwrap_or_else(|p| p.into_inner());
+            let mut mine = lock(self.shards.mine());
             mine.push(&span);
-            (mine.len() >= self.limits.buffer()).then(|| std::mem::take(&mut *mine))
+            (mine.len() >= self.limits.buffer()).then(|| std::mem::replace(&mut *mine, self.shards.spare()))
         };
         let Some(full) = full else { return };
         let spans = full.len();
@@ -205,7 +231,7 @@ impl Worker {
     /// Exports every span there is. What was queued before the command that asks for it
     /// came first, and is in the batch; the rest is in the threads' buffers.
     fn export_all(&mut self) -> OTelSdkResult {
-        let mut rest = EncodedSpans::default();
+        let mut rest = self.shards.spare();
         self.shards.drain(&mut rest);
         let sent = self.take(rest);
         sent.and(self.export())
@@ -218,16 +244,18 @@ impl Worker {
         if self.batch.len() + spans.len() > self.limits.batch {
             sent = self.export();
         }
-        self.batch.append(spans);
+        self.batch.append(&spans);
+        self.shards.recycle(spans);
         if self.batch.len() >= self.limits.batch {
             sent = sent.and(self.export());
         }
         sent
     }
 
-    /// Posts the batch; it is dropped whether or not the collector took it.
+    /// Posts the batch; it is emptied whether or not the collector took it.
     fn export(&mut self) -> OTelSdkResult {
-        let sent = self.exporter.export(&std::mem::take(&mut self.batch));
+        let sent = self.exporter.export(&self.batch);
+        self.batch.clear();
         sent.map_err(|e| {
             tracing::error!("spans could not be exported: {e}");
             OTelSdkError::InternalFailure(e)
@@ -237,9 +265,10 @@ impl Worker {
 
 #[cfg(test)]
 mod tests {
+    use super::super::encode::tests::batch;
     use super::super::encode::tests::{request_span, scope};
     use super::super::exporter::tests::{Received, collector, holding_collector};
-    use super::{EncodingProcessor, Limits};
+    use super::{EncodingProcessor, Limits, Shards};
     use opentelemetry::KeyValue;
     use opentelemetry::trace::{SpanContext, TraceFlags};
     use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
@@ -297,6 +326,19 @@ mod tests {
         assert_eq!(span_ids(&exports[0]), (1..=40).collect::<Vec<_>>());
         let resource = exports[0].resource_spans[0].resource.as_ref().expect("the resource");
         assert_eq!(resource.attributes[0].key, "service.name");
+    }
+
+    #[test]
+    fn a_thread_is_given_back_a_used_buffer_emptied_with_its_room() {
+        let shards = Shards::default();
+        let used = batch(&[request_span(1, scope("duet", None))]);
+        let room = used.room();
+        assert!(room > 0);
+        shards.recycle(used);
+        let spare = shards.spare();
+        assert!(spare.is_empty());
+        assert_eq!(spare.room(), room);
+        assert_eq!(shards.spare().room(), 0, "none left: a new one");
     }
 
     #[test]
