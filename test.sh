@@ -53,7 +53,10 @@ step "OAuth discovery with the Python SDK client against oidc-provider"
 
 step "benchmark harness, smoke mode (checks that it runs; no thresholds)"
 ./bench/run.sh --quick
-# A subset of the servers: the cases none of them runs are skipped.
-./bench/run.sh --quick --cases 2026 --servers duet-otlp
+# A subset of the servers: the cases none of them runs are skipped, and duet brings its
+# baseline (here the same binary) with it.
+subset=$(./bench/run.sh --quick --cases 2026 --servers duet-otlp,duet --baseline-bin "$DUET_BIN")
+echo "$subset"
+grep -q '^| duet (before) |' <<<"$subset" || { echo "bench: --servers duet left out duet's baseline" >&2; exit 1; }
 ./bench/run.sh --quick --replicas
 ./bench/run.sh --quick --workspace

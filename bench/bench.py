@@ -621,7 +621,9 @@ class Bench:
         """Runs every (server, concurrency) of a case, alternating servers, for each pass; the
         order of servers rotates between passes."""
         if self.args.servers:
-            specs = [s for s in specs if s.key in self.args.servers.split(",")]
+            # A duet server kept brings its baseline (--baseline-bin) with it.
+            keep = self.args.servers.split(",")
+            specs = [s for s in specs if s.key in keep or (s.kind == "baseline" and s.key.removesuffix("-before") in keep)]
         if not specs:
             self.log(f"case {case}: skipped: none of --servers runs it")
             return
@@ -1466,7 +1468,8 @@ def main():
                     help="subset of: 2026,2025,list,sessions,stdio,growth (2026: JSON, SSE, and JSON at 16 "
                          "connections with the load generator on its own core)")
     ap.add_argument("--servers", help="comma-separated keys of the servers the load cases run (duet, duet-metrics, "
-                    "duet-otlp, duet-otlp-sampled, ceiling, floor, rmcp, tower, ...; default: all)")
+                    "duet-otlp, duet-otlp-sampled, ceiling, floor, rmcp, tower, ...; default: all); duet's "
+                    "baseline (--baseline-bin) runs with duet")
     ap.add_argument("--note", default="", help="what changed since the last run (goes into RESULTS.md)")
     ap.add_argument("--results", help="markdown file to add the section to (default: bench/RESULTS.md for full "
                                       "runs, none for quick runs)")
