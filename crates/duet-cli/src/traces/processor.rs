@@ -265,8 +265,7 @@ impl Worker {
 
 #[cfg(test)]
 mod tests {
-    use super::super::encode::tests::batch;
-    use super::super::encode::tests::{request_span, scope};
+    use super::super::encode::tests::{batch, request_span, scope};
     use super::super::exporter::tests::{Received, collector, holding_collector};
     use super::{EncodingProcessor, Limits, Shards};
     use opentelemetry::KeyValue;
