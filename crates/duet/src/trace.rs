@@ -25,7 +25,7 @@ use crate::method::{Method, Primitive};
 use crate::protocol::ServerOptions;
 use crate::signals::{ErrorType, Operation};
 #[cfg(feature = "http")]
-use http::HeaderMap;
+use http::{HeaderMap, HeaderName};
 use serde_json::Value;
 use tracing::Span;
 
@@ -85,9 +85,13 @@ pub(crate) fn from_meta(meta: &Meta) -> Option<TraceContext> {
 /// The trace context of HTTP headers.
 #[cfg(feature = "http")]
 pub(crate) fn from_headers(headers: &HeaderMap) -> Option<TraceContext> {
-    let parent = parse_traceparent(headers.get("traceparent")?.to_str().ok()?)?;
-    let text = |key: &str| headers.get(key).and_then(|v| v.to_str().ok()).map(str::to_owned);
-    Some(TraceContext { parent, state: text("tracestate"), baggage: text("baggage") })
+    // Names made once: a name given as text is parsed again at every lookup.
+    const TRACEPARENT: HeaderName = HeaderName::from_static("traceparent");
+    const TRACESTATE: HeaderName = HeaderName::from_static("tracestate");
+    const BAGGAGE: HeaderName = HeaderName::from_static("baggage");
+    let parent = parse_traceparent(headers.get(TRACEPARENT)?.to_str().ok()?)?;
+    let text = |key| headers.get(key).and_then(|v| v.to_str().ok()).map(str::to_owned);
+    Some(TraceContext { parent, state: text(TRACESTATE), baggage: text(BAGGAGE) })
 }
 
 /// The trace context of an incoming message: its own `_meta` first (the first request or

@@ -109,19 +109,57 @@ impl EncodedSpans {
 }
 
 /// Appends to `buf` the request that exports `spans`: one `ResourceSpans`, holding one
-/// `ScopeSpans` per instrumentation scope.
+/// `ScopeSpans` per instrumentation scope. Every length is counted before its message is
+/// written, so the spans, most of the request, are copied once and never moved after.
 pub fn export_request(buf: &mut Vec<u8>, resource: &EncodedResource, spans: &EncodedSpans) {
-    message(buf, 1, |buf| {
-        buf.extend_from_slice(&resource.fields);
-        for (scope, encoded) in spans.scopes.iter().filter(|(_, encoded)| !encoded.is_empty()) {
-            message(buf, 2, |buf| {
-                message(buf, 1, |buf| instrumentation_scope(buf, scope));
-                buf.extend_from_slice(encoded);
-                string(buf, 3, scope.schema_url().unwrap_or_default());
-            });
-        }
-        buf.extend_from_slice(&resource.schema_url);
-    });
+    let scopes: Vec<ScopeSpans> = spans
+        .scopes
+        .iter()
+        .filter(|(_, encoded)| !encoded.is_empty())
+        .map(|(scope, encoded)| {
+            let mut parts = ScopeSpans { scope: Vec::new(), spans: encoded, schema_url: Vec::new() };
+            message(&mut parts.scope, 1, |buf| instrumentation_scope(buf, scope));
+            string(&mut parts.schema_url, 3, scope.schema_url().unwrap_or_default());
+            parts
+        })
+        .collect();
+    let inner: usize = scopes.iter().map(|parts| field_len(2, parts.len())).sum();
+    let resource_len = resource.fields.len() + inner + resource.schema_url.len();
+    buf.reserve(field_len(1, resource_len));
+    length_delimited(buf, 1, resource_len);
+    buf.extend_from_slice(&resource.fields);
+    for parts in &scopes {
+        length_delimited(buf, 2, parts.len());
+        buf.extend_from_slice(&parts.scope);
+        buf.extend_from_slice(parts.spans);
+        buf.extend_from_slice(&parts.schema_url);
+    }
+    buf.extend_from_slice(&resource.schema_url);
+}
+
+/// A `ScopeSpans` of a request in its three parts: the scope field, the spans, the schema
+/// URL field.
+struct ScopeSpans<'a> {
+    scope: Vec<u8>,
+    spans: &'a [u8],
+    schema_url: Vec<u8>,
+}
+
+impl ScopeSpans<'_> {
+    fn len(&self) -> usize {
+        self.scope.len() + self.spans.len() + self.schema_url.len()
+    }
+}
+
+/// The key and length of a length-delimited field whose `len` bytes come next.
+fn length_delimited(buf: &mut Vec<u8>, tag: u32, len: usize) {
+    key(buf, tag, WireType::LengthDelimited);
+    varint(buf, len as u64);
+}
+
+/// The bytes a length-delimited field of `len` bytes takes, its key and length included.
+fn field_len(tag: u32, len: usize) -> usize {
+    encoded_len_varint(u64::from(tag << 3 | WireType::LengthDelimited as u32)) + encoded_len_varint(len as u64) + len
 }
 
 /// `opentelemetry.proto.common.v1.InstrumentationScope`.

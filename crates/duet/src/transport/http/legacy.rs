@@ -152,7 +152,9 @@ where
         drop(in_flight);
     };
     if inline {
-        trace.instrument(delivery).await;
+        // Boxed, as it is when spawned: a session's handling is several times the size of
+        // the rest of every request's future, which hyper copies whole into its box.
+        Box::pin(trace.instrument(delivery)).await;
     } else {
         tokio::spawn(trace.instrument(delivery));
     }

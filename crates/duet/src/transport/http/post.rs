@@ -155,7 +155,10 @@ async fn route(
             Some(raw) if declared.is_none() => {
                 http_error(StatusCode::BAD_REQUEST, &format!("Unsupported MCP-Protocol-Version: {raw}"))
             }
-            _ => answer_handshake(shared, headers, message, body, declared, principal, accept).await,
+            // Boxed: a session's handling makes this future almost three times the 2026
+            // path's, and every request's future is as large as its largest path (hyper
+            // copies it whole into its box; a listen stream holds it while open).
+            _ => Box::pin(answer_handshake(shared, headers, message, body, declared, principal, accept)).await,
         },
     }
 }
