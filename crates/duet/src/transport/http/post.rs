@@ -157,7 +157,7 @@ async fn route(
             }
             // Boxed: a session's handling makes this future almost three times the 2026
             // path's, and every request's future is as large as its largest path (hyper
-            // copies it whole into its box; a listen stream holds it while open).
+            // copies it whole into its box).
             _ => Box::pin(answer_handshake(shared, headers, message, body, declared, principal, accept)).await,
         },
     }
