@@ -296,8 +296,7 @@ fn message(buf: &mut Vec<u8>, tag: u32, body: impl FnOnce(&mut Vec<u8>)) {
 
 /// A `bytes` or `string` field, written even when empty.
 fn bytes(buf: &mut Vec<u8>, tag: u32, value: &[u8]) {
-    key(buf, tag, WireType::LengthDelimited);
-    varint(buf, value.len() as u64);
+    length_delimited(buf, tag, value.len());
     buf.extend_from_slice(value);
 }
 
