@@ -1090,6 +1090,18 @@ def floor_note(summary: dict) -> list[str]:
             + found[0].upper() + found[1:] + ".", ""]
 
 
+def paired_loss(rows: list[dict], case: str, variant: str, conns: int) -> tuple[float | None, int]:
+    """The throughput `variant` loses against plain duet in `case` at `conns`: the median over
+    passes of 1 − variant/duet, each pass's two runs taken side by side (they ran one after the
+    other), so that the machine's drift over a run cancels out; and how many passes paired."""
+    by_pass: dict[int, dict[str, float]] = {}
+    for r in rows:
+        if r["case"] == case and r.get("conns") == conns and "problem" not in r and r.get("rps"):
+            by_pass.setdefault(r["pass"], {})[r["server"]] = r["rps"]
+    losses = [1 - runs[variant] / runs["duet"] for runs in by_pass.values() if variant in runs and "duet" in runs]
+    return median(losses), len(losses)
+
+
 def markdown(bench: Bench, summary: dict, meta: dict, charts: dict) -> tuple[str, list[str]]:
     """The results section of a run; charts: {case: markdown link} of the charts to show under the tables."""
     a = bench.args
@@ -1292,6 +1304,14 @@ def markdown(bench: Bench, summary: dict, meta: dict, charts: dict) -> tuple[str
         if d and b and d.get("cpu_us") and b.get("cpu_us"):
             r = d["cpu_us"] / b["cpu_us"]
             check(f"2026 JSON server CPU per request vs duet (before), 16 conns, {where}", f"{r:.2f}×", "≤ 1×", r <= 1)
+    # Issue 20's overhead of the operating signals, each variant against plain duet.
+    for variant, what, goal in (("duet-metrics", "metrics on", 0.05), ("duet-otlp", "every span exported", 0.10)):
+        for case, conns in (("2026-json", 16), ("2026-json", 64), ("2026-json-own-core", 16)):
+            loss, pairs = paired_loss(bench.rows, case, variant, conns)
+            if pairs:
+                where = ", own core" if case.endswith("own-core") else ""
+                check(f"2026 JSON throughput lost with {what}, {conns} conns{where} (median of {pairs} paired passes)",
+                      f"{loss * 100:.1f} %", f"≤ {goal * 100:.0f} %", loss <= goal)
     s = get("growth", "duet", None)
     if s and s["growth"] is not None:
         check(f"RSS growth {int(s['first'] or 0):,} → {int(s['total'] or 0):,} requests", f"{s['growth'] * 100:+.1f}%",
@@ -1441,7 +1461,7 @@ def write_results(bench: Bench, meta: dict) -> tuple[dict, bool]:
 def render(raw: str) -> int:
     with open(raw) as f:
         d = json.load(f)
-    fake = argparse.Namespace(args=argparse.Namespace(**d["args"]), notes=d["notes"])
+    fake = argparse.Namespace(args=argparse.Namespace(**d["args"]), notes=d["notes"], rows=d["rows"])
     section, _ = markdown(fake, summarize(d["rows"]), d["meta"], chart_links(fake.args, d["meta"]))
     print(section)
     return 0

@@ -287,6 +287,7 @@ fn annotate_log(span: &Span, operation: &Operation<'_>) {
 #[cfg(feature = "otel")]
 mod otel {
     use super::{TraceContext, names};
+    use crate::jsonrpc::RequestId;
     use crate::message::Message;
     use crate::method::{Method, Primitive};
     use crate::signals::{ErrorType, Operation};
@@ -360,7 +361,12 @@ mod otel {
             });
             span.set_attribute(KeyValue::new("principal", principal.to_owned()));
             if let Some(request) = message.requests().next() {
-                span.set_attribute(KeyValue::new("jsonrpc.request.id", request.id.to_string()));
+                // An integer's own `to_string` skips the formatter (and its regrown buffer).
+                let id = match &request.id {
+                    RequestId::Int(id) => id.to_string(),
+                    other => other.to_string(),
+                };
+                span.set_attribute(KeyValue::new("jsonrpc.request.id", id));
             }
         }
         parent.with_span(span)
