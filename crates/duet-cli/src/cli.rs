@@ -1,7 +1,7 @@
 //! The command line, as clap types: `duet serve` and its options.
 
 use clap::{Parser, Subcommand, ValueEnum};
-use opentelemetry_sdk::trace::SdkTracer;
+use duet::trace::Tracer;
 use std::process::ExitCode;
 
 #[derive(Parser, Debug)]
@@ -376,7 +376,7 @@ impl Cli {
     }
 
     /// Runs the command; `tracer` makes each request's span while spans are exported.
-    pub async fn run(self, tracer: Option<SdkTracer>) -> anyhow::Result<ExitCode> {
+    pub async fn run(self, tracer: Option<Tracer>) -> anyhow::Result<ExitCode> {
         use crate::commands;
         match self.command {
             Command::Serve(args) => crate::serve::run(*args, tracer).await,

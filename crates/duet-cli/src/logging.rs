@@ -6,8 +6,8 @@
 
 use crate::cli::LogFormat;
 use crate::traces::Export;
-use opentelemetry::trace::TracerProvider as _;
-use opentelemetry_sdk::trace::{SdkTracer, SdkTracerProvider};
+use duet::trace::Tracer;
+use opentelemetry_sdk::trace::SdkTracerProvider;
 use std::time::Duration;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
@@ -18,17 +18,17 @@ const LAST_EXPORT: Duration = Duration::from_secs(5);
 
 /// The installed subscriber's exporter, if any: shut down before exit so the last spans go.
 pub struct Telemetry {
-    traces: Option<SdkTracerProvider>,
+    traces: Option<(SdkTracerProvider, Tracer)>,
 }
 
 impl Telemetry {
     /// The tracer of each request's span, while spans are exported.
-    pub fn tracer(&self) -> Option<SdkTracer> {
-        self.traces.as_ref().map(|provider| provider.tracer("duet"))
+    pub fn tracer(&self) -> Option<Tracer> {
+        self.traces.as_ref().map(|(_, tracer)| tracer.clone())
     }
 
     pub fn shutdown(self) {
-        if let Some(provider) = self.traces
+        if let Some((provider, _)) = self.traces
             && let Err(e) = provider.shutdown_with_timeout(LAST_EXPORT)
         {
             eprintln!("duet: the last spans could not be exported: {e}");
@@ -57,8 +57,8 @@ pub fn init(level: &str, format: LogFormat, otlp: Option<&Export>) -> anyhow::Re
     };
     let (traces, provider) = match otlp {
         Some(export) => {
-            let (layer, provider) = crate::traces::layer(export)?;
-            (Some(layer), Some(provider))
+            let (layer, provider, tracer) = crate::traces::layer(export)?;
+            (Some(layer), Some((provider, tracer)))
         }
         None => (None, None),
     };

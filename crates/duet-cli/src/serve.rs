@@ -9,14 +9,14 @@ use crate::usage::Usage;
 use anyhow::Context as _;
 use duet::auth::TokenAuth;
 use duet::protocol::{Server, ServerOptions};
+use duet::trace::Tracer;
 use duet::transport::http::{HttpConfig, HttpServer, RateLimits};
 use duet::transport::stdio::StdioOptions;
-use opentelemetry_sdk::trace::SdkTracer;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub async fn run(args: ServeArgs, tracer: Option<SdkTracer>) -> anyhow::Result<ExitCode> {
+pub async fn run(args: ServeArgs, tracer: Option<Tracer>) -> anyhow::Result<ExitCode> {
     let http = match args.transport {
         Transport::Stdio => stdio_only(&args.http).map(|()| None),
         transport => http_config(&args.http, transport).map(|mut config| {

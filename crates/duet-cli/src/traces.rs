@@ -8,6 +8,7 @@ mod exporter;
 mod processor;
 
 use crate::usage::Usage;
+use duet::trace::Tracer;
 use exporter::OtlpHttpExporter;
 use opentelemetry::KeyValue;
 use opentelemetry::trace::TracerProvider as _;
@@ -64,11 +65,12 @@ fn sample_ratio(given: f64) -> Result<f64, Usage> {
     }
 }
 
-/// The provider, whose tracer makes each request's span (`ServerOptions::tracer`) and which
-/// sends what is left when shut down, and the layer that exports duet's other spans (those
-/// of `duet` and `duet_cli` at info and above, whatever the log level, but the requests'
-/// own `tracing` spans, which are the log's), as children of the request's.
-pub fn layer<S>(export: &Export) -> anyhow::Result<(impl Layer<S>, SdkTracerProvider)>
+/// The layer that exports duet's other spans (those of `duet` and `duet_cli` at info and
+/// above, whatever the log level, but the requests' own `tracing` spans, which are the
+/// log's) as children of the request's; its provider, which sends what is left when shut
+/// down; and the tracer of each request's span (`ServerOptions::tracer`). Both kinds of span
+/// are sampled alike and go through one processor.
+pub fn layer<S>(export: &Export) -> anyhow::Result<(impl Layer<S>, SdkTracerProvider, Tracer)>
 where
     S: tracing::Subscriber + for<'span> LookupSpan<'span>,
 {
@@ -81,13 +83,14 @@ where
     // here is kept with the given probability.
     let sampler = Sampler::ParentBased(Box::new(Sampler::TraceIdRatioBased(export.sample_ratio)));
     let processor = EncodingProcessor::new(exporter, limits(|name| std::env::var(name).ok()))?;
+    let requests = Tracer::new(sampler.clone(), processor.clone());
     let provider = SdkTracerProvider::builder()
         .with_span_processor(processor)
         .with_sampler(sampler)
         .with_resource(resource)
         .build();
     let layer = tracing_opentelemetry::layer()
-        .with_tracer(provider.tracer("duet"))
+        .with_tracer(provider.tracer_with_scope(duet::trace::scope()))
         .with_location(false)
         .with_threads(false)
         .with_tracked_inactivity(false)
@@ -100,7 +103,7 @@ where
                 .with_target("duet_cli", Level::INFO)
                 .with_target(duet::trace::REQUEST_SPAN_TARGET, LevelFilter::OFF),
         );
-    Ok((layer, provider))
+    Ok((layer, provider, requests))
 }
 
 /// [`QUEUE`], [`BATCH`] and [`DELAY`], unless the SDK's variables (read by `var`) say

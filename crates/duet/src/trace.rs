@@ -6,10 +6,11 @@
 //! - its `tracing` span ([`REQUEST_SPAN_TARGET`]), for the log: the method, JSON-RPC id,
 //!   principal, and the caller's `trace_id` and `parent_span_id`, so log lines correlate with
 //!   the caller's trace in any subscriber;
-//! - with the `otel` feature and a tracer in [`ServerOptions::tracer`], its OpenTelemetry
+//! - with the `otel` feature and a [`Tracer`] in [`ServerOptions::tracer`], its OpenTelemetry
 //!   span, the one the semantic conventions for MCP describe (`{mcp.method.name} {target}`,
-//!   kind server, their attributes), made here with the OpenTelemetry API: the sampler
-//!   decides first, and a span it drops costs no attribute. The caller's span is its parent.
+//!   kind server, their attributes), recorded as plain data ([`RequestSpan`]) and handed to
+//!   the tracer's sink as it ends: the sampler decides first, and a span it drops costs no
+//!   attribute. The caller's span is its parent.
 //!
 //! With the `otel` feature the request runs inside its OpenTelemetry context: its span (or,
 //! without a tracer, the caller's, when a subscriber wants the request's `tracing` span) and
@@ -28,6 +29,15 @@ use crate::signals::{ErrorType, Operation};
 use http::{HeaderMap, HeaderName};
 use serde_json::Value;
 use tracing::Span;
+
+#[cfg(feature = "otel")]
+mod request_span;
+#[cfg(feature = "otel")]
+mod tracer;
+#[cfg(feature = "otel")]
+pub use request_span::{RequestError, RequestSpan};
+#[cfg(feature = "otel")]
+pub use tracer::{ProcessorSink, SpanSink, Tracer, scope};
 
 /// A valid `traceparent` (version 00 layout; later versions are read the same way, as
 /// the specification asks).
@@ -286,24 +296,16 @@ fn annotate_log(span: &Span, operation: &Operation<'_>) {
 
 #[cfg(feature = "otel")]
 mod otel {
+    use super::request_span::RequestError;
+    use super::tracer::{Tracer, recording};
     use super::{TraceContext, names};
-    use crate::jsonrpc::RequestId;
     use crate::message::Message;
-    use crate::method::{Method, Primitive};
-    use crate::signals::{ErrorType, Operation};
+    use crate::method::Primitive;
+    use crate::signals::{ErrorType, Operation, Transport};
+    use opentelemetry::Context;
     use opentelemetry::propagation::{Extractor, TextMapPropagator};
-    use opentelemetry::trace::{Span as _, SpanContext, SpanKind, Status, TraceContextExt, TraceFlags, TraceState};
-    use opentelemetry::trace::{SpanId, TraceId, Tracer as _};
-    use opentelemetry::{Context, KeyValue};
+    use opentelemetry::trace::{SpanContext, SpanId, Status, TraceContextExt, TraceFlags, TraceId, TraceState};
     use opentelemetry_sdk::propagation::BaggagePropagator;
-    use opentelemetry_sdk::trace::SdkTracer;
-
-    /// Marks the context of a batch, whose span takes no request's attributes.
-    struct Batch;
-
-    /// The most attributes a request's span takes: three as it starts, `mcp.session.id`, and
-    /// six from its answer ([`annotate`]).
-    const ATTRIBUTES: usize = 10;
 
     /// The caller's context as a remote parent, with its baggage.
     fn remote(caller: &TraceContext) -> Context {
@@ -334,87 +336,61 @@ mod otel {
     }
 
     /// The context a request runs in: the caller's, with the request's span when `tracer`
-    /// exports. The sampler decides before any attribute is made.
+    /// makes one. The sampler decides before any attribute is made.
     pub(super) fn start(
-        tracer: Option<&SdkTracer>,
+        tracer: Option<&Tracer>,
         message: &Message,
         principal: &str,
         caller: Option<&TraceContext>,
     ) -> Context {
         let parent = caller.map_or_else(Context::new, remote);
         let Some(tracer) = tracer else { return parent };
-        let batch = matches!(message, Message::Batch(_));
-        let (name, unknown) = if batch { ("batch", None) } else { names(message) };
-        let mut builder = tracer.span_builder(name).with_kind(SpanKind::Server);
-        if !batch {
-            // Room for all of them, so that adding them never moves those already there.
-            builder.attributes = Some(Vec::with_capacity(ATTRIBUTES));
+        if matches!(message, Message::Batch(_)) {
+            return tracer.start(parent, "batch", |_| {});
         }
-        let mut span = tracer.build_with_context(builder, &parent);
-        if batch {
-            return parent.with_span(span).with_value(Batch);
-        }
-        if span.is_recording() {
-            span.set_attribute(match unknown {
-                Some(raw) => KeyValue::new("mcp.method.name", raw.to_owned()),
-                None => KeyValue::new("mcp.method.name", name),
-            });
-            span.set_attribute(KeyValue::new("principal", principal.to_owned()));
-            if let Some(request) = message.requests().next() {
-                // An integer's own `to_string` skips the formatter (and its regrown buffer).
-                let id = match &request.id {
-                    RequestId::Int(id) => id.to_string(),
-                    other => other.to_string(),
-                };
-                span.set_attribute(KeyValue::new("jsonrpc.request.id", id));
-            }
-        }
-        parent.with_span(span)
+        let (method, unknown) = names(message);
+        tracer.start(parent, method, |span| {
+            span.unknown_method = unknown.map(str::to_owned);
+            span.principal = principal.to_owned();
+            span.request_id = message.requests().next().map(|request| request.id.clone());
+        })
     }
 
     #[cfg(feature = "http")]
     pub(super) fn set_session(context: &Context, id: &str) {
-        let span = context.span();
-        if span.is_recording() && context.get::<Batch>().is_none() {
-            span.set_attribute(KeyValue::new("mcp.session.id", id.to_owned()));
+        if let Some(recording) = recording(context) {
+            recording.update(|span| {
+                if !span.is_batch() {
+                    span.session_id = Some(id.to_owned());
+                }
+            });
         }
     }
 
-    /// [`super::annotate`] for the request's OpenTelemetry span, if it is recorded.
+    /// [`super::annotate`] for the request's OpenTelemetry span, if it is kept.
     pub(super) fn annotate(operation: &Operation<'_>) {
         let context = Context::current();
-        let span = context.span();
-        if !span.is_recording() || context.get::<Batch>().is_some() {
-            return;
-        }
-        let mut attributes = Vec::with_capacity(6);
-        attributes.push(KeyValue::new("mcp.protocol.version", operation.version.as_str()));
-        if let Some(transport) = operation.transport {
-            attributes.push(KeyValue::new("network.transport", transport.as_str()));
-        }
-        if let Some((kind, name)) = operation.target {
-            let key = if kind == Primitive::Prompt { "gen_ai.prompt.name" } else { "gen_ai.tool.name" };
-            attributes.push(KeyValue::new(key, name.to_owned()));
-            span.update_name([operation.method.as_str(), name].join(" "));
-        }
-        if *operation.method == Method::ToolsCall {
-            attributes.push(KeyValue::new("gen_ai.operation.name", "execute_tool"));
-        }
-        if let Some(uri) = operation.resource_uri {
-            attributes.push(KeyValue::new("mcp.resource.uri", uri.to_owned()));
-        }
-        match operation.error {
-            Some(ErrorType::Code(code)) => {
-                attributes.push(KeyValue::new("error.type", code.to_string()));
-                attributes.push(KeyValue::new("rpc.response.status_code", code.to_string()));
+        let Some(recording) = recording(&context) else { return };
+        recording.update(|span| {
+            if span.is_batch() {
+                return;
             }
-            Some(ErrorType::Tool) => attributes.push(KeyValue::new("error.type", "tool_error")),
-            None => {}
-        }
-        if operation.error.is_some() {
-            span.set_status(Status::error(""));
-        }
-        span.set_attributes(attributes);
+            span.protocol_version = Some(operation.version.as_str());
+            span.transport = operation.transport.map(Transport::as_str);
+            match operation.target {
+                Some((Primitive::Prompt, name)) => span.prompt = Some(name.to_owned()),
+                Some((_, name)) => span.tool = Some(name.to_owned()),
+                None => {}
+            }
+            span.resource_uri = operation.resource_uri.map(str::to_owned);
+            span.error = operation.error.map(|error| match error {
+                ErrorType::Code(code) => RequestError::Code(code),
+                ErrorType::Tool => RequestError::Tool,
+            });
+            if span.error.is_some() && span.status == Status::Unset {
+                span.status = Status::error("");
+            }
+        });
     }
 }
 

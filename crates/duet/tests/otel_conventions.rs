@@ -13,7 +13,7 @@ use duet::layer::{
 use duet::protocol::Server;
 use duet::transport::http::{HttpConfig, HttpServer};
 use opentelemetry::baggage::BaggageExt;
-use opentelemetry::trace::{SpanKind, Status};
+use opentelemetry::trace::{SpanKind, Status, TraceContextExt};
 use opentelemetry::{KeyValue, Value as OtelValue};
 use opentelemetry_sdk::trace::SpanData;
 use otel_support::{SpanRecorder, traced_call};
@@ -34,6 +34,14 @@ fn registry() -> Registry {
         .tool(ToolSpec::new("baggage", |_, _| async {
             let cx = opentelemetry::Context::current();
             ToolResult::text(cx.baggage().get("tenant").map(|v| v.to_string()).unwrap_or_default())
+        }))
+        .expect("tool")
+        .tool(ToolSpec::new("annotated", |_, _| async {
+            // A handler adds to the request's span through the OpenTelemetry API.
+            let cx = opentelemetry::Context::current();
+            cx.span().set_attribute(KeyValue::new("handler.note", "seen"));
+            cx.span().add_event("checked", vec![]);
+            ToolResult::text("ok")
         }))
         .expect("tool")
         .resource(ResourceSpec::new("mem://note", "note", |uri: String, _| async move {
@@ -85,6 +93,7 @@ async fn stdio_spans_carry_the_conventions_attributes() {
         modern(5, "prompts/get", json!({"name": "greet"})),
         modern(6, "tools/call", json!({"name": "baggage", "arguments": {}})),
         modern(7, &format!("made/up/{}", "x".repeat(500)), json!({})),
+        modern(8, "tools/call", json!({"name": "annotated", "arguments": {}})),
     ];
     let answers = stdio_support::serve_lines(server(&recorder), &requests).await;
     assert_eq!(answers.len(), requests.len(), "{answers:?}");
@@ -126,6 +135,12 @@ async fn stdio_spans_carry_the_conventions_attributes() {
     assert_eq!(made_up.name, "_OTHER");
     let method = attribute(made_up, "mcp.method.name").expect("the method attribute");
     assert!(method.starts_with("made/up/xxx") && method.len() == 64, "{method}");
+
+    let annotated = named(&spans, "tools/call annotated");
+    assert_eq!(attribute(annotated, "handler.note").as_deref(), Some("seen"));
+    assert_eq!(attribute(annotated, "gen_ai.tool.name").as_deref(), Some("annotated"), "duet's own attributes too");
+    assert_eq!(annotated.events.iter().map(|e| e.name.as_ref()).collect::<Vec<_>>(), ["checked"]);
+    assert_eq!(spans.len(), requests.len(), "one span a request, each ended once");
 
     let read = named(&spans, "resources/read");
     assert_eq!(attribute(read, "mcp.resource.uri").as_deref(), Some("mem://note"));

@@ -1,6 +1,7 @@
 //! Spans as the bytes of an OTLP `ExportTraceServiceRequest`, written straight from the
-//! SDK's `SpanData` with prost's encoding primitives: each span as it ends
-//! ([`EncodedSpans::push`]), and a request around a batch of them ([`export_request`]).
+//! SDK's `SpanData` or from a request's span as duet records it (`duet::trace::RequestSpan`,
+//! whose attributes are never `KeyValue`s) with prost's encoding primitives: each span as it
+//! ends ([`EncodedSpans::push`]), and a request around a batch of them ([`export_request`]).
 //!
 //! Why it exists: `opentelemetry-otlp` first turns every span into prost's generated structs
 //! (an owned `String` or `Vec` for each id, name, key and value) and then encodes those.
@@ -13,7 +14,8 @@
 //! moved along) only when the message turns out to be 128 bytes or longer. No span,
 //! attribute or value gets an allocation of its own.
 
-use opentelemetry::trace::{SpanContext, SpanId, SpanKind, Status};
+use duet::trace::RequestSpan;
+use opentelemetry::trace::{Event, Link, SpanContext, SpanId, SpanKind, Status};
 use opentelemetry::{Array, InstrumentationScope, KeyValue, Value};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::trace::SpanData;
@@ -70,8 +72,8 @@ impl EncodedSpans {
     }
 
     /// Encodes `span` after the others of its scope.
-    pub fn push(&mut self, span: &SpanData) {
-        message(self.of_scope(&span.instrumentation_scope), 2, |buf| self::span(buf, span));
+    pub fn push(&mut self, scope: &InstrumentationScope, span: &impl SpanFields) {
+        message(self.of_scope(scope), 2, |buf| self::span(buf, span));
         self.len += 1;
     }
 
@@ -169,16 +171,109 @@ fn instrumentation_scope(buf: &mut Vec<u8>, scope: &InstrumentationScope) {
     attributes(buf, 3, scope.attributes());
 }
 
-/// `opentelemetry.proto.trace.v1.Span`.
-fn span(buf: &mut Vec<u8>, span: &SpanData) {
-    let context = &span.span_context;
-    ids(buf, context);
-    if span.parent_span_id != SpanId::INVALID {
-        bytes(buf, 4, &span.parent_span_id.to_bytes());
+/// What [`span`] reads of a span, whichever kind it is.
+pub trait SpanFields {
+    fn context(&self) -> &SpanContext;
+    fn parent(&self) -> (SpanId, bool);
+    /// The name, in one or two parts (joined by a space).
+    fn name(&self) -> (&str, Option<&str>);
+    fn kind(&self) -> &SpanKind;
+    fn times(&self) -> (SystemTime, SystemTime);
+    /// Writes each attribute as field `tag`.
+    fn attributes(&self, buf: &mut Vec<u8>, tag: u32);
+    fn dropped_attributes(&self) -> u32;
+    fn events(&self) -> (&[Event], u32);
+    fn links(&self) -> (&[Link], u32);
+    fn status(&self) -> &Status;
+}
+
+impl SpanFields for SpanData {
+    fn context(&self) -> &SpanContext {
+        &self.span_context
     }
-    string(buf, 5, &span.name);
+    fn parent(&self) -> (SpanId, bool) {
+        (self.parent_span_id, self.parent_span_is_remote)
+    }
+    fn name(&self) -> (&str, Option<&str>) {
+        (&self.name, None)
+    }
+    fn kind(&self) -> &SpanKind {
+        &self.span_kind
+    }
+    fn times(&self) -> (SystemTime, SystemTime) {
+        (self.start_time, self.end_time)
+    }
+    fn attributes(&self, buf: &mut Vec<u8>, tag: u32) {
+        attributes(buf, tag, &self.attributes);
+    }
+    fn dropped_attributes(&self) -> u32 {
+        self.dropped_attributes_count
+    }
+    fn events(&self) -> (&[Event], u32) {
+        (&self.events.events, self.events.dropped_count)
+    }
+    fn links(&self) -> (&[Link], u32) {
+        (&self.links.links, self.links.dropped_count)
+    }
+    fn status(&self) -> &Status {
+        &self.status
+    }
+}
+
+/// A request's span: the conventions' attributes come straight from its fields.
+impl SpanFields for RequestSpan {
+    fn context(&self) -> &SpanContext {
+        &self.context
+    }
+    fn parent(&self) -> (SpanId, bool) {
+        (self.parent_span_id, self.parent_is_remote)
+    }
+    fn name(&self) -> (&str, Option<&str>) {
+        RequestSpan::name(self)
+    }
+    fn kind(&self) -> &SpanKind {
+        &SpanKind::Server
+    }
+    fn times(&self) -> (SystemTime, SystemTime) {
+        (self.start, self.end)
+    }
+    fn attributes(&self, buf: &mut Vec<u8>, tag: u32) {
+        self.conventions(|key, value| string_attribute(buf, tag, key, value));
+        attributes(buf, tag, &self.attributes);
+    }
+    fn dropped_attributes(&self) -> u32 {
+        0
+    }
+    fn events(&self) -> (&[Event], u32) {
+        (&self.events, 0)
+    }
+    fn links(&self) -> (&[Link], u32) {
+        (&self.links, 0)
+    }
+    fn status(&self) -> &Status {
+        &self.status
+    }
+}
+
+/// `opentelemetry.proto.trace.v1.Span`.
+fn span(buf: &mut Vec<u8>, span: &impl SpanFields) {
+    let context = span.context();
+    ids(buf, context);
+    let (parent, parent_is_remote) = span.parent();
+    if parent != SpanId::INVALID {
+        bytes(buf, 4, &parent.to_bytes());
+    }
+    match span.name() {
+        (name, None) => string(buf, 5, name),
+        (first, Some(second)) => {
+            length_delimited(buf, 5, first.len() + 1 + second.len());
+            buf.extend_from_slice(first.as_bytes());
+            buf.push(b' ');
+            buf.extend_from_slice(second.as_bytes());
+        }
+    }
     // The SDK's kinds, as the protocol numbers them (0 is "unspecified").
-    let kind = match span.span_kind {
+    let kind = match span.kind() {
         SpanKind::Internal => 1,
         SpanKind::Server => 2,
         SpanKind::Client => 3,
@@ -186,11 +281,13 @@ fn span(buf: &mut Vec<u8>, span: &SpanData) {
         SpanKind::Consumer => 5,
     };
     uint(buf, 6, kind);
-    fixed64(buf, 7, nanos(span.start_time));
-    fixed64(buf, 8, nanos(span.end_time));
-    attributes(buf, 9, &span.attributes);
-    uint(buf, 10, span.dropped_attributes_count.into());
-    for event in span.events.iter() {
+    let (start, end) = span.times();
+    fixed64(buf, 7, nanos(start));
+    fixed64(buf, 8, nanos(end));
+    span.attributes(buf, 9);
+    uint(buf, 10, span.dropped_attributes().into());
+    let (events, dropped_events) = span.events();
+    for event in events {
         message(buf, 11, |buf| {
             fixed64(buf, 1, nanos(event.timestamp));
             string(buf, 2, &event.name);
@@ -198,8 +295,9 @@ fn span(buf: &mut Vec<u8>, span: &SpanData) {
             uint(buf, 4, event.dropped_attributes_count.into());
         });
     }
-    uint(buf, 12, span.events.dropped_count.into());
-    for link in span.links.iter() {
+    uint(buf, 12, dropped_events.into());
+    let (links, dropped_links) = span.links();
+    for link in links {
         message(buf, 13, |buf| {
             ids(buf, &link.span_context);
             attributes(buf, 4, &link.attributes);
@@ -207,8 +305,8 @@ fn span(buf: &mut Vec<u8>, span: &SpanData) {
             flags(buf, 6, &link.span_context, link.span_context.is_remote());
         });
     }
-    uint(buf, 14, span.links.dropped_count.into());
-    message(buf, 15, |buf| match &span.status {
+    uint(buf, 14, dropped_links.into());
+    message(buf, 15, |buf| match span.status() {
         Status::Unset => {}
         Status::Ok => uint(buf, 3, 1),
         Status::Error { description } => {
@@ -216,7 +314,7 @@ fn span(buf: &mut Vec<u8>, span: &SpanData) {
             uint(buf, 3, 2);
         }
     });
-    flags(buf, 16, &span.span_context, span.parent_span_is_remote);
+    flags(buf, 16, context, parent_is_remote);
 }
 
 /// Fields 1 to 3 of a span and of a link: trace id, span id, `tracestate`.
@@ -236,7 +334,11 @@ fn flags(buf: &mut Vec<u8>, tag: u32, context: &SpanContext, remote: bool) {
 
 fn attributes<'a>(buf: &mut Vec<u8>, tag: u32, attributes: impl IntoIterator<Item = &'a KeyValue>) {
     for attribute in attributes {
-        message(buf, tag, |buf| key_value(buf, attribute.key.as_str(), &attribute.value));
+        let key = attribute.key.as_str();
+        match &attribute.value {
+            Value::String(value) => string_attribute(buf, tag, key, value.as_str()),
+            value => message(buf, tag, |buf| key_value(buf, key, value)),
+        }
     }
 }
 
@@ -244,6 +346,26 @@ fn attributes<'a>(buf: &mut Vec<u8>, tag: u32, attributes: impl IntoIterator<Ite
 fn key_value(buf: &mut Vec<u8>, key: &str, value: &Value) {
     string(buf, 1, key);
     message(buf, 2, |buf| any_value(buf, value));
+}
+
+/// A `KeyValue` field whose value is a string: what `key_value` writes of `Value::String`.
+/// Most attributes are short strings, and written in four copies, two of them four fixed bytes: every length
+/// then takes one byte.
+fn string_attribute(buf: &mut Vec<u8>, tag: u32, key: &str, value: &str) {
+    // The key's field, then the `AnyValue` field: its key and length, and its string field.
+    let body = 2 + key.len() + 2 + 2 + value.len();
+    if tag < 16 && !key.is_empty() && body < 0x80 {
+        buf.reserve(2 + body);
+        buf.extend_from_slice(&[(tag << 3) as u8 | 2, body as u8, 1 << 3 | 2, key.len() as u8]);
+        buf.extend_from_slice(key.as_bytes());
+        buf.extend_from_slice(&[2 << 3 | 2, (2 + value.len()) as u8, 1 << 3 | 2, value.len() as u8]);
+        buf.extend_from_slice(value.as_bytes());
+        return;
+    }
+    message(buf, tag, |buf| {
+        string(buf, 1, key);
+        message(buf, 2, |buf| bytes(buf, 1, value.as_bytes()));
+    });
 }
 
 /// `opentelemetry.proto.common.v1.AnyValue`: one field of its `oneof`, written even when it
@@ -346,6 +468,8 @@ fn nanos(time: SystemTime) -> u64 {
 #[cfg(test)]
 pub(super) mod tests {
     use super::{EncodedResource, EncodedSpans, export_request};
+    use duet::jsonrpc::RequestId;
+    use duet::trace::{RequestError, RequestSpan};
     use opentelemetry::trace::{Event, Link, SpanContext, SpanId, SpanKind, Status, TraceFlags, TraceId};
     use opentelemetry::{Array, InstrumentationScope, KeyValue, StringValue, Value};
     use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
@@ -470,7 +594,7 @@ pub(super) mod tests {
     /// `spans`, each encoded as it would end.
     pub(in crate::traces) fn batch(spans: &[SpanData]) -> EncodedSpans {
         let mut batch = EncodedSpans::default();
-        spans.iter().for_each(|span| batch.push(span));
+        spans.iter().for_each(|span| batch.push(&span.instrumentation_scope, span));
         batch
     }
 
@@ -478,6 +602,60 @@ pub(super) mod tests {
         let mut buf = Vec::new();
         export_request(&mut buf, &EncodedResource::new(resource), &batch(spans));
         buf
+    }
+
+    /// Requests' spans as duet records them: every attribute the conventions give, a tool's
+    /// and a prompt's, errors of both kinds, what a handler adds, a batch, an unknown method.
+    fn recorded_requests() -> Vec<RequestSpan> {
+        let context =
+            |id| SpanContext::new(TraceId::from(7), SpanId::from(id), TraceFlags::SAMPLED, false, Default::default());
+        let caller =
+            SpanContext::new(TraceId::from(7), SpanId::from(99), TraceFlags::SAMPLED, true, Default::default());
+        let mut call = RequestSpan::new(context(1), &caller, "tools/call");
+        call.principal = "alice".into();
+        call.request_id = Some(RequestId::Int(-12));
+        call.session_id = Some("s-1".into());
+        call.protocol_version = Some("2025-11-25");
+        call.transport = Some("tcp");
+        call.tool = Some("echo".into());
+        call.error = Some(RequestError::Tool);
+        call.status = Status::error("");
+        call.end = call.start + Duration::from_micros(250);
+        let mut prompt = RequestSpan::new(context(2), &SpanContext::empty_context(), "prompts/get");
+        prompt.request_id = Some(RequestId::Str("p\"1".into()));
+        prompt.prompt = Some("greet".into());
+        prompt.error = Some(RequestError::Code(-32602));
+        prompt.attributes = vec![KeyValue::new("handler.count", 3_i64), KeyValue::new("handler.note", "hi")];
+        prompt.events = vec![Event::new("checked", UNIX_EPOCH + Duration::from_nanos(5), vec![], 0)];
+        prompt.links = vec![Link::new(caller.clone(), vec![KeyValue::new("why", "retry")], 0)];
+        let mut read = RequestSpan::new(context(3), &caller, "resources/read");
+        // Long enough that its attribute's length takes two bytes.
+        read.resource_uri = Some(format!("file:///tmp/{}", "x".repeat(150)));
+        read.renamed = Some("renamed by its handler".into());
+        let mut unknown = RequestSpan::new(context(4), &caller, "_OTHER");
+        unknown.unknown_method = Some("vendor/thing".into());
+        let batch = RequestSpan::new(context(5), &caller, "batch");
+        vec![call, prompt, read, unknown, batch]
+    }
+
+    #[test]
+    fn a_request_span_is_encoded_as_the_sdk_span_it_stands_for() {
+        let resource = Resource::builder_empty().build();
+        let recorded = recorded_requests();
+        let mut direct = EncodedSpans::default();
+        recorded.iter().for_each(|span| direct.push(&duet::trace::scope(), span));
+        let mut bytes = Vec::new();
+        export_request(&mut bytes, &EncodedResource::new(&resource), &direct);
+        let as_sdk: Vec<SpanData> =
+            recorded.into_iter().map(|span| span.into_span_data(duet::trace::scope())).collect();
+        let (expected, expected_bytes) = reference(&as_sdk, &resource);
+        assert_eq!(ExportTraceServiceRequest::decode(bytes.as_slice()).expect("valid protobuf"), expected);
+        assert_eq!(bytes, expected_bytes, "the same bytes, field for field");
+        let spans = &expected.resource_spans[0].scope_spans[0].spans;
+        let names: Vec<&str> = spans.iter().map(|span| span.name.as_str()).collect();
+        assert_eq!(names, ["tools/call echo", "prompts/get greet", "renamed by its handler", "_OTHER", "batch"]);
+        assert_eq!(spans[0].attributes.len(), 9, "{:?}", spans[0].attributes);
+        assert!(spans[4].attributes.is_empty(), "a batch has none of a request's attributes");
     }
 
     #[test]
@@ -544,7 +722,7 @@ pub(super) mod tests {
         reused.clear();
         assert!(reused.is_empty());
         let spans = [request_span(3, scope("duet", None))];
-        spans.iter().for_each(|span| reused.push(span));
+        spans.iter().for_each(|span| reused.push(&span.instrumentation_scope, span));
         let mut buf = Vec::new();
         export_request(&mut buf, &EncodedResource::default(), &reused);
         assert_eq!(buf, reference(&spans, &Resource::builder_empty().build()).1);

@@ -1,5 +1,6 @@
 //! The span processor: each span is encoded (`super::encode`) on the thread that ends it,
-//! into a buffer of that thread's own; a full buffer goes to the export thread, which
+//! into a buffer of that thread's own, whether the SDK made it (a handler's span, through
+//! `SpanProcessor`) or duet did (a request's, through `duet::trace::SpanSink`); a full buffer goes to the export thread, which
 //! gathers buffers into batches and posts them (`super::exporter`) every [`Limits::delay`]
 //! or [`Limits::batch`] spans. Past [`Limits::queue`] spans waiting, whole buffers are
 //! dropped rather than held.
@@ -11,9 +12,10 @@
 //! [`Limits::batch`] / [`SHARDS`] spans: on `tools/call`, export costs about half the
 //! throughput it did (`bench/RESULTS.md`, 2026-12-02 15:46).
 
-use super::encode::EncodedSpans;
+use super::encode::{EncodedSpans, SpanFields};
 use super::exporter::OtlpHttpExporter;
-use opentelemetry::Context;
+use duet::trace::{RequestSpan, SpanSink};
+use opentelemetry::{Context, InstrumentationScope};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::error::{OTelSdkError, OTelSdkResult};
 use opentelemetry_sdk::trace::{Span, SpanData, SpanProcessor};
@@ -107,14 +109,20 @@ impl std::fmt::Debug for Shards {
     }
 }
 
-/// The processor the provider hands each ended span (`SdkTracerProvider::builder`).
+/// The processor the provider hands each ended span (`SdkTracerProvider::builder`), and
+/// the sink of the requests' spans (`duet::trace::Tracer`): clones share one export thread.
+#[derive(Debug, Clone)]
+pub struct EncodingProcessor(Arc<Shared>);
+
 #[derive(Debug)]
-pub struct EncodingProcessor {
+struct Shared {
     shards: Arc<Shards>,
     limits: Limits,
     commands: SyncSender<Command>,
     /// Spans dropped because the queue was full.
     dropped: AtomicUsize,
+    /// The instrumentation scope of the requests' spans.
+    requests: InstrumentationScope,
 }
 
 impl EncodingProcessor {
@@ -124,7 +132,31 @@ impl EncodingProcessor {
         let (commands, received) = sync_channel((limits.queue / limits.buffer()).max(1));
         let worker = Worker { exporter, shards: shards.clone(), limits, batch: EncodedSpans::default() };
         std::thread::Builder::new().name("duet-otlp".into()).spawn(move || worker.run(received))?;
-        Ok(EncodingProcessor { shards, limits, commands, dropped: AtomicUsize::new(0) })
+        let requests = duet::trace::scope();
+        Ok(EncodingProcessor(Arc::new(Shared { shards, limits, commands, dropped: AtomicUsize::new(0), requests })))
+    }
+
+    /// Encodes a sampled span into the calling thread's buffer, which goes to the export
+    /// thread once full.
+    fn push(&self, scope: &InstrumentationScope, span: &impl SpanFields) {
+        let shared = &*self.0;
+        if !span.context().is_sampled() {
+            return;
+        }
+        let full = {
+            let mut mine = lock(shared.shards.mine());
+            mine.push(scope, span);
+            (mine.len() >= shared.limits.buffer()).then(|| std::mem::replace(&mut *mine, shared.shards.spare()))
+        };
+        let Some(full) = full else { return };
+        let spans = full.len();
+        // Once shut down (disconnected), nothing is sent any more.
+        match shared.commands.try_send(Command::Spans(full)) {
+            Err(TrySendError::Full(_)) if shared.dropped.fetch_add(spans, Ordering::Relaxed) == 0 => {
+                tracing::warn!("spans are made faster than the collector takes them: dropped (more may follow)");
+            }
+            _ => {}
+        }
     }
 
     /// Tells the export thread `command` and waits for its answer, at most `limit` in all
@@ -134,7 +166,7 @@ impl EncodingProcessor {
         let (answer, answered) = sync_channel(1);
         let mut command = command(answer);
         loop {
-            match self.commands.try_send(command) {
+            match self.0.commands.try_send(command) {
                 Ok(()) => break,
                 Err(TrySendError::Full(again)) if Instant::now() < deadline => {
                     std::thread::sleep(Duration::from_millis(1));
@@ -149,36 +181,26 @@ impl EncodingProcessor {
     }
 }
 
+impl SpanSink for EncodingProcessor {
+    fn end(&self, span: RequestSpan) {
+        self.push(&self.0.requests, &span);
+    }
+}
+
 impl SpanProcessor for EncodingProcessor {
     fn on_start(&self, _span: &mut Span, _cx: &Context) {}
 
     fn on_end(&self, span: SpanData) {
-        if !span.span_context.is_sampled() {
-            return;
-        }
-        let full = {
-            let mut mine = lock(self.shards.mine());
-            mine.push(&span);
-            (mine.len() >= self.limits.buffer()).then(|| std::mem::replace(&mut *mine, self.shards.spare()))
-        };
-        let Some(full) = full else { return };
-        let spans = full.len();
-        // Once shut down (disconnected), nothing is sent any more.
-        match self.commands.try_send(Command::Spans(full)) {
-            Err(TrySendError::Full(_)) if self.dropped.fetch_add(spans, Ordering::Relaxed) == 0 => {
-                tracing::warn!("spans are made faster than the collector takes them: dropped (more may follow)");
-            }
-            _ => {}
-        }
+        self.push(&span.instrumentation_scope, &span);
     }
 
     fn force_flush(&self) -> OTelSdkResult {
-        self.ask(Command::Flush, self.limits.delay + super::exporter::EXPORT_TIMEOUT)
+        self.ask(Command::Flush, self.0.limits.delay + super::exporter::EXPORT_TIMEOUT)
     }
 
     fn shutdown_with_timeout(&self, timeout: Duration) -> OTelSdkResult {
         let done = self.ask(Command::Shutdown, timeout);
-        let dropped = self.dropped.load(Ordering::Relaxed);
+        let dropped = self.0.dropped.load(Ordering::Relaxed);
         if dropped > 0 {
             tracing::warn!(dropped, "spans were dropped because the collector did not take them fast enough");
         }
@@ -187,7 +209,7 @@ impl SpanProcessor for EncodingProcessor {
 
     fn set_resource(&mut self, resource: &Resource) {
         // Before any span: the provider sets it as it is built.
-        let _ = self.commands.send(Command::Resource(resource.clone()));
+        let _ = self.0.commands.send(Command::Resource(resource.clone()));
     }
 }
 
@@ -357,7 +379,7 @@ mod tests {
         for n in 2..=6 {
             processor.on_end(request_span(n, scope("duet", None)));
         }
-        assert_eq!(processor.dropped.load(Ordering::Relaxed), 3, "spans 4 to 6 found no room");
+        assert_eq!(processor.0.dropped.load(Ordering::Relaxed), 3, "spans 4 to 6 found no room");
         release.send(()).expect("the collector waits");
         processor.shutdown_with_timeout(Duration::from_secs(10)).expect("sent");
         let ids: Vec<Vec<u64>> = exported(collector.join().expect("collector")).iter().map(span_ids).collect();

@@ -63,11 +63,11 @@ pub struct ServerOptions {
     pub backplane: Backplane,
     /// How tasks run, and how many there may be.
     pub tasks: TaskOptions,
-    /// The tracer each request's OpenTelemetry span is made with (the `otel` feature), as
-    /// the semantic conventions for MCP describe it; `None`, the default, makes none. A
-    /// program that exports spans gives its provider's tracer; see [`crate::trace`].
+    /// What makes each request's OpenTelemetry span (the `otel` feature), as the semantic
+    /// conventions for MCP describe it, and where it goes; `None`, the default, makes none.
+    /// See [`crate::trace::Tracer`].
     #[cfg(feature = "otel")]
-    pub tracer: Option<opentelemetry_sdk::trace::SdkTracer>,
+    pub tracer: Option<crate::trace::Tracer>,
 }
 
 impl Default for ServerOptions {

@@ -1,14 +1,16 @@
 //! Shared support of the tests that read the spans duet makes: an in-memory OpenTelemetry
 //! exporter, fed by the tracer of the server options the recorder gives (each request's
-//! span) and by `tracing-opentelemetry` (a handler's own spans), installed as a program
-//! would: the layer skips the requests' `tracing` spans. The layer is the default subscriber
+//! span, through the SDK's simple span processor) and by `tracing-opentelemetry` (a
+//! handler's own spans), installed as a program would: the layer skips the requests'
+//! `tracing` spans. The layer is the default subscriber
 //! of the test's thread for as long as the recorder lives (on a current-thread runtime, the
 //! server's tasks run there too). And a request that joins a caller's trace.
 
 use duet::protocol::ServerOptions;
-use duet::trace::REQUEST_SPAN_TARGET;
+use duet::trace::{ProcessorSink, REQUEST_SPAN_TARGET, Tracer};
 use opentelemetry::trace::TracerProvider as _;
-use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
+use opentelemetry_sdk::Resource;
+use opentelemetry_sdk::trace::{InMemorySpanExporter, Sampler, SdkTracerProvider, SimpleSpanProcessor, SpanData};
 use serde_json::{Value, json};
 use tracing::Level;
 use tracing_subscriber::Layer;
@@ -34,7 +36,11 @@ impl SpanRecorder {
 
     /// Server options whose requests' spans this recorder receives.
     pub fn options(&self) -> ServerOptions {
-        ServerOptions { tracer: Some(self.provider.tracer("duet")), ..ServerOptions::default() }
+        // The SDK's default sampler: the caller's decision stands, a new trace is kept.
+        let sampler = Sampler::ParentBased(Box::new(Sampler::AlwaysOn));
+        let resource = Resource::builder_empty().build();
+        let requests = ProcessorSink::new(SimpleSpanProcessor::new(self.exporter.clone()), &resource);
+        ServerOptions { tracer: Some(Tracer::new(sampler, requests)), ..ServerOptions::default() }
     }
 
     /// The spans finished so far.

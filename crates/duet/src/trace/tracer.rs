@@ -1,0 +1,203 @@
+//! What makes each request's span and where it goes when it ends ([`Tracer`], [`SpanSink`]).
+//!
+//! Why not the SDK's tracer: a request's span is always the same shape (kind server, the
+//! conventions' attributes), and the SDK's costs a tenth of a small request (its builder,
+//! each attribute a `KeyValue` taken under a lock, its `SpanData` rebuilt at the end). Here
+//! the span is a [`RequestSpan`] filled in place, and the sink decides how to write it: the
+//! `duet` binary encodes it straight to OTLP bytes, a program hands it to any of the SDK's
+//! span processors ([`ProcessorSink`]). The sampler and the ids are the SDK's.
+//!
+//! While the request runs its span is in its OpenTelemetry context, so that a handler's own
+//! spans are its children and a handler may add attributes, events and links to it. It ends
+//! when the last context holding it is dropped, as the SDK's spans do.
+
+use super::request_span::RequestSpan;
+use opentelemetry::trace::{Event, Link, SpanContext, SpanKind, Status, TraceContextExt};
+use opentelemetry::{Context, InstrumentationScope, KeyValue};
+use opentelemetry_sdk::Resource;
+use opentelemetry_sdk::error::OTelSdkResult;
+use opentelemetry_sdk::trace::{IdGenerator, RandomIdGenerator, SamplingDecision, ShouldSample, SpanProcessor};
+use std::borrow::Cow;
+use std::sync::{Arc, LazyLock, Mutex, MutexGuard, PoisonError};
+use std::time::SystemTime;
+
+/// Where each request's span goes once it ends.
+pub trait SpanSink: Send + Sync + 'static {
+    fn end(&self, span: RequestSpan);
+
+    /// Sends what is left, at exit ([`Tracer::shutdown`]).
+    fn shutdown(&self) -> OTelSdkResult {
+        Ok(())
+    }
+}
+
+/// Any of the SDK's span processors as a sink: each span reaches it as `SpanData`, in the
+/// instrumentation scope [`scope`].
+#[derive(Debug)]
+pub struct ProcessorSink<P>(P);
+
+impl<P: SpanProcessor> ProcessorSink<P> {
+    /// `processor`, told the resource its spans come from (`service.name` and the like).
+    pub fn new(mut processor: P, resource: &Resource) -> ProcessorSink<P> {
+        processor.set_resource(resource);
+        ProcessorSink(processor)
+    }
+}
+
+impl<P: SpanProcessor + 'static> SpanSink for ProcessorSink<P> {
+    fn end(&self, span: RequestSpan) {
+        self.0.on_end(span.into_span_data(scope()));
+    }
+
+    fn shutdown(&self) -> OTelSdkResult {
+        self.0.shutdown()
+    }
+}
+
+/// The instrumentation scope of the requests' spans: `duet` and the library's version.
+pub fn scope() -> InstrumentationScope {
+    static SCOPE: LazyLock<InstrumentationScope> =
+        LazyLock::new(|| InstrumentationScope::builder("duet").with_version(env!("CARGO_PKG_VERSION")).build());
+    SCOPE.clone()
+}
+
+/// Makes each request's span: `sampler` decides (a `ParentBased` one follows the caller),
+/// and a span kept goes to the sink when it ends. Cheap to clone.
+#[derive(Clone)]
+pub struct Tracer {
+    sampler: Arc<dyn ShouldSample>,
+    ids: RandomIdGenerator,
+    sink: Arc<dyn SpanSink>,
+}
+
+impl std::fmt::Debug for Tracer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tracer").field("sampler", &self.sampler).finish_non_exhaustive()
+    }
+}
+
+impl Tracer {
+    pub fn new(sampler: impl ShouldSample + 'static, sink: impl SpanSink) -> Tracer {
+        Tracer { sampler: Arc::new(sampler), ids: RandomIdGenerator::default(), sink: Arc::new(sink) }
+    }
+
+    /// Tells the sink to send what is left: at exit, once no request runs.
+    pub fn shutdown(&self) -> OTelSdkResult {
+        self.sink.shutdown()
+    }
+
+    /// `parent` with the span of a request of `method` begun in it, filled by `fill` if the
+    /// sampler keeps it. A span the sampler drops still has ids, so that what the request
+    /// calls carries its trace, marked not sampled.
+    pub(crate) fn start(&self, parent: Context, method: &'static str, fill: impl FnOnce(&mut RequestSpan)) -> Context {
+        let caller = parent.span().span_context().clone();
+        let trace_id = if caller.is_valid() { caller.trace_id() } else { self.ids.new_trace_id() };
+        let span_id = self.ids.new_span_id();
+        let sampled = self.sampler.should_sample(Some(&parent), trace_id, method, &SpanKind::Server, &[], &[]);
+        let keep = sampled.decision != SamplingDecision::Drop;
+        let flags = caller.trace_flags().with_sampled(sampled.decision == SamplingDecision::RecordAndSample);
+        let context = SpanContext::new(trace_id, span_id, flags, false, sampled.trace_state);
+        if !keep {
+            // Not remote: the flag is the span context's own, and this one is local.
+            return parent.with_remote_span_context(context);
+        }
+        let mut span = RequestSpan::new(context.clone(), &caller, method);
+        span.attributes = sampled.attributes;
+        fill(&mut span);
+        let recording = Arc::new(Recording { context, span: Mutex::new(Some(span)), sink: self.sink.clone() });
+        parent.with_span(Live(recording.clone())).with_value(Recorded(recording))
+    }
+}
+
+/// A request's span while it runs, until it is handed to the sink.
+pub(crate) struct Recording {
+    context: SpanContext,
+    span: Mutex<Option<RequestSpan>>,
+    sink: Arc<dyn SpanSink>,
+}
+
+impl Recording {
+    /// Changes the span, unless it has ended.
+    pub(crate) fn update(&self, change: impl FnOnce(&mut RequestSpan)) {
+        if let Some(span) = self.lock().as_mut() {
+            change(span);
+        }
+    }
+
+    /// Ends the span at `end` and hands it to the sink; only the first time.
+    fn end(&self, end: SystemTime) {
+        let ended = self.lock().take();
+        if let Some(mut span) = ended {
+            span.end = end;
+            self.sink.end(span);
+        }
+    }
+
+    /// The span, whether or not a thread panicked holding it: each change is whole.
+    fn lock(&self) -> MutexGuard<'_, Option<RequestSpan>> {
+        self.span.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// The request's recording, as duet finds it in the request's context.
+struct Recorded(Arc<Recording>);
+
+/// The request's span as the OpenTelemetry API sees it in the context; it ends the span when
+/// the last context holding it goes.
+struct Live(Arc<Recording>);
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        self.0.end(opentelemetry::time::now());
+    }
+}
+
+impl opentelemetry::trace::Span for Live {
+    fn add_event_with_timestamp<T>(&mut self, name: T, timestamp: SystemTime, attributes: Vec<KeyValue>)
+    where
+        T: Into<Cow<'static, str>>,
+    {
+        self.0.update(|span| span.events.push(Event::new(name, timestamp, attributes, 0)));
+    }
+
+    fn span_context(&self) -> &SpanContext {
+        &self.0.context
+    }
+
+    fn is_recording(&self) -> bool {
+        self.0.lock().is_some()
+    }
+
+    fn set_attribute(&mut self, attribute: KeyValue) {
+        self.0.update(|span| span.attributes.push(attribute));
+    }
+
+    /// As the SDK has it: `Ok` is final, and `Error` replaces only `Unset` or another error.
+    fn set_status(&mut self, status: Status) {
+        self.0.update(|span| {
+            if status > span.status {
+                span.status = status;
+            }
+        });
+    }
+
+    fn update_name<T>(&mut self, new_name: T)
+    where
+        T: Into<Cow<'static, str>>,
+    {
+        self.0.update(|span| span.renamed = Some(new_name.into()));
+    }
+
+    fn add_link(&mut self, span_context: SpanContext, attributes: Vec<KeyValue>) {
+        self.0.update(|span| span.links.push(Link::new(span_context, attributes, 0)));
+    }
+
+    fn end_with_timestamp(&mut self, timestamp: SystemTime) {
+        self.0.end(timestamp);
+    }
+}
+
+/// The recording of the request whose context `context` is, if its span is kept.
+pub(crate) fn recording(context: &Context) -> Option<&Recording> {
+    context.get::<Recorded>().map(|recorded| &*recorded.0)
+}
