@@ -242,13 +242,13 @@ impl SpanFields for RequestSpan {
         attributes(buf, tag, &self.attributes);
     }
     fn dropped_attributes(&self) -> u32 {
-        0
+        self.dropped_attributes
     }
     fn events(&self) -> (&[Event], u32) {
-        (&self.events, 0)
+        (&self.events, self.dropped_events)
     }
     fn links(&self) -> (&[Link], u32) {
-        (&self.links, 0)
+        (&self.links, self.dropped_links)
     }
     fn status(&self) -> &Status {
         &self.status
@@ -628,6 +628,7 @@ pub(super) mod tests {
         prompt.attributes = vec![KeyValue::new("handler.count", 3_i64), KeyValue::new("handler.note", "hi")];
         prompt.events = vec![Event::new("checked", UNIX_EPOCH + Duration::from_nanos(5), vec![], 0)];
         prompt.links = vec![Link::new(caller.clone(), vec![KeyValue::new("why", "retry")], 0)];
+        (prompt.dropped_attributes, prompt.dropped_events, prompt.dropped_links) = (1, 2, 3);
         let mut read = RequestSpan::new(context(3), &caller, "resources/read");
         // Long enough that its attribute's length takes two bytes.
         read.resource_uri = Some(format!("file:///tmp/{}", "x".repeat(150)));

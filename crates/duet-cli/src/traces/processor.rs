@@ -1,8 +1,8 @@
 //! The span processor: each span is encoded (`super::encode`) on the thread that ends it,
 //! into a buffer of that thread's own, whether the SDK made it (a handler's span, through
-//! `SpanProcessor`) or duet did (a request's, through `duet::trace::SpanSink`); a full buffer goes to the export thread, which
-//! gathers buffers into batches and posts them (`super::exporter`) every [`Limits::delay`]
-//! or [`Limits::batch`] spans. Past [`Limits::queue`] spans waiting, whole buffers are
+//! `SpanProcessor`) or duet did (a request's, through `duet::trace::SpanSink`); a full
+//! buffer goes to the export thread, which gathers buffers into batches and posts them
+//! (`super::exporter`) every [`Limits::delay`] or [`Limits::batch`] spans. Past [`Limits::queue`] spans waiting, whole buffers are
 //! dropped rather than held.
 //!
 //! Why it exists rather than the SDK's `BatchSpanProcessor`: that one sends every span's
@@ -321,6 +321,8 @@ mod tests {
 
     #[test]
     fn spans_ended_on_many_threads_are_sent_in_one_export_at_shutdown() {
+        use duet::trace::{RequestSpan, SpanSink as _};
+        use opentelemetry::trace::{SpanId, TraceId};
         let (url, collector) = collector(&["200 OK"]);
         let long = Limits { queue: 1000, batch: 1000, delay: Duration::from_secs(60) };
         let mut processor = processor(&url, long);
@@ -332,6 +334,13 @@ mod tests {
                     for n in 1..=10 {
                         processor.on_end(request_span(thread * 10 + n, scope("duet", None)));
                     }
+                    // And a request's span as duet records it, through the sink.
+                    let id = |flags| {
+                        SpanContext::new(TraceId::from(9), SpanId::from(41 + thread), flags, false, Default::default())
+                    };
+                    processor.end(RequestSpan::new(id(TraceFlags::SAMPLED), &SpanContext::empty_context(), "ping"));
+                    // Not sampled: not sent.
+                    processor.end(RequestSpan::new(id(TraceFlags::default()), &SpanContext::empty_context(), "ping"));
                 });
             }
         });
@@ -344,7 +353,7 @@ mod tests {
         processor.shutdown_with_timeout(Duration::from_secs(10)).expect("sent");
         let exports = exported(collector.join().expect("collector"));
         assert_eq!(exports.len(), 1);
-        assert_eq!(span_ids(&exports[0]), (1..=40).collect::<Vec<_>>());
+        assert_eq!(span_ids(&exports[0]), (1..=44).collect::<Vec<_>>());
         let resource = exports[0].resource_spans[0].resource.as_ref().expect("the resource");
         assert_eq!(resource.attributes[0].key, "service.name");
     }

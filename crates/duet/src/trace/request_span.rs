@@ -44,10 +44,14 @@ pub struct RequestSpan {
     pub resource_uri: Option<String>,
     /// `error.type` (with `rpc.response.status_code` for a JSON-RPC error).
     pub error: Option<RequestError>,
-    /// What a handler set through the OpenTelemetry API.
+    /// What a handler set through the OpenTelemetry API, and how much of it past the limits
+    /// (the SDK's default, 128 of each) was dropped.
     pub attributes: Vec<KeyValue>,
     pub events: Vec<Event>,
     pub links: Vec<Link>,
+    pub dropped_attributes: u32,
+    pub dropped_events: u32,
+    pub dropped_links: u32,
     pub status: Status,
     /// The name a handler gave the span, in place of duet's.
     pub renamed: Option<Cow<'static, str>>,
@@ -87,6 +91,9 @@ impl RequestSpan {
             attributes: Vec::new(),
             events: Vec::new(),
             links: Vec::new(),
+            dropped_attributes: 0,
+            dropped_events: 0,
+            dropped_links: 0,
             status: Status::Unset,
             renamed: None,
         }
@@ -155,9 +162,9 @@ impl RequestSpan {
         self.conventions(|key, value| attributes.push(KeyValue::new(key, value.to_owned())));
         attributes.extend(self.attributes);
         let mut events = SpanEvents::default();
-        events.events = self.events;
+        (events.events, events.dropped_count) = (self.events, self.dropped_events);
         let mut links = SpanLinks::default();
-        links.links = self.links;
+        (links.links, links.dropped_count) = (self.links, self.dropped_links);
         SpanData {
             span_context: self.context,
             parent_span_id: self.parent_span_id,
@@ -167,7 +174,7 @@ impl RequestSpan {
             start_time: self.start,
             end_time: self.end,
             attributes,
-            dropped_attributes_count: 0,
+            dropped_attributes_count: self.dropped_attributes,
             events,
             links,
             status: self.status,

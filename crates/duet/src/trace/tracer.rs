@@ -23,6 +23,7 @@ use std::time::SystemTime;
 
 /// Where each request's span goes once it ends.
 pub trait SpanSink: Send + Sync + 'static {
+    /// Takes a span that has ended (once each).
     fn end(&self, span: RequestSpan);
 
     /// Sends what is left, at exit ([`Tracer::shutdown`]).
@@ -139,6 +140,19 @@ impl Recording {
     }
 }
 
+/// The most attributes, events and links a handler may add to a request's span: the SDK's
+/// default limits. Past them, each is counted as dropped.
+const HANDLER_LIMIT: usize = 128;
+
+/// `item` added to `items` within [`HANDLER_LIMIT`], else counted in `dropped`.
+fn add_within<T>(items: &mut Vec<T>, dropped: &mut u32, item: T) {
+    if items.len() < HANDLER_LIMIT {
+        items.push(item);
+    } else {
+        *dropped = dropped.saturating_add(1);
+    }
+}
+
 /// The request's recording, as duet finds it in the request's context.
 struct Recorded(Arc<Recording>);
 
@@ -157,7 +171,8 @@ impl opentelemetry::trace::Span for Live {
     where
         T: Into<Cow<'static, str>>,
     {
-        self.0.update(|span| span.events.push(Event::new(name, timestamp, attributes, 0)));
+        let event = Event::new(name, timestamp, attributes, 0);
+        self.0.update(|span| add_within(&mut span.events, &mut span.dropped_events, event));
     }
 
     fn span_context(&self) -> &SpanContext {
@@ -169,7 +184,7 @@ impl opentelemetry::trace::Span for Live {
     }
 
     fn set_attribute(&mut self, attribute: KeyValue) {
-        self.0.update(|span| span.attributes.push(attribute));
+        self.0.update(|span| add_within(&mut span.attributes, &mut span.dropped_attributes, attribute));
     }
 
     /// As the SDK has it: `Ok` is final, and `Error` replaces only `Unset` or another error.
@@ -189,7 +204,8 @@ impl opentelemetry::trace::Span for Live {
     }
 
     fn add_link(&mut self, span_context: SpanContext, attributes: Vec<KeyValue>) {
-        self.0.update(|span| span.links.push(Link::new(span_context, attributes, 0)));
+        let link = Link::new(span_context, attributes, 0);
+        self.0.update(|span| add_within(&mut span.links, &mut span.dropped_links, link));
     }
 
     fn end_with_timestamp(&mut self, timestamp: SystemTime) {
@@ -200,4 +216,63 @@ impl opentelemetry::trace::Span for Live {
 /// The recording of the request whose context `context` is, if its span is kept.
 pub(crate) fn recording(context: &Context) -> Option<&Recording> {
     context.get::<Recorded>().map(|recorded| &*recorded.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{HANDLER_LIMIT, RequestSpan, SpanSink, Tracer};
+    use opentelemetry::trace::{SpanContext, TraceContextExt};
+    use opentelemetry::{Context, KeyValue};
+    use opentelemetry_sdk::trace::Sampler;
+    use std::sync::{Arc, Mutex};
+
+    /// The spans that ended, kept.
+    #[derive(Clone, Default)]
+    struct Ended(Arc<Mutex<Vec<RequestSpan>>>);
+
+    impl SpanSink for Ended {
+        fn end(&self, span: RequestSpan) {
+            self.0.lock().expect("not poisoned").push(span);
+        }
+    }
+
+    #[test]
+    fn a_handler_adds_to_the_request_span_within_the_limits_and_it_ends_once() {
+        let ended = Ended::default();
+        let tracer = Tracer::new(Sampler::AlwaysOn, ended.clone());
+        let cx = tracer.start(Context::new(), "tools/call", |span| span.principal = "alice".into());
+        let span = cx.span();
+        assert!(span.is_recording());
+        for n in 0..HANDLER_LIMIT + 2 {
+            span.set_attribute(KeyValue::new("n", n as i64));
+            span.add_event("checked", vec![]);
+        }
+        span.add_link(SpanContext::empty_context(), vec![]);
+        span.update_name("renamed");
+        span.end();
+        span.set_attribute(KeyValue::new("late", true));
+        drop(cx);
+        let spans = ended.0.lock().expect("not poisoned");
+        assert_eq!(spans.len(), 1, "ended once: by the handler, not again when its context went");
+        let span = &spans[0];
+        assert_eq!((span.attributes.len(), span.dropped_attributes), (HANDLER_LIMIT, 2));
+        assert_eq!((span.events.len(), span.dropped_events), (HANDLER_LIMIT, 2));
+        assert_eq!((span.links.len(), span.dropped_links), (1, 0));
+        assert_eq!(span.name(), ("renamed", None));
+        assert_eq!(span.principal, "alice");
+        assert!(span.end >= span.start);
+    }
+
+    #[test]
+    fn a_span_the_sampler_drops_is_not_recorded_but_carries_the_trace() {
+        let ended = Ended::default();
+        let tracer = Tracer::new(Sampler::AlwaysOff, ended.clone());
+        let cx = tracer.start(Context::new(), "tools/call", |_| panic!("a dropped span is never filled"));
+        let span = cx.span();
+        assert!(!span.is_recording());
+        assert!(span.span_context().is_valid() && !span.span_context().is_sampled());
+        assert!(!span.span_context().is_remote());
+        drop(cx);
+        assert!(ended.0.lock().expect("not poisoned").is_empty());
+    }
 }
