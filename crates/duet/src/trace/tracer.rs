@@ -1,11 +1,16 @@
 //! What makes each request's span and where it goes when it ends ([`Tracer`], [`SpanSink`]).
 //!
 //! Why not the SDK's tracer: a request's span is always the same shape (kind server, the
-//! conventions' attributes), and the SDK's costs a tenth of a small request (its builder,
-//! each attribute a `KeyValue` taken under a lock, its `SpanData` rebuilt at the end). Here
-//! the span is a [`RequestSpan`] filled in place, and the sink decides how to write it: the
-//! `duet` binary encodes it straight to OTLP bytes, a program hands it to any of the SDK's
-//! span processors ([`ProcessorSink`]). The sampler and the ids are the SDK's.
+//! conventions' attributes), and the SDK's span is general: its builder, each attribute an
+//! owned `KeyValue` set under a lock, its `SpanData` built again at the end. Here the span
+//! is a [`RequestSpan`] filled in place, and the sink decides how to write it: the `duet`
+//! binary encodes it straight to OTLP bytes, a program hands it to any of the SDK's span
+//! processors ([`ProcessorSink`]). The sampler and the ids are the SDK's. On a 2026
+//! `tools/call` (45k instructions under callgrind), export added 7.25k instructions with the
+//! SDK's span and adds 5.8k with this one (`docs/operations.md`).
+//!
+//! A handler may add up to 128 attributes, events and links to the span, the SDK's default
+//! limits; past them each is counted as dropped.
 //!
 //! While the request runs its span is in its OpenTelemetry context, so that a handler's own
 //! spans are its children and a handler may add attributes, events and links to it. It ends
