@@ -11,8 +11,10 @@ use opentelemetry_sdk::trace::{SpanData, SpanEvents, SpanLinks};
 use std::borrow::Cow;
 use std::time::SystemTime;
 
-/// One request's span (kind server), handed to a [`super::SpanSink`] when it ends.
+/// One request's span (kind server), handed to a [`super::SpanSink`] when it ends. It may
+/// gain fields as the conventions do: made with [`RequestSpan::new`].
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct RequestSpan {
     /// Its trace id, span id, flags and `tracestate`.
     pub context: SpanContext,
@@ -59,6 +61,7 @@ pub struct RequestSpan {
 
 /// How a request failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum RequestError {
     /// A JSON-RPC error, by its code.
     Code(i64),
