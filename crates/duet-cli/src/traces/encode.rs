@@ -43,7 +43,7 @@ impl EncodedResource {
         let mut fields = Vec::new();
         message(&mut fields, 1, |buf| {
             for (key, value) in resource.iter() {
-                message(buf, 1, |buf| key_value(buf, key.as_str(), value));
+                key_value(buf, 1, key.as_str(), value);
             }
         });
         let mut schema_url = Vec::new();
@@ -334,23 +334,20 @@ fn flags(buf: &mut Vec<u8>, tag: u32, context: &SpanContext, remote: bool) {
 
 fn attributes<'a>(buf: &mut Vec<u8>, tag: u32, attributes: impl IntoIterator<Item = &'a KeyValue>) {
     for attribute in attributes {
-        let key = attribute.key.as_str();
-        match &attribute.value {
-            Value::String(value) => string_attribute(buf, tag, key, value.as_str()),
-            value => message(buf, tag, |buf| key_value(buf, key, value)),
-        }
+        key_value(buf, tag, attribute.key.as_str(), &attribute.value);
     }
 }
 
-/// `opentelemetry.proto.common.v1.KeyValue`.
-fn key_value(buf: &mut Vec<u8>, key: &str, value: &Value) {
-    string(buf, 1, key);
-    message(buf, 2, |buf| any_value(buf, value));
+/// An `opentelemetry.proto.common.v1.KeyValue` field.
+fn key_value(buf: &mut Vec<u8>, tag: u32, key: &str, value: &Value) {
+    match value {
+        Value::String(text) => string_attribute(buf, tag, key, text.as_str()),
+        value => message(buf, tag, |buf| key_value_body(buf, key, |buf| any_value(buf, value))),
+    }
 }
 
-/// A `KeyValue` field whose value is a string: what `key_value` writes of `Value::String`.
-/// Most attributes are short strings, and written in four copies, two of them four fixed bytes: every length
-/// then takes one byte.
+/// A `KeyValue` field whose value is a string. Most attributes are short strings, written in
+/// four copies, two of them four fixed bytes, as every length then takes one byte.
 fn string_attribute(buf: &mut Vec<u8>, tag: u32, key: &str, value: &str) {
     // The key's field, then the `AnyValue` field: its key and length, and its string field.
     let body = 2 + key.len() + 2 + 2 + value.len();
@@ -362,10 +359,18 @@ fn string_attribute(buf: &mut Vec<u8>, tag: u32, key: &str, value: &str) {
         buf.extend_from_slice(value.as_bytes());
         return;
     }
-    message(buf, tag, |buf| {
-        string(buf, 1, key);
-        message(buf, 2, |buf| bytes(buf, 1, value.as_bytes()));
-    });
+    message(buf, tag, |buf| key_value_body(buf, key, |buf| string_value(buf, value)));
+}
+
+/// The fields of a `KeyValue`: its key, and its `AnyValue` written by `any_value`.
+fn key_value_body(buf: &mut Vec<u8>, key: &str, any_value: impl FnOnce(&mut Vec<u8>)) {
+    string(buf, 1, key);
+    message(buf, 2, any_value);
+}
+
+/// The `string_value` of an `AnyValue`.
+fn string_value(buf: &mut Vec<u8>, value: &str) {
+    bytes(buf, 1, value.as_bytes());
 }
 
 /// `opentelemetry.proto.common.v1.AnyValue`: one field of its `oneof`, written even when it
@@ -373,7 +378,7 @@ fn string_attribute(buf: &mut Vec<u8>, tag: u32, key: &str, value: &str) {
 /// is written as an empty `AnyValue`.
 fn any_value(buf: &mut Vec<u8>, value: &Value) {
     match value {
-        Value::String(v) => bytes(buf, 1, v.as_str().as_bytes()),
+        Value::String(v) => string_value(buf, v.as_str()),
         Value::Bool(v) => int_value(buf, 2, u64::from(*v)),
         Value::I64(v) => int_value(buf, 3, *v as u64),
         Value::F64(v) => double_value(buf, *v),
@@ -381,7 +386,7 @@ fn any_value(buf: &mut Vec<u8>, value: &Value) {
             Array::Bool(vs) => vs.iter().for_each(|v| message(buf, 1, |buf| int_value(buf, 2, u64::from(*v)))),
             Array::I64(vs) => vs.iter().for_each(|v| message(buf, 1, |buf| int_value(buf, 3, *v as u64))),
             Array::F64(vs) => vs.iter().for_each(|v| message(buf, 1, |buf| double_value(buf, *v))),
-            Array::String(vs) => vs.iter().for_each(|v| message(buf, 1, |buf| bytes(buf, 1, v.as_str().as_bytes()))),
+            Array::String(vs) => vs.iter().for_each(|v| message(buf, 1, |buf| string_value(buf, v.as_str()))),
             _ => {}
         }),
         _ => {}
