@@ -2,13 +2,18 @@
 //! process's open-files limit): `accept` failing with EMFILE must not spin, the connections
 //! waiting meanwhile are refused with 503 rather than left hanging, and once descriptors
 //! free up the server serves again.
+//!
+//! The clients live in the same process as the server, so they must not compete with it
+//! for the last descriptors: their sockets are made first, then every descriptor left is
+//! taken by open files, and only then do the sockets connect (which needs no descriptor).
+//! From there on only the server opens or closes descriptors, and what it does is certain.
 
 pub mod http_support;
 
 use http_support::*;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+use tokio::net::{TcpSocket, TcpStream};
 
 fn open_descriptors() -> u64 {
     std::fs::read_dir("/proc/self/fd").expect("/proc/self/fd").count() as u64
@@ -26,12 +31,15 @@ fn cpu_time() -> Duration {
     time(usage.ru_utime) + time(usage.ru_stime)
 }
 
+/// Connections waiting while the server is out of descriptors.
+const WAITING: usize = 4;
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn out_of_descriptors_the_server_waits_refuses_and_recovers() {
     let ts = TestServer::start(config()).await;
     let health = format!("GET /healthz HTTP/1.1\r\nHost: {}\r\n\r\n", ts.host());
-    // Room for about 40 connections: each takes a descriptor on both ends, in this process.
-    let limit = open_descriptors() + 80;
+    let sockets: Vec<TcpSocket> = (0..WAITING).map(|_| TcpSocket::new_v4().expect("a client socket")).collect();
+    let limit = open_descriptors() + 40;
     let mut rlimit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
     // SAFETY: getrlimit and setrlimit only read and write the struct passed.
     unsafe {
@@ -40,23 +48,22 @@ async fn out_of_descriptors_the_server_waits_refuses_and_recovers() {
         assert_eq!(libc::setrlimit(libc::RLIMIT_NOFILE, &lowered), 0);
     }
 
-    // Connect until this process has no descriptor left for another client socket.
-    let spare = std::fs::File::open("/dev/null").expect("a spare descriptor");
-    let mut clients = Vec::new();
-    while clients.len() < 400 {
-        match TcpStream::connect(ts.addr).await {
-            Ok(client) => clients.push(client),
+    // Every descriptor left goes to an open file, until the limit is reached.
+    let mut files = Vec::new();
+    loop {
+        match std::fs::File::open("/dev/null") {
+            Ok(file) => files.push(file),
             Err(e) => {
                 assert_eq!(e.raw_os_error(), Some(libc::EMFILE), "{e}");
                 break;
             }
         }
     }
-    assert!(clients.len() < 400, "the limit was reached");
-    // One more client on the spare descriptor: the kernel completes its connection, and
-    // the server has no descriptor to accept it with.
-    drop(spare);
-    let mut waiting = TcpStream::connect(ts.addr).await.expect("connect on the spare descriptor");
+    // The kernel completes each connection; the server has no descriptor to accept it with.
+    let mut waiting = Vec::new();
+    for socket in sockets {
+        waiting.push(socket.connect(ts.addr).await.expect("connect"));
+    }
 
     // Out of descriptors, the accept loop waits between attempts instead of spinning.
     let before = cpu_time();
@@ -64,16 +71,16 @@ async fn out_of_descriptors_the_server_waits_refuses_and_recovers() {
     let used = cpu_time() - before;
     assert!(used < Duration::from_millis(600), "{used:?} of CPU in 2 s while out of descriptors");
 
-    // The waiting connection was taken with the reserve and refused, not left hanging.
-    let mut answer = [0u8; 512];
-    let read = tokio::time::timeout(Duration::from_secs(5), waiting.read(&mut answer)).await;
-    let n = read.expect("an answer, not a hang").expect("read");
-    let answer = String::from_utf8_lossy(&answer[..n]);
-    assert!(answer.starts_with("HTTP/1.1 503") && answer.contains("Too many connections"), "{answer}");
-    drop(waiting);
+    // Each waiting connection was taken with the reserve and refused, not left hanging.
+    for mut conn in waiting {
+        let mut answer = [0u8; 512];
+        let n = within(Duration::from_secs(10), "an answer, not a hang", conn.read(&mut answer)).await.expect("read");
+        let answer = String::from_utf8_lossy(&answer[..n]);
+        assert!(answer.starts_with("HTTP/1.1 503") && answer.contains("Too many connections"), "{answer}");
+    }
 
     // Descriptors free again: the server serves.
-    drop(clients);
+    drop(files);
     // SAFETY: as above.
     unsafe { assert_eq!(libc::setrlimit(libc::RLIMIT_NOFILE, &rlimit), 0) };
     eventually("served again", || {
