@@ -17,7 +17,9 @@
 //! the caller's baggage. `opentelemetry::Context::current()` in a handler reads it, and a
 //! `tracing-opentelemetry` layer that skips the request's `tracing` span nests a handler's
 //! own spans (a manifest command, a Redis call) under the request.
-//! `docs/operations.md` shows a program that exports them.
+//! `docs/operations.md` shows a program that exports them. duet itself reaches the span's
+//! recording through a task-local ([`RECORDING`]) rather than the context's map of values,
+//! which would cost a map made for every request.
 //!
 //! [`ServerOptions::tracer`]: crate::protocol::ServerOptions
 
@@ -127,6 +129,15 @@ pub(crate) struct RequestTrace {
     span: Span,
     #[cfg(feature = "otel")]
     context: opentelemetry::Context,
+    #[cfg(feature = "otel")]
+    recording: Option<std::sync::Arc<tracer::Recording>>,
+}
+
+#[cfg(feature = "otel")]
+tokio::task_local! {
+    /// The recording of the request's OpenTelemetry span while the request runs, if it is
+    /// kept (with a [`RequestTrace`]: [`RequestTrace::instrument`], [`RequestTrace::in_scope`]).
+    static RECORDING: Option<std::sync::Arc<tracer::Recording>>;
 }
 
 impl RequestTrace {
@@ -157,10 +168,14 @@ impl RequestTrace {
         }
         #[cfg(not(feature = "otel"))]
         let _ = options;
+        #[cfg(feature = "otel")]
+        let (context, recording) = otel::start(options.tracer.as_ref(), message, principal, caller.as_ref());
         RequestTrace {
             span,
             #[cfg(feature = "otel")]
-            context: otel::start(options.tracer.as_ref(), message, principal, caller.as_ref()),
+            context,
+            #[cfg(feature = "otel")]
+            recording,
         }
     }
 
@@ -170,6 +185,8 @@ impl RequestTrace {
             span: Span::current(),
             #[cfg(feature = "otel")]
             context: opentelemetry::Context::current(),
+            #[cfg(feature = "otel")]
+            recording: RECORDING.try_with(Clone::clone).ok().flatten(),
         }
     }
 
@@ -178,13 +195,17 @@ impl RequestTrace {
     pub(crate) fn session(&self, id: &str) {
         self.span.record("mcp.session.id", id);
         #[cfg(feature = "otel")]
-        otel::set_session(&self.context, id);
+        otel::set_session(self.recording.as_deref(), id);
     }
 
     /// Runs `f` inside the trace.
     pub(crate) fn in_scope<T>(&self, f: impl FnOnce() -> T) -> T {
         #[cfg(feature = "otel")]
-        let _attached = self.context.clone().attach();
+        {
+            let _attached = self.context.clone().attach();
+            RECORDING.sync_scope(self.recording.clone(), || self.span.in_scope(f))
+        }
+        #[cfg(not(feature = "otel"))]
         self.span.in_scope(f)
     }
 
@@ -192,7 +213,8 @@ impl RequestTrace {
     pub(crate) fn instrument<F: Future>(self, future: F) -> impl Future<Output = F::Output> {
         let future = tracing::Instrument::instrument(future, self.span);
         #[cfg(feature = "otel")]
-        let future = opentelemetry::context::FutureExt::with_context(future, self.context);
+        let future =
+            RECORDING.scope(self.recording, opentelemetry::context::FutureExt::with_context(future, self.context));
         future
     }
 }
@@ -296,8 +318,9 @@ fn annotate_log(span: &Span, operation: &Operation<'_>) {
 
 #[cfg(feature = "otel")]
 mod otel {
+    use super::RECORDING;
     use super::request_span::RequestError;
-    use super::tracer::{Tracer, recording};
+    use super::tracer::{Recording, Tracer};
     use super::{TraceContext, names};
     use crate::message::Message;
     use crate::method::Primitive;
@@ -306,6 +329,7 @@ mod otel {
     use opentelemetry::propagation::{Extractor, TextMapPropagator};
     use opentelemetry::trace::{SpanContext, SpanId, Status, TraceContextExt, TraceFlags, TraceId, TraceState};
     use opentelemetry_sdk::propagation::BaggagePropagator;
+    use std::sync::Arc;
 
     /// The caller's context as a remote parent, with its baggage.
     fn remote(caller: &TraceContext) -> Context {
@@ -336,15 +360,16 @@ mod otel {
     }
 
     /// The context a request runs in: the caller's, with the request's span when `tracer`
-    /// makes one. The sampler decides before any attribute is made.
+    /// makes one; and the span's recording, if the sampler keeps it. The sampler decides
+    /// before any attribute is made.
     pub(super) fn start(
         tracer: Option<&Tracer>,
         message: &Message,
         principal: &str,
         caller: Option<&TraceContext>,
-    ) -> Context {
+    ) -> (Context, Option<Arc<Recording>>) {
         let parent = caller.map_or_else(Context::new, remote);
-        let Some(tracer) = tracer else { return parent };
+        let Some(tracer) = tracer else { return (parent, None) };
         if matches!(message, Message::Batch(_)) {
             return tracer.start(parent, "batch", |_| {});
         }
@@ -357,8 +382,8 @@ mod otel {
     }
 
     #[cfg(feature = "http")]
-    pub(super) fn set_session(context: &Context, id: &str) {
-        if let Some(recording) = recording(context) {
+    pub(super) fn set_session(recording: Option<&Recording>, id: &str) {
+        if let Some(recording) = recording {
             recording.update(|span| {
                 if !span.is_batch() {
                     span.session_id = Some(id.to_owned());
@@ -369,8 +394,15 @@ mod otel {
 
     /// [`super::annotate`] for the request's OpenTelemetry span, if it is kept.
     pub(super) fn annotate(operation: &Operation<'_>) {
-        let context = Context::current();
-        let Some(recording) = recording(&context) else { return };
+        // Outside any request's trace (a program calling the engine directly) there is none.
+        let _ = RECORDING.try_with(|recording| {
+            if let Some(recording) = recording {
+                record(recording, operation);
+            }
+        });
+    }
+
+    fn record(recording: &Recording, operation: &Operation<'_>) {
         recording.update(|span| {
             if span.is_batch() {
                 return;

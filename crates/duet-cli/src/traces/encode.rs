@@ -52,13 +52,21 @@ impl EncodedResource {
     }
 }
 
-/// Spans encoded as they ended, grouped by instrumentation scope in the order each scope
-/// first appeared: what a `ResourceSpans` of an export holds besides its resource.
-#[derive(Debug, Default)]
+/// Spans encoded as they ended, grouped by instrumentation scope: what a `ResourceSpans` of
+/// an export holds besides its resource. The requests' scope (`duet::trace::scope`) comes
+/// first, so that a request's span goes in without its scope being looked for; the others
+/// follow in the order each first appeared.
+#[derive(Debug)]
 pub struct EncodedSpans {
     /// Each scope, and the `spans` fields of its `ScopeSpans`, in the order they came.
     scopes: Vec<(InstrumentationScope, Vec<u8>)>,
     len: usize,
+}
+
+impl Default for EncodedSpans {
+    fn default() -> EncodedSpans {
+        EncodedSpans { scopes: vec![(duet::trace::scope(), Vec::new())], len: 0 }
+    }
 }
 
 impl EncodedSpans {
@@ -74,6 +82,12 @@ impl EncodedSpans {
     /// Encodes `span` after the others of its scope.
     pub fn push(&mut self, scope: &InstrumentationScope, span: &impl SpanFields) {
         message(self.of_scope(scope), 2, |buf| self::span(buf, span));
+        self.len += 1;
+    }
+
+    /// Encodes a request's span after the others of the requests' scope.
+    pub fn push_request(&mut self, span: &RequestSpan) {
+        message(&mut self.scopes[0].1, 2, |buf| self::span(buf, span));
         self.len += 1;
     }
 
@@ -652,8 +666,7 @@ pub(super) mod tests {
         recorded.iter().for_each(|span| direct.push(&duet::trace::scope(), span));
         let mut bytes = Vec::new();
         export_request(&mut bytes, &EncodedResource::new(&resource), &direct);
-        let as_sdk: Vec<SpanData> =
-            recorded.into_iter().map(|span| span.into_span_data(duet::trace::scope())).collect();
+        let as_sdk: Vec<SpanData> = recorded.iter().map(|span| span.to_span_data(duet::trace::scope())).collect();
         let (expected, expected_bytes) = reference(&as_sdk, &resource);
         assert_eq!(ExportTraceServiceRequest::decode(bytes.as_slice()).expect("valid protobuf"), expected);
         assert_eq!(bytes, expected_bytes, "the same bytes, field for field");

@@ -12,10 +12,10 @@
 //! [`Limits::batch`] / [`SHARDS`] spans: on `tools/call`, export costs about half the
 //! throughput it did (`bench/RESULTS.md`, 2026-12-02 15:46).
 
-use super::encode::{EncodedSpans, SpanFields};
+use super::encode::EncodedSpans;
 use super::exporter::OtlpHttpExporter;
 use duet::trace::{RequestSpan, SpanSink};
-use opentelemetry::{Context, InstrumentationScope};
+use opentelemetry::Context;
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::error::{OTelSdkError, OTelSdkResult};
 use opentelemetry_sdk::trace::{Span, SpanData, SpanProcessor};
@@ -121,8 +121,6 @@ struct Shared {
     commands: SyncSender<Command>,
     /// Spans dropped because the queue was full.
     dropped: AtomicUsize,
-    /// The instrumentation scope of the requests' spans.
-    requests: InstrumentationScope,
 }
 
 impl EncodingProcessor {
@@ -132,20 +130,19 @@ impl EncodingProcessor {
         let (commands, received) = sync_channel((limits.queue / limits.buffer()).max(1));
         let worker = Worker { exporter, shards: shards.clone(), limits, batch: EncodedSpans::default() };
         std::thread::Builder::new().name("duet-otlp".into()).spawn(move || worker.run(received))?;
-        let requests = duet::trace::scope();
-        Ok(EncodingProcessor(Arc::new(Shared { shards, limits, commands, dropped: AtomicUsize::new(0), requests })))
+        Ok(EncodingProcessor(Arc::new(Shared { shards, limits, commands, dropped: AtomicUsize::new(0) })))
     }
 
-    /// Encodes a sampled span into the calling thread's buffer, which goes to the export
-    /// thread once full.
-    fn push(&self, scope: &InstrumentationScope, span: &impl SpanFields) {
+    /// Encodes a span into the calling thread's buffer with `encode`, if it is `sampled`;
+    /// the buffer goes to the export thread once full.
+    fn push(&self, sampled: bool, encode: impl FnOnce(&mut EncodedSpans)) {
         let shared = &*self.0;
-        if !span.context().is_sampled() {
+        if !sampled {
             return;
         }
         let full = {
             let mut mine = lock(shared.shards.mine());
-            mine.push(scope, span);
+            encode(&mut mine);
             (mine.len() >= shared.limits.buffer()).then(|| std::mem::replace(&mut *mine, shared.shards.spare()))
         };
         let Some(full) = full else { return };
@@ -182,8 +179,8 @@ impl EncodingProcessor {
 }
 
 impl SpanSink for EncodingProcessor {
-    fn end(&self, span: RequestSpan) {
-        self.push(&self.0.requests, &span);
+    fn end(&self, span: &RequestSpan) {
+        self.push(span.context.is_sampled(), |spans| spans.push_request(span));
     }
 }
 
@@ -191,7 +188,7 @@ impl SpanProcessor for EncodingProcessor {
     fn on_start(&self, _span: &mut Span, _cx: &Context) {}
 
     fn on_end(&self, span: SpanData) {
-        self.push(&span.instrumentation_scope, &span);
+        self.push(span.span_context.is_sampled(), |spans| spans.push(&span.instrumentation_scope, &span));
     }
 
     fn force_flush(&self) -> OTelSdkResult {
@@ -338,9 +335,9 @@ mod tests {
                     let id = |flags| {
                         SpanContext::new(TraceId::from(9), SpanId::from(41 + thread), flags, false, Default::default())
                     };
-                    processor.end(RequestSpan::new(id(TraceFlags::SAMPLED), &SpanContext::empty_context(), "ping"));
+                    processor.end(&RequestSpan::new(id(TraceFlags::SAMPLED), &SpanContext::empty_context(), "ping"));
                     // Not sampled: not sent.
-                    processor.end(RequestSpan::new(id(TraceFlags::default()), &SpanContext::empty_context(), "ping"));
+                    processor.end(&RequestSpan::new(id(TraceFlags::default()), &SpanContext::empty_context(), "ping"));
                 });
             }
         });

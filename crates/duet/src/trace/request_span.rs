@@ -1,7 +1,7 @@
 //! A request's span as plain data: the fields the semantic conventions for MCP give it, each
 //! where duet learnt it, and what a handler added through the OpenTelemetry API. It is
 //! recorded without the SDK's span (no attribute is a `KeyValue` until something asks), so
-//! an exporter of its own can write it straight to the wire; [`RequestSpan::into_span_data`]
+//! an exporter of its own can write it straight to the wire; [`RequestSpan::to_span_data`]
 //! gives it to any of the SDK's span processors.
 
 use crate::jsonrpc::RequestId;
@@ -156,20 +156,20 @@ impl RequestSpan {
     }
 
     /// The span as the SDK's span processors take it, in the instrumentation scope `scope`.
-    pub fn into_span_data(self, scope: InstrumentationScope) -> SpanData {
+    pub fn to_span_data(&self, scope: InstrumentationScope) -> SpanData {
         let name = match self.name() {
             (name, None) => name.to_owned(),
             (method, Some(target)) => format!("{method} {target}"),
         };
         let mut attributes = Vec::with_capacity(10 + self.attributes.len());
         self.conventions(|key, value| attributes.push(KeyValue::new(key, value.to_owned())));
-        attributes.extend(self.attributes);
+        attributes.extend_from_slice(&self.attributes);
         let mut events = SpanEvents::default();
-        (events.events, events.dropped_count) = (self.events, self.dropped_events);
+        (events.events, events.dropped_count) = (self.events.clone(), self.dropped_events);
         let mut links = SpanLinks::default();
-        (links.links, links.dropped_count) = (self.links, self.dropped_links);
+        (links.links, links.dropped_count) = (self.links.clone(), self.dropped_links);
         SpanData {
-            span_context: self.context,
+            span_context: self.context.clone(),
             parent_span_id: self.parent_span_id,
             parent_span_is_remote: self.parent_is_remote,
             span_kind: SpanKind::Server,
@@ -180,7 +180,7 @@ impl RequestSpan {
             dropped_attributes_count: self.dropped_attributes,
             events,
             links,
-            status: self.status,
+            status: self.status.clone(),
             instrumentation_scope: scope,
         }
     }

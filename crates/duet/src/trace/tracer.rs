@@ -7,14 +7,15 @@
 //! binary encodes it straight to OTLP bytes, a program hands it to any of the SDK's span
 //! processors ([`ProcessorSink`]). The sampler and the ids are the SDK's. On a 2026
 //! `tools/call` (45k instructions under callgrind), export added 7.25k instructions with the
-//! SDK's span and adds 5.8k with this one (`docs/operations.md`).
+//! SDK's span and adds 4.2k with this one (`docs/operations.md`).
 //!
 //! A handler may add up to 128 attributes, events and links to the span, the SDK's default
 //! limits; past them each is counted as dropped.
 //!
 //! While the request runs its span is in its OpenTelemetry context, so that a handler's own
 //! spans are its children and a handler may add attributes, events and links to it. It ends
-//! when the last context holding it is dropped, as the SDK's spans do.
+//! when the last context holding it is dropped, as the SDK's spans do, and the sink is shown
+//! it where it lies: a span is a few hundred bytes, and each move costs.
 
 use super::request_span::RequestSpan;
 use opentelemetry::trace::{Event, Link, SpanContext, SpanKind, Status, TraceContextExt};
@@ -28,8 +29,9 @@ use std::time::SystemTime;
 
 /// Where each request's span goes once it ends.
 pub trait SpanSink: Send + Sync + 'static {
-    /// Takes a span that has ended (once each).
-    fn end(&self, span: RequestSpan);
+    /// Sees a span that has ended (once each). The span is lent, not given: it is dropped
+    /// where it was made, and a sink that keeps it clones it.
+    fn end(&self, span: &RequestSpan);
 
     /// Sends what is left, at exit ([`Tracer::shutdown`]).
     fn shutdown(&self) -> OTelSdkResult {
@@ -51,8 +53,8 @@ impl<P: SpanProcessor> ProcessorSink<P> {
 }
 
 impl<P: SpanProcessor + 'static> SpanSink for ProcessorSink<P> {
-    fn end(&self, span: RequestSpan) {
-        self.0.on_end(span.into_span_data(scope()));
+    fn end(&self, span: &RequestSpan) {
+        self.0.on_end(span.to_span_data(scope()));
     }
 
     fn shutdown(&self) -> OTelSdkResult {
@@ -93,9 +95,14 @@ impl Tracer {
     }
 
     /// `parent` with the span of a request of `method` begun in it, filled by `fill` if the
-    /// sampler keeps it. A span the sampler drops still has ids, so that what the request
-    /// calls carries its trace, marked not sampled.
-    pub(crate) fn start(&self, parent: Context, method: &'static str, fill: impl FnOnce(&mut RequestSpan)) -> Context {
+    /// sampler keeps it, and the span's recording then. A span the sampler drops still has
+    /// ids, so that what the request calls carries its trace, marked not sampled.
+    pub(crate) fn start(
+        &self,
+        parent: Context,
+        method: &'static str,
+        fill: impl FnOnce(&mut RequestSpan),
+    ) -> (Context, Option<Arc<Recording>>) {
         let caller = parent.span().span_context().clone();
         let trace_id = if caller.is_valid() { caller.trace_id() } else { self.ids.new_trace_id() };
         let span_id = self.ids.new_span_id();
@@ -105,13 +112,16 @@ impl Tracer {
         let context = SpanContext::new(trace_id, span_id, flags, false, sampled.trace_state);
         if !keep {
             // Not remote: the flag is the span context's own, and this one is local.
-            return parent.with_remote_span_context(context);
+            return (parent.with_remote_span_context(context), None);
         }
-        let mut span = RequestSpan::new(context.clone(), &caller, method);
-        span.attributes = sampled.attributes;
-        fill(&mut span);
-        let recording = Arc::new(Recording { context, span: Mutex::new(Some(span)), sink: self.sink.clone() });
-        parent.with_span(Live(recording.clone())).with_value(Recorded(recording))
+        // Made in place: a span is a few hundred bytes, and moving it costs.
+        let span = Mutex::new(Some(RequestSpan::new(context.clone(), &caller, method)));
+        let recording = Arc::new(Recording { context, span, sink: self.sink.clone() });
+        recording.update(|span| {
+            span.attributes = sampled.attributes;
+            fill(span);
+        });
+        (parent.with_span(Live(recording.clone())), Some(recording))
     }
 }
 
@@ -130,12 +140,13 @@ impl Recording {
         }
     }
 
-    /// Ends the span at `end` and hands it to the sink; only the first time.
+    /// Ends the span at `end` and shows it to the sink; only the first time.
     fn end(&self, end: SystemTime) {
-        let ended = self.lock().take();
-        if let Some(mut span) = ended {
-            span.end = end;
-            self.sink.end(span);
+        let mut span = self.lock();
+        if let Some(ended) = span.as_mut() {
+            ended.end = end;
+            self.sink.end(ended);
+            *span = None;
         }
     }
 
@@ -157,9 +168,6 @@ fn add_within<T>(items: &mut Vec<T>, dropped: &mut u32, item: T) {
         *dropped = dropped.saturating_add(1);
     }
 }
-
-/// The request's recording, as duet finds it in the request's context.
-struct Recorded(Arc<Recording>);
 
 /// The request's span as the OpenTelemetry API sees it in the context; it ends the span when
 /// the last context holding it goes.
@@ -218,11 +226,6 @@ impl opentelemetry::trace::Span for Live {
     }
 }
 
-/// The recording of the request whose context `context` is, if its span is kept.
-pub(crate) fn recording(context: &Context) -> Option<&Recording> {
-    context.get::<Recorded>().map(|recorded| &*recorded.0)
-}
-
 #[cfg(test)]
 mod tests {
     use super::{HANDLER_LIMIT, RequestSpan, SpanSink, Tracer};
@@ -236,8 +239,8 @@ mod tests {
     struct Ended(Arc<Mutex<Vec<RequestSpan>>>);
 
     impl SpanSink for Ended {
-        fn end(&self, span: RequestSpan) {
-            self.0.lock().expect("not poisoned").push(span);
+        fn end(&self, span: &RequestSpan) {
+            self.0.lock().expect("not poisoned").push(span.clone());
         }
     }
 
@@ -245,7 +248,8 @@ mod tests {
     fn a_handler_adds_to_the_request_span_within_the_limits_and_it_ends_once() {
         let ended = Ended::default();
         let tracer = Tracer::new(Sampler::AlwaysOn, ended.clone());
-        let cx = tracer.start(Context::new(), "tools/call", |span| span.principal = "alice".into());
+        let (cx, recording) = tracer.start(Context::new(), "tools/call", |span| span.principal = "alice".into());
+        assert!(recording.is_some());
         let span = cx.span();
         assert!(span.is_recording());
         for n in 0..HANDLER_LIMIT + 2 {
@@ -272,7 +276,8 @@ mod tests {
     fn a_span_the_sampler_drops_is_not_recorded_but_carries_the_trace() {
         let ended = Ended::default();
         let tracer = Tracer::new(Sampler::AlwaysOff, ended.clone());
-        let cx = tracer.start(Context::new(), "tools/call", |_| panic!("a dropped span is never filled"));
+        let (cx, recording) = tracer.start(Context::new(), "tools/call", |_| panic!("a dropped span is never filled"));
+        assert!(recording.is_none());
         let span = cx.span();
         assert!(!span.is_recording());
         assert!(span.span_context().is_valid() && !span.span_context().is_sampled());
