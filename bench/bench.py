@@ -101,7 +101,8 @@ class OtlpSink:
     """Where duet's OTLP variant sends its spans: an OTLP/HTTP endpoint on 127.0.0.1 that reads
     each export and answers 200 with an empty ExportTraceServiceResponse (zero bytes in
     protobuf), keeping only counts. It runs in this process for the whole run, on the same
-    cores as everything else, as a collector beside a server would."""
+    cores as everything else, as a collector beside a server would; when the server has a core
+    of its own, the sink keeps to the load generator's (confine)."""
 
     def __init__(self):
         import http.server
@@ -128,7 +129,20 @@ class OtlpSink:
 
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        started = threading.Event()
+
+        def serve():
+            self.thread_id = threading.get_native_id()
+            started.set()
+            self.server.serve_forever()
+
+        threading.Thread(target=serve, daemon=True).start()
+        started.wait()
+
+    def confine(self, cpus: set[int]):
+        """Keeps the sink's accepting thread, and the thread it starts for each connection
+        from now on, to cpus."""
+        os.sched_setaffinity(self.thread_id, cpus)
 
 
 class Paths:
@@ -662,7 +676,12 @@ class Bench:
             self.log(f"case 2026-json-own-core: skipped: {why_not}")
             self.notes.append(f"2026 JSON with the load generator on its own core: not run, {why_not}.")
         else:
+            # The sink off the server's core too: a collector runs elsewhere.
+            if self.sink:
+                self.sink.confine(pinning.wrk_cpus)
             self.interleave("2026-json-own-core", self.specs_2026_json(), [16], prep_json, pinning)
+            if self.sink:
+                self.sink.confine(os.sched_getaffinity(0))
 
     def case_2025(self, conc_list):
         def prep_session(spec):
@@ -1159,7 +1178,8 @@ def markdown(bench: Bench, summary: dict, meta: dict, charts: dict) -> tuple[str
             if cpus:
                 L.append(f"The 2026 JSON case again, each server confined to {fmt_cpus(cpus['server'])} and wrk "
                          f"({cpus['wrk_threads']} thread{'s' if cpus['wrk_threads'] > 1 else ''}) to "
-                         f"{fmt_cpus(cpus['wrk'])} (`sched_setaffinity`). On shared cores every server's p99 at 16 "
+                         f"{fmt_cpus(cpus['wrk'])} (`sched_setaffinity`), the OTLP sink with wrk. On shared cores "
+                         "every server's p99 at 16 "
                          "connections, the bare ceiling's included, is the scheduler slicing wrk's threads against "
                          "the server's; here p99 is the server's own.")
                 L.append("")

@@ -61,11 +61,12 @@ pub struct EncodedSpans {
     /// Each scope, and the `spans` fields of its `ScopeSpans`, in the order they came.
     scopes: Vec<(InstrumentationScope, Vec<u8>)>,
     len: usize,
+    shared: SharedAttributes,
 }
 
 impl Default for EncodedSpans {
     fn default() -> EncodedSpans {
-        EncodedSpans { scopes: vec![(duet::trace::scope(), Vec::new())], len: 0 }
+        EncodedSpans { scopes: vec![(duet::trace::scope(), Vec::new())], len: 0, shared: SharedAttributes::default() }
     }
 }
 
@@ -81,20 +82,25 @@ impl EncodedSpans {
 
     /// Encodes `span` after the others of its scope.
     pub fn push(&mut self, scope: &InstrumentationScope, span: &impl SpanFields) {
-        message(self.of_scope(scope), 2, |buf| self::span(buf, span));
-        self.len += 1;
+        let index = self.scope_index(scope);
+        self.push_at(index, span);
     }
 
     /// Encodes a request's span after the others of the requests' scope.
     pub fn push_request(&mut self, span: &RequestSpan) {
-        message(&mut self.scopes[0].1, 2, |buf| self::span(buf, span));
+        self.push_at(0, span);
+    }
+
+    fn push_at(&mut self, index: usize, span: &impl SpanFields) {
+        message(&mut self.scopes[index].1, 2, |buf| self::span(buf, span, &mut self.shared));
         self.len += 1;
     }
 
     /// Copies in the spans of `other`, after those of the same scope here.
     pub fn append(&mut self, other: &EncodedSpans) {
         for (scope, spans) in other.scopes.iter().filter(|(_, spans)| !spans.is_empty()) {
-            self.of_scope(scope).extend_from_slice(spans);
+            let index = self.scope_index(scope);
+            self.scopes[index].1.extend_from_slice(spans);
         }
         self.len += other.len;
     }
@@ -111,16 +117,45 @@ impl EncodedSpans {
         self.len = 0;
     }
 
-    /// The spans of `scope` so far: a span's scope is almost always the one before's.
-    fn of_scope(&mut self, scope: &InstrumentationScope) -> &mut Vec<u8> {
-        let index = match self.scopes.iter().position(|(known, _)| known == scope) {
+    /// Where the spans of `scope` are, a place made for them if they are the first.
+    fn scope_index(&mut self, scope: &InstrumentationScope) -> usize {
+        match self.scopes.iter().position(|(known, _)| known == scope) {
             Some(index) => index,
             None => {
                 self.scopes.push((scope.clone(), Vec::new()));
                 self.scopes.len() - 1
             }
-        };
-        &mut self.scopes[index].1
+        }
+    }
+}
+
+/// The attributes a request's span shares with many others
+/// (`RequestSpan::shared_conventions`: the method, the principal, the version and the
+/// transport), as they were last encoded and the values they were encoded from: a span that
+/// has the same values takes the bytes as they are, rather than five attributes written again.
+#[derive(Debug, Default)]
+pub struct SharedAttributes {
+    values: Vec<(&'static str, String)>,
+    encoded: Vec<u8>,
+}
+
+impl SharedAttributes {
+    /// Writes the shared attributes of `span` as span attributes (field 9).
+    fn write(&mut self, buf: &mut Vec<u8>, span: &RequestSpan) {
+        let (mut seen, mut same) = (0, true);
+        span.shared_conventions(|key, value| {
+            same &= self.values.get(seen).is_some_and(|(k, v)| *k == key && v == value);
+            seen += 1;
+        });
+        if !same || seen != self.values.len() {
+            self.values.clear();
+            self.encoded.clear();
+            span.shared_conventions(|key, value| {
+                self.values.push((key, value.to_owned()));
+                string_attribute(&mut self.encoded, 9, key, value);
+            });
+        }
+        buf.extend_from_slice(&self.encoded);
     }
 }
 
@@ -193,8 +228,9 @@ pub trait SpanFields {
     fn name(&self) -> (&str, Option<&str>);
     fn kind(&self) -> &SpanKind;
     fn times(&self) -> (SystemTime, SystemTime);
-    /// Writes each attribute as field `tag`.
-    fn attributes(&self, buf: &mut Vec<u8>, tag: u32);
+    /// Writes each attribute as field 9 of a span; `shared` keeps what a run of spans has in
+    /// common.
+    fn attributes(&self, buf: &mut Vec<u8>, shared: &mut SharedAttributes);
     fn dropped_attributes(&self) -> u32;
     fn events(&self) -> (&[Event], u32);
     fn links(&self) -> (&[Link], u32);
@@ -217,8 +253,8 @@ impl SpanFields for SpanData {
     fn times(&self) -> (SystemTime, SystemTime) {
         (self.start_time, self.end_time)
     }
-    fn attributes(&self, buf: &mut Vec<u8>, tag: u32) {
-        attributes(buf, tag, &self.attributes);
+    fn attributes(&self, buf: &mut Vec<u8>, _shared: &mut SharedAttributes) {
+        attributes(buf, 9, &self.attributes);
     }
     fn dropped_attributes(&self) -> u32 {
         self.dropped_attributes_count
@@ -251,9 +287,10 @@ impl SpanFields for RequestSpan {
     fn times(&self) -> (SystemTime, SystemTime) {
         (self.start, self.end)
     }
-    fn attributes(&self, buf: &mut Vec<u8>, tag: u32) {
-        self.conventions(|key, value| string_attribute(buf, tag, key, value));
-        attributes(buf, tag, &self.attributes);
+    fn attributes(&self, buf: &mut Vec<u8>, shared: &mut SharedAttributes) {
+        shared.write(buf, self);
+        self.own_conventions(|key, value| string_attribute(buf, 9, key, value));
+        attributes(buf, 9, &self.attributes);
     }
     fn dropped_attributes(&self) -> u32 {
         self.dropped_attributes
@@ -270,7 +307,7 @@ impl SpanFields for RequestSpan {
 }
 
 /// `opentelemetry.proto.trace.v1.Span`.
-fn span(buf: &mut Vec<u8>, span: &impl SpanFields) {
+fn span(buf: &mut Vec<u8>, span: &impl SpanFields, shared: &mut SharedAttributes) {
     let context = span.context();
     ids(buf, context);
     let (parent, parent_is_remote) = span.parent();
@@ -298,7 +335,7 @@ fn span(buf: &mut Vec<u8>, span: &impl SpanFields) {
     let (start, end) = span.times();
     fixed64(buf, 7, nanos(start));
     fixed64(buf, 8, nanos(end));
-    span.attributes(buf, 9);
+    span.attributes(buf, shared);
     uint(buf, 10, span.dropped_attributes().into());
     let (events, dropped_events) = span.events();
     for event in events {
@@ -675,6 +712,29 @@ pub(super) mod tests {
         assert_eq!(names, ["tools/call echo", "prompts/get greet", "renamed by its handler", "_OTHER", "batch"]);
         assert_eq!(spans[0].attributes.len(), 9, "{:?}", spans[0].attributes);
         assert!(spans[4].attributes.is_empty(), "a batch has none of a request's attributes");
+    }
+
+    #[test]
+    fn attributes_shared_with_the_span_before_are_the_bytes_written_for_it() {
+        let call = recorded_requests().swap_remove(0);
+        let mut again = call.clone();
+        again.tool = Some("other".into());
+        let mut by_bob = call.clone();
+        by_bob.principal = "bob".into();
+        let mut fewer = call.clone();
+        fewer.transport = None;
+        let mut after_fewer = call.clone();
+        after_fewer.principal = "alicf".into();
+        let recorded = [call.clone(), again, by_bob, call.clone(), fewer, call, after_fewer];
+        let mut direct = EncodedSpans::default();
+        recorded.iter().for_each(|span| direct.push_request(span));
+        let resource = Resource::builder_empty().build();
+        let mut bytes = Vec::new();
+        export_request(&mut bytes, &EncodedResource::new(&resource), &direct);
+        let as_sdk: Vec<SpanData> = recorded.iter().map(|span| span.to_span_data(duet::trace::scope())).collect();
+        let (expected, expected_bytes) = reference(&as_sdk, &resource);
+        assert_eq!(ExportTraceServiceRequest::decode(bytes.as_slice()).expect("valid protobuf"), expected);
+        assert_eq!(bytes, expected_bytes, "the same bytes, field for field");
     }
 
     #[test]

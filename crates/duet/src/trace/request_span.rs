@@ -116,14 +116,44 @@ impl RequestSpan {
         }
     }
 
-    /// Calls `f` with each of the conventions' attributes the span has, as text, in the order
-    /// duet gives them; the handler's [`RequestSpan::attributes`] come after.
+    /// Calls `f` with each of the conventions' attributes the span has, as text: the
+    /// [shared](RequestSpan::shared_conventions) ones, then the
+    /// [request's own](RequestSpan::own_conventions). The handler's
+    /// [`RequestSpan::attributes`] come after.
     pub fn conventions(&self, mut f: impl FnMut(&'static str, &str)) {
+        self.shared_conventions(&mut f);
+        self.own_conventions(f);
+    }
+
+    /// The conventions' attributes that many requests share, as text, always in this order
+    /// and drawn only from the method, the principal, the version and the transport:
+    /// `mcp.method.name`, `principal`, `mcp.protocol.version`, `network.transport`,
+    /// `gen_ai.operation.name`. An exporter may encode them once for a run of spans.
+    pub fn shared_conventions(&self, mut f: impl FnMut(&'static str, &str)) {
         if self.is_batch() {
             return;
         }
         f("mcp.method.name", self.unknown_method.as_deref().unwrap_or(self.method));
         f("principal", &self.principal);
+        let known = [
+            ("mcp.protocol.version", self.protocol_version),
+            ("network.transport", self.transport),
+            ("gen_ai.operation.name", (self.method == "tools/call").then_some("execute_tool")),
+        ];
+        for (key, value) in known {
+            if let Some(value) = value {
+                f(key, value);
+            }
+        }
+    }
+
+    /// The conventions' attributes of this request alone, as text: `jsonrpc.request.id`,
+    /// `mcp.session.id`, `gen_ai.tool.name` or `gen_ai.prompt.name`, `mcp.resource.uri`,
+    /// `error.type` and `rpc.response.status_code`, those it has.
+    pub fn own_conventions(&self, mut f: impl FnMut(&'static str, &str)) {
+        if self.is_batch() {
+            return;
+        }
         match &self.request_id {
             Some(RequestId::Int(id)) => f("jsonrpc.request.id", itoa::Buffer::new().format(*id)),
             Some(id) => f("jsonrpc.request.id", &id.to_string()),
@@ -131,11 +161,8 @@ impl RequestSpan {
         }
         let known = [
             ("mcp.session.id", self.session_id.as_deref()),
-            ("mcp.protocol.version", self.protocol_version),
-            ("network.transport", self.transport),
             ("gen_ai.tool.name", self.tool.as_deref()),
             ("gen_ai.prompt.name", self.prompt.as_deref()),
-            ("gen_ai.operation.name", (self.method == "tools/call").then_some("execute_tool")),
             ("mcp.resource.uri", self.resource_uri.as_deref()),
         ];
         for (key, value) in known {
