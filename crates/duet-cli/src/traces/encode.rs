@@ -695,18 +695,30 @@ pub(super) mod tests {
         vec![call, prompt, read, unknown, batch]
     }
 
-    #[test]
-    fn a_request_span_is_encoded_as_the_sdk_span_it_stands_for() {
+    /// Encodes `recorded` with `push`, checks the export against the same spans as the SDK's
+    /// and opentelemetry-proto's transform have them (decoded and byte for byte), and returns
+    /// that reference.
+    fn encoded_as_the_sdk_spans(
+        recorded: &[RequestSpan],
+        push: impl Fn(&mut EncodedSpans, &RequestSpan),
+    ) -> ExportTraceServiceRequest {
         let resource = Resource::builder_empty().build();
-        let recorded = recorded_requests();
         let mut direct = EncodedSpans::default();
-        recorded.iter().for_each(|span| direct.push(&duet::trace::scope(), span));
+        recorded.iter().for_each(|span| push(&mut direct, span));
         let mut bytes = Vec::new();
         export_request(&mut bytes, &EncodedResource::new(&resource), &direct);
         let as_sdk: Vec<SpanData> = recorded.iter().map(|span| span.to_span_data(duet::trace::scope())).collect();
         let (expected, expected_bytes) = reference(&as_sdk, &resource);
         assert_eq!(ExportTraceServiceRequest::decode(bytes.as_slice()).expect("valid protobuf"), expected);
         assert_eq!(bytes, expected_bytes, "the same bytes, field for field");
+        expected
+    }
+
+    #[test]
+    fn a_request_span_is_encoded_as_the_sdk_span_it_stands_for() {
+        let expected = encoded_as_the_sdk_spans(&recorded_requests(), |spans, span| {
+            spans.push(&duet::trace::scope(), span);
+        });
         let spans = &expected.resource_spans[0].scope_spans[0].spans;
         let names: Vec<&str> = spans.iter().map(|span| span.name.as_str()).collect();
         assert_eq!(names, ["tools/call echo", "prompts/get greet", "renamed by its handler", "_OTHER", "batch"]);
@@ -726,15 +738,7 @@ pub(super) mod tests {
         let mut after_fewer = call.clone();
         after_fewer.principal = "alicf".into();
         let recorded = [call.clone(), again, by_bob, call.clone(), fewer, call, after_fewer];
-        let mut direct = EncodedSpans::default();
-        recorded.iter().for_each(|span| direct.push_request(span));
-        let resource = Resource::builder_empty().build();
-        let mut bytes = Vec::new();
-        export_request(&mut bytes, &EncodedResource::new(&resource), &direct);
-        let as_sdk: Vec<SpanData> = recorded.iter().map(|span| span.to_span_data(duet::trace::scope())).collect();
-        let (expected, expected_bytes) = reference(&as_sdk, &resource);
-        assert_eq!(ExportTraceServiceRequest::decode(bytes.as_slice()).expect("valid protobuf"), expected);
-        assert_eq!(bytes, expected_bytes, "the same bytes, field for field");
+        encoded_as_the_sdk_spans(&recorded, EncodedSpans::push_request);
     }
 
     #[test]
