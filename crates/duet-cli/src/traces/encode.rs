@@ -1,7 +1,8 @@
 //! Spans as the bytes of an OTLP `ExportTraceServiceRequest`, written straight from the
 //! SDK's `SpanData` or from a request's span as duet records it (`duet::trace::RequestSpan`,
 //! whose attributes are never `KeyValue`s) with prost's encoding primitives: each span as it
-//! ends ([`EncodedSpans::push`]), and a request around a batch of them ([`export_request`]).
+//! ends ([`EncodedSpans::push`]), and a request around the buffers of a batch
+//! ([`export_request`]), each span's bytes copied once, from its buffer into the request.
 //!
 //! Why it exists: `opentelemetry-otlp` first turns every span into prost's generated structs
 //! (an owned `String` or `Vec` for each id, name, key and value) and then encodes those.
@@ -96,15 +97,6 @@ impl EncodedSpans {
         self.len += 1;
     }
 
-    /// Copies in the spans of `other`, after those of the same scope here.
-    pub fn append(&mut self, other: &EncodedSpans) {
-        for (scope, spans) in other.scopes.iter().filter(|(_, spans)| !spans.is_empty()) {
-            let index = self.scope_index(scope);
-            self.scopes[index].1.extend_from_slice(spans);
-        }
-        self.len += other.len;
-    }
-
     /// The bytes the spans may take before the buffer grows.
     #[cfg(test)]
     pub fn room(&self) -> usize {
@@ -159,21 +151,19 @@ impl SharedAttributes {
     }
 }
 
-/// Appends to `buf` the request that exports `spans`: one `ResourceSpans`, holding one
-/// `ScopeSpans` per instrumentation scope. Every length is counted before its message is
-/// written, so the spans, most of the request, are copied once and never moved after.
-pub fn export_request(buf: &mut Vec<u8>, resource: &EncodedResource, spans: &EncodedSpans) {
-    let scopes: Vec<ScopeSpans> = spans
-        .scopes
-        .iter()
-        .filter(|(_, encoded)| !encoded.is_empty())
-        .map(|(scope, encoded)| {
-            let mut parts = ScopeSpans { scope: Vec::new(), spans: encoded, schema_url: Vec::new() };
-            message(&mut parts.scope, 1, |buf| instrumentation_scope(buf, scope));
-            string(&mut parts.schema_url, 3, scope.schema_url().unwrap_or_default());
-            parts
-        })
-        .collect();
+/// Appends to `buf` the request that exports the spans of `batch`: one `ResourceSpans`,
+/// holding one `ScopeSpans` per instrumentation scope (in the order each first appears),
+/// with the spans of that scope from every buffer. Every length is counted before its
+/// message is written, so the spans, most of the request, are copied once and never moved
+/// after.
+pub fn export_request(buf: &mut Vec<u8>, resource: &EncodedResource, batch: &[EncodedSpans]) {
+    let mut scopes: Vec<ScopeSpans> = Vec::new();
+    for (scope, encoded) in batch.iter().flat_map(|spans| &spans.scopes).filter(|(_, encoded)| !encoded.is_empty()) {
+        match scopes.iter_mut().find(|parts| parts.of == scope) {
+            Some(parts) => parts.spans.push(encoded),
+            None => scopes.push(ScopeSpans::new(scope, encoded)),
+        }
+    }
     let inner: usize = scopes.iter().map(|parts| field_len(2, parts.len())).sum();
     let resource_len = resource.fields.len() + inner + resource.schema_url.len();
     buf.reserve(field_len(1, resource_len));
@@ -182,23 +172,31 @@ pub fn export_request(buf: &mut Vec<u8>, resource: &EncodedResource, spans: &Enc
     for parts in &scopes {
         length_delimited(buf, 2, parts.len());
         buf.extend_from_slice(&parts.scope);
-        buf.extend_from_slice(parts.spans);
+        parts.spans.iter().for_each(|spans| buf.extend_from_slice(spans));
         buf.extend_from_slice(&parts.schema_url);
     }
     buf.extend_from_slice(&resource.schema_url);
 }
 
-/// A `ScopeSpans` of a request in its three parts: the scope field, the spans, the schema
-/// URL field.
+/// A `ScopeSpans` of a request in its parts: the scope field, the spans of each buffer, the
+/// schema URL field.
 struct ScopeSpans<'a> {
+    of: &'a InstrumentationScope,
     scope: Vec<u8>,
-    spans: &'a [u8],
+    spans: Vec<&'a [u8]>,
     schema_url: Vec<u8>,
 }
 
-impl ScopeSpans<'_> {
+impl<'a> ScopeSpans<'a> {
+    fn new(of: &'a InstrumentationScope, spans: &'a [u8]) -> ScopeSpans<'a> {
+        let mut parts = ScopeSpans { of, scope: Vec::new(), spans: vec![spans], schema_url: Vec::new() };
+        message(&mut parts.scope, 1, |buf| instrumentation_scope(buf, of));
+        string(&mut parts.schema_url, 3, of.schema_url().unwrap_or_default());
+        parts
+    }
+
     fn len(&self) -> usize {
-        self.scope.len() + self.spans.len() + self.schema_url.len()
+        self.scope.len() + self.spans.iter().map(|spans| spans.len()).sum::<usize>() + self.schema_url.len()
     }
 }
 
@@ -656,7 +654,7 @@ pub(super) mod tests {
 
     fn encoded(spans: &[SpanData], resource: &Resource) -> Vec<u8> {
         let mut buf = Vec::new();
-        export_request(&mut buf, &EncodedResource::new(resource), &batch(spans));
+        export_request(&mut buf, &EncodedResource::new(resource), &[batch(spans)]);
         buf
     }
 
@@ -706,7 +704,7 @@ pub(super) mod tests {
         let mut direct = EncodedSpans::default();
         recorded.iter().for_each(|span| push(&mut direct, span));
         let mut bytes = Vec::new();
-        export_request(&mut bytes, &EncodedResource::new(&resource), &direct);
+        export_request(&mut bytes, &EncodedResource::new(&resource), &[direct]);
         let as_sdk: Vec<SpanData> = recorded.iter().map(|span| span.to_span_data(duet::trace::scope())).collect();
         let (expected, expected_bytes) = reference(&as_sdk, &resource);
         assert_eq!(ExportTraceServiceRequest::decode(bytes.as_slice()).expect("valid protobuf"), expected);
@@ -794,7 +792,7 @@ pub(super) mod tests {
     fn the_default_resource_is_the_empty_one() {
         let spans = [request_span(1, scope("duet", None))];
         let mut buf = Vec::new();
-        export_request(&mut buf, &EncodedResource::default(), &batch(&spans));
+        export_request(&mut buf, &EncodedResource::default(), &[batch(&spans)]);
         assert_eq!(buf, reference(&spans, &Resource::builder_empty().build()).1);
     }
 
@@ -807,22 +805,20 @@ pub(super) mod tests {
         let spans = [request_span(3, scope("duet", None))];
         spans.iter().for_each(|span| reused.push(&span.instrumentation_scope, span));
         let mut buf = Vec::new();
-        export_request(&mut buf, &EncodedResource::default(), &reused);
+        export_request(&mut buf, &EncodedResource::default(), &[reused]);
         assert_eq!(buf, reference(&spans, &Resource::builder_empty().build()).1);
     }
 
     #[test]
-    fn batches_appended_keep_each_scope_together() {
+    fn the_buffers_of_a_batch_are_one_request_with_each_scope_together() {
         let (duet, other) = (|| scope("duet", None), || scope("other-lib", Some("2.1.0")));
         let spans =
             [request_span(1, duet()), request_span(2, other()), request_span(3, duet()), request_span(4, other())];
-        let mut appended = batch(&spans[..1]);
-        appended.append(&batch(&spans[1..3]));
-        appended.append(&batch(&spans[3..]));
-        assert_eq!(appended.len(), 4);
+        // A buffer with none of the first scope's spans comes first.
+        let buffers = [batch(&[]), batch(&spans[..1]), batch(&spans[1..3]), batch(&spans[3..])];
         let resource = Resource::builder_empty().build();
         let mut buf = Vec::new();
-        export_request(&mut buf, &EncodedResource::new(&resource), &appended);
+        export_request(&mut buf, &EncodedResource::new(&resource), &buffers);
         assert_eq!(buf, reference(&spans, &resource).1);
     }
 }

@@ -64,14 +64,15 @@ impl OtlpHttpExporter {
         })
     }
 
-    /// Posts `spans` (none: nothing to do).
-    pub fn export(&self, spans: &EncodedSpans) -> Result<(), String> {
-        if spans.is_empty() {
+    /// Posts the spans of `batch`'s buffers (none: nothing to do).
+    pub fn export(&self, batch: &[EncodedSpans]) -> Result<(), String> {
+        let spans: usize = batch.iter().map(EncodedSpans::len).sum();
+        if spans == 0 {
             return Ok(());
         }
-        let mut body = Vec::with_capacity((spans.len() + 1) * self.span_len.load(Ordering::Relaxed));
-        export_request(&mut body, &self.resource, spans);
-        self.span_len.store(body.len() / spans.len() + 1, Ordering::Relaxed);
+        let mut body = Vec::with_capacity((spans + 1) * self.span_len.load(Ordering::Relaxed));
+        export_request(&mut body, &self.resource, batch);
+        self.span_len.store(body.len() / spans + 1, Ordering::Relaxed);
         let answer = self.post(body.into())?;
         if let Some(rejected) = answer.and_then(|a| ExportTraceServiceResponse::decode(a).ok()?.partial_success)
             && (rejected.rejected_spans > 0 || !rejected.error_message.is_empty())
@@ -199,7 +200,7 @@ pub(super) mod tests {
     fn a_batch_is_posted_as_protobuf_and_sent_again_while_the_collector_is_unavailable() {
         let (url, collector) = collector(&["503 Service Unavailable", "200 OK", "400 Bad Request"]);
         let exporter = OtlpHttpExporter::new(&url).expect("exporter");
-        let spans = batch(&[request_span(1, scope("duet", None)), request_span(2, scope("duet", None))]);
+        let spans = [batch(&[request_span(1, scope("duet", None))]), batch(&[request_span(2, scope("duet", None))])];
         let mut expected = Vec::new();
         export_request(&mut expected, &EncodedResource::default(), &spans);
         exporter.export(&spans).expect("sent on the second try");

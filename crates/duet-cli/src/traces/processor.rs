@@ -2,7 +2,8 @@
 //! into a buffer of that thread's own, whether the SDK made it (a handler's span, through
 //! `SpanProcessor`) or duet did (a request's, through `duet::trace::SpanSink`); a full
 //! buffer goes to the export thread, which gathers buffers into batches and posts them
-//! (`super::exporter`) every [`Limits::delay`] or [`Limits::batch`] spans. Past [`Limits::queue`] spans waiting, whole buffers are
+//! (`super::exporter`) every [`Limits::delay`] or [`Limits::batch`] spans, each span's bytes
+//! copied once, into the request. Past [`Limits::queue`] spans waiting, whole buffers are
 //! dropped rather than held.
 //!
 //! Why it exists rather than the SDK's `BatchSpanProcessor`: that one sends every span's
@@ -88,13 +89,12 @@ impl Shards {
         }
     }
 
-    /// Copies every buffer's spans into `into`, leaving the buffers empty.
-    fn drain(&self, into: &mut EncodedSpans) {
-        for buffer in &self.buffers {
+    /// Every buffer that holds spans, each replaced by an empty one.
+    fn drain(&self) -> impl Iterator<Item = EncodedSpans> + '_ {
+        self.buffers.iter().filter_map(|buffer| {
             let mut buffer = lock(buffer);
-            into.append(&buffer);
-            buffer.clear();
-        }
+            (!buffer.is_empty()).then(|| std::mem::replace(&mut *buffer, self.spare()))
+        })
     }
 }
 
@@ -128,7 +128,7 @@ impl EncodingProcessor {
     pub fn new(exporter: OtlpHttpExporter, limits: Limits) -> std::io::Result<EncodingProcessor> {
         let shards = Arc::new(Shards::default());
         let (commands, received) = sync_channel((limits.queue / limits.buffer()).max(1));
-        let worker = Worker { exporter, shards: shards.clone(), limits, batch: EncodedSpans::default() };
+        let worker = Worker { exporter, shards: shards.clone(), limits, batch: Vec::new() };
         std::thread::Builder::new().name("duet-otlp".into()).spawn(move || worker.run(received))?;
         Ok(EncodingProcessor(Arc::new(Shared { shards, limits, commands, dropped: AtomicUsize::new(0) })))
     }
@@ -215,8 +215,8 @@ struct Worker {
     exporter: OtlpHttpExporter,
     shards: Arc<Shards>,
     limits: Limits,
-    /// The spans of the next export.
-    batch: EncodedSpans,
+    /// The buffers of the next export, as the threads filled them.
+    batch: Vec<EncodedSpans>,
 }
 
 impl Worker {
@@ -250,9 +250,10 @@ impl Worker {
     /// Exports every span there is. What was queued before the command that asks for it
     /// came first, and is in the batch; the rest is in the threads' buffers.
     fn export_all(&mut self) -> OTelSdkResult {
-        let mut rest = self.shards.spare();
-        self.shards.drain(&mut rest);
-        let sent = self.take(rest);
+        let mut sent = Ok(());
+        for spans in self.shards.drain().collect::<Vec<_>>() {
+            sent = sent.and(self.take(spans));
+        }
         sent.and(self.export())
     }
 
@@ -260,21 +261,25 @@ impl Worker {
     /// [`Limits::batch`], and after, a batch they fill.
     fn take(&mut self, spans: EncodedSpans) -> OTelSdkResult {
         let mut sent = Ok(());
-        if self.batch.len() + spans.len() > self.limits.batch {
+        if self.spans() + spans.len() > self.limits.batch {
             sent = self.export();
         }
-        self.batch.append(&spans);
-        self.shards.recycle(spans);
-        if self.batch.len() >= self.limits.batch {
+        self.batch.push(spans);
+        if self.spans() >= self.limits.batch {
             sent = sent.and(self.export());
         }
         sent
     }
 
-    /// Posts the batch; it is emptied whether or not the collector took it.
+    /// The spans of the batch.
+    fn spans(&self) -> usize {
+        self.batch.iter().map(EncodedSpans::len).sum()
+    }
+
+    /// Posts the batch; its buffers go back to the threads whether or not the collector took it.
     fn export(&mut self) -> OTelSdkResult {
         let sent = self.exporter.export(&self.batch);
-        self.batch.clear();
+        self.batch.drain(..).for_each(|spans| self.shards.recycle(spans));
         sent.map_err(|e| {
             tracing::error!("spans could not be exported: {e}");
             OTelSdkError::InternalFailure(e)
