@@ -1,10 +1,12 @@
 //! The span processor: each span is encoded (`super::encode`) on the thread that ends it,
 //! into a buffer of that thread's own, whether the SDK made it (a handler's span, through
 //! `SpanProcessor`) or duet did (a request's, through `duet::trace::SpanSink`); a full
-//! buffer goes to the export thread, which gathers buffers into batches and posts them
+//! buffer is queued for the export thread, which gathers buffers into batches and posts them
 //! (`super::exporter`) every [`Limits::delay`] or [`Limits::batch`] spans, each span's bytes
 //! copied once, into the request. Past [`Limits::queue`] spans waiting, whole buffers are
-//! dropped rather than held.
+//! dropped rather than held. The export thread is woken when a batch is queued or it is asked
+//! something, not for each buffer: on a busy core each wake-up is a switch between threads,
+//! and at one a buffer they were most of the export thread's time.
 //!
 //! Why it exists rather than the SDK's `BatchSpanProcessor`: that one sends every span's
 //! data through one channel that every request thread contends for, to be encoded and freed
@@ -21,8 +23,8 @@ use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::error::{OTelSdkError, OTelSdkResult};
 use opentelemetry_sdk::trace::{Span, SpanData, SpanProcessor};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError, sync_channel};
-use std::sync::{Arc, Mutex};
+use std::sync::mpsc::{RecvTimeoutError, SyncSender, sync_channel};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 /// Buffers the threads that end spans write to; a thread keeps one for its life. More
@@ -47,14 +49,35 @@ impl Limits {
     }
 }
 
-/// What the export thread is told.
-enum Command {
-    Spans(EncodedSpans),
-    Resource(Resource),
+/// What the export thread is asked, besides sending what is queued.
+#[derive(Debug)]
+enum Ask {
     /// Send everything now and say how it went.
     Flush(SyncSender<OTelSdkResult>),
     /// Flush, then end.
     Shutdown(SyncSender<OTelSdkResult>),
+}
+
+/// What the threads that end spans pass to the export thread.
+#[derive(Debug, Default)]
+struct Queue {
+    /// Full buffers, in the order they came, and the spans they hold.
+    buffers: Vec<EncodedSpans>,
+    spans: usize,
+    asks: Vec<Ask>,
+    /// The resource the provider set, once.
+    resource: Option<Resource>,
+    /// Every handle of the processor is gone: send what is left and end.
+    closed: bool,
+    /// The export thread has ended: nothing is sent any more.
+    ended: bool,
+}
+
+/// The queue, and what wakes the export thread to it.
+#[derive(Debug, Default)]
+struct Exchange {
+    queue: Mutex<Queue>,
+    wake: Condvar,
 }
 
 /// The buffers of the threads that end spans, and emptied ones to give them in place of
@@ -118,23 +141,32 @@ pub struct EncodingProcessor(Arc<Shared>);
 struct Shared {
     shards: Arc<Shards>,
     limits: Limits,
-    commands: SyncSender<Command>,
+    exchange: Arc<Exchange>,
     /// Spans dropped because the queue was full.
     dropped: AtomicUsize,
+}
+
+impl Drop for Shared {
+    /// The last handle is gone: the export thread sends what is left and ends.
+    fn drop(&mut self) {
+        lock(&self.exchange.queue).closed = true;
+        self.exchange.wake.notify_one();
+    }
 }
 
 impl EncodingProcessor {
     /// A processor whose thread exports through `exporter`.
     pub fn new(exporter: OtlpHttpExporter, limits: Limits) -> std::io::Result<EncodingProcessor> {
         let shards = Arc::new(Shards::default());
-        let (commands, received) = sync_channel((limits.queue / limits.buffer()).max(1));
-        let worker = Worker { exporter, shards: shards.clone(), limits, batch: Vec::new() };
-        std::thread::Builder::new().name("duet-otlp".into()).spawn(move || worker.run(received))?;
-        Ok(EncodingProcessor(Arc::new(Shared { shards, limits, commands, dropped: AtomicUsize::new(0) })))
+        let exchange = Arc::new(Exchange::default());
+        let worker = Worker { exporter, shards: shards.clone(), exchange: exchange.clone(), limits, batch: Vec::new() };
+        std::thread::Builder::new().name("duet-otlp".into()).spawn(move || worker.run())?;
+        Ok(EncodingProcessor(Arc::new(Shared { shards, limits, exchange, dropped: AtomicUsize::new(0) })))
     }
 
     /// Encodes a span into the calling thread's buffer with `encode`, if it is `sampled`;
-    /// the buffer goes to the export thread once full.
+    /// the buffer is queued for the export thread once full, and the thread woken once a
+    /// batch is queued.
     fn push(&self, sampled: bool, encode: impl FnOnce(&mut EncodedSpans)) {
         let shared = &*self.0;
         if !sampled {
@@ -147,34 +179,40 @@ impl EncodingProcessor {
         };
         let Some(full) = full else { return };
         let spans = full.len();
-        // Once shut down (disconnected), nothing is sent any more.
-        match shared.commands.try_send(Command::Spans(full)) {
-            Err(TrySendError::Full(_)) if shared.dropped.fetch_add(spans, Ordering::Relaxed) == 0 => {
+        let mut queue = lock(&shared.exchange.queue);
+        if queue.ended {
+            return;
+        }
+        if queue.spans + spans > shared.limits.queue {
+            drop(queue);
+            shared.shards.recycle(full);
+            if shared.dropped.fetch_add(spans, Ordering::Relaxed) == 0 {
                 tracing::warn!("spans are made faster than the collector takes them: dropped (more may follow)");
             }
-            _ => {}
+            return;
+        }
+        queue.buffers.push(full);
+        queue.spans += spans;
+        if queue.spans >= shared.limits.batch {
+            shared.exchange.wake.notify_one();
         }
     }
 
-    /// Tells the export thread `command` and waits for its answer, at most `limit` in all
-    /// (the queue may be full while the thread waits for the collector).
-    fn ask(&self, command: impl FnOnce(SyncSender<OTelSdkResult>) -> Command, limit: Duration) -> OTelSdkResult {
-        let deadline = Instant::now() + limit;
+    /// Asks the export thread `ask` and waits for its answer, at most `limit`.
+    fn ask(&self, ask: impl FnOnce(SyncSender<OTelSdkResult>) -> Ask, limit: Duration) -> OTelSdkResult {
         let (answer, answered) = sync_channel(1);
-        let mut command = command(answer);
-        loop {
-            match self.0.commands.try_send(command) {
-                Ok(()) => break,
-                Err(TrySendError::Full(again)) if Instant::now() < deadline => {
-                    std::thread::sleep(Duration::from_millis(1));
-                    command = again;
-                }
-                Err(TrySendError::Full(_)) => return Err(OTelSdkError::Timeout(limit)),
-                Err(TrySendError::Disconnected(_)) => return Err(OTelSdkError::AlreadyShutdown),
+        {
+            let mut queue = lock(&self.0.exchange.queue);
+            if queue.ended {
+                return Err(OTelSdkError::AlreadyShutdown);
             }
+            queue.asks.push(ask(answer));
         }
-        let left = deadline.saturating_duration_since(Instant::now());
-        answered.recv_timeout(left).map_err(|_| OTelSdkError::Timeout(limit))?
+        self.0.exchange.wake.notify_one();
+        answered.recv_timeout(limit).map_err(|e| match e {
+            RecvTimeoutError::Timeout => OTelSdkError::Timeout(limit),
+            RecvTimeoutError::Disconnected => OTelSdkError::AlreadyShutdown,
+        })?
     }
 }
 
@@ -192,11 +230,11 @@ impl SpanProcessor for EncodingProcessor {
     }
 
     fn force_flush(&self) -> OTelSdkResult {
-        self.ask(Command::Flush, self.0.limits.delay + super::exporter::EXPORT_TIMEOUT)
+        self.ask(Ask::Flush, self.0.limits.delay + super::exporter::EXPORT_TIMEOUT)
     }
 
     fn shutdown_with_timeout(&self, timeout: Duration) -> OTelSdkResult {
-        let done = self.ask(Command::Shutdown, timeout);
+        let done = self.ask(Ask::Shutdown, timeout);
         let dropped = self.0.dropped.load(Ordering::Relaxed);
         if dropped > 0 {
             tracing::warn!(dropped, "spans were dropped because the collector did not take them fast enough");
@@ -206,7 +244,8 @@ impl SpanProcessor for EncodingProcessor {
 
     fn set_resource(&mut self, resource: &Resource) {
         // Before any span: the provider sets it as it is built.
-        let _ = self.0.commands.send(Command::Resource(resource.clone()));
+        lock(&self.0.exchange.queue).resource = Some(resource.clone());
+        self.0.exchange.wake.notify_one();
     }
 }
 
@@ -214,37 +253,72 @@ impl SpanProcessor for EncodingProcessor {
 struct Worker {
     exporter: OtlpHttpExporter,
     shards: Arc<Shards>,
+    exchange: Arc<Exchange>,
     limits: Limits,
     /// The buffers of the next export, as the threads filled them.
     batch: Vec<EncodedSpans>,
 }
 
 impl Worker {
-    fn run(mut self, commands: Receiver<Command>) {
+    fn run(mut self) {
         let mut due = Instant::now() + self.limits.delay;
         loop {
-            match commands.recv_timeout(due.saturating_duration_since(Instant::now())) {
-                Ok(Command::Spans(spans)) => {
-                    let _ = self.take(spans);
-                }
-                Ok(Command::Resource(resource)) => self.exporter.set_resource(&resource),
-                Ok(Command::Flush(answer)) => {
-                    let _ = answer.send(self.export_all());
-                }
-                Ok(Command::Shutdown(answer)) => {
-                    let _ = answer.send(self.export_all());
-                    return;
-                }
-                Err(RecvTimeoutError::Timeout) => {
-                    let _ = self.export_all();
-                    due = Instant::now() + self.limits.delay;
-                }
-                Err(RecvTimeoutError::Disconnected) => {
-                    let _ = self.export_all();
-                    return;
+            let Queue { buffers, asks, resource, closed, .. } = self.next(due);
+            if let Some(resource) = resource {
+                self.exporter.set_resource(&resource);
+            }
+            for spans in buffers {
+                let _ = self.take(spans);
+            }
+            if Instant::now() >= due {
+                let _ = self.export_all();
+                due = Instant::now() + self.limits.delay;
+            }
+            for ask in asks {
+                match ask {
+                    Ask::Flush(answer) => {
+                        let _ = answer.send(self.export_all());
+                    }
+                    Ask::Shutdown(answer) => {
+                        let sent = self.export_all();
+                        self.end();
+                        let _ = answer.send(sent);
+                        return;
+                    }
                 }
             }
+            if closed {
+                let _ = self.export_all();
+                self.end();
+                return;
+            }
         }
+    }
+
+    /// What is queued, taken, once there is a batch of it or something else to do, or at `due`.
+    fn next(&self, due: Instant) -> Queue {
+        let mut queue = lock(&self.exchange.queue);
+        loop {
+            let ready =
+                queue.spans >= self.limits.batch || !queue.asks.is_empty() || queue.resource.is_some() || queue.closed;
+            let left = due.saturating_duration_since(Instant::now());
+            if ready || left.is_zero() {
+                // `closed` too, which `run` acts on at once; `ended` is false until then.
+                return std::mem::take(&mut *queue);
+            }
+            queue = match self.exchange.wake.wait_timeout(queue, left) {
+                Ok((queue, _)) => queue,
+                Err(poisoned) => poisoned.into_inner().0,
+            };
+        }
+    }
+
+    /// Says that nothing is sent any more: spans are no longer queued, and whoever asks
+    /// after is told so.
+    fn end(&self) {
+        let mut queue = lock(&self.exchange.queue);
+        queue.ended = true;
+        queue.asks.clear();
     }
 
     /// Exports every span there is. What was queued before the command that asks for it
@@ -291,11 +365,12 @@ impl Worker {
 mod tests {
     use super::super::encode::tests::{batch, request_span, scope};
     use super::super::exporter::tests::{Received, collector, holding_collector};
-    use super::{EncodingProcessor, Limits, Shards};
+    use super::{EncodingProcessor, Limits, Shards, lock};
     use opentelemetry::KeyValue;
     use opentelemetry::trace::{SpanContext, TraceFlags};
     use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
     use opentelemetry_sdk::Resource;
+    use opentelemetry_sdk::error::OTelSdkError;
     use opentelemetry_sdk::trace::SpanProcessor as _;
     use prost::Message as _;
     use std::sync::atomic::Ordering;
@@ -353,11 +428,29 @@ mod tests {
             SpanContext::new(context.trace_id(), context.span_id(), TraceFlags::default(), false, Default::default());
         processor.on_end(unsampled);
         processor.shutdown_with_timeout(Duration::from_secs(10)).expect("sent");
+        assert!(matches!(processor.force_flush(), Err(OTelSdkError::AlreadyShutdown)));
         let exports = exported(collector.join().expect("collector"));
         assert_eq!(exports.len(), 1);
         assert_eq!(span_ids(&exports[0]), (1..=44).collect::<Vec<_>>());
         let resource = exports[0].resource_spans[0].resource.as_ref().expect("the resource");
         assert_eq!(resource.attributes[0].key, "service.name");
+    }
+
+    #[test]
+    fn full_buffers_wait_for_a_batch_and_the_last_handle_gone_sends_the_rest() {
+        let (url, collector) = collector(&["200 OK", "200 OK"]);
+        // Buffers of 4 spans, exports of 64.
+        let limits = Limits { queue: 1000, batch: 64, delay: Duration::from_secs(60) };
+        let processor = processor(&url, limits);
+        (1..=8).for_each(|n| processor.on_end(request_span(n, scope("duet", None))));
+        std::thread::sleep(Duration::from_millis(200));
+        let queued = lock(&processor.0.exchange.queue).buffers.len();
+        assert_eq!(queued, 2, "two full buffers, less than a batch: the export thread is not woken for them");
+        (9..=66).for_each(|n| processor.on_end(request_span(n, scope("duet", None))));
+        // Spans 65 and 66 are in the thread's own buffer when the last handle goes.
+        drop(processor);
+        let ids: Vec<Vec<u64>> = exported(collector.join().expect("collector")).iter().map(span_ids).collect();
+        assert_eq!(ids, [(1..=64).collect::<Vec<_>>(), vec![65, 66]]);
     }
 
     #[test]
