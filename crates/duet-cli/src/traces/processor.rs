@@ -6,7 +6,7 @@
 //! copied once, into the request. Past [`Limits::queue`] spans waiting, whole buffers are
 //! dropped rather than held. The export thread is woken when a batch is queued or it is asked
 //! something, not for each buffer: on a busy core each wake-up is a switch between threads,
-//! and at one a buffer they were most of the export thread's time.
+//! and woken for every buffer the export thread spent most of its time in them (perf).
 //!
 //! Why it exists rather than the SDK's `BatchSpanProcessor`: that one sends every span's
 //! data through one channel that every request thread contends for, to be encoded and freed
@@ -193,7 +193,8 @@ impl EncodingProcessor {
         }
         queue.buffers.push(full);
         queue.spans += spans;
-        if queue.spans >= shared.limits.batch {
+        // Once, as the queue comes to a batch: the export thread looks before it waits.
+        if queue.spans >= shared.limits.batch && queue.spans - spans < shared.limits.batch {
             shared.exchange.wake.notify_one();
         }
     }
