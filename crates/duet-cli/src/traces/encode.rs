@@ -53,8 +53,9 @@ impl EncodedResource {
     }
 }
 
-/// Spans encoded as they ended, grouped by instrumentation scope: what a `ResourceSpans` of
-/// an export holds besides its resource. The requests' scope (`duet::trace::scope`) comes
+/// Spans encoded as they ended, grouped by instrumentation scope: a thread's buffer, whose
+/// spans go into the `ResourceSpans` of an export with those of the other buffers of its
+/// batch ([`export_request`]). The requests' scope (`duet::trace::scope`) comes
 /// first, so that a request's span goes in without its scope being looked for; the others
 /// follow in the order each first appeared.
 #[derive(Debug)]
