@@ -224,7 +224,8 @@ cwd = "."
     let (cx, token) = cancellable(|token| RequestCx::builder(Principal::local()).cancel(token).build());
     let started = Instant::now();
     let cancel = async {
-        while !dir.path().join("grandchild.pid").exists() {
+        // The whole pid, with its newline: the shell creates the file before `echo` writes it.
+        while !std::fs::read_to_string(dir.path().join("grandchild.pid")).is_ok_and(|pid| pid.ends_with('\n')) {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         token.cancel();
