@@ -21,12 +21,19 @@ use tracing_subscriber::Layer;
 use tracing_subscriber::filter::{LevelFilter, Targets};
 use tracing_subscriber::registry::LookupSpan;
 
-/// Spans sent in one export, and the most waiting to be sent: four times the SDK's defaults
-/// (512 and 2,048). An export has a cost of its own (the request, the collector's answer),
-/// which larger batches spread over more spans. Past the queue (about 3 MiB of encoded
-/// spans), spans are dropped rather than held.
-const BATCH: usize = 2048;
-const QUEUE: usize = 8192;
+/// Spans sent in one export, and the most waiting to be sent: sixteen times the SDK's
+/// defaults (512 and 2,048). Each export costs the server's core far more than its bytes:
+/// with the server on a core of its own, exporting every span of `tools/call` cost 15.5 % of
+/// its throughput in batches of 512, 7.7 % in batches of 2,048 and 3.1 % in batches of 8,192
+/// (`docs/operations.md`). Past the queue (about 11 MiB of a request's spans), spans are
+/// dropped rather than held.
+const BATCH: usize = 8192;
+const QUEUE: usize = 32768;
+/// The most bytes of spans in one export, whatever their number: a collector refuses a
+/// request past its own limit (the OpenTelemetry Collector takes 20 MiB over HTTP and 4 MiB
+/// over gRPC by default), and spans with many attributes from handlers are larger than a
+/// request's own (about 330 bytes).
+const REQUEST_BYTES: usize = 4 << 20;
 /// The longest a span waits to be sent: the SDK's default.
 const DELAY: Duration = Duration::from_secs(5);
 
@@ -106,7 +113,7 @@ where
     Ok((layer, provider, requests))
 }
 
-/// [`QUEUE`], [`BATCH`] and [`DELAY`], unless the SDK's variables (read by `var`) say
+/// [`QUEUE`], [`BATCH`], [`REQUEST_BYTES`] and [`DELAY`], unless the SDK's variables (read by `var`) say
 /// otherwise: `OTEL_BSP_MAX_QUEUE_SIZE`, `OTEL_BSP_MAX_EXPORT_BATCH_SIZE` (at most the
 /// queue) and `OTEL_BSP_SCHEDULE_DELAY` (milliseconds). A value that is not a positive
 /// whole number is ignored.
@@ -116,6 +123,7 @@ fn limits(var: impl Fn(&str) -> Option<String>) -> Limits {
     Limits {
         queue,
         batch: read("OTEL_BSP_MAX_EXPORT_BATCH_SIZE").map_or(BATCH, |n| n as usize).min(queue),
+        request_bytes: REQUEST_BYTES,
         delay: read("OTEL_BSP_SCHEDULE_DELAY").map_or(DELAY, Duration::from_millis),
     }
 }

@@ -82,6 +82,11 @@ impl EncodedSpans {
         self.len == 0
     }
 
+    /// The bytes the spans take, encoded.
+    pub fn encoded_len(&self) -> usize {
+        self.scopes.iter().map(|(_, spans)| spans.len()).sum()
+    }
+
     /// Encodes `span` after the others of its scope.
     pub fn push(&mut self, scope: &InstrumentationScope, span: &impl SpanFields) {
         let index = self.scope_index(scope);

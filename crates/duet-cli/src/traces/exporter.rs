@@ -147,14 +147,16 @@ pub(super) mod tests {
     use super::super::encode::tests::{batch, request_span, scope};
     use super::super::encode::{EncodedResource, export_request};
     use super::{OtlpHttpExporter, extra_headers};
-    use std::io::{BufRead, BufReader, Read, Write};
-    use std::net::TcpListener;
+    use std::io::{BufRead, BufReader, ErrorKind, Read, Write};
+    use std::net::{TcpListener, TcpStream};
+    use std::time::{Duration, Instant};
 
     /// A request as the collector received it: its head and its body.
     pub(in crate::traces) type Received = (String, Vec<u8>);
 
     /// A collector on loopback answering each request, on a connection of its own, with the
-    /// next of `statuses`; it returns each request.
+    /// next of `statuses`; it returns each request, once each status is used or no request
+    /// came for ten seconds (so a test sent fewer exports than it expects fails, not hangs).
     pub(in crate::traces) fn collector(
         statuses: &'static [&'static str],
     ) -> (String, std::thread::JoinHandle<Vec<Received>>) {
@@ -167,12 +169,13 @@ pub(super) mod tests {
         first: impl FnOnce() + Send + 'static,
     ) -> (String, std::thread::JoinHandle<Vec<Received>>) {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        listener.set_nonblocking(true).expect("non-blocking");
         let url = format!("http://{}/v1/traces", listener.local_addr().expect("address"));
         let answers = std::thread::spawn(move || {
             let mut received = Vec::new();
             let mut first = Some(first);
             for status in statuses {
-                let (stream, _) = listener.accept().expect("accept");
+                let Some(stream) = next_connection(&listener) else { break };
                 let mut reader = BufReader::new(stream);
                 let mut head = String::new();
                 while !head.ends_with("\r\n\r\n") {
@@ -194,6 +197,23 @@ pub(super) mod tests {
             received
         });
         (url, answers)
+    }
+
+    /// The next connection to `listener` (non-blocking), or none within ten seconds.
+    fn next_connection(listener: &TcpListener) -> Option<TcpStream> {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            match listener.accept() {
+                Ok((stream, _)) => {
+                    stream.set_nonblocking(false).expect("blocking");
+                    return Some(stream);
+                }
+                Err(e) if e.kind() == ErrorKind::WouldBlock && Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                Err(_) => return None,
+            }
+        }
     }
 
     #[test]

@@ -38,6 +38,10 @@ pub struct Limits {
     pub queue: usize,
     /// The spans of one export.
     pub batch: usize,
+    /// The most bytes of encoded spans in one export: a batch goes early rather than past
+    /// them (collectors limit a request's size). Only a thread's buffer larger than this
+    /// goes over, alone.
+    pub request_bytes: usize,
     /// The longest a span waits to be sent.
     pub delay: Duration,
 }
@@ -333,22 +337,24 @@ impl Worker {
     }
 
     /// Adds `spans` to the batch, sending first the batch they would take past
-    /// [`Limits::batch`], and after, a batch they fill.
+    /// [`Limits::batch`] or [`Limits::request_bytes`], and after, a batch they fill.
     fn take(&mut self, spans: EncodedSpans) -> OTelSdkResult {
         let mut sent = Ok(());
-        if self.spans() + spans.len() > self.limits.batch {
+        let (count, bytes) = self.size();
+        if count + spans.len() > self.limits.batch || bytes + spans.encoded_len() > self.limits.request_bytes {
             sent = self.export();
         }
         self.batch.push(spans);
-        if self.spans() >= self.limits.batch {
+        let (count, bytes) = self.size();
+        if count >= self.limits.batch || bytes >= self.limits.request_bytes {
             sent = sent.and(self.export());
         }
         sent
     }
 
-    /// The spans of the batch.
-    fn spans(&self) -> usize {
-        self.batch.iter().map(EncodedSpans::len).sum()
+    /// The spans of the batch, and the bytes they take.
+    fn size(&self) -> (usize, usize) {
+        self.batch.iter().fold((0, 0), |(count, bytes), spans| (count + spans.len(), bytes + spans.encoded_len()))
     }
 
     /// Posts the batch; its buffers go back to the threads whether or not the collector took it.
@@ -372,7 +378,7 @@ mod tests {
     use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
     use opentelemetry_sdk::Resource;
     use opentelemetry_sdk::error::OTelSdkError;
-    use opentelemetry_sdk::trace::SpanProcessor as _;
+    use opentelemetry_sdk::trace::{SpanData, SpanProcessor as _};
     use prost::Message as _;
     use std::sync::atomic::Ordering;
     use std::sync::mpsc::sync_channel;
@@ -402,7 +408,7 @@ mod tests {
         use duet::trace::{RequestSpan, SpanSink as _};
         use opentelemetry::trace::{SpanId, TraceId};
         let (url, collector) = collector(&["200 OK"]);
-        let long = Limits { queue: 1000, batch: 1000, delay: Duration::from_secs(60) };
+        let long = Limits { queue: 1000, batch: 1000, request_bytes: 1 << 20, delay: Duration::from_secs(60) };
         let mut processor = processor(&url, long);
         processor.set_resource(&Resource::builder_empty().with_attribute(KeyValue::new("service.name", "t")).build());
         std::thread::scope(|threads| {
@@ -441,7 +447,7 @@ mod tests {
     fn full_buffers_wait_for_a_batch_and_the_last_handle_gone_sends_the_rest() {
         let (url, collector) = collector(&["200 OK", "200 OK"]);
         // Buffers of 4 spans, exports of 64.
-        let limits = Limits { queue: 1000, batch: 64, delay: Duration::from_secs(60) };
+        let limits = Limits { queue: 1000, batch: 64, request_bytes: 1 << 20, delay: Duration::from_secs(60) };
         let processor = processor(&url, limits);
         (1..=8).for_each(|n| processor.on_end(request_span(n, scope("duet", None))));
         std::thread::sleep(Duration::from_millis(200));
@@ -452,6 +458,30 @@ mod tests {
         drop(processor);
         let ids: Vec<Vec<u64>> = exported(collector.join().expect("collector")).iter().map(span_ids).collect();
         assert_eq!(ids, [(1..=64).collect::<Vec<_>>(), vec![65, 66]]);
+    }
+
+    #[test]
+    fn an_export_stays_within_its_bytes_unless_a_buffer_alone_is_larger() {
+        // Spans of one size but for their ids' digits, in buffers of 4 (batch 64), each
+        // taking about `buffer` bytes.
+        let span = |n| SpanData { name: "tools/call echo".into(), ..request_span(n, scope("duet", None)) };
+        let buffer = batch(&(21..=24).map(span).collect::<Vec<_>>()).encoded_len();
+        let ids = |first: u64, last: u64| (first..=last).collect::<Vec<_>>();
+        let cases: [(usize, &'static [&'static str], Vec<Vec<u64>>); 2] = [
+            // Room for two buffers and a half: two go in each request.
+            (buffer * 5 / 2, &["200 OK"; 3], vec![ids(1, 8), ids(9, 16), ids(17, 24)]),
+            // Room for none: each buffer goes alone.
+            (buffer / 2, &["200 OK"; 6], (0..6).map(|b| ids(b * 4 + 1, b * 4 + 4)).collect()),
+        ];
+        for (request_bytes, answers, expected) in cases {
+            let (url, collector) = collector(answers);
+            let limits = Limits { queue: 1000, batch: 64, request_bytes, delay: Duration::from_secs(60) };
+            let processor = processor(&url, limits);
+            (1..=24).for_each(|n| processor.on_end(span(n)));
+            processor.shutdown_with_timeout(Duration::from_secs(10)).expect("sent");
+            let sent: Vec<Vec<u64>> = exported(collector.join().expect("collector")).iter().map(span_ids).collect();
+            assert_eq!(sent, expected, "at most {request_bytes} bytes, buffers of about {buffer}");
+        }
     }
 
     #[test]
@@ -477,7 +507,7 @@ mod tests {
         };
         let (url, collector) = holding_collector(&["200 OK", "200 OK", "200 OK"], hold);
         // Every span goes alone, and two may wait.
-        let tight = Limits { queue: 2, batch: 1, delay: Duration::from_secs(60) };
+        let tight = Limits { queue: 2, batch: 1, request_bytes: 1 << 20, delay: Duration::from_secs(60) };
         let processor = processor(&url, tight);
         processor.on_end(request_span(1, scope("duet", None)));
         first_arrived.recv_timeout(Duration::from_secs(10)).expect("the first span is being sent");
