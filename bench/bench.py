@@ -652,18 +652,10 @@ class Bench:
     # -- the cases
     def case_2026(self, conc_list):
         def prep_json(spec):
-            def prepare(server):
-                h = headers26("tools/call", "echo", spec.accept_override or ACCEPT_JSON)
-                ctype, problem = check_echo(server.url, call26(), h)
-                return [(h, call26())], ctype, problem
-            return prepare
+            return lambda server: echo26(server.url, spec.accept_override or ACCEPT_JSON)
 
         def prep_sse(spec):
-            def prepare(server):
-                h = headers26("tools/call", "echo", ACCEPT_BOTH)
-                ctype, problem = check_echo(server.url, call26(), h)
-                return [(h, call26())], ctype, problem
-            return prepare
+            return lambda server: echo26(server.url, ACCEPT_BOTH)
 
         self.interleave("2026-json", self.specs_2026_json(), conc_list, prep_json)
         sink = self.otlp_sink()
@@ -708,11 +700,9 @@ class Bench:
             try:
                 for spec in specs:
                     server = Server(spec, cpus=pin.server_cpus if pin else None)
-                    h = headers26("tools/call", "echo", ACCEPT_JSON)
-                    _, problem = check_echo(server.url, call26(), h)
+                    reqs, _, problem = echo26(server.url, ACCEPT_JSON)
                     if problem:
                         raise RuntimeError(f"{spec.label}: {problem}")
-                    reqs = [(h, call26())]
                     self.wrk.run(server.url, reqs, conns, max(1.0, self.args.warmup), **placed)
                     up.append((spec, server, reqs))
                 for round_no in range(rounds):
@@ -978,6 +968,15 @@ class Bench:
             self.case_growth(first, total, 16)
 
 
+def echo26(url: str, accept: str) -> tuple[list, str, str | None]:
+    """The 2026 `tools/call` of `echo` as wrk sends it, accepting `accept`, checked once
+    against the server at `url`: the requests, the answer's content type, and what was wrong
+    with it, if anything."""
+    h = headers26("tools/call", "echo", accept)
+    ctype, problem = check_echo(url, call26(), h)
+    return [(h, call26())], ctype, problem
+
+
 def prepare_check_again(server: Server, reqs) -> tuple[str, str | None]:
     h, b = reqs[0]
     try:
@@ -1205,9 +1204,12 @@ def markdown(bench: Bench, summary: dict, meta: dict, charts: dict) -> tuple[str
     if getattr(a, "baseline_bin", None):
         L.append(f"- duet (before): binary `{a.baseline_bin}`, run as one more server in every case that runs duet")
     L.append(f"- Machine: {meta['cores']} cores ({meta['cpu']}), {meta['mem_gib']:.0f} GiB, Linux {meta['kernel']}")
-    L.append(f"- Load generator: {meta['wrk']} on the same cores as the server (1 thread at 1 connection, else 2), "
-             f"except in the own-core case; {a.duration:g} s per run after {a.warmup:g} s of warm-up, {a.passes} pass(es), servers interleaved "
-             f"and rotated; medians shown")
+    if set(a.cases.split(",")) - {"signals"}:
+        L.append(f"- Load generator: {meta['wrk']} on the same cores as the server (1 thread at 1 connection, else 2), "
+                 f"except in the own-core case; {a.duration:g} s per run after {a.warmup:g} s of warm-up, {a.passes} pass(es), servers interleaved "
+                 f"and rotated; medians shown")
+    else:
+        L.append(f"- Load generator: {meta['wrk']}, placed and timed as the signals section says")
     if getattr(a, "servers", None):
         L.append(f"- Servers: only {', '.join(f'`{k}`' for k in a.servers.split(','))} (`--servers`)")
     L.append(f"- Peers: rmcp {meta['rmcp']}, tower-mcp {meta['tower']}, hyper {meta['hyper']} (ceiling and JSON floor); "

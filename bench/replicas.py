@@ -25,7 +25,7 @@ import tempfile
 import time
 
 import bench
-from bench import ACCEPT_JSON, Server, Spec, Wrk, call26, check_echo, duet_http, headers26
+from bench import ACCEPT_JSON, Server, Spec, Wrk, duet_http, echo26, headers26
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 NGINX_TEMPLATE = os.path.join(os.path.dirname(HERE), "tests", "interop", "nginx.conf")
@@ -238,16 +238,15 @@ def main():
             ("three replicas on Redis behind nginx", three, replicas),
         ]
         wrk = Wrk(a.wrk, scratch)
-        h = headers26("tools/call", "echo", ACCEPT_JSON)
         rows: dict[str, list] = {label: [] for label, _, _ in configs}
         for pass_no in range(a.passes):
             order = configs[pass_no % len(configs):] + configs[:pass_no % len(configs)]
             for label, url, servers in order:
-                ctype, problem = check_echo(url, call26(), h)
+                reqs, _, problem = echo26(url, ACCEPT_JSON)
                 if problem:
                     raise RuntimeError(f"{label}: {problem}")
                 cpu0 = sum(s.cpu_seconds() or 0 for s in servers)
-                r = wrk.run(url, [(h, call26())], a.conns, a.seconds)
+                r = wrk.run(url, reqs, a.conns, a.seconds)
                 cpu = sum(s.cpu_seconds() or 0 for s in servers) - cpu0
                 r["server_cpu_us"] = cpu / r["requests"] * 1e6 if r["requests"] else None
                 rows[label].append(r)

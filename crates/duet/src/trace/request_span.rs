@@ -140,11 +140,7 @@ impl RequestSpan {
             ("network.transport", self.transport),
             ("gen_ai.operation.name", (self.method == "tools/call").then_some("execute_tool")),
         ];
-        for (key, value) in known {
-            if let Some(value) = value {
-                f(key, value);
-            }
-        }
+        each_present(known, &mut f);
     }
 
     /// The conventions' attributes of this request alone, as text: `jsonrpc.request.id`,
@@ -165,11 +161,7 @@ impl RequestSpan {
             ("gen_ai.prompt.name", self.prompt.as_deref()),
             ("mcp.resource.uri", self.resource_uri.as_deref()),
         ];
-        for (key, value) in known {
-            if let Some(value) = value {
-                f(key, value);
-            }
-        }
+        each_present(known, &mut f);
         match self.error {
             Some(RequestError::Code(code)) => {
                 let mut digits = itoa::Buffer::new();
@@ -209,6 +201,15 @@ impl RequestSpan {
             links,
             status: self.status.clone(),
             instrumentation_scope: scope,
+        }
+    }
+}
+
+/// Calls `f` with each of `attributes` that has a value.
+fn each_present<const N: usize>(attributes: [(&'static str, Option<&str>); N], f: &mut impl FnMut(&'static str, &str)) {
+    for (key, value) in attributes {
+        if let Some(value) = value {
+            f(key, value);
         }
     }
 }
