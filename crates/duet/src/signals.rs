@@ -11,7 +11,9 @@
 
 use crate::method::{Method, Primitive};
 use crate::protocol::Version;
-use metrics::Label;
+use hashbrown::{Equivalent, HashMap};
+use metrics::{Histogram, Label};
+use std::sync::{PoisonError, RwLock};
 use std::time::Duration;
 
 /// `mcp.server.operation.duration`: one observation per request answered, in seconds.
@@ -62,7 +64,7 @@ pub fn describe() {
 }
 
 /// `network.transport`: how a request reached duet.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Transport {
     /// stdio.
     Pipe,
@@ -94,20 +96,67 @@ pub(crate) struct Operation<'a> {
     pub transport: Option<Transport>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) enum ErrorType {
     Code(i64),
     Tool,
 }
 
 impl Operation<'_> {
-    pub fn record(&self, elapsed: Duration) {
+    /// Observes the request's duration in its histogram, one of `histograms`.
+    pub fn record(&self, histograms: &OperationHistograms, elapsed: Duration) {
         let method = match self.method {
             Method::Other(_) => "other",
             known => known.traits().name,
         };
+        let labels =
+            Labels { method, version: self.version, target: self.target, error: self.error, transport: self.transport };
+        histograms.record(labels, elapsed.as_secs_f64());
+    }
+}
+
+/// The handles of [`OPERATION_DURATION`], one for each set of labels, each registered with
+/// the recorder the first time its set is seen. Registering is how `metrics` finds a handle
+/// by its labels, made into strings and compared, sorted, with those registered: about 800
+/// instructions of a request; a handle kept here is found by a hash of the request's own
+/// fields. A server keeps its own, so a recorder installed for one thread
+/// (`metrics::with_local_recorder`) has the handles of the servers made under it. As many as
+/// the recorder keeps: the labels are bounded (the module's doc).
+#[derive(Default)]
+pub(crate) struct OperationHistograms(RwLock<HashMap<Labels<Box<str>>, Histogram>>);
+
+impl OperationHistograms {
+    fn record(&self, labels: Labels<&str>, value: f64) {
+        if let Some(histogram) = self.0.read().unwrap_or_else(PoisonError::into_inner).get(&labels) {
+            return histogram.record(value);
+        }
+        let histogram = metrics::histogram!(OPERATION_DURATION, labels.to_metrics());
+        histogram.record(value);
+        self.0.write().unwrap_or_else(PoisonError::into_inner).insert(labels.owned(), histogram);
+    }
+}
+
+/// What the labels of an observation are drawn from, the target's name owned (`Box<str>`,
+/// kept) or borrowed (`&str`, looked up). Both hash alike: a name hashes as its `str`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct Labels<S> {
+    method: &'static str,
+    version: Version,
+    target: Option<(Primitive, S)>,
+    error: Option<ErrorType>,
+    transport: Option<Transport>,
+}
+
+impl Labels<&str> {
+    fn owned(&self) -> Labels<Box<str>> {
+        let Labels { method, version, target, error, transport } = *self;
+        Labels { method, version, target: target.map(|(kind, name)| (kind, name.into())), error, transport }
+    }
+
+    /// The labels as the conventions name them, rendered the Prometheus way.
+    fn to_metrics(&self) -> Vec<Label> {
         let mut labels = vec![
-            Label::from_static_parts("mcp_method_name", method),
+            Label::from_static_parts("mcp_method_name", self.method),
             Label::from_static_parts("mcp_protocol_version", self.version.as_str()),
         ];
         if let Some((kind, name)) = self.target {
@@ -122,7 +171,15 @@ impl Operation<'_> {
         if let Some(transport) = self.transport {
             labels.push(Label::from_static_parts("network_transport", transport.as_str()));
         }
-        metrics::histogram!(OPERATION_DURATION, labels).record(elapsed.as_secs_f64());
+        labels
+    }
+}
+
+impl Equivalent<Labels<Box<str>>> for Labels<&str> {
+    fn equivalent(&self, kept: &Labels<Box<str>>) -> bool {
+        let kept_target = kept.target.as_ref().map(|(kind, name)| (*kind, &**name));
+        (self.method, self.version, self.target, self.error, self.transport)
+            == (kept.method, kept.version, kept_target, kept.error, kept.transport)
     }
 }
 
@@ -148,4 +205,79 @@ pub(crate) fn rejected(status: u16, reason: &'static str) {
 
 pub(crate) fn session_opened() {
     metrics::gauge!(SESSIONS_ACTIVE).increment(1);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{ErrorType, Operation, OperationHistograms, Transport};
+    use crate::method::{Method, Primitive};
+    use crate::protocol::Version;
+    use metrics::{Counter, Gauge, Histogram, HistogramFn, Key, KeyName, Metadata, Recorder, SharedString, Unit};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::{Arc, Mutex};
+    use std::time::Duration;
+
+    /// Each histogram it registers, counted, and each value observed, with its labels.
+    #[derive(Default)]
+    struct Observed {
+        registered: AtomicUsize,
+        values: Arc<Mutex<Vec<(String, f64)>>>,
+    }
+
+    /// One registered histogram: its labels, and where its values go.
+    struct Observing(String, Arc<Mutex<Vec<(String, f64)>>>);
+
+    impl HistogramFn for Observing {
+        fn record(&self, value: f64) {
+            self.1.lock().expect("not poisoned").push((self.0.clone(), value));
+        }
+    }
+
+    impl Recorder for Observed {
+        fn describe_counter(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
+        fn describe_gauge(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
+        fn describe_histogram(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
+
+        fn register_counter(&self, _: &Key, _: &Metadata<'_>) -> Counter {
+            Counter::noop()
+        }
+
+        fn register_gauge(&self, _: &Key, _: &Metadata<'_>) -> Gauge {
+            Gauge::noop()
+        }
+
+        fn register_histogram(&self, key: &Key, _: &Metadata<'_>) -> Histogram {
+            self.registered.fetch_add(1, Ordering::Relaxed);
+            let labels: Vec<String> = key.labels().map(|label| format!("{}={}", label.key(), label.value())).collect();
+            Histogram::from_arc(Arc::new(Observing(labels.join(","), self.values.clone())))
+        }
+    }
+
+    #[test]
+    fn each_set_of_labels_is_registered_once_and_its_values_reach_it() {
+        let observed = Observed::default();
+        let histograms = OperationHistograms::default();
+        let echo = "mcp_method_name=tools/call,mcp_protocol_version=2026-07-28,gen_ai_tool_name=echo,\
+                    network_transport=tcp";
+        let failed = "mcp_method_name=tools/call,mcp_protocol_version=2026-07-28,gen_ai_tool_name=fail,\
+                      error_type=tool_error,network_transport=tcp";
+        metrics::with_local_recorder(&observed, || {
+            for (seconds, tool, error) in [(1, "echo", None), (2, "fail", Some(ErrorType::Tool)), (3, "echo", None)] {
+                // The name as a request holds it: borrowed from its own params.
+                let tool = String::from(tool);
+                let call = Operation {
+                    method: &Method::ToolsCall,
+                    target: Some((Primitive::Tool, &tool)),
+                    resource_uri: None,
+                    version: Version::V2026_07_28,
+                    error,
+                    transport: Some(Transport::Tcp),
+                };
+                call.record(&histograms, Duration::from_secs(seconds));
+            }
+        });
+        assert_eq!(observed.registered.load(Ordering::Relaxed), 2, "one registration for each set of labels");
+        let values = observed.values.lock().expect("not poisoned").clone();
+        assert_eq!(values, [(echo.to_string(), 1.0), (failed.to_string(), 2.0), (echo.to_string(), 3.0)]);
+    }
 }

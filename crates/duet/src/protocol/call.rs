@@ -99,7 +99,7 @@ impl<'a> Call<'a> {
         let operation = self.operation(result.as_ref().err());
         crate::trace::annotate(&operation);
         tracing::debug!(elapsed_us = elapsed.as_micros() as u64, error, "request answered");
-        operation.record(elapsed);
+        operation.record(&self.shared.operation_histograms, elapsed);
         Response { id: Some(self.id), result }
     }
 

@@ -21,7 +21,7 @@ use crate::jsonrpc::{Response, RpcError, Sink};
 use crate::layer::{Change, Layer, Listener, LogLevel, NO_CAPABILITIES, Principal, ServerInfo};
 use crate::message::{Incoming, Message, Request};
 use crate::mrtr::seal::{DEFAULT_STATE_TTL, STATE_KEY_ENV, Sealer, StateKey, StateKeys};
-use crate::signals::Transport;
+use crate::signals::{OperationHistograms, Transport};
 use serde_json::value::RawValue;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
@@ -109,6 +109,8 @@ pub(crate) struct Shared {
     pub directories: Directories,
     pub sealer: Sealer,
     pub tasks: Tasks,
+    /// The handles of the requests' duration histogram, by labels.
+    pub operation_histograms: OperationHistograms,
     /// Tells this server's changes from those other replicas publish on the bus.
     replica_id: u64,
     sessions: Mutex<Vec<Weak<SessionShared>>>,
@@ -167,6 +169,7 @@ impl Server {
                 directories: Directories::default(),
                 sealer,
                 tasks,
+                operation_histograms: OperationHistograms::default(),
                 replica_id,
                 sessions: Mutex::new(Vec::new()),
                 _listeners: (listener, subscriber),
