@@ -245,27 +245,27 @@ def test_stdio_spans_are_exported_too(receiver) -> None:
     assert [attributes(s)["jsonrpc.request.id"] for _, s in receiver.spans()] == ["1"], "only the sampled trace"
 
 
-def test_spans_go_in_batches_of_2048(receiver) -> None:
-    """An export carries up to 2,048 spans, four times the SDK's default, so that its own
+def test_spans_go_in_batches_of_8192(receiver) -> None:
+    """An export carries up to 8,192 spans, sixteen times the SDK's default, so that its own
     cost is spread over more spans; the SDK's OTEL_BSP_MAX_EXPORT_BATCH_SIZE still sets it.
     Spans reach the export thread in buffers of a 16th of a batch (each thread its own), so
-    an export may be a buffer short of full, and the last ones go at exit: 2,100 spans take
-    two exports of at most 2,048, or three of at most 1,000 (none sent on the timer, set to
+    an export may be a buffer short of full, and the last ones go at exit: 8,300 spans take
+    two exports of at most 8,192, or nine of at most 1,000 (none sent on the timer, set to
     a minute here)."""
     meta = {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}}
     lines = "".join(
         json.dumps({"jsonrpc": "2.0", "id": i, "method": "tools/call",
                     "params": {"name": "echo", "arguments": {"text": "hi"}, "_meta": meta}}) + "\n"  # fmt: skip
-        for i in range(2100)
+        for i in range(8300)
     )
     argv = [DUET_BIN, "serve", "--fixtures", "testkit", "--otlp-endpoint", receiver.url]
-    for environment, batch, exports in [({}, 2048, 2), ({"OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "1000"}, 1000, 3)]:
+    for environment, batch, exports in [({}, 8192, 2), ({"OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "1000"}, 1000, 9)]:
         with receiver.lock:
             receiver.requests.clear()
         done = subprocess.run(argv, input=lines, capture_output=True, text=True, timeout=60,
                               env={**os.environ, "OTEL_BSP_SCHEDULE_DELAY": "60000", **environment})  # fmt: skip
         assert done.returncode == 0, done.stderr
-        assert len(done.stdout.splitlines()) == 2100
+        assert len(done.stdout.splitlines()) == 8300
         with receiver.lock:
             sizes = [sum(len(ss.spans) for rs in r.resource_spans for ss in rs.scope_spans) for r in receiver.requests]
-        assert sum(sizes) == 2100 and max(sizes) <= batch and len(sizes) == exports, (environment, sizes)
+        assert sum(sizes) == 8300 and max(sizes) <= batch and len(sizes) == exports, (environment, sizes)
