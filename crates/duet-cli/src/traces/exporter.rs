@@ -18,7 +18,6 @@ use prost::bytes::Bytes;
 use reqwest::StatusCode;
 use reqwest::blocking::Client;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue, USER_AGENT};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// How long one export may take, its retries included, before the batch is given up.
@@ -29,18 +28,12 @@ pub const EXPORT_TIMEOUT: Duration = Duration::from_secs(10);
 const RETRIES: u32 = 3;
 const FIRST_BACKOFF: Duration = Duration::from_millis(100);
 
-/// What a request's span takes in protobuf (about 300 bytes), rounded up: the first
-/// request's room for each span.
-const SPAN_LEN: usize = 512;
-
 #[derive(Debug)]
 pub struct OtlpHttpExporter {
     client: Client,
     endpoint: reqwest::Url,
     headers: HeaderMap,
     resource: EncodedResource,
-    /// The bytes a span took in the last request, to allocate the next one in one go.
-    span_len: AtomicUsize,
 }
 
 impl OtlpHttpExporter {
@@ -60,19 +53,17 @@ impl OtlpHttpExporter {
             endpoint: endpoint.parse()?,
             headers,
             resource: EncodedResource::default(),
-            span_len: AtomicUsize::new(SPAN_LEN),
         })
     }
 
     /// Posts the spans of `batch`'s buffers (none: nothing to do).
     pub fn export(&self, batch: &[EncodedSpans]) -> Result<(), String> {
-        let spans: usize = batch.iter().map(EncodedSpans::len).sum();
-        if spans == 0 {
+        if batch.iter().all(EncodedSpans::is_empty) {
             return Ok(());
         }
-        let mut body = Vec::with_capacity((spans + 1) * self.span_len.load(Ordering::Relaxed));
+        // Allocated once: the request's length is counted before it is written.
+        let mut body = Vec::new();
         export_request(&mut body, &self.resource, batch);
-        self.span_len.store(body.len() / spans + 1, Ordering::Relaxed);
         let answer = self.post(body.into())?;
         if let Some(rejected) = answer.and_then(|a| ExportTraceServiceResponse::decode(a).ok()?.partial_success)
             && (rejected.rejected_spans > 0 || !rejected.error_message.is_empty())

@@ -384,6 +384,12 @@ mod tests {
     use std::sync::mpsc::sync_channel;
     use std::time::Duration;
 
+    /// At most `queue` spans waiting and `batch` in an export, of any size, and none sent on
+    /// the timer.
+    fn limits(queue: usize, batch: usize) -> Limits {
+        Limits { queue, batch, request_bytes: 1 << 20, delay: Duration::from_secs(60) }
+    }
+
     fn processor(url: &str, limits: Limits) -> EncodingProcessor {
         EncodingProcessor::new(super::OtlpHttpExporter::new(url).expect("exporter"), limits).expect("processor")
     }
@@ -408,8 +414,7 @@ mod tests {
         use duet::trace::{RequestSpan, SpanSink as _};
         use opentelemetry::trace::{SpanId, TraceId};
         let (url, collector) = collector(&["200 OK"]);
-        let long = Limits { queue: 1000, batch: 1000, request_bytes: 1 << 20, delay: Duration::from_secs(60) };
-        let mut processor = processor(&url, long);
+        let mut processor = processor(&url, limits(1000, 1000));
         processor.set_resource(&Resource::builder_empty().with_attribute(KeyValue::new("service.name", "t")).build());
         std::thread::scope(|threads| {
             for thread in 0..4 {
@@ -447,8 +452,7 @@ mod tests {
     fn full_buffers_wait_for_a_batch_and_the_last_handle_gone_sends_the_rest() {
         let (url, collector) = collector(&["200 OK", "200 OK"]);
         // Buffers of 4 spans, exports of 64.
-        let limits = Limits { queue: 1000, batch: 64, request_bytes: 1 << 20, delay: Duration::from_secs(60) };
-        let processor = processor(&url, limits);
+        let processor = processor(&url, limits(1000, 64));
         (1..=8).for_each(|n| processor.on_end(request_span(n, scope("duet", None))));
         std::thread::sleep(Duration::from_millis(200));
         let queued = lock(&processor.0.exchange.queue).buffers.len();
@@ -476,8 +480,7 @@ mod tests {
         ];
         for (request_bytes, expected) in cases {
             let (url, collector) = collector(&ANSWERS[..expected.len()]);
-            let limits = Limits { queue: 1000, batch: 64, request_bytes, delay: Duration::from_secs(60) };
-            let processor = processor(&url, limits);
+            let processor = processor(&url, Limits { request_bytes, ..limits(1000, 64) });
             (1..=24).for_each(|n| processor.on_end(span(n)));
             processor.shutdown_with_timeout(Duration::from_secs(10)).expect("sent");
             let sent: Vec<Vec<u64>> = exported(collector.join().expect("collector")).iter().map(span_ids).collect();
@@ -508,8 +511,7 @@ mod tests {
         };
         let (url, collector) = holding_collector(&["200 OK", "200 OK", "200 OK"], hold);
         // Every span goes alone, and two may wait.
-        let tight = Limits { queue: 2, batch: 1, request_bytes: 1 << 20, delay: Duration::from_secs(60) };
-        let processor = processor(&url, tight);
+        let processor = processor(&url, limits(2, 1));
         processor.on_end(request_span(1, scope("duet", None)));
         first_arrived.recv_timeout(Duration::from_secs(10)).expect("the first span is being sent");
         for n in 2..=6 {
