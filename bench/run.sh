@@ -13,7 +13,7 @@
 #                                generated tree of 200,000 files against the reference filesystem
 #                                server (npm, pinned in bench/reference/), ripgrep and fd (Debian's)
 #
-# Installs what it needs, pinned: wrk from Debian's packages (apt-get), the peers, built from
+# Installs what it needs, pinned: wrk from Debian's packages (scripts/apt-install.sh), the peers, built from
 # crates.io with their committed Cargo.lock (bench/peers/*, outside duet's workspace) into
 # $BENCH_TARGET_DIR (default bench/target), and matplotlib for the charts (PyPI, the pins of
 # bench/requirements.txt) into a virtual environment there. Every server it starts is stopped
@@ -23,7 +23,6 @@ HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(dirname "$HERE")"
 cd "$ROOT"
 
-WRK_VERSION="4.1.0-3+b2"
 TARGET_DIR="${BENCH_TARGET_DIR:-$HERE/target}"
 QUICK=0
 RELEASE=0
@@ -56,26 +55,9 @@ if [ "$QUICK" = 1 ] && [ "$RELEASE" = 0 ]; then PROFILE=debug; fi
 say() { printf '==> %s\n' "$*"; }
 
 # 1. The load generator: wrk, from Debian, pinned (not for the workspace benchmark).
-if [ "$WORKSPACE" = 1 ]; then :
-elif ! command -v wrk >/dev/null 2>&1 || [ "$(dpkg-query -W -f='${Version}' wrk 2>/dev/null || true)" != "$WRK_VERSION" ]; then
-  SUDO=()
-  if [ "$(id -u)" != 0 ]; then
-    if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
-      SUDO=(sudo -n)
-    else
-      echo "bench: wrk $WRK_VERSION is needed: run 'apt-get install wrk=$WRK_VERSION' as root" >&2
-      exit 1
-    fi
-  fi
-  say "installing wrk $WRK_VERSION (apt-get)"
-  APT=("${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get)
-  if ! "${APT[@]}" install -y -q "wrk=$WRK_VERSION" >/dev/null; then
-    "${APT[@]}" update -q >/dev/null
-    "${APT[@]}" install -y -q "wrk=$WRK_VERSION" >/dev/null || {
-      echo "bench: wrk $WRK_VERSION is no longer in Debian's archive; installing the current wrk" >&2
-      "${APT[@]}" install -y -q wrk >/dev/null
-    }
-  fi
+. "$ROOT/scripts/debian-pins.sh"
+if [ "$WORKSPACE" = 0 ]; then
+  "$ROOT/scripts/apt-install.sh" "$WRK_PIN"
 fi
 
 # 2. The peers and the ceiling, from crates.io, with their committed lock files, in release
@@ -104,7 +86,6 @@ fi
 
 # The replicas benchmark needs Redis and nginx, and none of the peers' charts.
 if [ "$REPLICAS" = 1 ]; then
-  . "$ROOT/scripts/debian-pins.sh"
   "$ROOT/scripts/apt-install.sh" "$REDIS_PIN" "$NGINX_PIN"
   say "running the replicas benchmark"
   exec python3 "$HERE/replicas.py" --duet-bin "$DUET_BIN" --wrk "$(command -v wrk)" "${ARGS[@]}"
@@ -114,7 +95,6 @@ fi
 # each pinned; npm ci installs the reference with the committed lock file of bench/reference/
 # (made again when that file changes).
 if [ "$WORKSPACE" = 1 ]; then
-  . "$ROOT/scripts/debian-pins.sh"
   "$ROOT/scripts/apt-install.sh" "$RIPGREP_PIN" "$FD_PIN"
   command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || { echo "bench: node and npm are needed for the reference server" >&2; exit 1; }
   REFERENCE="$TARGET_DIR/reference"

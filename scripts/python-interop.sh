@@ -7,7 +7,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 venv=$("$root/scripts/python-venv.sh")
 . "$root/scripts/debian-pins.sh"
-"$root/scripts/apt-install.sh" prometheus=2.42.0+ds-5+b6 "$RIPGREP_PIN" "$REDIS_PIN" "$NGINX_PIN"
+"$root/scripts/apt-install.sh" "$PROMETHEUS_PIN" "$RIPGREP_PIN" "$REDIS_PIN" "$NGINX_PIN"
 export PROMETHEUS_BIN=/usr/bin/prometheus RG_BIN=/usr/bin/rg REDIS_BIN=/usr/bin/redis-server NGINX_BIN=/usr/sbin/nginx
 export DUET_BIN=${DUET_BIN:-${CARGO_TARGET_DIR:-$root/target}/debug/duet}
 cd "$root/tests/interop"
