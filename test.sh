@@ -33,6 +33,10 @@ if cargo tree -p duet --no-default-features -e normal | grep -E '\b(hyper|reqwes
   exit 1
 fi
 
+step "Debian packages the tests run (scripts/debian-pins.sh: upstream versions, the archive's revision)"
+. scripts/debian-pins.sh
+./scripts/apt-install.sh "$REDIS_PIN" "$NGINX_PIN" "$PROMETHEUS_PIN" "$RIPGREP_PIN" "$FD_PIN" "$WRK_PIN"
+
 step "cargo test"
 cargo test --workspace
 
