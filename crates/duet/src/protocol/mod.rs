@@ -1,7 +1,7 @@
 //! The transport-independent engine: the era rules, the `_meta` envelope, method routing,
 //! pagination, results on the wire per version, listen streams and change fan-out.
 
-mod batch;
+pub(crate) mod batch;
 mod call;
 pub(crate) mod cursor;
 mod directories;
