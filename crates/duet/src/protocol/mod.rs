@@ -14,6 +14,7 @@ mod roots;
 pub(crate) mod server;
 mod session;
 mod snapshot;
+mod subscribed;
 pub(crate) mod tasks;
 mod version;
 pub(crate) mod wire;

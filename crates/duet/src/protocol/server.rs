@@ -13,6 +13,7 @@ use super::listen::Listens;
 use super::owed::Owed;
 use super::pages::Pages;
 use super::session::{Session, SessionShared};
+use super::subscribed::Bounds;
 use super::tasks::{TaskOptions, Tasks};
 use super::wire::CacheHints;
 use super::{Era, Version};
@@ -98,6 +99,13 @@ impl Default for ServerOptions {
             #[cfg(feature = "otel")]
             tracer: None,
         }
+    }
+}
+
+impl ServerOptions {
+    /// How many resource subscriptions a subscriber may hold, and how long their URIs may be.
+    pub(crate) fn subscription_bounds(&self) -> Bounds {
+        Bounds { count: self.max_subscriptions, uri_bytes: self.max_subscription_uri_bytes }
     }
 }
 

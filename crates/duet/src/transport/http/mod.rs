@@ -11,6 +11,7 @@ mod legacy;
 mod limits;
 mod listener;
 mod mirrored;
+mod peers;
 pub(crate) mod modern;
 pub(crate) mod post;
 mod replicated;

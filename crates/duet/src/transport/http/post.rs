@@ -244,7 +244,7 @@ async fn answer_handshake(
             }
             Err(why) => return http_error(StatusCode::SERVICE_UNAVAILABLE, why.0),
         };
-        if let Err(refused) = replicated::count(shared, &http_session).await {
+        if let Err(refused) = replicated::count(shared, &http_session, &principal).await {
             shared.sessions.remove(&http_session.id);
             return refused;
         }

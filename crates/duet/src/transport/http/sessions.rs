@@ -196,9 +196,20 @@ impl SessionTable {
         self.lock().len()
     }
 
-    /// Creates a session for `principal`. At the per-principal cap the least recently used
-    /// idle session of that principal is evicted; when none is idle, or the table is full,
-    /// creation fails.
+    /// How many sessions `principal` may hold, and why one more is refused when none of
+    /// them is idle. The anonymous principal is every client of a server without
+    /// authentication: a cap of its own would let any client end the others' sessions
+    /// with a few `initialize`s, so its sessions are capped by the server's cap alone.
+    pub fn cap_of(&self, principal: &Principal) -> (usize, Unavailable) {
+        match principal.is_anonymous() {
+            true => (self.max_sessions, Unavailable("Too many sessions")),
+            false => (self.max_per_principal, Unavailable("Too many sessions for this caller")),
+        }
+    }
+
+    /// Creates a session for `principal`. At its cap (see [`cap_of`](Self::cap_of)) the least
+    /// recently used idle session of that principal is evicted; when none is idle, or the
+    /// table is full, creation fails.
     pub fn create(&self, shared: &Arc<HttpShared>, principal: &Principal, kind: Kind) -> Result<Created, Unavailable> {
         let id = format!("{:032x}", rand::random::<u128>());
         self.insert(self.entry(shared, id, principal, kind, false), principal)
@@ -279,11 +290,12 @@ impl SessionTable {
             }
             let mine: Vec<&Arc<HttpSession>> = sessions.values().filter(|s| s.principal_id == principal.id).collect();
             let mut evicted = None;
-            if mine.len() >= self.max_per_principal {
+            let (cap, full) = self.cap_of(principal);
+            if mine.len() >= cap {
                 let idle =
                     mine.into_iter().filter(|s| !s.is_streaming()).min_by_key(|s| s.last_used.load(Ordering::Relaxed));
                 let Some(oldest) = idle.map(|s| s.id.clone()) else {
-                    return Err(Unavailable("Too many sessions for this caller"));
+                    return Err(full);
                 };
                 evicted = sessions.remove(&oldest);
             }
