@@ -185,9 +185,9 @@ async fn a_routed_legacy_post_counts_against_the_limits() {
         via_b.post("tools/call", sleepy.clone()).send().await.expect_status(StatusCode::ACCEPTED);
     }
     // In either order: the refusal is sent at once, the first call's answer once it ran.
-    let mut answers = vec![session.stream.next_message().await, session.stream.next_message().await];
+    let mut answers = [session.stream.next_message().await, session.stream.next_message().await];
     answers.sort_by_key(|answer| answer["id"].as_i64());
-    let [ran, refused] = &answers[..] else { unreachable!() };
+    let [ran, refused] = &answers;
     assert_eq!(ran["result"]["content"][0]["text"], "slept", "{ran}");
     assert_eq!(refused["error"]["code"], duet::transport::http::RATE_LIMITED, "{refused}");
     a.stop().await;

@@ -19,7 +19,8 @@ impl Bounds {
     /// Refuses a URI longer than the bound; `what` names it in the error.
     fn check(&self, what: &str, uri: &str) -> Result<(), RpcError> {
         if uri.len() > self.uri_bytes {
-            let why = format!("{what} is {} bytes long; a subscription's URI may be at most {}", uri.len(), self.uri_bytes);
+            let why =
+                format!("{what} is {} bytes long; a subscription's URI may be at most {}", uri.len(), self.uri_bytes);
             return Err(RpcError::invalid_params(why));
         }
         Ok(())
@@ -146,10 +147,14 @@ mod tests {
 
     #[test]
     fn a_listen_streams_list() {
-        let listed = Subscribed::listed(&[json!("test://a"), json!(5), json!("test://a")], Bounds { count: 3, ..BOUNDS });
+        let listed =
+            Subscribed::listed(&[json!("test://a"), json!(5), json!("test://a")], Bounds { count: 3, ..BOUNDS });
         assert_eq!(listed.unwrap().sorted(), ["test://a"]);
         let many = Subscribed::listed(&[json!("a"), json!("b"), json!("c")], BOUNDS).unwrap_err();
-        assert_eq!(many.message, "notifications.resourceSubscriptions lists 3 URIs; a listen stream may follow at most 2");
+        assert_eq!(
+            many.message,
+            "notifications.resourceSubscriptions lists 3 URIs; a listen stream may follow at most 2"
+        );
         let long = Subscribed::listed(&[json!("a"), json!("test://17-bytes-x")], BOUNDS).unwrap_err();
         assert_eq!(
             long.message,

@@ -211,7 +211,11 @@ async fn write(shared: &HttpShared, id: &str, change: impl Fn(&mut Record)) -> R
 /// `SessionTable::cap_of`), its least recently used session with no open stream ends
 /// everywhere to make room; with none such, or at the server's cap, the session is
 /// refused (503 with the reason).
-pub(super) async fn count(shared: &HttpShared, session: &HttpSession, principal: &Principal) -> Result<(), Response<Body>> {
+pub(super) async fn count(
+    shared: &HttpShared,
+    session: &HttpSession,
+    principal: &Principal,
+) -> Result<(), Response<Body>> {
     let (rosters, config) = (&shared.server.options().backplane.rosters, &shared.config);
     let (mine, idle) = (roster_of(&session.principal_id), config.session_idle_timeout);
     let unavailable = |e: crate::backplane::StoreError| http_error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string());

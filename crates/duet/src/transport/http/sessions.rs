@@ -427,6 +427,23 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn anonymous_sessions_are_capped_by_the_servers_cap_alone() {
+        let shared = shared();
+        let table = SessionTable::new(3, 1);
+        let anonymous = Principal::anonymous();
+        let made: Vec<_> = (0..3).map(|_| table.create(&shared, &anonymous, Kind::Streamable).unwrap()).collect();
+        assert!(made.iter().all(|m| m.evicted.is_none()), "the per-principal cap is not the anonymous one's");
+        table.get(&made[0].session.id, &anonymous);
+        // At the server's cap the least recently used idle session goes.
+        let fourth = table.create(&shared, &anonymous, Kind::Streamable).unwrap();
+        assert_eq!(fourth.evicted.as_deref(), Some(made[1].session.id.as_str()));
+        for held in [&made[0], &made[2], &fourth] {
+            held.session.open_stream();
+        }
+        assert_eq!(table.create(&shared, &anonymous, Kind::Streamable).err(), Some(Unavailable("Too many sessions")));
+    }
+
+    #[tokio::test]
     async fn one_replica_delivers_a_sessions_changes() {
         use crate::layer::Change;
         let registry = Registry::new(ServerInfo::new("t", "1"));
