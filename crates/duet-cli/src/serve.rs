@@ -64,7 +64,7 @@ pub async fn run(args: ServeArgs, tracer: Option<Tracer>) -> anyhow::Result<Exit
                 // Someone typed `duet serve`: say what it does, since it will sit silent.
                 crate::logging::notice(
                     "duet MCP server (stdio): waiting for an MCP client's JSON-RPC messages on stdin. A client \
-                     starts duet itself: `duet config --client …` prints the entry to give it. Ctrl-D ends."
+                     starts duet itself: `duet config --client …` prints the entry to give it. Ctrl-D ends.",
                 );
             }
             tokio::spawn(async move {
@@ -240,7 +240,9 @@ async fn serve_http(server: Server, config: HttpConfig, transport: Transport, gr
     crate::logging::notice(format_args!("duet MCP server ({word}) listening on {}", bound.url()));
     if transport == Transport::Sse {
         let addr = bound.local_addr();
-        crate::logging::notice(format_args!("duet legacy HTTP+SSE endpoint (2024-11-05 clients): http://{addr}{sse_path}"));
+        crate::logging::notice(format_args!(
+            "duet legacy HTTP+SSE endpoint (2024-11-05 clients): http://{addr}{sse_path}"
+        ));
     }
     shutdown_signal().await;
     tracing::info!(grace_secs = grace.as_secs(), "shutting down: requests in flight may finish");

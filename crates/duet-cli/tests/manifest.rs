@@ -62,7 +62,7 @@ fn sleeping(pid: i32) -> bool {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
     let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
     let zombie = stat.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with('Z'));
-    !stat.is_empty() && !zombie && cmdline.starts_with(b"sleep\0300")
+    !stat.is_empty() && !zombie && cmdline.starts_with(b"sleep\x00300")
 }
 
 /// Asserts the `sleep` a call left behind ends (waiting up to [`ANSWER`] for its kill to

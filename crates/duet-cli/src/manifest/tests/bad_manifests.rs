@@ -251,7 +251,9 @@ fn header_mirrored_arguments_follow_the_rules() {
 #[test]
 fn a_default_or_choice_that_would_be_an_option_is_refused() {
     let tool = |command: &str, arg: &str| {
-        format!("\n[[tool]]\nname = \"t\"\ndescription = \"d\"\ncommand = {command}\n[tool.args.a]\ntype = \"string\"\n{arg}\n")
+        format!(
+            "\n[[tool]]\nname = \"t\"\ndescription = \"d\"\ncommand = {command}\n[tool.args.a]\ntype = \"string\"\n{arg}\n"
+        )
     };
     let says = [r#"tool "t": argument a: default value "-la" starts with "-""#, "allow_leading_dash = true"];
     assert_rejected(&tool(r#"["ls", "{a}"]"#, r#"default = "-la""#), "default", &says);

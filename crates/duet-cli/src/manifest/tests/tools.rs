@@ -111,7 +111,9 @@ required = true
 allow_leading_dash = true
 "#,
     );
-    let refused = |arg: &str| format!("Tool show: argument {arg} cannot start with \"-\": the command would read it as an option");
+    let refused = |arg: &str| {
+        format!("Tool show: argument {arg} cannot start with \"-\": the command would read it as an option")
+    };
     assert_eq!(failed(call(&r, "show", json!({"path": "--help"})).await), refused("path"));
     assert_eq!(failed(call(&r, "show", json!({"paths": ["x", "-R"]})).await), refused("paths"));
     assert_eq!(failed(call(&r, "show", json!({"stem": "-R"})).await), refused("stem"));
