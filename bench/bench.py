@@ -187,7 +187,8 @@ def before_label(label: str) -> str:
 
 
 # The endpoint a server announces; not duet's metrics endpoint ("duet metrics on http://…").
-URL_RE = re.compile(r"(?<!metrics on )(http://127\.0\.0\.1:\d+/\S*)")
+# It ends at a space, or at the quote closing the message of a `--log-format json` line.
+URL_RE = re.compile(r'(?<!metrics on )(http://127\.0\.0\.1:\d+/[^\s"]*)')
 
 
 def confined_to(cpus: set[int] | None):

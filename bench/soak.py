@@ -52,7 +52,8 @@ class Server:
                                      stderr=subprocess.PIPE, text=True)
         for line in self.proc.stderr:
             if "listening on http://" in line:
-                address = line.split("listening on http://", 1)[1].strip().removesuffix("/mcp")
+                # Up to a space, or the quote closing a `--log-format json` line's message.
+                address = line.split("listening on http://", 1)[1].split('"', 1)[0].strip().removesuffix("/mcp")
                 self.host, port = address.rsplit(":", 1)
                 self.port = int(port)
                 break

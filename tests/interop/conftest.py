@@ -30,7 +30,8 @@ STARTUP_DEADLINE = 30.0
 STOP_GRACE = 5.0
 """Seconds between SIGTERM and SIGKILL when stopping duet."""
 
-LISTENING = re.compile(r"listening on (http://\S+)")
+# The URL ends at a space, or at the quote closing the message of a `--log-format json` line.
+LISTENING = re.compile(r'listening on (http://[^\s"]+)')
 
 HANDSHAKE = "2025-11-25"
 """What the SDK offers in `initialize` (legacy mode); duet supports it, so it must answer with it."""

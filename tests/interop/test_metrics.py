@@ -31,7 +31,8 @@ PROMETHEUS_BIN = os.environ.get("PROMETHEUS_BIN", "/usr/bin/prometheus")
 QUERY_DEADLINE = 60.0
 """Seconds to wait for Prometheus to have scraped what the calls produced."""
 
-METRICS = re.compile(r"metrics on http://(\S+)/metrics")
+# In the text line as in a `--log-format json` line's message.
+METRICS = re.compile(r'metrics on http://([^\s"]+)/metrics')
 
 
 def metrics_address(server: DuetServer) -> str:

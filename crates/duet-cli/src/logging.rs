@@ -2,12 +2,16 @@
 //! `DUET_LOG`) and, with `--otlp-endpoint`, its spans exported to a collector. Both are
 //! layers of one `tracing` subscriber, each with its own filter, so the log's level never
 //! hides a span from the exporter. The OpenTelemetry SDK's own warnings (a collector that
-//! cannot be reached) are logged at `warn`. Colours only on a terminal.
+//! cannot be reached) are logged at `warn`. Colours only on a terminal. What duet tells
+//! whoever runs it at any level (where it listens, why it stops) goes through [`notice`]
+//! and [`error`], in the log's format: with `--log-format json` every line is JSON.
 
 use crate::cli::LogFormat;
 use crate::traces::Export;
 use duet::trace::Tracer;
 use opentelemetry_sdk::trace::SdkTracerProvider;
+use std::fmt::Display;
+use std::sync::OnceLock;
 use std::time::Duration;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
@@ -15,6 +19,37 @@ use tracing_subscriber::{EnvFilter, Layer};
 
 /// How long the exit waits for the last spans to be sent.
 const LAST_EXPORT: Duration = Duration::from_secs(5);
+
+/// The target of [`notice`] and [`error`] events, which every filter lets through.
+const NOTICE: &str = "duet_cli::notice";
+
+/// The format [`init`] installed; before it (the command line is still being read), text.
+static FORMAT: OnceLock<LogFormat> = OnceLock::new();
+
+fn json() -> bool {
+    FORMAT.get() == Some(&LogFormat::Json)
+}
+
+/// A line for whoever runs duet, at any log level: where it listens, why it stops. The text
+/// format writes it as it is, for the scripts that wait for `listening on`; the JSON format
+/// as an object whose `message` it is.
+pub fn notice(line: impl Display) {
+    if json() {
+        tracing::info!(target: NOTICE, "{line}");
+    } else {
+        eprintln!("{line}");
+    }
+}
+
+/// `Error: …`: why duet gives up, at any log level and in the log's format (an `ERROR`
+/// object in JSON).
+pub fn error(message: impl Display) {
+    if json() {
+        tracing::error!(target: NOTICE, "{message}");
+    } else {
+        eprintln!("Error: {message}");
+    }
+}
 
 /// The installed subscriber's exporter, if any: shut down before exit so the last spans go.
 pub struct Telemetry {
@@ -31,7 +66,7 @@ impl Telemetry {
         if let Some((provider, _)) = self.traces
             && let Err(e) = provider.shutdown_with_timeout(LAST_EXPORT)
         {
-            eprintln!("duet: the last spans could not be exported: {e}");
+            tracing::warn!("the last spans could not be exported: {e}");
         }
     }
 }
@@ -46,7 +81,8 @@ fn colour() -> bool {
 /// Installs the process's subscriber, with the span exporter when `otlp` says where to.
 pub fn init(level: &str, format: LogFormat, otlp: Option<&Export>) -> anyhow::Result<Telemetry> {
     let filter = EnvFilter::try_from_env("DUET_LOG")
-        .unwrap_or_else(|_| EnvFilter::new(format!("duet={level},duet_cli={level},opentelemetry_sdk=warn")));
+        .unwrap_or_else(|_| EnvFilter::new(format!("duet={level},duet_cli={level},opentelemetry_sdk=warn")))
+        .add_directive(format!("{NOTICE}=info").parse()?);
     let logs = tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_ansi(colour());
     let logs = match format {
         LogFormat::Text => logs.with_target(false).with_filter(filter).boxed(),
@@ -63,5 +99,6 @@ pub fn init(level: &str, format: LogFormat, otlp: Option<&Export>) -> anyhow::Re
         None => (None, None),
     };
     tracing_subscriber::registry().with(logs).with(traces).try_init()?;
+    FORMAT.get_or_init(|| format);
     Ok(Telemetry { traces: provider })
 }

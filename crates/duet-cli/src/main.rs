@@ -38,21 +38,21 @@ fn main() -> ExitCode {
     let telemetry = match logging::init(cli.log_level(), cli.log_format(), otlp.as_ref()) {
         Ok(telemetry) => telemetry,
         Err(e) => {
-            eprintln!("Error: cannot set up logging and tracing: {e:#}");
+            logging::error(format_args!("cannot set up logging and tracing: {e:#}"));
             return ExitCode::FAILURE;
         }
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("Error: cannot start the async runtime: {e}");
+            logging::error(format_args!("cannot start the async runtime: {e}"));
             return ExitCode::FAILURE;
         }
     };
     let code = match runtime.block_on(cli.run(telemetry.tracer())) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("Error: {e:#}");
+            logging::error(format_args!("{e:#}"));
             ExitCode::FAILURE
         }
     };

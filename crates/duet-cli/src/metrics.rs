@@ -31,6 +31,6 @@ pub async fn serve(addr: &str) -> anyhow::Result<MetricsEndpoint> {
     let endpoint = MetricsEndpoint::bind(addr, move || handle.render())
         .await
         .with_context(|| format!("cannot listen for metrics on {addr}"))?;
-    eprintln!("duet metrics on http://{}/metrics", endpoint.local_addr());
+    crate::logging::notice(format_args!("duet metrics on http://{}/metrics", endpoint.local_addr()));
     Ok(endpoint)
 }

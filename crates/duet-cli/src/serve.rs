@@ -65,9 +65,9 @@ pub async fn run(args: ServeArgs, tracer: Option<Tracer>) -> anyhow::Result<Exit
             let stop = options.stop.clone();
             if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
                 // Someone typed `duet serve`: say what it does, since it will sit silent.
-                eprintln!(
+                crate::logging::notice(
                     "duet MCP server (stdio): waiting for an MCP client's JSON-RPC messages on stdin. A client \
-                     starts duet itself: `duet config --client …` prints the entry to give it. Ctrl-D ends."
+                     starts duet itself: `duet config --client …` prints the entry to give it. Ctrl-D ends.",
                 );
             }
             tokio::spawn(async move {
@@ -244,9 +244,12 @@ async fn serve_http(server: Server, config: HttpConfig, transport: Transport, gr
         Transport::StreamableHttp => "streamable-http",
         _ => "http",
     };
-    eprintln!("duet MCP server ({word}) listening on {}", bound.url());
+    crate::logging::notice(format_args!("duet MCP server ({word}) listening on {}", bound.url()));
     if transport == Transport::Sse {
-        eprintln!("duet legacy HTTP+SSE endpoint (2024-11-05 clients): http://{}{sse_path}", bound.local_addr());
+        let addr = bound.local_addr();
+        crate::logging::notice(format_args!(
+            "duet legacy HTTP+SSE endpoint (2024-11-05 clients): http://{addr}{sse_path}"
+        ));
     }
     shutdown_signal().await;
     tracing::info!(grace_secs = grace.as_secs(), "shutting down: requests in flight may finish");
@@ -259,7 +262,7 @@ async fn serve_http(server: Server, config: HttpConfig, transport: Transport, gr
 fn exit_on_second_signal() {
     tokio::spawn(async {
         shutdown_signal().await;
-        eprintln!("duet: second signal, exiting without waiting");
+        crate::logging::notice("duet: second signal, exiting without waiting");
         std::process::exit(130);
     });
 }

@@ -1,5 +1,5 @@
-//! Usage errors: the command line asked for something that cannot work. Printed as
-//! `Error: …` on stderr with exit code 2, before anything starts.
+//! Usage errors: the command line asked for something that cannot work. Logged as
+//! `Error: …` on stderr (`logging::error`) with exit code 2, before anything starts.
 
 use std::process::ExitCode;
 
@@ -8,7 +8,7 @@ pub struct Usage(pub String);
 
 impl Usage {
     pub fn exit(self) -> ExitCode {
-        eprintln!("Error: {}", self.0);
+        crate::logging::error(&self.0);
         ExitCode::from(2)
     }
 }

@@ -1,7 +1,8 @@
-//! `duet serve --log-format json`: duet's own log on stderr, one JSON object a line (but the
-//! lines announcing where it listens), each event inside a request carrying that request's
-//! method, id, principal id and trace id; no credential in the log at any level; and text
-//! logs that are not on a terminal carry no colour codes.
+//! `duet serve --log-format json`: duet's own log on stderr, one JSON object a line (the
+//! lines announcing where it listens and the errors that stop it included), each event
+//! inside a request carrying that request's method, id, principal id and trace id; no
+//! credential in the log at any level; and text logs that are not on a terminal carry no
+//! colour codes.
 
 // Shared with the stdio tests; this file uses only part of it.
 #[allow(dead_code)]
@@ -16,12 +17,10 @@ use std::time::Duration;
 const EXIT: Duration = Duration::from_secs(20);
 const TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
 
-/// Every stderr line but the announcements of where duet listens, which stay plain text in
-/// both formats for the scripts that wait for them.
+/// Every stderr line, each of which must be one JSON object.
 fn json_lines(stderr: &str) -> Vec<Value> {
     stderr
         .lines()
-        .filter(|line| !line.starts_with("duet MCP server (") && !line.starts_with("duet metrics on "))
         .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("not one JSON object ({e}): {line:?}")))
         .collect()
 }
@@ -50,6 +49,45 @@ fn json_logs_carry_the_request_they_belong_to() {
         (&span["mcp.method.name"], &span["principal"], &span["trace_id"]),
         (&json!("tools/call"), &json!("local"), &json!(TRACE))
     );
+}
+
+/// Whether one of `lines` is a notice (logged at any level) at `level` that starts with `text`.
+fn noticed(lines: &[Value], level: &str, text: &str) -> bool {
+    lines.iter().any(|line| {
+        (&line["target"], &line["level"]) == (&json!("duet_cli::notice"), &json!(level))
+            && line["message"].as_str().is_some_and(|m| m.starts_with(text))
+    })
+}
+
+#[test]
+fn every_stderr_line_is_json_from_the_start() {
+    let serve = ["serve", "--fixtures", "testkit", "--log-format", "json"];
+    let http = ["--transport", "http", "--port", "0", "--metrics-addr", "127.0.0.1:0"];
+    let sse = ["--transport", "sse", "--port", "0"];
+    let starts: [(&[&str], &[&str]); 3] = [
+        (&http, &["duet metrics on http://", "duet MCP server (http) listening on http://"]),
+        (&sse, &["duet MCP server (sse) listening on http://", "duet legacy HTTP+SSE endpoint"]),
+        (&["--metrics-addr", "127.0.0.1:0"], &["duet metrics on http://"]),
+    ];
+    for (args, notices) in starts {
+        let mut duet = Duet::spawn(&[&serve[..], args].concat(), "2025-11-25");
+        duet.stderr_line(notices.last().expect("a notice"));
+        duet.child().kill().expect("stop duet");
+        let done = duet.finish(EXIT);
+        let lines = json_lines(&done.stderr);
+        for notice in notices {
+            assert!(noticed(&lines, "INFO", notice), "no {notice:?} among:\n{}", done.stderr);
+        }
+    }
+    let failures: [(&[&str], &str); 2] = [
+        (&["--metrics-addr", "256.0.0.1:1"], "cannot listen for metrics on 256.0.0.1:1"),
+        (&["--transport", "http", "--rate-limit", "0"], "--rate-limit needs a positive number"),
+    ];
+    for (args, error) in failures {
+        let done = Duet::spawn(&[&serve[..], args].concat(), "2025-11-25").finish(EXIT);
+        assert!(!done.status.success(), "{args:?} should fail");
+        assert!(noticed(&json_lines(&done.stderr), "ERROR", error), "no {error:?} among:\n{}", done.stderr);
+    }
 }
 
 #[test]

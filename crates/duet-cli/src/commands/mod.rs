@@ -13,6 +13,6 @@ use std::process::ExitCode;
 
 /// Prints `Error: …` on stderr and gives exit code 1: the tool or the read failed.
 fn failure(message: impl Display) -> ExitCode {
-    eprintln!("Error: {message}");
+    crate::logging::error(message);
     ExitCode::FAILURE
 }

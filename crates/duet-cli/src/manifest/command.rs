@@ -1,7 +1,7 @@
 //! Runs a tool's command: the argv from its template (never a shell), stdin closed, only the
 //! allowed environment, in its own process group. The run ends with the child's exit, its
-//! timeout, or the request's cancellation; the last two kill the whole group, so nothing
-//! the command started outlives it. What the child printed becomes the tool result: stdout
+//! timeout, or the request's cancellation, and however it ends the whole group is killed,
+//! so nothing the command started (a `sleep 300 &`) outlives it. What the child printed becomes the tool result: stdout
 //! as text or JSON, and a failure's exit code with its stderr (each capped). Each run is a
 //! span of its own, which the command joins through `TRACEPARENT` when spans are exported.
 
@@ -128,12 +128,17 @@ impl Command {
         let mut group = Group { leader: child.id() };
         let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
         let ended = {
+            let exited = async {
+                let status = child.wait().await;
+                // What the command left running ends with it, and lets go of the pipes read
+                // beside. A reaped leader's id names its group while the group has members;
+                // an empty group's id is free, but pids are handed out cyclically, so no
+                // other group takes it in this instant.
+                group.kill();
+                status
+            };
             let exit = async {
-                tokio::join!(
-                    read_capped(stdout, self.limits.stdout),
-                    read_capped(stderr, self.limits.stderr),
-                    child.wait()
-                )
+                tokio::join!(read_capped(stdout, self.limits.stdout), read_capped(stderr, self.limits.stderr), exited)
             };
             tokio::select! {
                 (stdout, stderr, status) = exit => Ended::Exited { stdout, stderr, status },
@@ -143,7 +148,6 @@ impl Command {
         };
         let message = match ended {
             Ended::Exited { stdout, stderr, status } => {
-                group.leader = None;
                 if let Ok(status) = &status {
                     if let Some(code) = status.code() {
                         span.record("process.exit.code", code);
@@ -270,8 +274,8 @@ async fn read_capped(stream: Option<impl AsyncRead + Unpin>, limit: usize) -> io
     }
 }
 
-/// The child's process group (the child leads it), killed whole when a run ends early, and
-/// when a run is dropped half-way (its request went away) while the group may be alive.
+/// The child's process group (the child leads it), killed whole when a run ends, and when a
+/// run is dropped half-way (its request went away).
 struct Group {
     leader: Option<u32>,
 }

@@ -82,6 +82,11 @@ pub struct ArgDecl {
     /// Mirrors the argument in the HTTP header `Mcp-Param-{header}` (SEP-2243's
     /// `x-mcp-header`), so a proxy can route on it.
     pub header: Option<String>,
+    /// Lets a value that starts with `-` begin a command element before any `--` (an
+    /// option's value, a negative number); otherwise such a value is refused there, so that
+    /// no argument is read as an option.
+    #[serde(default)]
+    pub allow_leading_dash: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]

@@ -1,9 +1,12 @@
 //! `{name}` placeholders: in a tool's argv, its confirmation message and a prompt's text.
 //! `{{` and `}}` stand for literal braces. An argv is a list of templates, one per element,
 //! and never passes through a shell: a value becomes (part of) exactly one element, or,
-//! for an array argument written as a whole element, one element per item.
+//! for an array argument written as a whole element, one element per item. Nor is a value
+//! ever read as an option: one that would begin an element with `-` is refused, unless a
+//! literal `--` element came before it or its argument says `allow_leading_dash`.
 
 use serde_json::{Map, Value};
+use std::collections::BTreeSet;
 
 /// One piece of a template.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -97,6 +100,15 @@ impl Template {
         }
     }
 
+    /// The placeholders the template begins with, before any text: those whose values can
+    /// begin what it renders.
+    pub fn leading_args(&self) -> impl Iterator<Item = &str> {
+        self.pieces.iter().map_while(|p| match p {
+            Piece::Arg(name) => Some(name.as_str()),
+            Piece::Text(_) => None,
+        })
+    }
+
     /// Fills the placeholders; `lookup` answers `None` for an argument that has no value,
     /// which is an error naming it.
     pub fn render(&self, lookup: impl Fn(&str) -> Option<String>) -> Result<String, String> {
@@ -139,40 +151,66 @@ pub fn text_of(value: &Value) -> Option<String> {
     }
 }
 
-/// The argv of a command: one template per element, the program first.
+/// Whether an element is the literal `--` after which commands read no more options.
+pub fn ends_options(element: &Template) -> bool {
+    element.source() == "--"
+}
+
+/// The argv of a command: one template per element, after the program.
 #[derive(Debug, Clone)]
-pub struct Argv(Vec<Template>);
+pub struct Argv {
+    elements: Vec<Template>,
+    /// The arguments whose values may begin an element with `-` (`allow_leading_dash`).
+    dashes: BTreeSet<String>,
+}
 
 impl Argv {
-    pub fn new(elements: Vec<Template>) -> Self {
-        Argv(elements)
+    pub fn new(elements: Vec<Template>, dashes: BTreeSet<String>) -> Self {
+        Argv { elements, dashes }
     }
 
     /// The elements for these arguments. An element that is exactly `{name}` is dropped when
     /// the argument has no value and becomes one element per item for an array; a
-    /// placeholder inside a longer element needs a value.
+    /// placeholder inside a longer element needs a value. Before a literal `--`, a value
+    /// that would begin an element with `-` is refused unless its argument allows it.
     pub fn render(&self, args: &Map<String, Value>) -> Result<Vec<String>, String> {
-        let mut argv = Vec::with_capacity(self.0.len());
-        for element in &self.0 {
+        let mut argv = Vec::with_capacity(self.elements.len());
+        let mut options = true;
+        let value = |name: &str| args.get(name).and_then(scalar);
+        for element in &self.elements {
             if let Some(name) = element.whole_arg() {
-                match args.get(name) {
-                    None | Some(Value::Null) => {}
-                    Some(Value::Array(items)) => {
-                        for item in items {
-                            argv.push(scalar(item).ok_or_else(|| format!("argument {name} holds a non-scalar item"))?);
-                        }
-                    }
-                    Some(value) => {
-                        argv.push(scalar(value).ok_or_else(|| format!("argument {name} is not a single value"))?)
-                    }
+                let values = match args.get(name) {
+                    None | Some(Value::Null) => Vec::new(),
+                    Some(Value::Array(items)) => items
+                        .iter()
+                        .map(|item| scalar(item).ok_or_else(|| format!("argument {name} holds a non-scalar item")))
+                        .collect::<Result<_, _>>()?,
+                    Some(one) => vec![scalar(one).ok_or_else(|| format!("argument {name} is not a single value"))?],
+                };
+                for value in values {
+                    self.check(options, name, &value)?;
+                    argv.push(value);
                 }
                 continue;
             }
-            let rendered = element.render(|name| args.get(name).and_then(scalar)).map_err(|name| {
+            let rendered = element.render(value).map_err(|name| {
                 format!("argument {name} has no value, and the command element {:?} needs one", element.source())
             })?;
+            if let Some(name) = element.leading_args().find(|name| value(name).is_some_and(|v| !v.is_empty())) {
+                self.check(options, name, &rendered)?;
+            }
+            options &= !ends_options(element);
             argv.push(rendered);
         }
         Ok(argv)
+    }
+
+    /// Refuses `element`, which the value of `name` begins, when the command would read it
+    /// as an option.
+    fn check(&self, options: bool, name: &str, element: &str) -> Result<(), String> {
+        if options && element.starts_with('-') && !self.dashes.contains(name) {
+            return Err(format!("argument {name} cannot start with \"-\": the command would read it as an option"));
+        }
+        Ok(())
     }
 }

@@ -9,7 +9,7 @@ use super::args;
 use super::command::{Command, Limits};
 use super::locate::{Locator, Place};
 use super::schema::{AnnotationsDecl, ArgType, TaskDecl, ToolDecl};
-use super::template::{Argv, Template, text_of};
+use super::template::{Argv, Template, ends_options, text_of};
 use super::{Problem, check_roles};
 use crate::confirm::Question;
 use duet::layer::{HandlerError, Reply, RequestCx, TaskSupport, ToolAnnotations, ToolResult, ToolSpec};
@@ -47,6 +47,9 @@ pub fn compile(decl: ToolDecl, at: &Place, dir: &Path, locator: &Locator) -> Res
         })?;
     let mut elements = Vec::with_capacity(rest.len());
     let mut used = BTreeSet::new();
+    // The arguments whose values can begin an element before any `--`, where a leading `-`
+    // would make them an option.
+    let mut leading = BTreeSet::new();
     for (i, element) in rest.iter().enumerate() {
         let here = command_at.index(i + 1);
         let template =
@@ -72,6 +75,9 @@ pub fn compile(decl: ToolDecl, at: &Place, dir: &Path, locator: &Locator) -> Res
                 Some(_) => used.insert(arg.to_string()),
             };
         }
+        if !elements.iter().any(ends_options) {
+            leading.extend(template.leading_args().map(str::to_string));
+        }
         elements.push(template);
     }
     if let Some(unused) = decl.args.keys().find(|a| !used.contains(*a)) {
@@ -81,6 +87,21 @@ pub fn compile(decl: ToolDecl, at: &Place, dir: &Path, locator: &Locator) -> Res
         ));
     }
     let args = args::compile(&name, &decl.args, &at.key("args"), locator)?;
+    for arg in leading.iter().filter(|a| !decl.args[*a].allow_leading_dash) {
+        let decl = &decl.args[arg];
+        let default = decl.default.iter().find(|v| dashed(v)).map(|v| ("default", v));
+        let choice = decl.choices.iter().flatten().find(|v| dashed(v)).map(|v| ("enum", v));
+        if let Some((field, value)) = default.or(choice) {
+            return Err(fail(
+                at.key("args").key(arg).key(field),
+                format!(
+                    "argument {arg}: {field} value {value} starts with \"-\", which the command would read as an \
+                     option: set allow_leading_dash = true if it is meant as one, or put \"--\" before {{{arg}}}"
+                ),
+            ));
+        }
+    }
+    let dashes = decl.args.iter().filter(|(_, a)| a.allow_leading_dash).map(|(n, _)| n.clone()).collect();
 
     let confirm = match &decl.confirm {
         Some(message) => {
@@ -126,7 +147,7 @@ pub fn compile(decl: ToolDecl, at: &Place, dir: &Path, locator: &Locator) -> Res
     let command = Command {
         tool: name.clone(),
         program,
-        args: Argv::new(elements),
+        args: Argv::new(elements, dashes),
         cwd,
         env: decl.env,
         env_set: decl.env_set,
@@ -156,6 +177,17 @@ pub fn compile(decl: ToolDecl, at: &Place, dir: &Path, locator: &Locator) -> Res
         spec = spec.roles(decl.roles);
     }
     Ok(spec)
+}
+
+/// Whether a manifest value (a default, an enum value) would begin an element with `-`.
+fn dashed(value: &toml::Value) -> bool {
+    match value {
+        toml::Value::String(s) => s.starts_with('-'),
+        toml::Value::Integer(i) => *i < 0,
+        toml::Value::Float(f) => *f < 0.0,
+        toml::Value::Array(items) => items.iter().any(dashed),
+        _ => false,
+    }
 }
 
 /// The name rule of the Registry, checked here so the error can point at the line.

@@ -262,15 +262,21 @@ impl Duet {
         String::from_utf8_lossy(&self.stderr_bytes.lock().unwrap()).into_owned()
     }
 
-    /// The first stderr line containing `text`, waited for up to [`ANSWER`].
+    /// The first stderr line containing `text`, waited for up to [`ANSWER`]; of a JSON log
+    /// line (`--log-format json`), its message.
     #[allow(dead_code)] // the stdio tests read stderr only once the process is done
     pub fn stderr_line(&self, text: &str) -> String {
         let deadline = Instant::now() + ANSWER;
+        let message = |line: &str| {
+            let json = serde_json::from_str::<Value>(line).ok();
+            json.and_then(|l| l["message"].as_str().map(str::to_string)).unwrap_or_else(|| line.to_string())
+        };
         loop {
             let seen = String::from_utf8_lossy(&self.stderr_bytes.lock().unwrap()).into_owned();
             // Only whole lines: the reader may have half of one so far.
-            if let Some(line) = seen.split_inclusive('\n').find(|line| line.ends_with('\n') && line.contains(text)) {
-                return line.trim_end().to_string();
+            let whole = seen.split_inclusive('\n').filter(|line| line.ends_with('\n'));
+            if let Some(line) = whole.map(|line| message(line.trim_end())).find(|line| line.contains(text)) {
+                return line;
             }
             assert!(Instant::now() < deadline, "no stderr line with {text:?} within {ANSWER:?}; stderr:\n{seen}");
             std::thread::sleep(Duration::from_millis(10));

@@ -247,3 +247,24 @@ fn header_mirrored_arguments_follow_the_rules() {
     );
     assert_rejected(&twice, "[tool.args.a]", &[r#"tool "t": "#, "repeats", "ignoring case"]);
 }
+
+#[test]
+fn a_default_or_choice_that_would_be_an_option_is_refused() {
+    let tool = |command: &str, arg: &str| {
+        format!(
+            "\n[[tool]]\nname = \"t\"\ndescription = \"d\"\ncommand = {command}\n[tool.args.a]\ntype = \"string\"\n{arg}\n"
+        )
+    };
+    let says = [r#"tool "t": argument a: default value "-la" starts with "-""#, "allow_leading_dash = true"];
+    assert_rejected(&tool(r#"["ls", "{a}"]"#, r#"default = "-la""#), "default", &says);
+    let says = [r#"argument a: enum value "-R" starts with "-""#];
+    assert_rejected(&tool(r#"["ls", "{a}x"]"#, r#"enum = ["x", "-R"]"#), "enum", &says);
+    // Where it cannot begin an option, or where the manifest says it is one, it loads.
+    for (command, arg) in [
+        (r#"["ls", "--", "{a}"]"#, r#"default = "-la""#),
+        (r#"["ls", "x{a}"]"#, r#"default = "-la""#),
+        (r#"["ls", "{a}"]"#, "default = \"-la\"\nallow_leading_dash = true"),
+    ] {
+        registry(&tool(command, arg));
+    }
+}

@@ -77,6 +77,53 @@ type = "string"
 }
 
 #[tokio::test]
+async fn a_value_is_never_read_as_an_option() {
+    let r = registry(
+        r#"
+[[tool]]
+name = "show"
+description = "prints its operands"
+command = ["printf", "[%s]", "{path}", "{paths}", "{stem}.txt", "--in={path}"]
+[tool.args.path]
+type = "string"
+default = "a"
+[tool.args.paths]
+type = "array"
+[tool.args.stem]
+type = "string"
+default = "s"
+
+[[tool]]
+name = "operands"
+description = "after --, every value is an operand"
+command = ["printf", "[%s]", "--", "{path}"]
+[tool.args.path]
+type = "string"
+required = true
+
+[[tool]]
+name = "head"
+description = "a negative count is an option's value here"
+command = ["printf", "[%s]", "-n", "{count}"]
+[tool.args.count]
+type = "integer"
+required = true
+allow_leading_dash = true
+"#,
+    );
+    let refused = |arg: &str| {
+        format!("Tool show: argument {arg} cannot start with \"-\": the command would read it as an option")
+    };
+    assert_eq!(failed(call(&r, "show", json!({"path": "--help"})).await), refused("path"));
+    assert_eq!(failed(call(&r, "show", json!({"paths": ["x", "-R"]})).await), refused("paths"));
+    assert_eq!(failed(call(&r, "show", json!({"stem": "-R"})).await), refused("stem"));
+    // Inside an element, after text, a dash is only text.
+    assert_eq!(ok(call(&r, "show", json!({"path": "a-b", "paths": ["x-"]})).await), "[a-b][x-][s.txt][--in=a-b]");
+    assert_eq!(ok(call(&r, "operands", json!({"path": "-R"})).await), "[--][-R]");
+    assert_eq!(ok(call(&r, "head", json!({"count": -5})).await), "[-n][-5]");
+}
+
+#[tokio::test]
 async fn the_input_schema_is_generated_and_enforced() {
     let r = registry(
         r#"
@@ -199,6 +246,32 @@ timeout = 1
     assert!(started.elapsed() < Duration::from_secs(3), "took {:?}", started.elapsed());
     let pid = std::fs::read_to_string(dir.path().join("grandchild.pid")).unwrap();
     assert!(gone(pid.trim()).await, "the grandchild {} survived the timeout", pid.trim());
+}
+
+#[tokio::test]
+async fn a_normal_exit_kills_what_the_command_left_running() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = registry_in(
+        dir.path(),
+        r#"
+[[tool]]
+name = "detached"
+description = "leaves a grandchild behind, its output elsewhere"
+command = ["sh", "-c", "sleep 30 >/dev/null 2>&1 & echo $! > grandchild.pid; echo started"]
+cwd = "."
+
+[[tool]]
+name = "holding"
+description = "leaves a grandchild behind that holds stdout open"
+command = ["sh", "-c", "sleep 30 & echo started"]
+timeout = 20
+"#,
+    );
+    assert_eq!(ok(call(&r, "detached", json!({})).await), "started\n");
+    let pid = std::fs::read_to_string(dir.path().join("grandchild.pid")).unwrap();
+    assert!(gone(pid.trim()).await, "the grandchild {} survived the command", pid.trim());
+    // The grandchild's end closes the pipe it shares: the call answers, rather than time out.
+    assert_eq!(ok(call(&r, "holding", json!({})).await), "started\n");
 }
 
 /// A context whose request the returned token cancels. (The token's type comes from a
