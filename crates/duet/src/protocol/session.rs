@@ -9,12 +9,11 @@
 use super::batch;
 use super::call::Call;
 use super::envelope::{self, Terms};
-use super::listen::change_notification;
+use super::listen::{change_notification, uri_covers};
 use super::owed::Owed;
 use super::roots::SessionRoots;
 use super::server::Server;
 use super::snapshot::SessionSnapshot;
-use super::subscribed::Subscribed;
 use super::{Era, Version};
 use crate::jsonrpc::{RequestId, Response, RpcError, Sink, code};
 use crate::layer::{Change, LogLevel, NO_CAPABILITIES, Principal};
@@ -22,7 +21,7 @@ use crate::message::{Incoming, Message, Notification, Request};
 use crate::method::Method;
 use crate::signals::{self, Transport};
 use serde_json::{Value, json};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -61,7 +60,7 @@ pub(crate) struct SessionState {
     pub initialized: bool,
     pub client_capabilities: Arc<Value>,
     pub log_threshold: LogLevel,
-    pub subscriptions: Subscribed,
+    pub subscriptions: HashSet<String>,
 }
 
 impl Session {
@@ -73,7 +72,7 @@ impl Session {
             initialized: false,
             client_capabilities: NO_CAPABILITIES.clone(),
             log_threshold: server.options().default_log_level,
-            subscriptions: Subscribed::default(),
+            subscriptions: HashSet::new(),
         };
         signals::session_opened();
         Session {
@@ -140,8 +139,7 @@ impl Session {
                         let state = inner.state();
                         batch::refusal(state.version.filter(|_| state.init_responded), state.era == Some(Era::Modern))
                     };
-                    let cap = inner.server.options().max_batch_items;
-                    batch::answer(items, refusal, cap, |m| inner.handle_one(m, sink, principal, None)).await
+                    batch::answer(items, refusal, |m| inner.handle_one(m, sink, principal, None)).await
                 }
             }
         })
@@ -152,11 +150,13 @@ impl Session {
     pub fn snapshot(&self) -> Option<SessionSnapshot> {
         let state = self.inner.state();
         let version = state.version.filter(|_| state.init_responded && state.era == Some(Era::Handshake))?;
+        let mut subscriptions: Vec<String> = state.subscriptions.iter().cloned().collect();
+        subscriptions.sort();
         Some(SessionSnapshot {
             version: version.as_str().to_string(),
             client_capabilities: Value::clone(&state.client_capabilities),
             log_level: state.log_threshold.as_str().to_string(),
-            subscriptions: state.subscriptions.sorted(),
+            subscriptions,
             initialized: state.initialized,
             roots_changes: self.inner.roots.changes(),
         })
@@ -414,7 +414,7 @@ impl SessionShared {
         let deliver = {
             let state = self.state();
             match change {
-                Change::ResourceUpdated(uri) => state.subscriptions.covers(uri),
+                Change::ResourceUpdated(uri) => state.subscriptions.iter().any(|s| uri_covers(s, uri)),
                 _ => state.initialized,
             }
         };

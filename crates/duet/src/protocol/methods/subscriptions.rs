@@ -4,7 +4,6 @@
 
 use super::{Call, required_str};
 use crate::jsonrpc::{Rendered, RpcError};
-use crate::protocol::listen::Filter;
 use crate::protocol::tasks::{self, TaskRecord};
 use crate::protocol::wire::Empty;
 use serde_json::Value;
@@ -12,15 +11,14 @@ use serde_json::Value;
 /// Tasks one listen stream may follow.
 const MAX_FOLLOWED: usize = 100;
 
-/// Subscribes the session to a URI's updates (`on`) or unsubscribes it, within the server's
-/// bounds (so many subscriptions a session, URIs so long). A stateless request has no
-/// session to deliver updates to: it is answered and changes nothing.
+/// Subscribes the session to a URI's updates (`on`) or unsubscribes it. A stateless request
+/// has no session to deliver updates to: it is answered and changes nothing.
 pub(super) fn subscribe(call: &Call<'_>, on: bool) -> Result<Rendered, RpcError> {
     let uri = required_str(call, "uri")?;
     if let Some(session) = call.session {
         let mut state = session.state();
         if on {
-            state.subscriptions.insert(uri, call.shared.options.subscription_bounds())?;
+            state.subscriptions.insert(uri.to_string());
         } else {
             state.subscriptions.remove(uri);
         }
@@ -32,9 +30,8 @@ pub(super) async fn listen(call: &Call<'_>) -> Result<Rendered, RpcError> {
     let Some(notify) = &call.notify else {
         return Err(RpcError::invalid_request("subscriptions/listen needs a stream to deliver notifications on"));
     };
-    let filter = Filter::parse(&call.params, call.shared.options.subscription_bounds())?;
     let tasks = followed(call).await?;
-    let own_meta = call.shared.listens.run(&call.id, filter, tasks, notify).await?;
+    let own_meta = call.shared.listens.run(&call.id, &call.params, tasks, notify).await?;
     call.complete(Empty {}, Some(&own_meta))
 }
 
