@@ -66,13 +66,13 @@ pub enum Event {
     /// cancellation (for the replica whose request it concerns).
     Routed(Routed),
     /// The state of a handshake-era HTTP session changed on the origin, or the session
-    /// ended (`None`); replicas holding a copy take it on. `streamer` is the replica whose
-    /// GET stream of the session is open, if one is: that replica delivers its changes.
+    /// ended (`None`); replicas holding a copy take it on, with where its GET stream is.
     /// `revision` counts the writes of the session's record: a copy takes on no older one.
     Session {
         session: String,
         state: Option<SessionSnapshot>,
-        streamer: Option<u64>,
+        #[serde(flatten)]
+        stream: GetStream,
         #[serde(default)]
         revision: u64,
     },
@@ -85,6 +85,40 @@ pub enum Event {
     /// at it again (an answer came, or it was cancelled), and listen streams that follow it
     /// tell their clients.
     Task(String),
+}
+
+/// Where a handshake-era session's GET stream is, as its record and the bus carry it.
+/// The replica that held it last delivers the session's changes (before any did, the
+/// replica that made the session): a stream that closes hands nothing over, so no change
+/// raised while the replicas learn of it falls between two of them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GetStream {
+    /// The replica whose GET stream of the session is open, if one is.
+    #[serde(default, rename = "streamer")]
+    pub open: Option<u64>,
+    /// The replica whose GET stream of the session was open last.
+    #[serde(default, rename = "last_streamer")]
+    pub last: Option<u64>,
+}
+
+impl GetStream {
+    /// Opened on replica `here`.
+    pub fn opened(here: u64) -> Self {
+        GetStream { open: Some(here), last: Some(here) }
+    }
+
+    /// Closed on replica `here`: unchanged if another replica's is open.
+    pub fn closed(self, here: u64) -> Self {
+        match self.open {
+            Some(open) if open == here => GetStream { open: None, ..self },
+            _ => self,
+        }
+    }
+
+    /// The replica that delivers the session's changes, if one holds or held the stream.
+    pub fn deliverer(self) -> Option<u64> {
+        self.open.or(self.last)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

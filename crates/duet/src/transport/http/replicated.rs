@@ -15,7 +15,7 @@ use super::body::Body;
 use super::resume::StreamName;
 use super::service::{HttpShared, http_error};
 use super::sessions::{HttpSession, Kind};
-use crate::backplane::{Event, Joined, Published, Routed, SWAP_ATTEMPTS, StoreError};
+use crate::backplane::{Event, GetStream, Joined, Published, Routed, SWAP_ATTEMPTS, StoreError};
 use crate::jsonrpc::RequestId;
 use crate::layer::Principal;
 use crate::message::{Incoming, Message};
@@ -31,9 +31,8 @@ use std::sync::atomic::Ordering;
 struct Record {
     principal: String,
     state: SessionSnapshot,
-    /// The replica whose GET stream of the session is open.
-    #[serde(default)]
-    streamer: Option<u64>,
+    #[serde(flatten)]
+    stream: GetStream,
     /// How many times the record was written.
     #[serde(default)]
     revision: u64,
@@ -98,12 +97,12 @@ pub(super) async fn find(
         return Ok(None);
     }
     if let Some(held) = held {
-        if let Err(why) = held.take_on(record.revision, &record.state, record.streamer) {
+        if let Err(why) = held.take_on(record.revision, &record.state, record.stream) {
             tracing::warn!(session = %id, "ignored a session record that does not restore: {why}");
         }
         return Ok(Some(held));
     }
-    match shared.sessions.adopt(shared, id, principal, record.revision, &record.state, record.streamer) {
+    match shared.sessions.adopt(shared, id, principal, record.revision, &record.state, record.stream) {
         Ok(created) => {
             if let Some(evicted) = created.evicted {
                 end(shared, &evicted, &principal.id).await;
@@ -137,7 +136,7 @@ pub(super) fn changes_state(message: &Message) -> bool {
 pub(super) async fn create(shared: &HttpShared, session: &HttpSession) {
     let Some(state) = session.session.snapshot() else { return };
     session.saved.store(shared.sessions.now(), Ordering::Relaxed);
-    let record = Record { principal: session.principal_id.clone(), state, streamer: None, revision: 1 };
+    let record = Record { principal: session.principal_id.clone(), state, stream: GetStream::default(), revision: 1 };
     // Plain data: serializing it cannot fail.
     let bytes = serde_json::to_vec(&record).unwrap_or_default();
     let backplane = &shared.server.options().backplane;
@@ -168,7 +167,7 @@ async fn update(shared: &HttpShared, session: &HttpSession, change: impl Fn(&mut
         Ok(None) => return,
         Err(e) => return tracing::warn!(session = %session.id, "cannot save the session for the other replicas: {e}"),
     };
-    if let Err(why) = session.take_on(record.revision, &record.state, record.streamer) {
+    if let Err(why) = session.take_on(record.revision, &record.state, record.stream) {
         tracing::warn!(session = %session.id, "ignored a session record that does not restore: {why}");
     }
     // Published before the request is answered: the streams of other replicas then learn
@@ -176,7 +175,7 @@ async fn update(shared: &HttpShared, session: &HttpSession, change: impl Fn(&mut
     let event = Event::Session {
         session: session.id.clone(),
         state: Some(record.state),
-        streamer: record.streamer,
+        stream: record.stream,
         revision: record.revision,
     };
     let backplane = &shared.server.options().backplane;
@@ -259,20 +258,13 @@ pub(super) async fn keep_alive(shared: &HttpShared, session: &HttpSession) {
 /// rosters are renewed ahead.
 pub(super) async fn streaming(shared: &HttpShared, session: &HttpSession, open: bool) {
     let here = shared.server.replica_id();
-    match open {
-        true => session.set_streamer(Some(here)),
-        false if session.streamer() == Some(here) => session.set_streamer(None),
-        false => return,
+    let moved = |stream: GetStream| if open { GetStream::opened(here) } else { stream.closed(here) };
+    let stream = session.get_stream();
+    if moved(stream) == stream && !open {
+        return;
     }
-    update(shared, session, |record| match open {
-        true => record.streamer = Some(here),
-        false => {
-            if record.streamer == Some(here) {
-                record.streamer = None;
-            }
-        }
-    })
-    .await;
+    session.set_get_stream(moved(stream));
+    update(shared, session, |record| record.stream = moved(record.stream)).await;
     touch(shared, session, if open { shared.config.session_idle_timeout } else { Default::default() });
 }
 
@@ -305,7 +297,7 @@ pub(super) async fn end(shared: &HttpShared, id: &str, principal: &str) {
         }
     }
     backplane.events.remove(&StreamName::Get.log(id));
-    let event = Event::Session { session: id.to_string(), state: None, streamer: None, revision: 0 };
+    let event = Event::Session { session: id.to_string(), state: None, stream: GetStream::default(), revision: 0 };
     backplane.bus.publish(Published { origin: shared.server.replica_id(), event });
 }
 
@@ -315,7 +307,7 @@ pub(super) fn receive_state(
     shared: &HttpShared,
     id: &str,
     state: Option<&SessionSnapshot>,
-    streamer: Option<u64>,
+    stream: GetStream,
     revision: u64,
 ) {
     match state {
@@ -324,7 +316,7 @@ pub(super) fn receive_state(
         }
         Some(state) => {
             if let Some(held) = shared.sessions.peek(id).filter(|s| s.kind == Kind::Streamable)
-                && let Err(why) = held.take_on(revision, state, streamer)
+                && let Err(why) = held.take_on(revision, state, stream)
             {
                 tracing::warn!(session = %id, "ignored a session state another replica published: {why}");
             }

@@ -106,8 +106,8 @@ impl McpService {
                 let elsewhere = published.origin != shared.server.replica_id();
                 match &published.event {
                     Event::Routed(routed) if elsewhere => legacy::receive(&shared, routed.clone()),
-                    Event::Session { session, state, streamer, revision } if elsewhere => {
-                        replicated::receive_state(&shared, session, state.as_ref(), *streamer, *revision)
+                    Event::Session { session, state, stream, revision } if elsewhere => {
+                        replicated::receive_state(&shared, session, state.as_ref(), *stream, *revision)
                     }
                     Event::Logged { stream } => shared.streams.logged(stream),
                     Event::Resuming { stream } => shared.streams.resuming(stream),

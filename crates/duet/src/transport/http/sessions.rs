@@ -4,10 +4,11 @@
 //! answers among them, to a bounded outbox its stream drains), the caps, and idle expiry.
 //! A session made here is this replica's own; one adopted from another replica's record
 //! (`replicated.rs`) is a copy. One replica delivers a session's changes: the one holding
-//! its GET stream, else the one that made it.
+//! its GET stream, or holding it last, else the one that made it ([`GetStream`]).
 
 use super::resume::{LogWriter, StreamName};
 use super::service::HttpShared;
+use crate::backplane::GetStream;
 use crate::jsonrpc::{Sink, encode};
 use crate::layer::Principal;
 use crate::protocol::{Session, SessionSnapshot};
@@ -75,7 +76,7 @@ pub enum Kind {
 struct Taken {
     /// The record's revision; `None` before any.
     revision: Option<u64>,
-    streamer: Option<u64>,
+    stream: GetStream,
 }
 
 pub struct HttpSession {
@@ -119,36 +120,38 @@ impl HttpSession {
         self.taken.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    pub fn streamer(&self) -> Option<u64> {
-        self.taken().streamer
+    pub fn get_stream(&self) -> GetStream {
+        self.taken().stream
     }
 
-    /// Takes on who holds the session's GET stream: that replica delivers the session's
-    /// changes, and while none does, the replica that made the session. What any replica
-    /// sends the client unprompted reaches it while the stream is open, wherever it is.
-    pub fn set_streamer(&self, streamer: Option<u64>) {
-        self.take_streamer(&mut self.taken(), streamer);
+    /// Takes on where the session's GET stream is: the replica holding it, or holding it
+    /// last, delivers the session's changes, and before any did, the replica that made
+    /// the session. What any replica sends the client unprompted reaches it while the
+    /// stream is open, wherever it is.
+    pub fn set_get_stream(&self, stream: GetStream) {
+        self.take_stream(&mut self.taken(), stream);
     }
 
-    /// Takes on revision `revision` of the session's record (its state and streamer),
+    /// Takes on revision `revision` of the session's record (its state and GET stream),
     /// unless this copy took on that one or a later one already: the replicas' messages
     /// may come in another order than the record's writes.
-    pub fn take_on(&self, revision: u64, state: &SessionSnapshot, streamer: Option<u64>) -> Result<(), String> {
+    pub fn take_on(&self, revision: u64, state: &SessionSnapshot, stream: GetStream) -> Result<(), String> {
         let mut taken = self.taken();
         if taken.revision.is_some_and(|had| had >= revision) {
             return Ok(());
         }
         self.session.restore(state)?;
         taken.revision = Some(revision);
-        self.take_streamer(&mut taken, streamer);
+        self.take_stream(&mut taken, stream);
         Ok(())
     }
 
-    fn take_streamer(&self, taken: &mut Taken, streamer: Option<u64>) {
-        taken.streamer = streamer;
+    fn take_stream(&self, taken: &mut Taken, stream: GetStream) {
+        taken.stream = stream;
         let here = self.session.server().replica_id();
-        self.session.deliver_changes(streamer == Some(here) || (streamer.is_none() && !self.copy));
-        self.session.set_reachable(streamer.is_some());
+        let deliverer = stream.deliverer();
+        self.session.deliver_changes(deliverer == Some(here) || (deliverer.is_none() && !self.copy));
+        self.session.set_reachable(stream.open.is_some());
     }
 
     fn end(&self) {
@@ -205,8 +208,8 @@ impl SessionTable {
     }
 
     /// A copy of session `id`, another replica's, for `principal`, as revision `revision`
-    /// of its record has it: in the state `snapshot` gives, its GET stream held by
-    /// `streamer`. The copy already here if another request adopted it first.
+    /// of its record has it: in the state `snapshot` gives, its GET stream where `stream`
+    /// says. The copy already here if another request adopted it first.
     pub fn adopt(
         &self,
         shared: &Arc<HttpShared>,
@@ -214,13 +217,13 @@ impl SessionTable {
         principal: &Principal,
         revision: u64,
         snapshot: &SessionSnapshot,
-        streamer: Option<u64>,
+        stream: GetStream,
     ) -> Result<Created, Unavailable> {
         if let Some(held) = self.get(id, principal) {
             return Ok(Created { session: held, evicted: None });
         }
         let entry = self.entry(shared, id.to_string(), principal, Kind::Streamable, true);
-        if let Err(why) = entry.take_on(revision, snapshot, streamer) {
+        if let Err(why) = entry.take_on(revision, snapshot, stream) {
             tracing::warn!(session = %id, "cannot adopt a session another replica made: {why}");
             return Err(Unavailable("Session state is not readable"));
         }
@@ -432,16 +435,22 @@ mod tests {
             roots_changes: 0,
         };
         own.session.restore(&snapshot).unwrap();
-        let copy = table.adopt(&shared, "0123", &p, 1, &snapshot, None).unwrap().session;
+        let copy = table.adopt(&shared, "0123", &p, 1, &snapshot, GetStream::default()).unwrap().session;
         assert_eq!(copy.session.snapshot(), Some(snapshot.clone()));
         // No stream open anywhere: the replica that made the session delivers.
         feed.notify(Change::ToolsChanged);
         // Its GET stream opens here on the copy: the copy delivers, the maker does not.
         let here = shared.server.replica_id();
-        own.set_streamer(Some(here));
-        copy.set_streamer(Some(here));
-        own.set_streamer(Some(here.wrapping_add(1)));
+        let opened = GetStream::opened(here);
+        own.set_get_stream(opened);
+        copy.set_get_stream(opened);
+        own.set_get_stream(GetStream::opened(here.wrapping_add(1)));
         feed.notify(Change::PromptsChanged);
+        // The stream closes: the copy that held it goes on delivering, the maker still not,
+        // so no change falls between them while the others learn of it.
+        copy.set_get_stream(opened.closed(here));
+        own.set_get_stream(GetStream::opened(here.wrapping_add(1)).closed(here.wrapping_add(1)));
+        feed.notify(Change::ResourcesChanged);
         let logged = |id: String| {
             let shared = shared.clone();
             async move {
@@ -452,11 +461,13 @@ mod tests {
         let (made, copied) = (logged(own.id.clone()).await, logged(copy.id.clone()).await);
         assert_eq!(made.len(), 1, "{made:?}");
         assert!(made[0].contains("tools/list_changed"));
-        assert_eq!(copied.len(), 1, "{copied:?}");
-        assert!(copied[0].contains("prompts/list_changed"));
-        let again = table.adopt(&shared, "0123", &p, 1, &snapshot, None).unwrap().session;
+        assert_eq!(copied.len(), 2, "{copied:?}");
+        assert!(copied[0].contains("prompts/list_changed") && copied[1].contains("resources/list_changed"));
+        let again = table.adopt(&shared, "0123", &p, 1, &snapshot, GetStream::default()).unwrap().session;
         assert!(Arc::ptr_eq(&again, &copy), "adopted once");
-        assert!(table.adopt(&shared, "0123", &Principal::new("bob", ["x"]), 1, &snapshot, None).is_err());
+        assert!(
+            table.adopt(&shared, "0123", &Principal::new("bob", ["x"]), 1, &snapshot, GetStream::default()).is_err()
+        );
     }
 
     #[tokio::test]
