@@ -477,12 +477,14 @@ async def test_the_sdk_picks_up_streams_duet_ends(cluster_factory) -> None:
 
 
 async def test_the_session_caps_count_across_replicas(cluster_factory) -> None:
-    """--max-sessions-per-principal 2 over three replicas: a third session, made on a third
-    replica, ends the least recently used one, made on the first, on every replica."""
-    cluster = cluster_factory("http", "testkit", "--max-sessions-per-principal", "2")
+    """--max-sessions-per-principal 2 over three replicas: a third session of one token's,
+    made on a third replica, ends the least recently used one, made on the first, on every
+    replica. (Without authentication every client is one principal, and only
+    --max-sessions caps its sessions.)"""
+    cluster = cluster_factory("http", "testkit", "--max-sessions-per-principal", "2", "--auth-token", "tok-caps")
     listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
     with anyio.fail_after(TEST_DEADLINE):
-        async with httpx2.AsyncClient(timeout=READ_TIMEOUT) as http:
+        async with httpx2.AsyncClient(timeout=READ_TIMEOUT, headers={"Authorization": "Bearer tok-caps"}) as http:
             sessions = []
             for server in cluster.replicas:
                 sessions.append(await raw_session(http, server.url))

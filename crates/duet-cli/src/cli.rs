@@ -174,6 +174,17 @@ pub struct ServeArgs {
     /// Largest message in bytes: a stdio line, an HTTP request body (default 4 MiB).
     #[arg(long, visible_alias = "max-body-bytes")]
     pub max_message_bytes: Option<usize>,
+    /// Most messages one JSON-RPC batch may hold (2025-03-26 and before); a longer batch is
+    /// refused whole, and a batch's messages run at most 16 at a time.
+    #[arg(long, value_name = "N", default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_batch_items: u64,
+    /// Most resource subscriptions one session (`resources/subscribe`) or one listen stream
+    /// (`resourceSubscriptions`) may hold; one more is refused (-32602).
+    #[arg(long, value_name = "N", default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_subscriptions: u64,
+    /// Longest URI, in bytes, a resource subscription may name (-32602 beyond).
+    #[arg(long, value_name = "BYTES", default_value_t = 4096, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_subscription_uri_bytes: u64,
     /// Serve Prometheus metrics at http://HOST:PORT/metrics, on a listener of its own
     /// (no MCP auth; on a loopback address only loopback Host names). Any transport.
     #[arg(long, value_name = "HOST:PORT")]
@@ -285,12 +296,18 @@ pub struct HttpArgs {
     /// Most sessions at once.
     #[arg(long)]
     pub max_sessions: Option<usize>,
-    /// Most sessions per principal (the least recently used idle one is ended).
+    /// Most sessions per principal (the least recently used idle one is ended). Without
+    /// authentication every client is the one anonymous principal: its sessions are
+    /// capped by --max-sessions alone, the least recently used idle one ended.
     #[arg(long)]
     pub max_sessions_per_principal: Option<usize>,
     /// Most open connections.
     #[arg(long)]
     pub max_connections: Option<usize>,
+    /// Most open connections from one peer address (default 256; 0 = no cap). Behind a
+    /// reverse proxy every connection comes from the proxy: raise it or set 0 there.
+    #[arg(long, value_name = "N")]
+    pub max_connections_per_peer: Option<usize>,
     /// Requests per second per principal (429 with Retry-After beyond).
     #[arg(long, value_name = "RPS")]
     pub rate_limit: Option<f64>,

@@ -51,6 +51,9 @@ pub async fn run(args: ServeArgs, tracer: Option<Tracer>) -> anyhow::Result<Exit
         backplane: shared.backplane,
         tracer,
         tasks: args.tasks.options(),
+        max_batch_items: args.max_batch_items as usize,
+        max_subscriptions: args.max_subscriptions as usize,
+        max_subscription_uri_bytes: args.max_subscription_uri_bytes as usize,
         ..ServerOptions::default()
     };
     let server = Server::new(layer, options);
@@ -121,6 +124,7 @@ fn stdio_only(http: &HttpArgs) -> Result<(), Usage> {
         ("--rate-limit", http.rate_limit.is_some()),
         ("--tool-rate-limit", !http.tool_rate_limits.is_empty()),
         ("--max-in-flight-per-principal", http.max_in_flight_per_principal.is_some()),
+        ("--max-connections-per-peer", http.max_connections_per_peer.is_some()),
         ("--sse-close-after", http.sse_close_after.is_some()),
     ];
     match given.iter().find(|(_, set)| *set) {
@@ -172,6 +176,9 @@ fn http_config(http: &HttpArgs, transport: Transport) -> Result<HttpConfig, Usag
     }
     if let Some(n) = positive("--max-connections", http.max_connections.map(|n| n as u64))? {
         config.max_connections = n as usize;
+    }
+    if let Some(n) = http.max_connections_per_peer {
+        config.max_connections_per_peer = n;
     }
     if let Some(n) = positive("--header-timeout", http.header_timeout)? {
         config.header_timeout = secs(n);

@@ -474,9 +474,25 @@ fn bad_input_keeps_a_2025_06_18_session_answering() {
 
 #[test]
 fn bad_input_keeps_a_2025_03_26_session_answering() {
-    let mut duet = bad_input_session("2025-03-26");
+    let limit = LIMIT.to_string();
+    let args = ["serve", "--fixtures", "testkit", "--max-message-bytes", &limit, "--max-batch-items", "3"];
+    let mut duet = Duet::spawn(&args, "2025-03-26");
     duet.initialize("2025-03-26");
+    let pings = |n: usize| {
+        let pings: Vec<Value> = (0..n).map(|i| ping(json!(format!("p{i}")))).collect();
+        line(&Value::Array(pings).to_string())
+    };
     let era = vec![
+        (
+            "a batch of as many messages as --max-batch-items",
+            pings(3),
+            vec![Draw::Batch((0..3).map(|i| (json!(format!("p{i}")), None)).collect())],
+        ),
+        (
+            "a batch of more",
+            pings(4),
+            error(-32600, Value::Null, "Invalid Request: a batch may hold at most 3 messages; this one holds 4"),
+        ),
         (
             "a batch of a ping and a number",
             line(r#"[{"jsonrpc":"2.0","id":"b1","method":"ping"},1]"#),

@@ -1,18 +1,70 @@
 //! Caps and timeouts over real sockets: idle session expiry, the session caps (global and
-//! per principal), the header timeout, the connection cap, and a body refused by its
-//! declared length before it is sent.
+//! per principal, and anonymous clients, who share one principal), the header timeout, the
+//! connection caps (global and per peer address), a body refused by its declared length
+//! before it is sent, the limits per principal (each request of a batch counted on its
+//! own), the batch cap and the bounds of resource subscriptions.
+//!
+//! The tests of the command-line limits run the `duet` binary: `DUET_BIN`, else
+//! `target/debug/duet` (build it first with `cargo build -p duet-cli`).
 
 pub mod http_support;
+mod oauth_support;
 
 use duet::transport::http::HttpConfig;
 use http_support::*;
+use oauth_support::cli::{Started, serve};
 use reqwest::StatusCode;
-use serde_json::json;
+use serde_json::{Value, json};
+use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 use tokio::io::AsyncWriteExt;
+use tokio::net::TcpStream;
+use tokio::process::Child;
 
 fn initialize_params() -> serde_json::Value {
     json!({"protocolVersion": LATEST, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}})
+}
+
+/// `duet serve --fixtures testkit --transport http --port 0` with `args`, on 127.0.0.1.
+struct Duet {
+    child: Child,
+    url: String,
+    addr: SocketAddr,
+}
+
+impl Duet {
+    async fn start(args: &[&str]) -> Duet {
+        let (child, url) = match serve(args, &[]).await {
+            Started::Listening { child, url } => (child, url),
+            Started::Exited { code, stderr } => panic!("duet {args:?} exited ({code:?}): {stderr}"),
+        };
+        let authority = url.trim_start_matches("http://").split('/').next().expect("an authority");
+        let addr = authority.parse().expect("the address duet listens on");
+        Duet { child, url, addr }
+    }
+
+    /// A client of `version` without a session.
+    fn client(&self, version: &str) -> Client {
+        let http = reqwest::Client::builder().no_proxy().build().expect("a reqwest client");
+        Client::new(http, &format!("http://{}", self.addr), &self.url, version)
+    }
+
+    /// A client with an initialized session at `version`.
+    async fn session(&self, version: &str) -> Client {
+        let mut client = self.client(version);
+        client.initialize().await;
+        client
+    }
+
+    /// A raw connection to it.
+    async fn connect(&self) -> TcpStream {
+        bounded("connecting", TcpStream::connect(self.addr)).await.expect("connect")
+    }
+
+    /// Stops the process (by its PID).
+    async fn stop(mut self) {
+        self.child.kill().await.expect("duet stopped");
+    }
 }
 
 #[tokio::test]
@@ -40,28 +92,41 @@ async fn idle_sessions_expire_unless_streaming() {
     ts.stop().await;
 }
 
+/// A server whose clients present one of the bearer tokens `tokens`, each its own principal.
+fn with_tokens(tokens: &[&str], config: HttpConfig) -> HttpConfig {
+    let auth = duet::auth::TokenAuth::from_specs(tokens.iter().copied()).expect("token specs");
+    HttpConfig { auth: Some(std::sync::Arc::new(auth)), ..config }
+}
+
+/// A client of `ts` at `version` presenting `token`, with an initialized session.
+async fn session_of(ts: &TestServer, token: &str, version: &str) -> Client {
+    let mut client = ts.client(version).with_token(token);
+    client.initialize().await;
+    client
+}
+
 #[tokio::test]
 async fn the_session_cap() {
-    let ts = TestServer::start(HttpConfig { max_sessions: 1, ..config() }).await;
-    let first = ts.session(LATEST).await;
-    let refused = ts.client(LATEST).post("initialize", initialize_params()).send().await;
+    let ts = TestServer::start(with_tokens(&["tok-a"], HttpConfig { max_sessions: 1, ..config() })).await;
+    let first = session_of(&ts, "tok-a", LATEST).await;
+    let refused = ts.client(LATEST).with_token("tok-a").post("initialize", initialize_params()).send().await;
     refused.expect_http_error(StatusCode::SERVICE_UNAVAILABLE, "Too many sessions");
     assert_eq!(refused.header("mcp-session-id"), None);
     first.call("tools/list", json!({})).await;
     // Ending the first session makes room.
     first.delete().send().await.expect_status(StatusCode::OK);
-    ts.session(LATEST).await;
+    session_of(&ts, "tok-a", LATEST).await;
     ts.stop().await;
 }
 
 #[tokio::test]
 async fn the_per_principal_cap_evicts_the_oldest_idle_session() {
-    let ts = TestServer::start(HttpConfig { max_sessions_per_principal: 2, ..config() }).await;
-    let oldest = ts.session(LATEST).await;
+    let ts = TestServer::start(with_tokens(&["tok-a"], HttpConfig { max_sessions_per_principal: 2, ..config() })).await;
+    let oldest = session_of(&ts, "tok-a", LATEST).await;
     tokio::time::sleep(Duration::from_millis(20)).await;
-    let second = ts.session(LATEST).await;
+    let second = session_of(&ts, "tok-a", LATEST).await;
     tokio::time::sleep(Duration::from_millis(20)).await;
-    let third = ts.session(LATEST).await;
+    let third = session_of(&ts, "tok-a", LATEST).await;
     assert_eq!(ts.session_count(), 2);
     oldest.post("tools/list", json!({})).send().await.expect_http_error(StatusCode::NOT_FOUND, "Session not found");
     second.call("tools/list", json!({})).await;
@@ -70,13 +135,47 @@ async fn the_per_principal_cap_evicts_the_oldest_idle_session() {
     // With every session of the caller streaming there is nothing to evict.
     let mut second_stream = second.get().stream().await;
     let _third_stream = third.get().stream().await;
-    let refused = ts.client(LATEST).post("initialize", initialize_params()).send().await;
+    let refused = ts.client(LATEST).with_token("tok-a").post("initialize", initialize_params()).send().await;
     refused.expect_http_error(StatusCode::SERVICE_UNAVAILABLE, "Too many sessions for this caller");
     second.delete().send().await.expect_status(StatusCode::OK);
     second_stream.expect_end().await;
-    ts.session(LATEST).await;
+    session_of(&ts, "tok-a", LATEST).await;
     third.call("tools/list", json!({})).await;
     ts.stop().await;
+}
+
+/// Without authentication every client is the one anonymous principal: the per-principal
+/// cap would let anyone end everyone else's sessions with a few `initialize`s. Only the
+/// server's cap counts, and at it the least recently used idle session of all goes.
+#[tokio::test]
+async fn anonymous_clients_do_not_end_each_others_sessions() {
+    let duet = Duet::start(&["--max-sessions", "5", "--max-sessions-per-principal", "2"]).await;
+    let alice = duet.session(LATEST).await;
+    // Someone else opens three sessions, more than the per-principal cap.
+    let mut others = Vec::new();
+    for _ in 0..3 {
+        others.push(duet.session(LATEST).await);
+    }
+    alice.call("tools/list", json!({})).await;
+    // The fifth is the server's last room; at the sixth the least recently used idle
+    // session goes: the first of the others', not Alice's, used since.
+    others.push(duet.session(LATEST).await);
+    others.push(duet.session(LATEST).await);
+    let gone = others[0].post("tools/list", json!({})).send().await;
+    gone.expect_http_error(StatusCode::NOT_FOUND, "Session not found");
+    alice.call("tools/list", json!({})).await;
+    for other in &others[1..] {
+        other.call("tools/list", json!({})).await;
+    }
+    // With every session streaming there is nothing to end: the server is full.
+    let mut streams = vec![alice.get().stream().await];
+    for other in &others[1..] {
+        streams.push(other.get().stream().await);
+    }
+    let refused = duet.client(LATEST).post("initialize", initialize_params()).send().await;
+    refused.expect_http_error(StatusCode::SERVICE_UNAVAILABLE, "Too many sessions");
+    drop(streams);
+    duet.stop().await;
 }
 
 #[tokio::test]
@@ -221,4 +320,191 @@ async fn rate_limits_per_principal_and_tool() {
     assert_eq!(statuses.iter().filter(|s| **s == StatusCode::TOO_MANY_REQUESTS).count(), 1, "{statuses:?}");
     alice.call("tools/call", echo).await;
     ts.stop().await;
+}
+
+/// A 2025-03-26 client of a stateless `duet`: its batches run at the version its header names.
+fn batching(duet: &Duet) -> Client {
+    let mut client = duet.client("2025-03-26");
+    client.version_header = true;
+    client
+}
+
+/// A batch of `tools/call`s, ids 1, 2, ...: each a tool and its arguments.
+fn calls(calls: &[(&str, Value)]) -> Value {
+    let calls = calls.iter().enumerate().map(|(at, (tool, arguments))| {
+        json!({"jsonrpc": "2.0", "id": at + 1, "method": "tools/call", "params": {"name": tool, "arguments": arguments}})
+    });
+    Value::Array(calls.collect())
+}
+
+/// Posts a batch, asking for its answer as one JSON array.
+async fn post_batch(client: &Client, batch: Value) -> Exchange {
+    client.post_json(batch).header("accept", "application/json").send().await
+}
+
+/// Each response of a batch answer, in order: its id, and the message of its error (`None`
+/// for a result).
+fn answered(exchange: &Exchange) -> Vec<(Value, Option<String>)> {
+    exchange.expect_status(StatusCode::OK);
+    let responses = exchange.json.as_ref().and_then(Value::as_array).unwrap_or_else(|| panic!("{}", exchange.body));
+    let mut answered: Vec<(Value, Option<String>)> = responses
+        .iter()
+        .map(|r| {
+            if let Some(error) = r.get("error") {
+                assert_eq!(error["code"], duet::transport::http::RATE_LIMITED, "{r}");
+            }
+            (r["id"].clone(), r["error"]["message"].as_str().map(str::to_string))
+        })
+        .collect();
+    answered.sort_by_key(|(id, _)| id.as_i64());
+    answered
+}
+
+/// Every request of a batch counts on its own against `--rate-limit`,
+/// `--max-in-flight-per-principal` and `--tool-rate-limit`: the first runs, the others are
+/// each answered -32029 in the batch, and a tool's bucket is emptied, never overdrawn.
+#[tokio::test]
+async fn each_request_of_a_batch_counts_against_every_limit() {
+    let sleepy = || ("sleepy", json!({"seconds": 0}));
+    let mut batch: Vec<(&str, Value)> = (0..8).map(|_| sleepy()).collect();
+    batch.push(("echo", json!({"text": "not rated"})));
+    for (limit, refused, echo_refused) in [
+        (["--rate-limit", "1"], "1 request a second", true),
+        (["--max-in-flight-per-principal", "1"], "1 request in flight", true),
+        (["--tool-rate-limit", "sleepy=1"], "1 call a second of sleepy", false),
+    ] {
+        let duet = Duet::start(&[&["--stateless"][..], &limit[..]].concat()).await;
+        let client = batching(&duet);
+        let answer = answered(&post_batch(&client, calls(&batch)).await);
+        let why = Some(format!("Rate limit exceeded: {refused}; retry after 1 s"));
+        let mut expected: Vec<(Value, Option<String>)> = vec![(json!(1), None)];
+        expected.extend((2..=8).map(|id| (json!(id), why.clone())));
+        expected.push((json!(9), if echo_refused { why.clone() } else { None }));
+        assert_eq!(answer, expected, "{limit:?}");
+        duet.stop().await;
+    }
+
+    // The batch took the one token of sleepy's bucket and no more: a second on, it is back.
+    let duet = Duet::start(&["--stateless", "--tool-rate-limit", "sleepy=1"]).await;
+    let client = batching(&duet);
+    let answer = answered(&post_batch(&client, calls(&[sleepy(), sleepy(), sleepy()])).await);
+    assert_eq!(answer.iter().filter(|(_, error)| error.is_none()).count(), 1, "{answer:?}");
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let answer = answered(&post_batch(&client, calls(&[sleepy()])).await);
+    assert_eq!(answer, [(json!(1), None)], "the bucket was overdrawn");
+    duet.stop().await;
+}
+
+/// A batch of more messages than `--max-batch-items` is refused whole, before any of it
+/// counts against a limit or runs.
+#[tokio::test]
+async fn a_batch_over_the_item_cap_is_refused_whole() {
+    let duet = Duet::start(&["--stateless", "--max-batch-items", "5", "--rate-limit", "1"]).await;
+    let client = batching(&duet);
+    let echo = || ("echo", json!({"text": "hi"}));
+    let refused = post_batch(&client, calls(&[echo(), echo(), echo(), echo(), echo(), echo()])).await;
+    refused.expect_http_error(
+        StatusCode::BAD_REQUEST,
+        "Invalid Request: a batch may hold at most 5 messages; this one holds 6",
+    );
+    // It spent nothing: the principal's one token goes to the next batch's first call.
+    let answer = answered(&post_batch(&client, calls(&[echo(), echo(), echo(), echo(), echo()])).await);
+    assert_eq!(answer[0], (json!(1), None), "{answer:?}");
+    assert!(answer[1..].iter().all(|(_, error)| error.is_some()), "{answer:?}");
+    duet.stop().await;
+}
+
+/// `resources/subscribe` holds at most `--max-subscriptions` URIs a session, each at most
+/// `--max-subscription-uri-bytes` long, and so does each listen stream's
+/// `resourceSubscriptions`; what is over is refused with -32602, and the server serves on.
+#[tokio::test]
+async fn resource_subscriptions_are_bounded() {
+    let duet = Duet::start(&["--max-subscriptions", "2", "--max-subscription-uri-bytes", "40"]).await;
+    let session = duet.session(LATEST).await;
+    let subscribe = |uri: String| session.post("resources/subscribe", json!({"uri": uri})).send();
+    let refused = |exchange: &Exchange, message: &str| {
+        let error = exchange.expect_rpc_error(StatusCode::OK, -32602, &exchange.response()["id"]);
+        assert_eq!(error["message"], message, "{error}");
+    };
+    for uri in ["test://a", "test://b", "test://a"] {
+        subscribe(uri.to_string()).await.expect_status(StatusCode::OK).result();
+    }
+    let full = "this session holds 2 resource subscriptions, the most it may; unsubscribe from one first";
+    refused(&subscribe("test://c".into()).await, full);
+    let long = format!("test://{}", "x".repeat(34));
+    refused(&subscribe(long).await, "uri is 41 bytes long; a subscription's URI may be at most 40");
+    session.call("resources/unsubscribe", json!({"uri": "test://b"})).await;
+    session.call("resources/subscribe", json!({"uri": "test://c"})).await;
+
+    let modern = duet.client(MODERN);
+    let listen = |uris: Value| {
+        let filter = json!({"notifications": {"resourcesListChanged": true, "resourceSubscriptions": uris}});
+        modern.post("subscriptions/listen", filter)
+    };
+    let too_many = listen(json!(["test://a", "test://b", "test://c"])).send().await;
+    refused(&too_many, "notifications.resourceSubscriptions lists 3 URIs; a listen stream may follow at most 2");
+    let too_long = listen(json!(["test://a", format!("test://{}", "y".repeat(40))])).send().await;
+    refused(
+        &too_long,
+        "notifications.resourceSubscriptions[1] is 47 bytes long; a subscription's URI may be at most 40",
+    );
+    let mut stream = listen(json!(["test://a", "test://b"])).stream().await;
+    let ack = stream.next_message().await;
+    assert_eq!(ack["params"]["notifications"]["resourceSubscriptions"], json!(["test://a", "test://b"]), "{ack}");
+    drop(stream);
+    session.call("tools/list", json!({})).await;
+    duet.stop().await;
+}
+
+/// One peer address holds at most `--max-connections-per-peer` connections: one more is
+/// refused (a health probe still answered) and closed, like one over `--max-connections`,
+/// while the peer's others are served; 0 turns the cap off.
+#[tokio::test]
+async fn the_per_peer_connection_cap() {
+    let duet = Duet::start(&["--max-connections-per-peer", "2"]).await;
+    let health = format!("GET /healthz HTTP/1.1\r\nHost: {}\r\n\r\n", duet.addr);
+    let mut held = Vec::new();
+    for _ in 0..2 {
+        let mut conn = duet.connect().await;
+        conn.write_all(health.as_bytes()).await.unwrap();
+        let served = read_response(&mut conn).await;
+        assert_eq!((served.status(), served.header("connection")), (200, None), "{served:?}");
+        held.push(conn);
+    }
+    let mut third = duet.connect().await;
+    let post = format!("POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Length: 2\r\n\r\n{{}}", duet.addr);
+    third.write_all(post.as_bytes()).await.unwrap();
+    let refused = read_response(&mut third).await;
+    refused.expect_http_error(503, "Too many connections from this address");
+    assert_eq!(refused.header("connection"), Some("close"));
+    read_until_closed(&mut third, Duration::from_secs(3)).await;
+    let mut probe = duet.connect().await;
+    probe.write_all(health.as_bytes()).await.unwrap();
+    let answered = read_response(&mut probe).await;
+    assert_eq!((answered.status(), answered.header("connection")), (200, Some("close")), "{answered:?}");
+
+    // The held connections still work; once one closes, a new one is served.
+    held[0].write_all(health.as_bytes()).await.unwrap();
+    assert_eq!(read_response(&mut held[0]).await.status(), 200);
+    held.pop();
+    eventually("a connection served after one closed", || {
+        let (addr, health) = (duet.addr, health.clone());
+        async move {
+            let answer = raw_exchange(addr, health.into_bytes()).await;
+            answer.status() == 200 && answer.header("connection") != Some("close")
+        }
+    })
+    .await;
+    duet.stop().await;
+
+    let uncapped = Duet::start(&["--max-connections-per-peer", "0"]).await;
+    let mut open = Vec::new();
+    for _ in 0..5 {
+        let mut conn = uncapped.connect().await;
+        conn.write_all(format!("GET /healthz HTTP/1.1\r\nHost: {}\r\n\r\n", uncapped.addr).as_bytes()).await.unwrap();
+        let served = read_response(&mut conn).await;
+        assert_eq!((served.status(), served.header("connection")), (200, None), "{served:?}");
+        open.push(conn);
+    }
+    uncapped.stop().await;
 }

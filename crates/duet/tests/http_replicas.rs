@@ -165,6 +165,35 @@ async fn the_session_caps_count_across_replicas() {
     b.stop().await;
 }
 
+/// A legacy POST that reaches a replica other than the one holding the session's stream is
+/// admitted by the limits where it runs: one over a limit never runs, and its -32029 error
+/// arrives on the stream.
+#[tokio::test]
+async fn a_routed_legacy_post_counts_against_the_limits() {
+    let rate_limits = duet::transport::http::RateLimits {
+        tool_calls_per_second: [("sleepy".to_string(), 0.1)].into(),
+        ..Default::default()
+    };
+    let legacy = duet::transport::http::HttpConfig { enable_sse: true, rate_limits, ..config() };
+    let backplane = Backplane::memory();
+    let a = TestServer::start_on(legacy.clone(), backplane.clone()).await;
+    let b = TestServer::start_on(legacy, backplane).await;
+    let mut session = LegacySession::open(&a, &a.client("2024-11-05")).await;
+    let via_b = session.messages.via(&b).at(&format!("/messages/?session_id={}", session.id));
+    let sleepy = json!({"name": "sleepy", "arguments": {"seconds": 0}});
+    for _ in 0..2 {
+        via_b.post("tools/call", sleepy.clone()).send().await.expect_status(StatusCode::ACCEPTED);
+    }
+    // In either order: the refusal is sent at once, the first call's answer once it ran.
+    let mut answers = [session.stream.next_message().await, session.stream.next_message().await];
+    answers.sort_by_key(|answer| answer["id"].as_i64());
+    let [ran, refused] = &answers;
+    assert_eq!(ran["result"]["content"][0]["text"], "slept", "{ran}");
+    assert_eq!(refused["error"]["code"], duet::transport::http::RATE_LIMITED, "{refused}");
+    a.stop().await;
+    b.stop().await;
+}
+
 /// A replica's view of the shared keys whose next read of a session record, once armed,
 /// is held after reading until the test lets it go: that replica then acts on a record
 /// another replica has since rewritten, as a slow read would make it.

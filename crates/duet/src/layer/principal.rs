@@ -5,6 +5,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeSet;
 
+/// The id of the anonymous principal.
+const ANONYMOUS: &str = "anonymous";
+
 /// An authenticated (or anonymous) caller: an id, roles and free-form attributes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Principal {
@@ -32,7 +35,13 @@ impl Principal {
 
     /// A caller nobody vouched for.
     pub fn anonymous() -> Self {
-        Principal::new("anonymous", std::iter::empty::<String>())
+        Principal::new(ANONYMOUS, std::iter::empty::<String>())
+    }
+
+    /// Whether this is the caller nobody vouched for: every client of a server without
+    /// authentication, all of them one principal.
+    pub fn is_anonymous(&self) -> bool {
+        self.id == ANONYMOUS
     }
 
     pub fn with_attribute(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {

@@ -1,11 +1,16 @@
-//! JSON-RPC batches, which only 2024-11-05 and 2025-03-26 allow: when a batch is refused,
-//! and how an allowed one is answered (its messages concurrently, the responses in one
-//! array, nothing at all when none of them is answered).
+//! JSON-RPC batches, which only 2024-11-05 and 2025-03-26 allow: when a batch is refused
+//! (its version, or more messages than `max_batch_items`), and how an allowed one is
+//! answered (its messages at most [`CONCURRENT_ITEMS`] at a time, the responses in one
+//! array in the order of the batch, nothing at all when none of them is answered).
 
 use super::Version;
 use crate::jsonrpc::{Response, RpcError};
 use crate::message::{Incoming, Message};
+use futures::{FutureExt, StreamExt};
 use std::future::Future;
+
+/// Messages of one batch that run at once; the others wait for one of them to end.
+pub(crate) const CONCURRENT_ITEMS: usize = 16;
 
 /// Why a batch is refused: `negotiated` is the session's handshake-era version (`None`
 /// before `initialize`), `modern` whether it speaks 2026-07-28. `None` when it is allowed.
@@ -20,11 +25,18 @@ pub(crate) fn refusal(negotiated: Option<Version>, modern: bool) -> Option<RpcEr
     Some(RpcError::invalid_request(message))
 }
 
-/// Answers a batch: an empty one, or one `refusal` forbids, with one error; otherwise each
-/// message through `answer`.
+/// Why a batch of `items` messages is too long for a server that takes at most `cap`.
+pub(crate) fn over_cap(items: usize, cap: usize) -> Option<RpcError> {
+    let why = format!("Invalid Request: a batch may hold at most {cap} messages; this one holds {items}");
+    (items > cap).then(|| RpcError::invalid_request(why))
+}
+
+/// Answers a batch: an empty one, one `refusal` forbids, or one of more than `cap`
+/// messages, with one error; otherwise each message through `answer`.
 pub(crate) async fn answer<F, Fut>(
     items: Vec<Incoming>,
     refusal: Option<RpcError>,
+    cap: usize,
     answer: F,
 ) -> Option<Message<Response>>
 where
@@ -34,12 +46,18 @@ where
     if items.is_empty() {
         return Some(Message::One(Response::error(None, RpcError::invalid_request("Invalid Request: empty batch"))));
     }
-    if let Some(error) = refusal {
+    if let Some(error) = refusal.or_else(|| over_cap(items.len(), cap)) {
         return Some(Message::One(Response::error(None, error)));
     }
-    let responses: Vec<Response> =
-        futures::future::join_all(items.into_iter().map(answer)).await.into_iter().flatten().collect();
-    (!responses.is_empty()).then_some(Message::Batch(responses))
+    let mut answer = answer;
+    let mut responses: Vec<(usize, Response)> = futures::stream::iter(items.into_iter().enumerate())
+        .map(|(at, item)| answer(item).map(move |response| response.map(|response| (at, response))))
+        .buffer_unordered(CONCURRENT_ITEMS)
+        .filter_map(std::future::ready)
+        .collect()
+        .await;
+    responses.sort_unstable_by_key(|(at, _)| *at);
+    (!responses.is_empty()).then(|| Message::Batch(responses.into_iter().map(|(_, response)| response).collect()))
 }
 
 #[cfg(test)]
@@ -62,5 +80,52 @@ mod tests {
             message(refusal(None, false)).as_deref(),
             Some("JSON-RPC batches are not supported before initialization")
         );
+    }
+
+    fn pings(n: usize) -> Vec<Incoming> {
+        let batch: Vec<_> = (0..n).map(|i| serde_json::json!({"jsonrpc": "2.0", "id": i, "method": "ping"})).collect();
+        match Message::from(serde_json::Value::from(batch)) {
+            Message::Batch(items) => items,
+            Message::One(one) => panic!("not a batch: {one:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_batch_longer_than_the_cap_runs_nothing() {
+        let ran = std::sync::atomic::AtomicUsize::new(0);
+        let count = |_| {
+            ran.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            async { None }
+        };
+        let refused = answer(pings(3), None, 2, count).await;
+        let Some(Message::One(Response { id: None, result: Err(error) })) = refused else {
+            panic!("one error, not {refused:?}")
+        };
+        assert_eq!(error.message, "Invalid Request: a batch may hold at most 2 messages; this one holds 3");
+        assert_eq!(ran.into_inner(), 0);
+    }
+
+    #[tokio::test]
+    async fn items_run_a_few_at_a_time_and_answer_in_order() {
+        let (running, most) = (std::sync::atomic::AtomicUsize::new(0), std::sync::atomic::AtomicUsize::new(0));
+        let run = |item: Incoming| {
+            let Incoming::Request(request) = item else { panic!("a request") };
+            let (running, most) = (&running, &most);
+            async move {
+                let now = running.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+                most.fetch_max(now, std::sync::atomic::Ordering::SeqCst);
+                // The first items take longest: the answers still come in the batch's order.
+                let turns = 100usize.saturating_sub(request.id.to_value().as_u64().unwrap_or(0) as usize);
+                for _ in 0..turns {
+                    tokio::task::yield_now().await;
+                }
+                running.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+                Some(Response::error(Some(request.id), RpcError::internal()))
+            }
+        };
+        let Some(Message::Batch(responses)) = answer(pings(50), None, 100, run).await else { panic!("a batch") };
+        let ids: Vec<_> = responses.iter().map(|r| r.id.clone().map(|id| id.to_value())).collect();
+        assert_eq!(ids, (0..50).map(|i| Some(serde_json::json!(i))).collect::<Vec<_>>());
+        assert_eq!(most.into_inner(), CONCURRENT_ITEMS);
     }
 }

@@ -6,6 +6,7 @@
 //! the server closes it.
 
 use super::envelope::key;
+use super::subscribed::{Bounds, Subscribed};
 use super::tasks::TaskRecord;
 use crate::jsonrpc::{RequestId, RpcError, Sink, notification};
 use crate::layer::Change;
@@ -22,20 +23,22 @@ pub struct Filter {
     tools: bool,
     prompts: bool,
     resources: bool,
-    uris: Vec<String>,
+    uris: Subscribed,
     /// The tasks whose status it follows (the caller's own, checked before).
     tasks: Vec<String>,
 }
 
 impl Filter {
-    pub fn parse(params: &Map<String, Value>) -> Result<Filter, RpcError> {
+    /// The filter a listen request's params ask for; its `resourceSubscriptions` within
+    /// `bounds`.
+    pub fn parse(params: &Map<String, Value>, bounds: Bounds) -> Result<Filter, RpcError> {
         let Some(Value::Object(n)) = params.get("notifications") else {
             return Err(RpcError::invalid_params("subscriptions/listen requires a notifications filter"));
         };
         let flag = |k: &str| n.get(k) == Some(&Value::Bool(true));
         let uris = match n.get("resourceSubscriptions") {
-            Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).map(str::to_string).collect(),
-            _ => Vec::new(),
+            Some(Value::Array(a)) => Subscribed::listed(a, bounds)?,
+            _ => Subscribed::default(),
         };
         Ok(Filter {
             tools: flag("toolsListChanged"),
@@ -59,7 +62,7 @@ impl Filter {
             }
         }
         if !self.uris.is_empty() {
-            m.insert("resourceSubscriptions".into(), json!(self.uris));
+            m.insert("resourceSubscriptions".into(), json!(self.uris.sorted()));
         }
         if !self.tasks.is_empty() {
             m.insert("taskIds".into(), json!(self.tasks));
@@ -72,16 +75,9 @@ impl Filter {
             Change::ToolsChanged => self.tools,
             Change::PromptsChanged => self.prompts,
             Change::ResourcesChanged => self.resources,
-            Change::ResourceUpdated(uri) => self.uris.iter().any(|s| uri_covers(s, uri)),
+            Change::ResourceUpdated(uri) => self.uris.covers(uri),
         }
     }
-}
-
-/// Whether a subscription to `subscribed` covers an update of `uri` (itself or a
-/// sub-resource below it).
-pub fn uri_covers(subscribed: &str, uri: &str) -> bool {
-    uri == subscribed
-        || uri.strip_prefix(subscribed).is_some_and(|rest| subscribed.ends_with('/') || rest.starts_with('/'))
 }
 
 /// The wire notification of a change, with extra params (such as a subscription id).
@@ -200,11 +196,10 @@ impl Listens {
     pub async fn run(
         &self,
         id: &RequestId,
-        params: &Map<String, Value>,
+        mut filter: Filter,
         tasks: Vec<TaskRecord>,
         notify: &Sink,
     ) -> Result<Map<String, Value>, RpcError> {
-        let mut filter = Filter::parse(params)?;
         filter.tasks = tasks.iter().map(|t| t.id.clone()).collect();
         let key = self.next.fetch_add(1, Ordering::Relaxed);
         let ack = json!({"notifications": filter.honoured(), "_meta": subscription_meta(id)});
@@ -230,18 +225,15 @@ mod tests {
     fn filters() {
         let params = json!({"notifications": {"toolsListChanged": true, "promptsListChanged": false,
             "resourcesListChanged": "yes", "resourceSubscriptions": ["test://info", 5]}});
-        let f = Filter::parse(params.as_object().unwrap()).unwrap();
+        let bounds = Bounds { count: 10, uri_bytes: 100 };
+        let f = Filter::parse(params.as_object().unwrap(), bounds).unwrap();
         assert_eq!(f.honoured(), json!({"toolsListChanged": true, "resourceSubscriptions": ["test://info"]}));
         assert!(f.wants(&Change::ToolsChanged) && !f.wants(&Change::PromptsChanged));
         assert!(f.wants(&Change::ResourceUpdated("test://info".into())));
         assert!(!f.wants(&Change::ResourceUpdated("test://information".into())));
-        assert!(Filter::parse(&Map::new()).is_err());
-    }
-
-    #[test]
-    fn sub_resources() {
-        assert!(uri_covers("file:///p", "file:///p/a.txt"));
-        assert!(uri_covers("file:///p/", "file:///p/a.txt"));
-        assert!(!uri_covers("file:///p", "file:///pa.txt"));
+        assert!(Filter::parse(&Map::new(), bounds).is_err());
+        let too_many = json!({"notifications": {"resourceSubscriptions": ["a", "b"]}});
+        let refused = Filter::parse(too_many.as_object().unwrap(), Bounds { count: 1, ..bounds }).unwrap_err();
+        assert_eq!(refused.code, -32602);
     }
 }

@@ -1,7 +1,7 @@
 //! The transport-independent engine: the era rules, the `_meta` envelope, method routing,
 //! pagination, results on the wire per version, listen streams and change fan-out.
 
-mod batch;
+pub(crate) mod batch;
 mod call;
 pub(crate) mod cursor;
 mod directories;
@@ -14,6 +14,7 @@ mod roots;
 pub(crate) mod server;
 mod session;
 mod snapshot;
+mod subscribed;
 pub(crate) mod tasks;
 mod version;
 pub(crate) mod wire;

@@ -13,6 +13,7 @@ use super::listen::Listens;
 use super::owed::Owed;
 use super::pages::Pages;
 use super::session::{Session, SessionShared};
+use super::subscribed::Bounds;
 use super::tasks::{TaskOptions, Tasks};
 use super::wire::CacheHints;
 use super::{Era, Version};
@@ -63,6 +64,14 @@ pub struct ServerOptions {
     pub backplane: Backplane,
     /// How tasks run, and how many there may be.
     pub tasks: TaskOptions,
+    /// Messages one JSON-RPC batch may hold (2024-11-05 and 2025-03-26); a longer batch is
+    /// refused whole.
+    pub max_batch_items: usize,
+    /// Resource subscriptions one handshake-era session, or one `subscriptions/listen`
+    /// stream, may hold.
+    pub max_subscriptions: usize,
+    /// The longest URI, in bytes, a resource subscription may name.
+    pub max_subscription_uri_bytes: usize,
     /// What makes each request's OpenTelemetry span (the `otel` feature), as the semantic
     /// conventions for MCP describe it, and where it goes; `None`, the default, makes none.
     /// See [`crate::trace::Tracer`].
@@ -84,9 +93,19 @@ impl Default for ServerOptions {
             roots_timeout: Duration::from_secs(5),
             backplane: Backplane::memory(),
             tasks: TaskOptions::default(),
+            max_batch_items: 100,
+            max_subscriptions: 100,
+            max_subscription_uri_bytes: 4096,
             #[cfg(feature = "otel")]
             tracer: None,
         }
+    }
+}
+
+impl ServerOptions {
+    /// How many resource subscriptions a subscriber may hold, and how long their URIs may be.
+    pub(crate) fn subscription_bounds(&self) -> Bounds {
+        Bounds { count: self.max_subscriptions, uri_bytes: self.max_subscription_uri_bytes }
     }
 }
 
@@ -236,7 +255,8 @@ impl Server {
                 Message::One(one) => self.answer_one(one, at, &principal, sink.as_ref()).await.map(Message::One),
                 Message::Batch(items) => {
                     let refusal = batch::refusal(at, at.is_none());
-                    batch::answer(items, refusal, |m| self.answer_one(m, at, &principal, sink.as_ref())).await
+                    let cap = self.shared.options.max_batch_items;
+                    batch::answer(items, refusal, cap, |m| self.answer_one(m, at, &principal, sink.as_ref())).await
                 }
             }
         })

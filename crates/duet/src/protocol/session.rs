@@ -9,11 +9,12 @@
 use super::batch;
 use super::call::Call;
 use super::envelope::{self, Terms};
-use super::listen::{change_notification, uri_covers};
+use super::listen::change_notification;
 use super::owed::Owed;
 use super::roots::SessionRoots;
 use super::server::Server;
 use super::snapshot::SessionSnapshot;
+use super::subscribed::Subscribed;
 use super::{Era, Version};
 use crate::jsonrpc::{RequestId, Response, RpcError, Sink, code};
 use crate::layer::{Change, LogLevel, NO_CAPABILITIES, Principal};
@@ -21,7 +22,7 @@ use crate::message::{Incoming, Message, Notification, Request};
 use crate::method::Method;
 use crate::signals::{self, Transport};
 use serde_json::{Value, json};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -60,7 +61,7 @@ pub(crate) struct SessionState {
     pub initialized: bool,
     pub client_capabilities: Arc<Value>,
     pub log_threshold: LogLevel,
-    pub subscriptions: HashSet<String>,
+    pub subscriptions: Subscribed,
 }
 
 impl Session {
@@ -72,7 +73,7 @@ impl Session {
             initialized: false,
             client_capabilities: NO_CAPABILITIES.clone(),
             log_threshold: server.options().default_log_level,
-            subscriptions: HashSet::new(),
+            subscriptions: Subscribed::default(),
         };
         signals::session_opened();
         Session {
@@ -139,7 +140,8 @@ impl Session {
                         let state = inner.state();
                         batch::refusal(state.version.filter(|_| state.init_responded), state.era == Some(Era::Modern))
                     };
-                    batch::answer(items, refusal, |m| inner.handle_one(m, sink, principal, None)).await
+                    let cap = inner.server.options().max_batch_items;
+                    batch::answer(items, refusal, cap, |m| inner.handle_one(m, sink, principal, None)).await
                 }
             }
         })
@@ -150,13 +152,11 @@ impl Session {
     pub fn snapshot(&self) -> Option<SessionSnapshot> {
         let state = self.inner.state();
         let version = state.version.filter(|_| state.init_responded && state.era == Some(Era::Handshake))?;
-        let mut subscriptions: Vec<String> = state.subscriptions.iter().cloned().collect();
-        subscriptions.sort();
         Some(SessionSnapshot {
             version: version.as_str().to_string(),
             client_capabilities: Value::clone(&state.client_capabilities),
             log_level: state.log_threshold.as_str().to_string(),
-            subscriptions,
+            subscriptions: state.subscriptions.sorted(),
             initialized: state.initialized,
             roots_changes: self.inner.roots.changes(),
         })
@@ -414,7 +414,7 @@ impl SessionShared {
         let deliver = {
             let state = self.state();
             match change {
-                Change::ResourceUpdated(uri) => state.subscriptions.iter().any(|s| uri_covers(s, uri)),
+                Change::ResourceUpdated(uri) => state.subscriptions.covers(uri),
                 _ => state.initialized,
             }
         };

@@ -14,6 +14,11 @@ async fn jsonrpc() {
         let raw = bench.post(text.to_string()).header("mcp-session-id", &batching);
         raw.header("mcp-protocol-version", "2025-03-26")
     };
+    let pings = |n: usize| {
+        let pings: Vec<Value> = (0..n).map(|id| json!({"jsonrpc": "2.0", "id": id, "method": "ping"})).collect();
+        Value::Array(pings).to_string()
+    };
+    let answered = |n: usize| (0..n).map(|id| (json!(id), None)).collect::<Vec<_>>();
     let parse_error = || error(400, -32700, Value::Null, "Parse error");
     let invalid = || error(400, -32600, json!(2), "Invalid Request");
     let bad_id = || refused(400, "Invalid Request: bad id");
@@ -269,6 +274,12 @@ async fn jsonrpc() {
         ),
         ("a batch of notifications", batch_body(r#"[{"jsonrpc":"2.0","method":"notifications/nope"}]"#), accepted()),
         ("a batch of responses", batch_body(r#"[{"jsonrpc":"2.0","id":77,"result":{}}]"#), accepted()),
+        ("a batch of 100 pings, the most a batch holds", batch_body(&pings(100)), batch(200, &answered(100))),
+        (
+            "a batch of 101 pings",
+            batch_body(&pings(101)),
+            refused(400, "Invalid Request: a batch may hold at most 100 messages; this one holds 101"),
+        ),
     ];
     bench.run(rows).await;
     bench.stop().await;

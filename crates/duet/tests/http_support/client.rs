@@ -26,7 +26,7 @@ pub struct Client {
 
 impl Client {
     /// A client of `version` posting to `url` on the server at `base`, without a session.
-    pub(super) fn new(http: reqwest::Client, base: &str, url: &str, version: &str) -> Client {
+    pub fn new(http: reqwest::Client, base: &str, url: &str, version: &str) -> Client {
         Client {
             http,
             base: base.to_string(),

@@ -4,6 +4,7 @@
 
 use super::{Call, required_str};
 use crate::jsonrpc::{Rendered, RpcError};
+use crate::protocol::listen::Filter;
 use crate::protocol::tasks::{self, TaskRecord};
 use crate::protocol::wire::Empty;
 use serde_json::Value;
@@ -11,14 +12,15 @@ use serde_json::Value;
 /// Tasks one listen stream may follow.
 const MAX_FOLLOWED: usize = 100;
 
-/// Subscribes the session to a URI's updates (`on`) or unsubscribes it. A stateless request
-/// has no session to deliver updates to: it is answered and changes nothing.
+/// Subscribes the session to a URI's updates (`on`) or unsubscribes it, within the server's
+/// bounds (so many subscriptions a session, URIs so long). A stateless request has no
+/// session to deliver updates to: it is answered and changes nothing.
 pub(super) fn subscribe(call: &Call<'_>, on: bool) -> Result<Rendered, RpcError> {
     let uri = required_str(call, "uri")?;
     if let Some(session) = call.session {
         let mut state = session.state();
         if on {
-            state.subscriptions.insert(uri.to_string());
+            state.subscriptions.insert(uri, call.shared.options.subscription_bounds())?;
         } else {
             state.subscriptions.remove(uri);
         }
@@ -30,8 +32,9 @@ pub(super) async fn listen(call: &Call<'_>) -> Result<Rendered, RpcError> {
     let Some(notify) = &call.notify else {
         return Err(RpcError::invalid_request("subscriptions/listen needs a stream to deliver notifications on"));
     };
+    let filter = Filter::parse(&call.params, call.shared.options.subscription_bounds())?;
     let tasks = followed(call).await?;
-    let own_meta = call.shared.listens.run(&call.id, &call.params, tasks, notify).await?;
+    let own_meta = call.shared.listens.run(&call.id, filter, tasks, notify).await?;
     call.complete(Empty {}, Some(&own_meta))
 }
 

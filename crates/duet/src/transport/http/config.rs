@@ -51,6 +51,10 @@ pub struct HttpConfig {
     pub max_sessions: usize,
     pub max_sessions_per_principal: usize,
     pub max_connections: usize,
+    /// Connections one peer address may hold open; 0 for no cap. Behind a reverse proxy
+    /// every connection comes from the proxy: raise it to what the proxy opens, or turn it
+    /// off.
+    pub max_connections_per_peer: usize,
     /// Requests per second and in flight per principal (and per tool); off by default.
     pub rate_limits: RateLimits,
     pub header_timeout: Duration,
@@ -96,6 +100,7 @@ impl Default for HttpConfig {
             max_sessions: 1000,
             max_sessions_per_principal: 100,
             max_connections: 512,
+            max_connections_per_peer: 256,
             rate_limits: RateLimits::default(),
             header_timeout: Duration::from_secs(30),
             body_timeout: Duration::from_secs(120),

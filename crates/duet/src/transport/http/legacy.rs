@@ -9,7 +9,7 @@
 //! the lease and routes the message over the bus to the holder, which handles it as its own.
 
 use super::body::{self, Body};
-use super::post::{parse_message, read_body, unless_json};
+use super::post::{over_cap, parse_message, read_body, unless_json};
 use super::respond::sse_response;
 use super::service::{Gated, HttpShared, http_error};
 use super::sessions::{HttpSession, Kind};
@@ -132,11 +132,14 @@ where
     let Some(session) = shared.sessions.get(&id, &principal).filter(|s| s.kind == Kind::LegacySse) else {
         return forward(shared, &parts.headers, body, id, principal).await;
     };
-    let message = match read_body(shared, &parts.headers, body).await.and_then(|b| parse_message(&b)) {
+    let mut message = match read_body(shared, &parts.headers, body).await.and_then(|b| parse_message(&b)) {
         Ok(m) => m,
         Err(refused) => return *refused,
     };
-    let in_flight = match shared.limiter.admit(&principal.id, &message) {
+    if let Some(refused) = over_cap(shared, &message) {
+        return refused;
+    }
+    let in_flight = match shared.limiter.admit(&principal.id, &mut message) {
         Ok(in_flight) => in_flight,
         Err(refusal) => return refusal.response(&message),
     };
@@ -191,8 +194,13 @@ where
         Ok(bytes) => bytes,
         Err(refused) => return *refused,
     };
-    if let Err(refused) = parse_message(&bytes) {
-        return *refused;
+    match parse_message(&bytes) {
+        Ok(message) => {
+            if let Some(refused) = over_cap(shared, &message) {
+                return refused;
+            }
+        }
+        Err(refused) => return *refused,
     }
     // parse_message accepted it, so it is UTF-8.
     let message = String::from_utf8_lossy(&bytes).into_owned();
@@ -202,18 +210,32 @@ where
 }
 
 /// Handles a message another replica routed here, if this replica holds its session: a
-/// legacy session's POST, or a client's answer or cancellation for a Streamable HTTP
+/// legacy session's POST, admitted by the limits here, where it runs (what a limit refuses
+/// is answered on the stream); or a client's answer or cancellation for a Streamable HTTP
 /// session's copy here.
 pub(super) fn receive(shared: &HttpShared, routed: Routed) {
     let principal = Arc::new(routed.principal);
     let Some(session) = shared.sessions.get(&routed.session, &principal) else { return };
-    let Ok(message) = parse_message(routed.message.as_bytes()) else { return };
+    let Ok(mut message) = parse_message(routed.message.as_bytes()) else { return };
     if session.kind == Kind::Streamable {
         return super::replicated::receive_routed(&session, message, principal);
     }
+    let in_flight = match shared.limiter.admit(&principal.id, &mut message) {
+        Ok(in_flight) => in_flight,
+        Err(refusal) => {
+            if let (Some(answer), Some(outbox)) = (refusal.answer(&message), &session.outbox) {
+                outbox.push(answer.to_line());
+            }
+            return;
+        }
+    };
     let trace = RequestTrace::start(shared.server.options(), &message, &principal.id, || None);
     trace.session(&routed.session);
-    tokio::spawn(trace.instrument(deliver(session, message, principal)));
+    let delivery = deliver(session, message, principal);
+    tokio::spawn(trace.instrument(async move {
+        delivery.await;
+        drop(in_flight);
+    }));
 }
 
 /// Hands `message` to the session now; the future pushes its answer onto the stream.

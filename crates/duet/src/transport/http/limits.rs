@@ -1,28 +1,32 @@
 //! Limits per principal, so one greedy client cannot starve the others without a gateway in
 //! front: requests per second (a token bucket per principal, and per principal and tool for
-//! tools given a rate of their own) and requests in flight. A POST over a limit is answered
-//! 429 with `Retry-After` and a JSON-RPC error before anything runs. Buckets of principals
-//! that went quiet are dropped, so the table stays as large as the set of active clients.
+//! tools given a rate of their own) and requests in flight. Every request counts, each
+//! request of a batch on its own: a single message over a limit is answered 429 with
+//! `Retry-After` and a JSON-RPC error before anything runs; a request of a batch over a
+//! limit is answered -32029 in the batch and never runs, while the others do. Buckets of
+//! principals that went quiet are dropped, so the table stays as large as the set of
+//! active clients.
 
 use super::body::Body;
 use super::service::rpc_error;
-use crate::jsonrpc::RpcError;
-use crate::message::Message;
+use crate::jsonrpc::{RequestId, Response as RpcResponse, RpcError};
+use crate::message::{Incoming, Message, Request};
 use crate::method::Primitive;
 use http::{HeaderValue, Response, StatusCode};
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 /// The limits, all off by default.
 #[derive(Debug, Clone, Default)]
 pub struct RateLimits {
-    /// Requests (POSTs) per second per principal, with bursts of as many.
+    /// Requests per second per principal, with bursts of as many: each POST, or each
+    /// request of a batch.
     pub requests_per_second: Option<f64>,
     /// `tools/call`s per second per principal for these tools.
     pub tool_calls_per_second: BTreeMap<String, f64>,
     /// Requests one principal may have running at once (an answer streamed as SSE counts
-    /// until its stream starts).
+    /// until its stream starts; each request of a batch until the batch is answered).
     pub max_in_flight: Option<usize>,
 }
 
@@ -40,20 +44,39 @@ pub(crate) struct Refusal {
 }
 
 impl Refusal {
-    /// 429 with `Retry-After` (whole seconds, at least 1) and a JSON-RPC error for the
-    /// message's request, if it is one.
-    pub fn response(&self, message: &Message) -> Response<Body> {
-        let seconds = self.retry_after.as_secs_f64().ceil().max(1.0) as u64;
-        let error = RpcError::new(RATE_LIMITED, format!("Rate limit exceeded: {}; retry after {seconds} s", self.what))
-            .with_data(serde_json::json!({"retryAfter": seconds}));
-        let id = match message {
+    /// Whole seconds to wait, at least 1.
+    fn seconds(&self) -> u64 {
+        self.retry_after.as_secs_f64().ceil().max(1.0) as u64
+    }
+
+    /// The JSON-RPC error: what the limit is, and when to retry (also as `data`).
+    fn error(&self) -> RpcError {
+        let seconds = self.seconds();
+        RpcError::new(RATE_LIMITED, format!("Rate limit exceeded: {}; retry after {seconds} s", self.what))
+            .with_data(serde_json::json!({"retryAfter": seconds}))
+    }
+
+    /// The id of the message's request, if it is one.
+    fn id(message: &Message) -> Option<RequestId> {
+        match message {
             Message::One(_) => message.requests().next().map(|r| r.id.clone()),
             Message::Batch(_) => None,
-        };
+        }
+    }
+
+    /// 429 with `Retry-After` and the JSON-RPC error for the message's request, if it is one.
+    pub fn response(&self, message: &Message) -> Response<Body> {
         crate::signals::rejected(429, "rate_limited");
-        let mut response = rpc_error(StatusCode::TOO_MANY_REQUESTS, id, error);
-        response.headers_mut().insert(http::header::RETRY_AFTER, HeaderValue::from(seconds));
+        let mut response = rpc_error(StatusCode::TOO_MANY_REQUESTS, Refusal::id(message), self.error());
+        response.headers_mut().insert(http::header::RETRY_AFTER, HeaderValue::from(self.seconds()));
         response
+    }
+
+    /// The error answering the message's request, for a transport that answers on a stream
+    /// (`None` for a message of no request, which nothing answers).
+    pub fn answer(&self, message: &Message) -> Option<RpcResponse> {
+        crate::signals::rejected(429, "rate_limited");
+        Refusal::id(message).map(|id| RpcResponse::error(Some(id), self.error()))
     }
 }
 
@@ -71,24 +94,28 @@ struct Bucket {
 const FORGET_AFTER: Duration = Duration::from_secs(60);
 const MANY_BUCKETS: usize = 10_000;
 
+type Buckets = HashMap<(String, Option<String>), Bucket>;
+type Running = HashMap<String, usize>;
+
 pub(crate) struct Limiter {
     limits: RateLimits,
-    buckets: Mutex<HashMap<(String, Option<String>), Bucket>>,
-    in_flight: Arc<Mutex<HashMap<String, usize>>>,
+    buckets: Mutex<Buckets>,
+    in_flight: Arc<Mutex<Running>>,
 }
 
-/// A request counted in flight for its principal until dropped.
+/// Requests counted in flight for their principal until dropped.
 #[derive(Debug)]
 pub(crate) struct InFlight {
     principal: String,
-    table: Arc<Mutex<HashMap<String, usize>>>,
+    count: usize,
+    table: Arc<Mutex<Running>>,
 }
 
 impl Drop for InFlight {
     fn drop(&mut self) {
-        let mut table = self.table.lock().unwrap_or_else(|p| p.into_inner());
+        let mut table = lock(&self.table);
         if let Some(n) = table.get_mut(&self.principal) {
-            *n -= 1;
+            *n = n.saturating_sub(self.count);
             if *n == 0 {
                 table.remove(&self.principal);
             }
@@ -96,69 +123,106 @@ impl Drop for InFlight {
     }
 }
 
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 impl Limiter {
     pub fn new(limits: RateLimits) -> Limiter {
         Limiter { limits, buckets: Mutex::default(), in_flight: Arc::default() }
     }
 
-    /// Admits `message` from `principal`, or says which limit it is over. `None` in flight
-    /// guard when no in-flight limit is set.
-    pub fn admit(&self, principal: &str, message: &Message) -> Result<Option<InFlight>, Refusal> {
+    /// Admits `message` from `principal`: each request takes a token of the principal's
+    /// bucket, one of its tool's bucket when the tool has a rate, and a slot in flight, all
+    /// or none; a message of no request (notifications, answers) takes them once. A single
+    /// message over a limit is refused whole. In a batch each request is admitted on its
+    /// own, and one over a limit is replaced by its -32029 error, which answers it. The
+    /// guard holds the slots taken; `None` when no in-flight limit is set.
+    pub fn admit(&self, principal: &str, message: &mut Message) -> Result<Option<InFlight>, Refusal> {
         if self.limits.is_off() {
             return Ok(None);
         }
-        let tools: Vec<(&str, f64)> = message
-            .requests()
-            .filter_map(crate::auth::operation)
-            .filter(|(kind, _)| *kind == Primitive::Tool)
-            .filter_map(|(_, name)| self.limits.tool_calls_per_second.get(name).map(|rate| (name, *rate)))
-            .collect();
-        let guard = self.enter(principal)?;
-        let mut buckets = self.buckets.lock().unwrap_or_else(|p| p.into_inner());
+        let mut running = lock(&self.in_flight);
+        let mut buckets = lock(&self.buckets);
         let now = Instant::now();
         if buckets.len() > MANY_BUCKETS {
             buckets.retain(|_, b| now.duration_since(b.at) < FORGET_AFTER);
         }
-        let mut takes: Vec<((String, Option<String>), f64, String)> = Vec::new();
+        let mut take = |request: Option<&Request>| self.take(&mut running, &mut buckets, now, principal, request);
+        let taken = match message {
+            Message::Batch(items) if items.iter().any(|item| matches!(item, Incoming::Request(_))) => {
+                let mut taken = 0;
+                for item in items.iter_mut() {
+                    let Incoming::Request(request) = item else { continue };
+                    match take(Some(request)) {
+                        Ok(()) => taken += 1,
+                        Err(refusal) => {
+                            crate::signals::rejected(429, "rate_limited");
+                            *item = Incoming::Invalid(RpcResponse::error(Some(request.id.clone()), refusal.error()));
+                        }
+                    }
+                }
+                taken
+            }
+            _ => {
+                take(message.requests().next())?;
+                1
+            }
+        };
+        drop(buckets);
+        let counted = self.limits.max_in_flight.is_some() && taken > 0;
+        Ok(counted.then(|| InFlight { principal: principal.to_string(), count: taken, table: self.in_flight.clone() }))
+    }
+
+    /// Takes what one request (or a message of none) needs: a slot in flight, a token of the
+    /// principal's bucket and, for a call of a tool with a rate of its own, one of that
+    /// tool's. Nothing is taken unless everything is there.
+    fn take(
+        &self,
+        running: &mut Running,
+        buckets: &mut Buckets,
+        now: Instant,
+        principal: &str,
+        request: Option<&Request>,
+    ) -> Result<(), Refusal> {
+        if let Some(max) = self.limits.max_in_flight
+            && running.get(principal).copied().unwrap_or(0) >= max
+        {
+            let what = format!("{} in flight", counted(max, "request"));
+            return Err(Refusal { what, retry_after: Duration::from_secs(1) });
+        }
+        let tool = request
+            .and_then(crate::auth::operation)
+            .filter(|(kind, _)| *kind == Primitive::Tool)
+            .and_then(|(_, name)| self.limits.tool_calls_per_second.get_key_value(name));
+        let mut takes: Vec<((String, Option<String>), f64)> = Vec::with_capacity(2);
         if let Some(rate) = self.limits.requests_per_second {
-            takes.push(((principal.to_string(), None), rate, format!("{} a second", counted(rate, "request"))));
+            takes.push(((principal.to_string(), None), rate));
         }
-        for (tool, rate) in tools {
-            takes.push((
-                (principal.to_string(), Some(tool.to_string())),
-                rate,
-                format!("{} a second of {tool}", counted(rate, "call")),
-            ));
+        if let Some((tool, rate)) = tool {
+            takes.push(((principal.to_string(), Some(tool.clone())), *rate));
         }
-        // Every bucket must have a token before any is spent.
-        for (key, rate, what) in &takes {
+        for (key, rate) in &takes {
             let bucket = buckets.entry(key.clone()).or_insert(Bucket { tokens: rate.max(1.0), at: now });
             bucket.tokens = (bucket.tokens + now.duration_since(bucket.at).as_secs_f64() * rate).min(rate.max(1.0));
             bucket.at = now;
             if bucket.tokens < 1.0 {
-                let wait = Duration::from_secs_f64((1.0 - bucket.tokens) / rate);
-                return Err(Refusal { what: what.clone(), retry_after: wait });
+                let what = match &key.1 {
+                    None => format!("{} a second", counted(rate, "request")),
+                    Some(tool) => format!("{} a second of {tool}", counted(rate, "call")),
+                };
+                return Err(Refusal { what, retry_after: Duration::from_secs_f64((1.0 - bucket.tokens) / rate) });
             }
         }
-        for (key, ..) in &takes {
+        for (key, _) in &takes {
             if let Some(bucket) = buckets.get_mut(key) {
                 bucket.tokens -= 1.0;
             }
         }
-        Ok(guard)
-    }
-
-    /// Counts a request in flight for `principal`, if it has room.
-    fn enter(&self, principal: &str) -> Result<Option<InFlight>, Refusal> {
-        let Some(max) = self.limits.max_in_flight else { return Ok(None) };
-        let mut table = self.in_flight.lock().unwrap_or_else(|p| p.into_inner());
-        let running = table.entry(principal.to_string()).or_insert(0);
-        if *running >= max {
-            let what = format!("{} in flight", counted(max, "request"));
-            return Err(Refusal { what, retry_after: Duration::from_secs(1) });
+        if self.limits.max_in_flight.is_some() {
+            *running.entry(principal.to_string()).or_insert(0) += 1;
         }
-        *running += 1;
-        Ok(Some(InFlight { principal: principal.to_string(), table: self.in_flight.clone() }))
+        Ok(())
     }
 }
 
@@ -178,6 +242,10 @@ mod tests {
         Message::from(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool}}))
     }
 
+    fn admit(limiter: &Limiter, principal: &str, tool: &str) -> Result<Option<InFlight>, Refusal> {
+        limiter.admit(principal, &mut call(tool))
+    }
+
     #[test]
     fn a_bucket_per_principal_and_per_tool() {
         let limits = RateLimits {
@@ -186,24 +254,87 @@ mod tests {
             max_in_flight: None,
         };
         let limiter = Limiter::new(limits);
-        assert!(limiter.admit("alice", &call("slow")).is_ok());
-        let refused = limiter.admit("alice", &call("slow")).unwrap_err();
+        assert!(admit(&limiter, "alice", "slow").is_ok());
+        let refused = admit(&limiter, "alice", "slow").unwrap_err();
         assert_eq!(refused.what, "1 call a second of slow");
         assert!(refused.retry_after > Duration::ZERO && refused.retry_after <= Duration::from_secs(1));
         // The refused call spent nothing: alice still has two requests of her three.
-        assert!(limiter.admit("alice", &call("echo")).is_ok());
-        assert!(limiter.admit("alice", &call("echo")).is_ok());
-        assert_eq!(limiter.admit("alice", &call("echo")).unwrap_err().what, "3 requests a second");
-        assert!(limiter.admit("bob", &call("slow")).is_ok(), "bob has buckets of his own");
+        assert!(admit(&limiter, "alice", "echo").is_ok());
+        assert!(admit(&limiter, "alice", "echo").is_ok());
+        assert_eq!(admit(&limiter, "alice", "echo").unwrap_err().what, "3 requests a second");
+        assert!(admit(&limiter, "bob", "slow").is_ok(), "bob has buckets of his own");
     }
 
     #[test]
     fn requests_in_flight() {
         let limiter = Limiter::new(RateLimits { max_in_flight: Some(1), ..RateLimits::default() });
-        let running = limiter.admit("alice", &call("echo")).unwrap();
-        assert_eq!(limiter.admit("alice", &call("echo")).unwrap_err().what, "1 request in flight");
-        assert!(limiter.admit("bob", &call("echo")).is_ok());
+        let running = admit(&limiter, "alice", "echo").unwrap();
+        assert_eq!(admit(&limiter, "alice", "echo").unwrap_err().what, "1 request in flight");
+        assert!(admit(&limiter, "bob", "echo").is_ok());
         drop(running);
-        assert!(limiter.admit("alice", &call("echo")).is_ok(), "room again once it ended");
+        assert!(admit(&limiter, "alice", "echo").is_ok(), "room again once it ended");
+    }
+
+    /// A batch of `calls` of `tool`, and a notification.
+    fn batch(tool: &str, calls: usize) -> Message {
+        let mut items: Vec<_> = (0..calls)
+            .map(|id| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool}}))
+            .collect();
+        items.push(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        Message::from(serde_json::Value::from(items))
+    }
+
+    /// The ids of the requests still in `message`, and the limits the others were refused for.
+    fn sorted(message: &Message) -> (Vec<String>, Vec<String>) {
+        let admitted = message.requests().map(|r| r.id.to_value().to_string()).collect();
+        let refused = message
+            .items()
+            .iter()
+            .filter_map(|item| match item {
+                Incoming::Invalid(RpcResponse { result: Err(error), .. }) if error.code == RATE_LIMITED => {
+                    Some(error.message.clone())
+                }
+                _ => None,
+            })
+            .collect();
+        (admitted, refused)
+    }
+
+    #[test]
+    fn each_request_of_a_batch_counts() {
+        let limiter = Limiter::new(RateLimits { requests_per_second: Some(2.0), ..RateLimits::default() });
+        let mut message = batch("echo", 3);
+        assert!(limiter.admit("alice", &mut message).is_ok());
+        let (admitted, refused) = sorted(&message);
+        assert_eq!(admitted, ["0", "1"]);
+        assert_eq!(refused, ["Rate limit exceeded: 2 requests a second; retry after 1 s"]);
+        assert_eq!(message.items().len(), 4, "the notification stays");
+        // The bucket is empty, not overdrawn: the next request is refused, whole.
+        assert_eq!(admit(&limiter, "alice", "echo").unwrap_err().what, "2 requests a second");
+    }
+
+    #[test]
+    fn a_tool_bucket_never_goes_below_empty() {
+        let limits = RateLimits {
+            tool_calls_per_second: BTreeMap::from([("sleepy".to_string(), 1.0)]),
+            max_in_flight: Some(2),
+            ..RateLimits::default()
+        };
+        let limiter = Limiter::new(limits);
+        let mut message = batch("sleepy", 5);
+        let in_flight = limiter.admit("alice", &mut message).unwrap();
+        let (admitted, refused) = sorted(&message);
+        assert_eq!(admitted, ["0"]);
+        assert_eq!(refused.len(), 4);
+        assert!(refused.iter().all(|why| why.contains("1 call a second of sleepy")), "{refused:?}");
+        // One slot of the two is taken until the batch is answered.
+        assert!(admit(&limiter, "alice", "echo").is_ok());
+        let mut two = batch("echo", 2);
+        let _held = limiter.admit("alice", &mut two).unwrap();
+        let (admitted, refused) = sorted(&two);
+        assert_eq!(admitted, ["0"]);
+        assert_eq!(refused, ["Rate limit exceeded: 2 requests in flight; retry after 1 s"]);
+        drop(in_flight);
+        assert!(admit(&limiter, "alice", "echo").is_ok(), "the batch's slot is back");
     }
 }

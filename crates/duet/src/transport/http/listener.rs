@@ -1,8 +1,9 @@
 //! Runs the MCP endpoint standalone: binds a TCP listener (port 0 picks a free port),
 //! accepts connections with TCP_NODELAY, serves HTTP/1.1 through hyper with header size
-//! and time limits and a connection cap, reaps idle sessions, and shuts down cleanly.
+//! and time limits and connection caps (for the server, and per peer address: `peers.rs`),
+//! reaps idle sessions, and shuts down cleanly.
 //!
-//! A connection over the cap is refused at once, by hand rather than through hyper: its
+//! A connection over a cap is refused at once, by hand rather than through hyper: its
 //! first read (waited for at most a second) is answered 200 when it asks for the health
 //! endpoint, so probes see a live server, and 503 otherwise; then it is closed. When the
 //! process is out of descriptors, `accept` is retried after a growing pause, and the
@@ -13,6 +14,7 @@ use super::config::HttpConfig;
 use super::descriptors::{self, Exhaustion, Reserve};
 use super::forwarded::PeerAddr;
 use super::guard::is_loopback;
+use super::peers::Peers;
 use super::service::McpService;
 use crate::jsonrpc::{Response, RpcError};
 use crate::protocol::Server;
@@ -107,6 +109,7 @@ const REFUSAL_WAIT: Duration = Duration::from_secs(1);
 async fn accept_loop(listener: TcpListener, service: McpService, stop: CancellationToken) {
     let config = service.config().clone();
     let connections = Arc::new(Semaphore::new(descriptors::connection_budget(config.max_connections)));
+    let peers = Peers::new(config.max_connections_per_peer);
     let refusing = Arc::new(Semaphore::new(REFUSING));
     let health = Arc::new(config.health_path.clone());
     let (mut reserve, mut exhaustion) = (Reserve::new(), Exhaustion::new());
@@ -142,7 +145,7 @@ async fn accept_loop(listener: TcpListener, service: McpService, stop: Cancellat
                         if reserve.release() {
                             match listener.accept().now_or_never() {
                                 Some(Ok((stream, _))) => {
-                                    let _ = stream.try_write(&refusal(false));
+                                    let _ = stream.try_write(&refusal(Some(TOO_MANY)));
                                     match stream.into_std() {
                                         Ok(socket) => {
                                             let _ = socket.shutdown(std::net::Shutdown::Both);
@@ -168,6 +171,10 @@ async fn accept_loop(listener: TcpListener, service: McpService, stop: Cancellat
                 if let Err(e) = stream.set_nodelay(true) {
                     tracing::debug!("TCP_NODELAY not set: {e}");
                 }
+                let Some(peer_slot) = peers.enter(peer.ip()) else {
+                    refuse_over_cap(&mut tasks, &refusing, stream, &health, "connections_per_peer", TOO_MANY_FROM_PEER);
+                    continue;
+                };
                 match connections.clone().try_acquire_owned() {
                     Ok(permit) => {
                         let endpoint = FromPeer { service: service.clone(), peer: record_peers.then_some(peer) };
@@ -180,17 +187,10 @@ async fn accept_loop(listener: TcpListener, service: McpService, stop: Cancellat
                                 tracing::debug!("connection ended: {e}");
                             }
                             open.decrement(1);
-                            drop(permit);
+                            drop((permit, peer_slot));
                         });
                     }
-                    Err(_) => match refusing.clone().try_acquire_owned() {
-                        Ok(permit) => {
-                            signals::rejected(503, "connections");
-                            tasks.spawn(refuse(stream, health.clone(), permit));
-                        }
-                        // Refusals are capped too: beyond them a connection is closed unread.
-                        Err(_) => drop(stream),
-                    },
+                    Err(_) => refuse_over_cap(&mut tasks, &refusing, stream, &health, "connections", TOO_MANY),
                 }
             }
         }
@@ -210,9 +210,38 @@ fn builder(config: &HttpConfig) -> http1::Builder {
     builder
 }
 
-/// Answers a connection over the cap and closes it: 200 to a request for the health
-/// endpoint, 503 to anything else, or to nothing within [`REFUSAL_WAIT`].
-async fn refuse(mut stream: TcpStream, health: Arc<Option<String>>, _permit: tokio::sync::OwnedSemaphorePermit) {
+/// What a connection over the server's cap is told.
+const TOO_MANY: &str = "Too many connections";
+/// What a connection over its address's cap is told.
+const TOO_MANY_FROM_PEER: &str = "Too many connections from this address";
+
+/// Refuses a connection over a cap (counted as rejected for `reason`), answering it with
+/// `why`; refusals are capped too: beyond them a connection is closed unread.
+fn refuse_over_cap(
+    tasks: &mut JoinSet<()>,
+    refusing: &Arc<Semaphore>,
+    stream: TcpStream,
+    health: &Arc<Option<String>>,
+    reason: &'static str,
+    why: &'static str,
+) {
+    signals::rejected(503, reason);
+    match refusing.clone().try_acquire_owned() {
+        Ok(permit) => {
+            tasks.spawn(refuse(stream, health.clone(), why, permit));
+        }
+        Err(_) => drop(stream),
+    }
+}
+
+/// Answers a connection over a cap and closes it: 200 to a request for the health
+/// endpoint, 503 with `why` to anything else, or to nothing within [`REFUSAL_WAIT`].
+async fn refuse(
+    mut stream: TcpStream,
+    health: Arc<Option<String>>,
+    why: &'static str,
+    _permit: tokio::sync::OwnedSemaphorePermit,
+) {
     let mut head = [0u8; 1024];
     let read = tokio::time::timeout(REFUSAL_WAIT, stream.read(&mut head)).await;
     let head = match read {
@@ -225,7 +254,8 @@ async fn refuse(mut stream: TcpStream, health: Arc<Option<String>>, _permit: tok
             .and_then(|rest| rest.strip_prefix(path.as_bytes()))
             .is_some_and(|rest| rest.starts_with(b" "))
     });
-    if stream.write_all(&refusal(asks_health)).await.is_ok() {
+    let answer = if asks_health { refusal(None) } else { refusal(Some(why)) };
+    if stream.write_all(&answer).await.is_ok() {
         // Closing with the request unread would reset the connection and lose the answer.
         let _ = stream.shutdown().await;
         let mut sink = [0u8; 1024];
@@ -234,12 +264,12 @@ async fn refuse(mut stream: TcpStream, health: Arc<Option<String>>, _permit: tok
     }
 }
 
-/// The whole HTTP response refusing a connection over the cap (or the health answer).
-fn refusal(healthy: bool) -> Vec<u8> {
-    let (status, body) = if healthy {
-        ("200 OK", r#"{"status":"ok"}"#.to_string())
-    } else {
-        ("503 Service Unavailable", Response::error(None, RpcError::invalid_request("Too many connections")).to_line())
+/// The whole HTTP response refusing a connection over a cap with `why`, or, for `None`, the
+/// health answer.
+fn refusal(why: Option<&str>) -> Vec<u8> {
+    let (status, body) = match why {
+        None => ("200 OK", r#"{"status":"ok"}"#.to_string()),
+        Some(why) => ("503 Service Unavailable", Response::error(None, RpcError::invalid_request(why)).to_line()),
     };
     let head = format!(
         "HTTP/1.1 {status}\r\nserver: duet\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",

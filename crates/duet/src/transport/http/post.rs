@@ -69,6 +69,14 @@ pub(crate) fn parse_message(bytes: &[u8]) -> Result<Message, Refused> {
     }
 }
 
+/// 400 for a batch of more messages than the server takes, before any of them is counted
+/// against a limit or run.
+pub(super) fn over_cap(shared: &HttpShared, message: &Message) -> Option<Response<Body>> {
+    let Message::Batch(items) = message else { return None };
+    let error = crate::protocol::batch::over_cap(items.len(), shared.server.options().max_batch_items)?;
+    Some(rpc_error(StatusCode::BAD_REQUEST, None, error))
+}
+
 /// 415 unless the body is declared JSON (a POST of either transport).
 pub(super) fn unless_json(headers: &HeaderMap) -> Option<Response<Body>> {
     (!is_json(headers)).then(|| http_error(StatusCode::UNSUPPORTED_MEDIA_TYPE, "Content-Type must be application/json"))
@@ -92,14 +100,17 @@ where
         Ok(bytes) => bytes,
         Err(refused) => return *refused,
     };
-    let message = match parse_message(&bytes) {
+    let mut message = match parse_message(&bytes) {
         Ok(m) => m,
         Err(refused) => return *refused,
     };
+    if let Some(refused) = over_cap(shared, &message) {
+        return refused;
+    }
     if let Some(refused) = check_scopes(shared, &message, &principal, canonical.as_deref()) {
         return refused;
     }
-    let _in_flight = match shared.limiter.admit(&principal.id, &message) {
+    let _in_flight = match shared.limiter.admit(&principal.id, &mut message) {
         Ok(in_flight) => in_flight,
         Err(refusal) => return refusal.response(&message),
     };
@@ -233,7 +244,7 @@ async fn answer_handshake(
             }
             Err(why) => return http_error(StatusCode::SERVICE_UNAVAILABLE, why.0),
         };
-        if let Err(refused) = replicated::count(shared, &http_session).await {
+        if let Err(refused) = replicated::count(shared, &http_session, &principal).await {
             shared.sessions.remove(&http_session.id);
             return refused;
         }

@@ -113,23 +113,25 @@ pub(super) async fn find(
     }
 }
 
-/// Whether handling `message` may have changed what the session's record holds.
+/// Whether handling `message` (or a message of its batch) may have changed what the
+/// session's record holds.
 pub(super) fn changes_state(message: &Message) -> bool {
-    let Message::One(one) = message else { return false };
-    let method = match one {
-        Incoming::Request(request) => &request.method,
-        Incoming::Notification(notification) => &notification.method,
-        _ => return false,
-    };
-    matches!(
-        method,
-        Method::Initialize
-            | Method::Initialized
-            | Method::RootsListChanged
-            | Method::LoggingSetLevel
-            | Method::ResourcesSubscribe
-            | Method::ResourcesUnsubscribe
-    )
+    message.items().iter().any(|item| {
+        let method = match item {
+            Incoming::Request(request) => &request.method,
+            Incoming::Notification(notification) => &notification.method,
+            _ => return false,
+        };
+        matches!(
+            method,
+            Method::Initialize
+                | Method::Initialized
+                | Method::RootsListChanged
+                | Method::LoggingSetLevel
+                | Method::ResourcesSubscribe
+                | Method::ResourcesUnsubscribe
+        )
+    })
 }
 
 /// Writes the record of a session this replica just made, for the others to adopt.
@@ -146,9 +148,10 @@ pub(super) async fn create(shared: &HttpShared, session: &HttpSession) {
 }
 
 /// Lays what a request changed in the session (its state went from `before` to what it
-/// is now) over the record, whatever other replicas changed meanwhile.
+/// is now) over the record, whatever other replicas changed meanwhile; a request that
+/// changed nothing (a subscription held already, one refused) writes nothing.
 pub(super) async fn save(shared: &HttpShared, session: &HttpSession, before: &SessionSnapshot) {
-    let Some(after) = session.session.snapshot() else { return };
+    let Some(after) = session.session.snapshot().filter(|after| after != before) else { return };
     update(shared, session, |record| record.state.apply(before, &after)).await;
 }
 
@@ -203,25 +206,29 @@ async fn write(shared: &HttpShared, id: &str, change: impl Fn(&mut Record)) -> R
 }
 
 /// Counts a new session on the rosters of its principal and of the server, across
-/// replicas. At the principal's cap, its least recently used session with no open stream
-/// ends everywhere to make room; with none such, or at the server's cap, the session is
+/// replicas. At the principal's cap (the server's for the anonymous principal, see
+/// `SessionTable::cap_of`), its least recently used session with no open stream ends
+/// everywhere to make room; with none such, or at the server's cap, the session is
 /// refused (503 with the reason).
-pub(super) async fn count(shared: &HttpShared, session: &HttpSession) -> Result<(), Response<Body>> {
+pub(super) async fn count(
+    shared: &HttpShared,
+    session: &HttpSession,
+    principal: &Principal,
+) -> Result<(), Response<Body>> {
     let (rosters, config) = (&shared.server.options().backplane.rosters, &shared.config);
     let (mine, idle) = (roster_of(&session.principal_id), config.session_idle_timeout);
     let unavailable = |e: crate::backplane::StoreError| http_error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string());
+    let (cap, full) = shared.sessions.cap_of(principal);
     let mut evicted = false;
     loop {
-        match rosters.join(&mine, &session.id, config.max_sessions_per_principal, idle).await {
+        match rosters.join(&mine, &session.id, cap, idle).await {
             Ok(Joined::Joined) => break,
             Ok(Joined::Full { oldest: Some(oldest) }) if !evicted => {
                 tracing::info!(principal = %session.principal_id, "session cap reached; ended the least recently used idle session");
                 end(shared, &oldest, &session.principal_id).await;
                 evicted = true;
             }
-            Ok(Joined::Full { .. }) => {
-                return Err(http_error(StatusCode::SERVICE_UNAVAILABLE, "Too many sessions for this caller"));
-            }
+            Ok(Joined::Full { .. }) => return Err(http_error(StatusCode::SERVICE_UNAVAILABLE, full.0)),
             Err(e) => return Err(unavailable(e)),
         }
     }

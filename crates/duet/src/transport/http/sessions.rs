@@ -199,9 +199,20 @@ impl SessionTable {
         self.lock().len()
     }
 
-    /// Creates a session for `principal`. At the per-principal cap the least recently used
-    /// idle session of that principal is evicted; when none is idle, or the table is full,
-    /// creation fails.
+    /// How many sessions `principal` may hold, and why one more is refused when none of
+    /// them is idle. The anonymous principal is every client of a server without
+    /// authentication: a cap of its own would let any client end the others' sessions
+    /// with a few `initialize`s, so its sessions are capped by the server's cap alone.
+    pub fn cap_of(&self, principal: &Principal) -> (usize, Unavailable) {
+        match principal.is_anonymous() {
+            true => (self.max_sessions, Unavailable("Too many sessions")),
+            false => (self.max_per_principal, Unavailable("Too many sessions for this caller")),
+        }
+    }
+
+    /// Creates a session for `principal`. At its cap (see [`cap_of`](Self::cap_of)) the least
+    /// recently used idle session of that principal is evicted; when none is idle, or the
+    /// table is full, creation fails.
     pub fn create(&self, shared: &Arc<HttpShared>, principal: &Principal, kind: Kind) -> Result<Created, Unavailable> {
         let id = format!("{:032x}", rand::random::<u128>());
         self.insert(self.entry(shared, id, principal, kind, false), principal)
@@ -282,11 +293,12 @@ impl SessionTable {
             }
             let mine: Vec<&Arc<HttpSession>> = sessions.values().filter(|s| s.principal_id == principal.id).collect();
             let mut evicted = None;
-            if mine.len() >= self.max_per_principal {
+            let (cap, full) = self.cap_of(principal);
+            if mine.len() >= cap {
                 let idle =
                     mine.into_iter().filter(|s| !s.is_streaming()).min_by_key(|s| s.last_used.load(Ordering::Relaxed));
                 let Some(oldest) = idle.map(|s| s.id.clone()) else {
-                    return Err(Unavailable("Too many sessions for this caller"));
+                    return Err(full);
                 };
                 evicted = sessions.remove(&oldest);
             }
@@ -415,6 +427,23 @@ mod tests {
             table.create(&shared, &alice, Kind::Streamable).err(),
             Some(Unavailable("Too many sessions for this caller"))
         );
+    }
+
+    #[tokio::test]
+    async fn anonymous_sessions_are_capped_by_the_servers_cap_alone() {
+        let shared = shared();
+        let table = SessionTable::new(3, 1);
+        let anonymous = Principal::anonymous();
+        let made: Vec<_> = (0..3).map(|_| table.create(&shared, &anonymous, Kind::Streamable).unwrap()).collect();
+        assert!(made.iter().all(|m| m.evicted.is_none()), "the per-principal cap is not the anonymous one's");
+        table.get(&made[0].session.id, &anonymous);
+        // At the server's cap the least recently used idle session goes.
+        let fourth = table.create(&shared, &anonymous, Kind::Streamable).unwrap();
+        assert_eq!(fourth.evicted.as_deref(), Some(made[1].session.id.as_str()));
+        for held in [&made[0], &made[2], &fourth] {
+            held.session.open_stream();
+        }
+        assert_eq!(table.create(&shared, &anonymous, Kind::Streamable).err(), Some(Unavailable("Too many sessions")));
     }
 
     #[tokio::test]
