@@ -274,14 +274,25 @@ pub fn scopes_of(claims: &Map<String, Value>) -> Vec<String> {
     scopes
 }
 
-/// The principal a token stands for: its subject (or client), with roles `default` plus
-/// its scopes, and attributes `auth: "oauth"`, `scopes`, `iss`, `client_id` and
-/// `token_format`. Never the token.
-pub fn principal_from_claims(claims: &Map<String, Value>, token_format: &str) -> Principal {
+/// The principal a token of `issuer` stands for: its subject (`sub`), or, for a token that
+/// names only a client (`client_id`, a client acting for itself), that client, each qualified
+/// by the issuer ([`Principal::oauth_subject`], [`Principal::oauth_client`]); with roles
+/// `default` plus its scopes, and attributes `auth: "oauth"`, `scopes`, `iss`, `client_id`
+/// and `token_format`. Never the token. A token that names neither stands for nobody, and is
+/// refused rather than pooled with others under a shared id.
+pub fn principal_from_claims(
+    issuer: &str,
+    claims: &Map<String, Value>,
+    token_format: &str,
+) -> Result<Principal, AuthError> {
     let text = |key: &str| claims.get(key).and_then(Value::as_str).filter(|s| !s.is_empty());
     let scopes = scopes_of(claims);
-    let id = text("sub").or_else(|| text("client_id")).unwrap_or("oauth-client");
-    let mut principal = Principal::new(id, scopes.iter().cloned())
+    let principal = match (text("sub"), text("client_id")) {
+        (Some(subject), _) => Principal::oauth_subject(issuer, subject, scopes.iter().cloned()),
+        (None, Some(client)) => Principal::oauth_client(issuer, client, scopes.iter().cloned()),
+        (None, None) => return Err(AuthError::invalid("token names no subject: it has neither sub nor client_id")),
+    };
+    let mut principal = principal
         .with_attribute("auth", "oauth")
         .with_attribute("scopes", scopes)
         .with_attribute("token_format", token_format);
@@ -290,7 +301,7 @@ pub fn principal_from_claims(claims: &Map<String, Value>, token_format: &str) ->
             principal = principal.with_attribute(key, value);
         }
     }
-    principal
+    Ok(principal)
 }
 
 #[async_trait]
@@ -301,7 +312,7 @@ impl Authenticator for OAuth {
             return Err(AuthError::unavailable("this server has no canonical resource URI configured"));
         };
         let (claims, format) = self.validate(token, resource).await?;
-        Ok(principal_from_claims(&claims, format))
+        principal_from_claims(&self.issuer, &claims, format)
     }
 }
 
@@ -312,14 +323,19 @@ mod tests {
 
     #[test]
     fn principals_carry_scopes_never_tokens() {
+        let from =
+            |claims: Value, format| principal_from_claims("https://as", claims.as_object().expect("object"), format);
         let claims = json!({"sub": "svc", "client_id": "c1", "iss": "https://as", "scope": "b a  a", "jti": "x"});
-        let p = principal_from_claims(claims.as_object().expect("object"), "jwt");
-        assert_eq!(p.id, "svc");
+        let p = from(claims, "jwt").expect("a subject");
+        assert_eq!(p.id, "oauth:https://as#svc");
         assert!(p.has_role("default") && p.has_role("a") && p.has_role("b"));
         assert_eq!(p.attributes["scopes"], json!(["a", "b"]));
         assert_eq!(p.attributes["client_id"], json!("c1"));
-        let client_only = json!({"client_id": "c1", "scp": ["x"]});
-        assert_eq!(principal_from_claims(client_only.as_object().expect("object"), "opaque").id, "c1");
+        let client_only = from(json!({"client_id": "c1", "scp": ["x"]}), "opaque").map(|p| p.id);
+        assert_eq!(client_only.as_deref(), Ok("oauth-client:https://as#c1"));
+        let nobody = AuthError::invalid("token names no subject: it has neither sub nor client_id");
+        assert_eq!(from(json!({"scope": "x"}), "jwt"), Err(nobody.clone()));
+        assert_eq!(from(json!({"sub": "", "client_id": 7}), "jwt"), Err(nobody));
     }
 
     #[test]
