@@ -31,7 +31,14 @@ async fn duet_serve_validates_tokens_of_the_configured_issuer() {
     let map = scratch("scopes.toml");
     std::fs::write(&map, CLI_SCOPE_MAP).expect("scope map written");
     let env = [("DUET_OAUTH_CLIENT_ID", "duet-rs"), ("DUET_OAUTH_CLIENT_SECRET", "duet-rs-secret")];
-    let args = ["--oauth-issuer", &provider.issuer, "--scope-map", map.to_str().expect("utf-8 path")];
+    let args = [
+        "--oauth-issuer",
+        &provider.issuer,
+        "--scope-map",
+        map.to_str().expect("utf-8 path"),
+        "--oauth-max-introspections",
+        "4",
+    ];
     let Started::Listening { child, url } = serve(&args, &env).await else { panic!("duet did not start") };
 
     // The challenge and the metadata.
@@ -59,6 +66,14 @@ async fn duet_serve_validates_tokens_of_the_configured_issuer() {
     let elsewhere = provider.token("duet-test", "http://127.0.0.1:1/mcp", "mcp:tools").await;
     let answer = call_tool(&url, Some(&elsewhere), "echo", json!({})).await;
     assert_eq!(param(&answer.challenge_params(), "error_description"), Some("token audience is not this resource"));
+
+    // A token the authorization server never issued is asked about once, not on every use.
+    let before = provider.introspections().await;
+    for _ in 0..3 {
+        let answer = call_tool(&url, Some("made-up-token"), "echo", json!({})).await;
+        assert_eq!(param(&answer.challenge_params(), "error_description"), Some("token is not active"));
+    }
+    assert_eq!(provider.introspections().await - before, 1, "the answer \"not active\" is remembered");
 
     drop(child);
     provider.stop().await;
@@ -103,6 +118,9 @@ async fn configurations_that_cannot_work_are_refused_at_start() {
     std::fs::write(&bad_map, "[tool]\necho = []\n").expect("written");
     let bad = refused(&["--scope-map", bad_map.to_str().expect("utf-8")], &[]).await;
     assert!(bad.contains("invalid scope map") && bad.contains("unknown field `tool`"), "{bad}");
+
+    let no_calls = refused(&["--oauth-issuer", iss, "--oauth-max-introspections", "0"], &[]).await;
+    assert!(no_calls.contains("--oauth-max-introspections"), "{no_calls}");
 
     let without_issuer = refused(&["--oauth-audience", "https://mcp.example.com/mcp"], &[]).await;
     assert!(without_issuer.contains("--oauth-issuer"), "{without_issuer}");

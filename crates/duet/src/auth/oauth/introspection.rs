@@ -6,7 +6,9 @@
 //! token is not active are kept apart, so a flood of made-up tokens evicts only its own
 //! kind, never the answers for tokens in use. An active token must be an access token for
 //! this resource (`aud`), from the configured issuer (`iss`, when given), and within its
-//! lifetime.
+//! lifetime. At most `max_introspections` calls are made at once; a token not in the cache
+//! waits its turn, so made-up tokens cannot turn duet into a load generator against the
+//! authorization server.
 
 use super::discovery::{json_body, without_url};
 use super::jwt::audience_matches;
@@ -19,6 +21,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use tokio::sync::Semaphore;
 
 /// The most answers remembered of each kind (active, not active); past it, expired ones
 /// are dropped, then all of that kind.
@@ -62,6 +65,7 @@ pub(crate) struct Introspector {
     ttl: Duration,
     active: Mutex<Recent>,
     inactive: Mutex<Recent>,
+    calls: Semaphore,
 }
 
 impl fmt::Debug for Introspector {
@@ -119,9 +123,17 @@ fn lock(recent: &Mutex<Recent>) -> std::sync::MutexGuard<'_, Recent> {
 }
 
 impl Introspector {
-    pub fn new(endpoint: String, client_id: String, client_secret: String, client: Client, ttl: Duration) -> Self {
+    /// `bounds`: how long an answer is reused, and how many calls may be made at once.
+    pub fn new(
+        endpoint: String,
+        client_id: String,
+        client_secret: String,
+        client: Client,
+        (ttl, calls): (Duration, usize),
+    ) -> Self {
         let (active, inactive) = (Recent::new(CACHE_LIMIT), Recent::new(CACHE_LIMIT));
-        Introspector { endpoint, client_id, client_secret, client, ttl, active, inactive }
+        let calls = Semaphore::new(calls);
+        Introspector { endpoint, client_id, client_secret, client, ttl, active, inactive, calls }
     }
 
     pub fn endpoint(&self) -> &str {
@@ -148,13 +160,21 @@ impl Introspector {
         let key: [u8; 32] = Sha256::digest(token.as_bytes()).into();
         let response = match self.recalled(&key) {
             Some(response) => response,
-            None => {
-                let response = self.ask(token).await?;
-                self.remember(key, &response);
-                response
-            }
+            None => self.fetch(token, key).await?,
         };
         judge(response, expect)
+    }
+
+    /// Asks about `token` when its turn comes, and remembers the answer.
+    async fn fetch(&self, token: &str, key: [u8; 32]) -> Result<Map<String, Value>, AuthError> {
+        let _turn = self.calls.acquire().await.map_err(|_| AuthError::unavailable("shutting down"))?;
+        // Someone ahead in the queue may have asked about the same token.
+        if let Some(response) = self.recalled(&key) {
+            return Ok(response);
+        }
+        let response = self.ask(token).await?;
+        self.remember(key, &response);
+        Ok(response)
     }
 
     async fn ask(&self, token: &str) -> Result<Map<String, Value>, AuthError> {
@@ -183,6 +203,9 @@ impl Introspector {
 mod tests {
     use super::*;
     use serde_json::json;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     fn judged(response: Value) -> Result<(), AuthError> {
         let expect = Expectations {
@@ -222,8 +245,13 @@ mod tests {
     #[test]
     fn made_up_tokens_never_evict_tokens_in_use() {
         let client = Client::new();
-        let introspector =
-            Introspector::new("http://127.0.0.1:1/i".into(), "rs".into(), "s".into(), client, Duration::from_secs(60));
+        let introspector = Introspector::new(
+            "http://127.0.0.1:1/i".into(),
+            "rs".into(),
+            "s".into(),
+            client,
+            (Duration::from_secs(60), 1),
+        );
         let key = |n: usize| -> [u8; 32] { Sha256::digest(n.to_string().as_bytes()).into() };
         let active = json!({"active": true, "aud": "x"}).as_object().cloned().unwrap_or_default();
         introspector.remember(key(0), &active);
@@ -233,6 +261,67 @@ mod tests {
         }
         assert_eq!(introspector.recalled(&key(0)), Some(active));
         assert_eq!(introspector.recalled(&key(CACHE_LIMIT + 1)), Some(inactive), "not active, remembered too");
+    }
+
+    /// An introspection endpoint on a free loopback port that answers every token "not
+    /// active" after holding the request a moment, and counts the calls it holds at once.
+    async fn endpoint() -> (String, Arc<(AtomicUsize, AtomicUsize, AtomicUsize)>) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("a port");
+        let url = format!("http://{}/introspect", listener.local_addr().expect("bound"));
+        let counts = Arc::new((AtomicUsize::new(0), AtomicUsize::new(0), AtomicUsize::new(0)));
+        let held = counts.clone();
+        tokio::spawn(async move {
+            while let Ok((mut stream, _)) = listener.accept().await {
+                let counts = held.clone();
+                tokio::spawn(async move {
+                    let (now, most, calls) = (&counts.0, &counts.1, &counts.2);
+                    let mut request = Vec::new();
+                    let mut buffer = [0u8; 4096];
+                    while !request.ends_with(b"token_type_hint=access_token") {
+                        match stream.read(&mut buffer).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => request.extend_from_slice(&buffer[..n]),
+                        }
+                    }
+                    calls.fetch_add(1, Ordering::SeqCst);
+                    most.fetch_max(now.fetch_add(1, Ordering::SeqCst) + 1, Ordering::SeqCst);
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    now.fetch_sub(1, Ordering::SeqCst);
+                    let body = r#"{"active":false}"#;
+                    let head = format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                        body.len()
+                    );
+                    let _ = stream.write_all(format!("{head}{body}").as_bytes()).await;
+                });
+            }
+        });
+        (url, counts)
+    }
+
+    /// Found by the security review: every made-up token was a call to the authorization
+    /// server, as many at once as clients sent. At most `max_introspections` are made at a
+    /// time, each token is asked about once, and the answer is remembered.
+    #[tokio::test]
+    async fn calls_to_the_authorization_server_are_bounded() {
+        let (url, counts) = endpoint().await;
+        let client = Client::new();
+        let introspector =
+            Arc::new(Introspector::new(url, "rs".into(), "s".into(), client, (Duration::from_secs(60), 2)));
+        let expect = || Expectations { issuer: "https://as", resource: "https://mcp/mcp", leeway: Duration::ZERO };
+        let checks: Vec<_> = (0..12)
+            .map(|n| {
+                let introspector = introspector.clone();
+                tokio::spawn(async move { introspector.check(&format!("made-up-{}", n % 6), &expect()).await })
+            })
+            .collect();
+        for check in checks {
+            assert_eq!(check.await.expect("joined"), Err(AuthError::invalid("token is not active")));
+        }
+        assert_eq!(counts.2.load(Ordering::SeqCst), 6, "each token asked about once");
+        assert!(counts.1.load(Ordering::SeqCst) <= 2, "at most 2 at once: {}", counts.1.load(Ordering::SeqCst));
+        assert_eq!(introspector.check("made-up-0", &expect()).await, Err(AuthError::invalid("token is not active")));
+        assert_eq!(counts.2.load(Ordering::SeqCst), 6, "the answer is remembered");
     }
 
     #[test]

@@ -68,6 +68,10 @@ pub struct OAuthConfig {
     pub jwks_max_age: Duration,
     /// How long an introspection answer is reused (never past the token's `exp`).
     pub introspection_cache_ttl: Duration,
+    /// Introspection calls to the authorization server at once; a token not in the cache
+    /// waits for its turn past them, so however many made-up tokens arrive, the
+    /// authorization server sees at most this many calls from duet at a time.
+    pub max_introspections: usize,
     /// Time limit of each call to the authorization server.
     pub timeout: Duration,
     /// Whether `http://` authorization-server URLs off the loopback interface are refused.
@@ -95,6 +99,7 @@ impl OAuthConfig {
             jwks_min_refresh: Duration::from_secs(10),
             jwks_max_age: Duration::from_secs(3600),
             introspection_cache_ttl: Duration::from_secs(30),
+            max_introspections: 16,
             timeout: Duration::from_secs(10),
             require_https: true,
         }
@@ -210,8 +215,11 @@ impl OAuth {
                 if creds.client_id.is_empty() || creds.client_secret.is_empty() {
                     return Err(OAuthSetupError::Config("introspection needs a client id and a client secret".into()));
                 }
-                let ttl = config.introspection_cache_ttl;
-                Some(Introspector::new(endpoint, creds.client_id, creds.client_secret, client, ttl))
+                if config.max_introspections == 0 {
+                    return Err(OAuthSetupError::Config("introspection needs at least one call at a time".into()));
+                }
+                let bounds = (config.introspection_cache_ttl, config.max_introspections);
+                Some(Introspector::new(endpoint, creds.client_id, creds.client_secret, client, bounds))
             }
             (Some(_), None) => {
                 return Err(OAuthSetupError::Config("introspection needs the introspection endpoint's URL".into()));
