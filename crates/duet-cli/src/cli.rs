@@ -267,7 +267,8 @@ pub struct HttpArgs {
     /// Path of the MCP endpoint.
     #[arg(long)]
     pub path: Option<String>,
-    /// A bearer token: TOKEN[:ROLES[:ID]] or env:VAR[:ROLES[:ID]]. Repeatable.
+    /// A bearer token: TOKEN[:ROLES[:ID]] or env:VAR[:ROLES[:ID]], no field holding ':'; its
+    /// principal is token:ID. Repeatable.
     #[arg(long = "auth-token", value_name = "SPEC")]
     pub auth_tokens: Vec<String>,
     /// An allowed Origin pattern (replaces the loopback defaults). Repeatable.
