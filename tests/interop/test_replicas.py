@@ -476,6 +476,27 @@ async def test_the_sdk_picks_up_streams_duet_ends(cluster_factory) -> None:
                 assert progress == list(range(1, 41)), progress
 
 
+async def test_nginx_replaces_what_clients_forward(cluster_factory) -> None:
+    """Behind nginx as docs/deployment.md configures it, the replicas trusting it
+    (--trusted-proxy): a client's own X-Forwarded-Host or Forwarded never reaches duet
+    (nginx replaces the one and drops the other), so duet checks the host the client really
+    used, and a forged name is neither refused as a foreign Host nor believed."""
+    cluster = cluster_factory("http", "testkit", "--trusted-proxy", "127.0.0.1")
+    with anyio.fail_after(TEST_DEADLINE):
+        async with httpx2.AsyncClient(timeout=READ_TIMEOUT) as http:
+            for forged in (
+                {"X-Forwarded-Host": "evil.example", "X-Forwarded-Proto": "https"},
+                {"Forwarded": "for=192.0.2.1;host=evil.example;proto=https"},
+            ):
+                made = await http.post(cluster.url, json=INITIALIZE, headers={**ACCEPT, **forged})
+                assert made.status_code == 200, (forged, made.text)
+            # Sent straight to a replica (from 127.0.0.1, which it trusts too), the header is
+            # believed and the name refused: nginx is what made the difference.
+            forged = {**ACCEPT, "X-Forwarded-Host": "evil.example"}
+            direct = await http.post(cluster.replicas[0].url, json=INITIALIZE, headers=forged)
+            assert direct.status_code == 421, direct.text
+
+
 async def test_the_session_caps_count_across_replicas(cluster_factory) -> None:
     """--max-sessions-per-principal 2 over three replicas: a third session of one token's,
     made on a third replica, ends the least recently used one, made on the first, on every

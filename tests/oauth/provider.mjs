@@ -11,15 +11,18 @@
 //
 // Test hooks (not OAuth): `POST /_test/rotate` makes a new key of each kind and signs with
 // it from then on, still publishing the old ones second; `GET /_test/stats` counts the JWKS
-// downloads.
+// downloads and the introspection requests; `POST /_test/sign` signs the JSON object it is
+// sent as the claims of a JWT access token with the current RS256 key (claims no grant
+// would give, such as none naming a subject).
 //
 // Clients (secret = `<id>-secret`): `duet-test` (JWT RS256), `short-lived` (RS256, 1 s),
-// `es256-client`, `eddsa-client`, `opaque-client` (opaque tokens), and `duet-rs`, the
-// resource server's own credentials for introspection.
+// `es256-client`, `eddsa-client`, `opaque-client` (opaque tokens), `alice` (JWT RS256, so
+// its tokens' `sub` is `alice`), and `duet-rs`, the resource server's own credentials for
+// introspection.
 
 import { createServer } from 'node:http';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { generateKeyPair, exportJWK } from 'jose';
+import { generateKeyPair, exportJWK, importJWK, SignJWT } from 'jose';
 import Provider from 'oidc-provider';
 
 const args = process.argv.slice(2);
@@ -74,6 +77,7 @@ function configuration(keys) {
       client('es256-client'),
       client('eddsa-client'),
       client('opaque-client'),
+      client('alice'),
       client('duet-rs'),
     ],
     scopes: ['openid', 'offline_access', ...SCOPES.split(' ')],
@@ -113,6 +117,7 @@ let keys = await loadKeys();
 let provider;
 let issuer;
 let jwksDownloads = 0;
+let introspections = 0;
 
 function build() {
   provider = new Provider(issuer, configuration(keys));
@@ -125,7 +130,18 @@ const server = createServer(async (req, res) => {
   const path = new URL(req.url, issuer).pathname;
   if (path === '/_test/stats') {
     res.setHeader('content-type', 'application/json');
-    res.end(JSON.stringify({ jwks: jwksDownloads }));
+    res.end(JSON.stringify({ jwks: jwksDownloads, introspections }));
+    return;
+  }
+  if (path === '/_test/sign' && req.method === 'POST') {
+    let body = '';
+    for await (const chunk of req) body += chunk;
+    const key = keys.find((k) => k.alg === 'RS256');
+    const jwt = await new SignJWT(JSON.parse(body))
+      .setProtectedHeader({ alg: 'RS256', kid: key.kid, typ: 'at+jwt' })
+      .sign(await importJWK(key, 'RS256'));
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify({ token: jwt }));
     return;
   }
   if (path === '/_test/rotate' && req.method === 'POST') {
@@ -138,6 +154,7 @@ const server = createServer(async (req, res) => {
     return;
   }
   if (path === '/jwks') jwksDownloads += 1;
+  if (path === '/token/introspection') introspections += 1;
   handler(req, res);
 });
 

@@ -267,7 +267,8 @@ pub struct HttpArgs {
     /// Path of the MCP endpoint.
     #[arg(long)]
     pub path: Option<String>,
-    /// A bearer token: TOKEN[:ROLES[:ID]] or env:VAR[:ROLES[:ID]]. Repeatable.
+    /// A bearer token: TOKEN[:ROLES[:ID]] or env:VAR[:ROLES[:ID]], no field holding ':'; its
+    /// principal is token:ID. Repeatable.
     #[arg(long = "auth-token", value_name = "SPEC")]
     pub auth_tokens: Vec<String>,
     /// An allowed Origin pattern (replaces the loopback defaults). Repeatable.
@@ -279,11 +280,17 @@ pub struct HttpArgs {
     /// An origin granted CORS (and allowed). Repeatable.
     #[arg(long = "cors-origin", value_name = "ORIGIN")]
     pub cors_origins: Vec<String>,
-    /// A reverse proxy (address or CIDR) whose Forwarded / X-Forwarded-Host /
-    /// X-Forwarded-Proto headers are believed: the guard checks the forwarded host, and the
-    /// canonical URL follows it unless --oauth-audience names one. Repeatable.
+    /// A reverse proxy (address or CIDR) whose --proxy-header is believed: the guard checks
+    /// the forwarded host, and unless --oauth-audience names one, the canonical URL follows
+    /// it when it is an --allowed-host name (exactly, port included; by default the bound
+    /// host and port). Repeatable.
     #[arg(long = "trusted-proxy", value_name = "CIDR")]
     pub trusted_proxies: Vec<String>,
+    /// The header the trusted proxy sets, overwriting what clients send: x-forwarded
+    /// (X-Forwarded-Host and X-Forwarded-Proto) or forwarded (RFC 7239). The other is never
+    /// read. [default: x-forwarded]
+    #[arg(long, value_enum, value_name = "HEADER", requires = "trusted_proxies")]
+    pub proxy_header: Option<ProxyHeader>,
     /// Never answer POSTs with SSE.
     #[arg(long)]
     pub json_response: bool,
@@ -339,6 +346,13 @@ pub enum Fixtures {
     Conformance,
     /// `echo` and 200 numbered tools, for the benchmark harness.
     Bench,
+}
+
+/// `--proxy-header`.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProxyHeader {
+    XForwarded,
+    Forwarded,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

@@ -38,6 +38,10 @@ pub struct OAuthArgs {
     /// the metadata).
     #[arg(long, value_name = "URL", requires = "oauth_issuer")]
     pub oauth_introspection_url: Option<String>,
+    /// Introspection calls to the authorization server at once; a token not in the cache
+    /// waits for its turn. [default: 16]
+    #[arg(long, value_name = "N", requires = "oauth_issuer", value_parser = clap::value_parser!(u64).range(1..))]
+    pub oauth_max_introspections: Option<u64>,
     /// A TOML file of the scopes each tool, prompt and resource needs.
     #[arg(long, value_name = "FILE")]
     pub scope_map: Option<PathBuf>,
@@ -50,6 +54,7 @@ impl OAuthArgs {
             ("--oauth-audience", self.oauth_audience.is_some()),
             ("--oauth-jwks-url", self.oauth_jwks_url.is_some()),
             ("--oauth-introspection-url", self.oauth_introspection_url.is_some()),
+            ("--oauth-max-introspections", self.oauth_max_introspections.is_some()),
             ("--scope-map", self.scope_map.is_some()),
         ]
         .into_iter()
@@ -83,6 +88,9 @@ fn oauth_config(args: &OAuthArgs, issuer: &str, env: &impl Fn(&str) -> Option<St
     }
     let mut config = OAuthConfig::new(issuer);
     config.jwks_uri = args.oauth_jwks_url.clone();
+    if let Some(n) = args.oauth_max_introspections {
+        config.max_introspections = n as usize;
+    }
     config.introspection = credentials.map(|(client_id, client_secret)| IntrospectionConfig {
         endpoint: args.oauth_introspection_url.clone(),
         client_id,

@@ -4,7 +4,7 @@
 //! With `--metrics-addr` the metrics endpoint runs beside any transport.
 
 use crate::choice;
-use crate::cli::{Fixtures, HttpArgs, ServeArgs, Transport};
+use crate::cli::{Fixtures, HttpArgs, ProxyHeader, ServeArgs, Transport};
 use crate::usage::Usage;
 use anyhow::Context as _;
 use duet::auth::TokenAuth;
@@ -119,6 +119,7 @@ fn stdio_only(http: &HttpArgs) -> Result<(), Usage> {
         ("--allowed-host", !http.allowed_hosts.is_empty()),
         ("--cors-origin", !http.cors_origins.is_empty()),
         ("--trusted-proxy", !http.trusted_proxies.is_empty()),
+        ("--proxy-header", http.proxy_header.is_some()),
         ("--json-response", http.json_response),
         ("--stateless", http.stateless),
         ("--rate-limit", http.rate_limit.is_some()),
@@ -157,6 +158,10 @@ fn http_config(http: &HttpArgs, transport: Transport) -> Result<HttpConfig, Usag
     config.allowed_hosts = (!http.allowed_hosts.is_empty()).then(|| http.allowed_hosts.clone());
     config.cors_origins = http.cors_origins.clone();
     config.trusted_proxies = trusted_proxies(&http.trusted_proxies)?;
+    config.proxy_header = match http.proxy_header {
+        Some(ProxyHeader::Forwarded) => duet::transport::http::ProxyHeader::Forwarded,
+        Some(ProxyHeader::XForwarded) | None => duet::transport::http::ProxyHeader::XForwarded,
+    };
     config.json_response = http.json_response;
     config.stateless = http.stateless;
     let secs = Duration::from_secs;

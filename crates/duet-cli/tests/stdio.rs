@@ -588,6 +588,10 @@ fn options_that_cannot_work_are_usage_errors() {
         ),
         (&["serve", "--fixtures", "testkit", "--transport", "http", "--auth-token", ""][..], "Empty auth token"),
         (
+            &["serve", "--fixtures", "testkit", "--transport", "http", "--auth-token", "tok:mcp:tools:alice"][..],
+            "Invalid value for --auth-token: Auth token spec has more than three ':'-separated fields: the form is TOKEN[:ROLES[:ID]]",
+        ),
+        (
             &["serve", "--fixtures", "testkit", "--transport", "http", "--trusted-proxy", "10.0.0.0/33"][..],
             "--trusted-proxy takes an address or CIDR such as 10.0.0.0/8, not \"10.0.0.0/33\"",
         ),

@@ -20,7 +20,7 @@ fn token_config() -> HttpConfig {
 
 /// The id of a token principal without an explicit id.
 fn token_id(token: &str) -> String {
-    format!("token-{}", &hex::encode(Sha256::digest(token.as_bytes()))[..8])
+    format!("token:{}", &hex::encode(Sha256::digest(token.as_bytes()))[..8])
 }
 
 /// What a resolver was shown: the transport and the authenticated principal.
@@ -100,7 +100,7 @@ async fn a_resolver_sees_the_token_principal_and_declining_keeps_it() {
             assert_eq!(*transport, "http");
             let principal = principal.as_ref().expect("the resolver sees the token principal");
             assert_eq!(principal.id, token_id("tok-a"));
-            assert!(principal.id.starts_with("token-") && principal.id.len() == 14, "{}", principal.id);
+            assert!(principal.id.starts_with("token:") && principal.id.len() == 14, "{}", principal.id);
             assert_eq!(principal.roles.iter().map(String::as_str).collect::<Vec<_>>(), ["analyst", "default"]);
             assert_eq!(principal.attributes.get("auth"), Some(&json!("bearer")));
         }

@@ -75,7 +75,8 @@ async fn tokens_for_duet_are_accepted_in_every_algorithm() {
         assert_eq!(text(answer.result()), "hi", "{client}");
         let whoami = call_tool(&s.duet.url, Some(&token), "whoami", json!({})).await;
         let who = &whoami.result()["structuredContent"];
-        assert_eq!(who["id"], client, "the principal is the token's subject");
+        let subject = format!("oauth:{}#{client}", s.provider.issuer);
+        assert_eq!(who["id"], json!(subject), "the principal is the token's subject, qualified by its issuer");
         assert_eq!(who["attributes"]["scopes"], json!(["files:read", "mcp:tools"]));
         assert_eq!(who["attributes"]["auth"], "oauth");
         assert_eq!(who["attributes"]["token_format"], "jwt");
@@ -208,7 +209,8 @@ async fn an_opaque_token_is_introspected() {
     assert_eq!(token.split('.').count(), 1, "an opaque token, not a JWT: {token}");
     let whoami = call_tool(&s.duet.url, Some(&token), "whoami", json!({})).await;
     let who = &whoami.result()["structuredContent"];
-    assert_eq!(who["id"], "opaque-client");
+    // The provider's introspection names the client and no subject: a client acting for itself.
+    assert_eq!(who["id"], json!(format!("oauth-client:{}#opaque-client", s.provider.issuer)));
     assert_eq!(who["attributes"]["token_format"], "opaque");
     assert_eq!(who["attributes"]["scopes"], json!(["mcp:tools"]));
     s.assert_echo_refused("not-a-token-the-provider-issued", "token is not active").await;

@@ -115,7 +115,7 @@ mod tests {
     async fn a_chain_asks_each_link_in_turn() {
         let tokens: Arc<dyn Authenticator> = Arc::new(TokenAuth::from_specs(["tok:analyst:alice"]).expect("spec"));
         let chain = AuthChain::default().with(Arc::new(Down)).with(tokens.clone());
-        assert_eq!(chain.authenticate("tok", None).await.map(|p| p.id), Ok("alice".into()));
+        assert_eq!(chain.authenticate("tok", None).await.map(|p| p.id), Ok("token:alice".into()));
         assert_eq!(
             chain.authenticate("other", None).await,
             Err(AuthError::unavailable("authorization server unreachable"))

@@ -1,6 +1,7 @@
 //! Static bearer tokens. `--auth-token TOKEN[:ROLES[:ID]]` (or `env:VAR[:ROLES[:ID]]`, so
-//! the secret stays off the command line) names a secret and the principal it stands for;
-//! [`TokenAuth`] turns an `Authorization: Bearer …` header back into that principal.
+//! the secret stays off the command line) names a secret and the principal it stands for
+//! (`token:ID`, [`Principal::token`]); [`TokenAuth`] turns an `Authorization: Bearer …`
+//! header back into that principal.
 //!
 //! Secrets are handled so they cannot leak: only their SHA-256 digests are stored, a lookup
 //! compares the probe against every entry in constant time, and neither `Debug` output nor
@@ -30,6 +31,15 @@ pub enum TokenSpecError {
     /// The token part of the spec is empty (`""`, `":role"`).
     #[error("Empty auth token")]
     EmptyToken,
+    /// More than two `:` separate the fields: a `:` inside the token, a role or the id cannot
+    /// be told from a separator (`tok:mcp:tools:alice`), so the spec is refused rather than
+    /// read one way.
+    #[error(
+        "Auth token spec has more than three ':'-separated fields: the form is TOKEN[:ROLES[:ID]] or \
+         env:VAR[:ROLES[:ID]], and neither the token, a role nor the id may contain ':' (give a token that \
+         holds ':' through env:VAR)"
+    )]
+    Ambiguous,
     /// `env:VAR…` names a variable that is unset, empty or not UTF-8.
     #[error("Environment variable '{0}' for an auth token is empty")]
     EmptyEnvironmentVariable(String),
@@ -48,22 +58,21 @@ pub fn parse_token_spec(spec: &str) -> Result<TokenSpec, TokenSpecError> {
 
 /// Parses a token spec, reading `env:VAR` tokens through `env`.
 ///
-/// The spec is split from the right into at most three fields (Python's
-/// `spec.rsplit(":", 2)`), so a token that contains `:` needs both other fields, possibly
-/// empty (`abc:def::`), while `abc:def` means token `abc` with role `def`. ROLES is a comma
-/// list; `default` is always added. An empty ID becomes `token-` plus the first 8 hex
-/// digits of the token's SHA-256.
+/// The spec is at most three fields separated by `:` (after the `env:` of the second form),
+/// and a spec with more `:` is refused ([`TokenSpecError::Ambiguous`]): none of the fields
+/// may hold one. ROLES is a comma list; `default` is always added. An empty ID becomes the
+/// first 8 hex digits of the token's SHA-256.
 pub fn parse_token_spec_with(spec: &str, env: impl Fn(&str) -> Option<String>) -> Result<TokenSpec, TokenSpecError> {
     let (token, roles, id) = match spec.strip_prefix("env:") {
         Some(rest) => {
-            let (variable, roles, id) = split_spec(rest);
+            let (variable, roles, id) = split_spec(rest)?;
             let token = env(variable)
                 .filter(|value| !value.is_empty())
                 .ok_or_else(|| TokenSpecError::EmptyEnvironmentVariable(variable.to_owned()))?;
             (token, roles, id)
         }
         None => {
-            let (token, roles, id) = split_spec(spec);
+            let (token, roles, id) = split_spec(spec)?;
             (token.to_owned(), roles, id)
         }
     };
@@ -75,7 +84,7 @@ pub fn parse_token_spec_with(spec: &str, env: impl Fn(&str) -> Option<String>) -
     }
     let id = if id.is_empty() { default_id(&token) } else { id.to_owned() };
     let roles = roles.split(',').map(str::trim).filter(|role| !role.is_empty());
-    let principal = Principal::new(id, roles).with_attribute("auth", "bearer");
+    let principal = Principal::token(&id, roles).with_attribute("auth", "bearer");
     Ok(TokenSpec { token, principal })
 }
 
@@ -85,22 +94,20 @@ fn presentable(token: &str) -> bool {
     token.trim_ascii() == token && token.bytes().all(|b| b.is_ascii_graphic() || b == b' ' || b == b'\t')
 }
 
-/// `TOKEN[:ROLES[:ID]]` read from the right; missing fields are empty.
-fn split_spec(spec: &str) -> (&str, &str, &str) {
-    let mut fields = spec.rsplitn(3, ':');
-    match (fields.next(), fields.next(), fields.next()) {
-        (Some(id), Some(roles), Some(token)) => (token, roles, id),
-        (Some(roles), Some(token), None) => (token, roles, ""),
-        (Some(token), None, _) => (token, "", ""),
-        (None, _, _) => ("", "", ""),
+/// `TOKEN[:ROLES[:ID]]`; missing fields are empty, and more than three are refused.
+fn split_spec(spec: &str) -> Result<(&str, &str, &str), TokenSpecError> {
+    let mut fields = spec.split(':');
+    let (token, roles, id) = (fields.next().unwrap_or_default(), fields.next(), fields.next());
+    if fields.next().is_some() {
+        return Err(TokenSpecError::Ambiguous);
     }
+    Ok((token, roles.unwrap_or_default(), id.unwrap_or_default()))
 }
 
-/// `token-` plus the first 8 hex digits of SHA-256(token): stable, and useless for
-/// recovering the token.
+/// The first 8 hex digits of SHA-256(token): stable, and useless for recovering the token.
 fn default_id(token: &str) -> String {
     let digest = digest(token);
-    format!("token-{}", hex::encode(&digest[..4]))
+    hex::encode(&digest[..4])
 }
 
 fn digest(token: &str) -> [u8; 32] {
@@ -214,41 +221,49 @@ mod tests {
 
     #[test]
     fn default_ids_are_sha256_prefixes() {
-        assert_eq!(default_id("s3cret"), "token-1ec1c26b");
-        assert_eq!(default_id("abc:def"), "token-ec595285");
-        assert_eq!(default_id("abc"), "token-ba7816bf");
+        assert_eq!(default_id("s3cret"), "1ec1c26b");
+        assert_eq!(default_id("abc"), "ba7816bf");
     }
 
     /// The forms of `--auth-token`: (spec, token, principal id, roles).
     #[test]
     fn the_table_of_token_specs() {
         for (spec, token, id, roles) in [
-            ("s3cret", "s3cret", "token-1ec1c26b", &["default"][..]),
-            ("s3cret:analyst", "s3cret", "token-1ec1c26b", &["analyst", "default"]),
-            ("s3cret:analyst,admin:alice", "s3cret", "alice", &["admin", "analyst", "default"]),
-            ("s3cret::alice", "s3cret", "alice", &["default"]),
-            ("env:CLOUDG_MCP_TOKEN:analyst:ci-bot", "from-env", "ci-bot", &["analyst", "default"]),
-            ("abc:def::", "abc:def", "token-ec595285", &["default"]),
-            ("abc:def:analyst:", "abc:def", "token-ec595285", &["analyst", "default"]),
-            // A colon without more fields is a role, not part of the token.
-            ("abc:def", "abc", "token-ba7816bf", &["def", "default"]),
-            // Many colons keep the left part as the token.
-            ("a:b:c:analyst:svc", "a:b:c", "svc", &["analyst", "default"]),
-            ("env:VAR::bot", "from-env", "bot", &["default"]),
+            ("s3cret", "s3cret", "token:1ec1c26b", &["default"][..]),
+            ("s3cret:analyst", "s3cret", "token:1ec1c26b", &["analyst", "default"]),
+            ("s3cret:analyst,admin:alice", "s3cret", "token:alice", &["admin", "analyst", "default"]),
+            ("s3cret::alice", "s3cret", "token:alice", &["default"]),
+            ("env:CLOUDG_MCP_TOKEN:analyst:ci-bot", "from-env", "token:ci-bot", &["analyst", "default"]),
+            ("abc:def", "abc", "token:ba7816bf", &["def", "default"]),
+            ("abc:def:", "abc", "token:ba7816bf", &["def", "default"]),
+            ("env:VAR::bot", "from-env", "token:bot", &["default"]),
         ] {
             assert_parses(spec, token, id, roles);
         }
     }
 
+    /// Found by the security review: `tok:mcp:tools:alice` became the token `tok:mcp` with
+    /// the role `tools`. A spec with a `:` the fields cannot hold is refused, whatever the
+    /// `:` was meant to be part of, and the message names the form without the token.
+    #[test]
+    fn a_spec_read_more_than_one_way_is_refused() {
+        for spec in ["tok:mcp:tools:alice", "abc:def::", "a:b:c:analyst:svc", "env:VAR:a:b:c", "tok:::"] {
+            let error = parse_token_spec_with(spec, |_| Some("from-env".into())).err();
+            assert_eq!(error, Some(TokenSpecError::Ambiguous), "{spec:?}");
+        }
+        let message = TokenSpecError::Ambiguous.to_string();
+        assert!(message.contains("TOKEN[:ROLES[:ID]]") && message.contains("env:VAR[:ROLES[:ID]]"), "{message}");
+    }
+
     #[test]
     fn env_default_id_hashes_the_value_not_the_name() {
         let parsed = parse("env:VAR");
-        assert_eq!(parsed.principal.id, default_id("from-env"));
+        assert_eq!(parsed.principal.id, format!("token:{}", default_id("from-env")));
     }
 
     #[test]
     fn roles_are_trimmed_and_empties_dropped() {
-        assert_parses("tok: analyst , ,admin,:id", "tok", "id", &["admin", "analyst", "default"]);
+        assert_parses("tok: analyst , ,admin,:id", "tok", "token:id", &["admin", "analyst", "default"]);
     }
 
     #[test]
@@ -284,7 +299,7 @@ mod tests {
         refused("s3cret\t:analyst", "");
         refused("p\u{e4}ss:admin", "");
         refused("nul\0:admin", "");
-        assert_parses("two words:analyst", "two words", "token-a03f1d61", &["analyst", "default"]);
+        assert_parses("two words:analyst", "two words", "token:a03f1d61", &["analyst", "default"]);
         let error = parse_token_spec_with("env:TOKEN", |_| Some("s3cret\n".into())).err().map(|e| e.to_string());
         assert!(error.is_some_and(|e| !e.contains("s3cret")), "the message never shows the token");
     }
@@ -302,7 +317,7 @@ mod tests {
         let auth = TokenAuth::from_specs(["s3cret:analyst:alice", "other"]).expect("valid specs");
         assert_eq!(auth.len(), 2);
         let alice = auth.lookup("s3cret");
-        assert_eq!(alice.as_ref().map(|p| p.id.as_str()), Some("alice"));
+        assert_eq!(alice.as_ref().map(|p| p.id.as_str()), Some("token:alice"));
         assert!(alice.is_some_and(|p| p.has_role("analyst") && p.has_role("default")));
         assert_eq!(auth.lookup("wrong"), None);
         assert_eq!(auth.lookup(""), None);
@@ -343,9 +358,9 @@ mod tests {
     fn authenticate_accepts_only_bearer() {
         let auth = TokenAuth::from_specs(["s3cret:analyst"]).expect("valid specs");
         let id = |header: Option<&str>| auth.authenticate(header).map(|p| p.id);
-        assert_eq!(id(Some("Bearer s3cret")), Some("token-1ec1c26b".into()));
-        assert_eq!(id(Some("bearer  s3cret ")), Some("token-1ec1c26b".into()));
-        assert_eq!(id(Some("BEARER\ts3cret")), Some("token-1ec1c26b".into()));
+        assert_eq!(id(Some("Bearer s3cret")), Some("token:1ec1c26b".into()));
+        assert_eq!(id(Some("bearer  s3cret ")), Some("token:1ec1c26b".into()));
+        assert_eq!(id(Some("BEARER\ts3cret")), Some("token:1ec1c26b".into()));
         assert_eq!(id(Some("Basic abc")), None);
         assert_eq!(id(Some("Basic s3cret")), None);
         assert_eq!(id(Some("s3cret")), None);

@@ -173,6 +173,20 @@ impl Provider {
         self.test_endpoint(Method::GET, "stats").await["jwks"].as_u64().expect("a count")
     }
 
+    /// How many introspection requests the provider answered.
+    pub async fn introspections(&self) -> u64 {
+        self.test_endpoint(Method::GET, "stats").await["introspections"].as_u64().expect("a count")
+    }
+
+    /// A JWT access token of exactly these claims, signed with the provider's current RS256
+    /// key (so duet verifies it), for claims no grant would give.
+    pub async fn sign(&self, claims: Value) -> String {
+        let url = format!("{}/_test/sign", self.issuer);
+        let response = self.http.post(url).json(&claims).send().await.expect("sign");
+        let answer: Value = response.json().await.expect("sign JSON");
+        answer["token"].as_str().unwrap_or_else(|| panic!("no token: {answer}")).to_owned()
+    }
+
     /// The JSON answer of `/_test/NAME`, the provider's hooks for the tests.
     async fn test_endpoint(&self, method: Method, name: &str) -> Value {
         let url = format!("{}/_test/{name}", self.issuer);

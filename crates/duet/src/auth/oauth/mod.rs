@@ -68,6 +68,10 @@ pub struct OAuthConfig {
     pub jwks_max_age: Duration,
     /// How long an introspection answer is reused (never past the token's `exp`).
     pub introspection_cache_ttl: Duration,
+    /// Introspection calls to the authorization server at once; a token not in the cache
+    /// waits for its turn past them, so however many made-up tokens arrive, the
+    /// authorization server sees at most this many calls from duet at a time.
+    pub max_introspections: usize,
     /// Time limit of each call to the authorization server.
     pub timeout: Duration,
     /// Whether `http://` authorization-server URLs off the loopback interface are refused.
@@ -95,6 +99,7 @@ impl OAuthConfig {
             jwks_min_refresh: Duration::from_secs(10),
             jwks_max_age: Duration::from_secs(3600),
             introspection_cache_ttl: Duration::from_secs(30),
+            max_introspections: 16,
             timeout: Duration::from_secs(10),
             require_https: true,
         }
@@ -210,8 +215,11 @@ impl OAuth {
                 if creds.client_id.is_empty() || creds.client_secret.is_empty() {
                     return Err(OAuthSetupError::Config("introspection needs a client id and a client secret".into()));
                 }
-                let ttl = config.introspection_cache_ttl;
-                Some(Introspector::new(endpoint, creds.client_id, creds.client_secret, client, ttl))
+                if config.max_introspections == 0 {
+                    return Err(OAuthSetupError::Config("introspection needs at least one call at a time".into()));
+                }
+                let bounds = (config.introspection_cache_ttl, config.max_introspections);
+                Some(Introspector::new(endpoint, creds.client_id, creds.client_secret, client, bounds))
             }
             (Some(_), None) => {
                 return Err(OAuthSetupError::Config("introspection needs the introspection endpoint's URL".into()));
@@ -274,14 +282,25 @@ pub fn scopes_of(claims: &Map<String, Value>) -> Vec<String> {
     scopes
 }
 
-/// The principal a token stands for: its subject (or client), with roles `default` plus
-/// its scopes, and attributes `auth: "oauth"`, `scopes`, `iss`, `client_id` and
-/// `token_format`. Never the token.
-pub fn principal_from_claims(claims: &Map<String, Value>, token_format: &str) -> Principal {
+/// The principal a token of `issuer` stands for: its subject (`sub`), or, for a token that
+/// names only a client (`client_id`, a client acting for itself), that client, each qualified
+/// by the issuer ([`Principal::oauth_subject`], [`Principal::oauth_client`]); with roles
+/// `default` plus its scopes, and attributes `auth: "oauth"`, `scopes`, `iss`, `client_id`
+/// and `token_format`. Never the token. A token that names neither stands for nobody, and is
+/// refused rather than pooled with others under a shared id.
+pub fn principal_from_claims(
+    issuer: &str,
+    claims: &Map<String, Value>,
+    token_format: &str,
+) -> Result<Principal, AuthError> {
     let text = |key: &str| claims.get(key).and_then(Value::as_str).filter(|s| !s.is_empty());
     let scopes = scopes_of(claims);
-    let id = text("sub").or_else(|| text("client_id")).unwrap_or("oauth-client");
-    let mut principal = Principal::new(id, scopes.iter().cloned())
+    let principal = match (text("sub"), text("client_id")) {
+        (Some(subject), _) => Principal::oauth_subject(issuer, subject, scopes.iter().cloned()),
+        (None, Some(client)) => Principal::oauth_client(issuer, client, scopes.iter().cloned()),
+        (None, None) => return Err(AuthError::invalid("token names no subject: it has neither sub nor client_id")),
+    };
+    let mut principal = principal
         .with_attribute("auth", "oauth")
         .with_attribute("scopes", scopes)
         .with_attribute("token_format", token_format);
@@ -290,7 +309,7 @@ pub fn principal_from_claims(claims: &Map<String, Value>, token_format: &str) ->
             principal = principal.with_attribute(key, value);
         }
     }
-    principal
+    Ok(principal)
 }
 
 #[async_trait]
@@ -301,7 +320,7 @@ impl Authenticator for OAuth {
             return Err(AuthError::unavailable("this server has no canonical resource URI configured"));
         };
         let (claims, format) = self.validate(token, resource).await?;
-        Ok(principal_from_claims(&claims, format))
+        principal_from_claims(&self.issuer, &claims, format)
     }
 }
 
@@ -312,14 +331,19 @@ mod tests {
 
     #[test]
     fn principals_carry_scopes_never_tokens() {
+        let from =
+            |claims: Value, format| principal_from_claims("https://as", claims.as_object().expect("object"), format);
         let claims = json!({"sub": "svc", "client_id": "c1", "iss": "https://as", "scope": "b a  a", "jti": "x"});
-        let p = principal_from_claims(claims.as_object().expect("object"), "jwt");
-        assert_eq!(p.id, "svc");
+        let p = from(claims, "jwt").expect("a subject");
+        assert_eq!(p.id, "oauth:https://as#svc");
         assert!(p.has_role("default") && p.has_role("a") && p.has_role("b"));
         assert_eq!(p.attributes["scopes"], json!(["a", "b"]));
         assert_eq!(p.attributes["client_id"], json!("c1"));
-        let client_only = json!({"client_id": "c1", "scp": ["x"]});
-        assert_eq!(principal_from_claims(client_only.as_object().expect("object"), "opaque").id, "c1");
+        let client_only = from(json!({"client_id": "c1", "scp": ["x"]}), "opaque").map(|p| p.id);
+        assert_eq!(client_only.as_deref(), Ok("oauth-client:https://as#c1"));
+        let nobody = AuthError::invalid("token names no subject: it has neither sub nor client_id");
+        assert_eq!(from(json!({"scope": "x"}), "jwt"), Err(nobody.clone()));
+        assert_eq!(from(json!({"sub": "", "client_id": 7}), "jwt"), Err(nobody));
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Settings of the HTTP transport, and their defaults.
 
+use super::forwarded::ProxyHeader;
 use super::limits::RateLimits;
 use crate::auth::{Authenticator, PrincipalResolver, ProtectedResource, ScopeMap, endpoint_url};
 use std::sync::Arc;
@@ -31,11 +32,16 @@ pub struct HttpConfig {
     /// `Bearer realm="duet"`.
     pub resource: Option<ProtectedResource>,
     /// Whether a trusted proxy's forwarded host (and scheme) make the canonical URI of a
-    /// request; set when binding filled in a `resource` given without one.
+    /// request, when that host is one of the names `allowed_hosts` gives (not a pattern),
+    /// or without any, the bound host and port; set when binding filled in a `resource`
+    /// given without one.
     pub canonical_follows_proxy: bool,
     /// Reverse proxies whose `Forwarded` / `X-Forwarded-Host` / `X-Forwarded-Proto` are
     /// believed (by the connection's peer address); from anyone else they are ignored.
     pub trusted_proxies: Vec<ipnet::IpNet>,
+    /// Which of those headers the trusted proxies set (the other is never read: it is
+    /// whatever the client sent).
+    pub proxy_header: ProxyHeader,
     /// Scopes each tool, prompt and resource needs; a call without them is answered 403
     /// `insufficient_scope` (wrap the layer in [`ScopedLayer`](crate::auth::ScopedLayer)
     /// with the same map so listings match).
@@ -90,6 +96,7 @@ impl Default for HttpConfig {
             resource: None,
             canonical_follows_proxy: false,
             trusted_proxies: Vec::new(),
+            proxy_header: ProxyHeader::default(),
             scopes: None,
             principal_resolver: None,
             json_response: false,

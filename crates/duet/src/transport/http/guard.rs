@@ -43,7 +43,7 @@ impl Rejection {
 }
 
 /// The names a loopback server answers to, as they appear in `Host` and in origins.
-const LOOPBACK_NAMES: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];
+pub(super) const LOOPBACK_NAMES: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];
 
 const MATCH_OPTIONS: MatchOptions =
     MatchOptions { case_sensitive: false, require_literal_separator: false, require_literal_leading_dot: false };

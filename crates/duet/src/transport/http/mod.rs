@@ -25,7 +25,7 @@ mod stream;
 pub use body::Body;
 pub use config::HttpConfig;
 pub use descriptors::raise_open_files_limit;
-pub use forwarded::PeerAddr;
+pub use forwarded::{PeerAddr, ProxyHeader};
 pub use limits::{RATE_LIMITED, RateLimits};
 pub use listener::HttpServer;
 pub use scrape::MetricsEndpoint;

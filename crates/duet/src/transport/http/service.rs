@@ -5,7 +5,7 @@
 
 use super::body::{self, Body};
 use super::config::HttpConfig;
-use super::forwarded::Forwarded;
+use super::forwarded::{CanonicalHosts, Forwarded};
 use super::guard::OriginHostGuard;
 use super::limits::Limiter;
 use super::mirrored::MirroredByTool;
@@ -71,6 +71,8 @@ pub(crate) struct HttpShared {
     pub guard: OriginHostGuard,
     pub sessions: SessionTable,
     pub limiter: Limiter,
+    /// The hosts a trusted proxy may make a request's canonical URI with.
+    canonical_hosts: CanonicalHosts,
     /// The arguments each listed tool mirrors in headers, read once per listing.
     pub mirrored: MirroredByTool,
     /// The resumable streams this replica writes or reads.
@@ -99,6 +101,7 @@ impl McpService {
         );
         let sessions = SessionTable::new(config.max_sessions, config.max_sessions_per_principal);
         let limiter = Limiter::new(config.rate_limits.clone());
+        let canonical_hosts = CanonicalHosts::new(&config);
         let shared = Arc::new_cyclic(|weak: &Weak<HttpShared>| {
             let weak = weak.clone();
             let routed: Arc<Subscriber> = Arc::new(move |published: &Published| {
@@ -122,6 +125,7 @@ impl McpService {
                 guard,
                 sessions,
                 limiter,
+                canonical_hosts,
                 mirrored: MirroredByTool::default(),
                 streams,
                 _routed: routed,
@@ -195,7 +199,7 @@ impl HttpShared {
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
         let (parts, body) = request.into_parts();
-        let forwarded = Forwarded::of(&parts, &self.config.trusted_proxies);
+        let forwarded = Forwarded::of(&parts, &self.config.trusted_proxies, self.config.proxy_header);
         if let Err(rejection) = self.guard.check_head(&parts, forwarded.host.as_deref()) {
             signals::rejected(rejection.status, "guard");
             let status = StatusCode::from_u16(rejection.status).unwrap_or(StatusCode::FORBIDDEN);
@@ -210,13 +214,14 @@ impl HttpShared {
         if parts.method == Method::GET && self.config.health_path.as_deref() == Some(path) {
             return json(StatusCode::OK, r#"{"status":"ok"}"#.to_string());
         }
-        let canonical = forwarded.canonical(&self.config.path).filter(|_| self.config.canonical_follows_proxy);
+        let canonical = forwarded.canonical(&self.config.path, &self.canonical_hosts);
         let resource = self.resource_at(canonical.as_deref());
         if let Some(resource) = resource.as_deref()
             && resource.is_metadata_path(path, &self.config.path)
         {
+            let varies = self.canonical_hosts.follow().then(|| self.config.proxy_header.vary());
             return match parts.method {
-                Method::GET | Method::HEAD => metadata(resource),
+                Method::GET | Method::HEAD => metadata(resource, varies),
                 _ => method_not_allowed("GET"),
             };
         }
@@ -361,10 +366,21 @@ fn unauthorized(resource: Option<&ProtectedResource>, refused: Option<&str>) -> 
     response
 }
 
-/// The Protected Resource Metadata document (RFC 9728 §3.2).
-fn metadata(resource: &ProtectedResource) -> Response<Body> {
+/// The Protected Resource Metadata document (RFC 9728 §3.2): shared caches may keep it
+/// when it is the same for every request; when its `resource` follows a proxy's headers
+/// (`varies`, their names), no cache keeps it, lest one client's headers make another's.
+fn metadata(resource: &ProtectedResource, varies: Option<&'static str>) -> Response<Body> {
     let mut response = json(StatusCode::OK, resource.document().to_string());
-    response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("public, max-age=300"));
+    let h = response.headers_mut();
+    match varies {
+        None => {
+            h.insert(header::CACHE_CONTROL, HeaderValue::from_static("public, max-age=300"));
+        }
+        Some(names) => {
+            h.insert(header::CACHE_CONTROL, HeaderValue::from_static("private, no-store"));
+            h.insert(header::VARY, HeaderValue::from_static(names));
+        }
+    }
     response
 }
 
@@ -375,7 +391,7 @@ fn is_message_path(path: &str, message_path: &str) -> bool {
 fn cors_headers(response: &mut Response<Body>, origin: HeaderValue) {
     let h = response.headers_mut();
     h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
-    h.insert(header::VARY, HeaderValue::from_static("Origin"));
+    h.append(header::VARY, HeaderValue::from_static("Origin"));
     h.insert(
         header::ACCESS_CONTROL_EXPOSE_HEADERS,
         HeaderValue::from_static("Mcp-Session-Id, MCP-Protocol-Version, WWW-Authenticate"),
