@@ -1,6 +1,6 @@
 //! The command line, as clap types: `duet serve` and its options.
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 use duet::trace::Tracer;
 use std::process::ExitCode;
 
@@ -378,6 +378,13 @@ pub enum LogFormat {
 }
 
 impl Cli {
+    /// The `--log-format` of a command line that does not parse, as far as it can be read.
+    pub fn requested_format() -> LogFormat {
+        let matches = Cli::command().ignore_errors(true).try_get_matches().ok();
+        let serve = matches.as_ref().and_then(|m| m.subcommand_matches("serve"));
+        serve.and_then(|m| m.get_one::<LogFormat>("log_format").copied()).unwrap_or(LogFormat::Text)
+    }
+
     pub fn log_format(&self) -> LogFormat {
         match &self.command {
             Command::Serve(args) => args.log_format,

@@ -16,8 +16,9 @@ mod traces;
 mod usage;
 mod workspace;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 use std::process::ExitCode;
+use usage::Usage;
 
 /// mimalloc: the server allocates and frees many small objects per request, which it does
 /// several times faster than the system allocator (measured in bench/RESULTS.md).
@@ -25,10 +26,18 @@ use std::process::ExitCode;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    let cli = cli::Cli::parse();
+    let cli = match cli::Cli::command().try_get_matches().and_then(|m| cli::Cli::from_arg_matches(&m)) {
+        Ok(cli) => cli,
+        Err(e) if e.use_stderr() && cli::Cli::requested_format() == cli::LogFormat::Json => {
+            let rendered = e.render().to_string();
+            let message = rendered.strip_prefix("error: ").unwrap_or(&rendered).trim_end();
+            return early_usage(cli::LogFormat::Json, Usage(message.into()));
+        }
+        Err(e) => e.exit(),
+    };
     let otlp = match cli.otlp().map(|(endpoint, ratio)| traces::Export::new(endpoint, ratio)).transpose() {
         Ok(otlp) => otlp,
-        Err(usage) => return usage.exit(),
+        Err(usage) => return early_usage(cli.log_format(), usage),
     };
     if !matches!(cli.command, cli::Command::Serve(_)) {
         // A listing piped into `head` ends quietly, as other command-line tools do.
@@ -60,4 +69,11 @@ fn main() -> ExitCode {
     drop(runtime);
     telemetry.shutdown();
     code
+}
+
+/// A usage error found before the log is set up, written in the format asked for.
+fn early_usage(format: cli::LogFormat, usage: Usage) -> ExitCode {
+    // The process ends here: the log needs no exporter, and failing to set it up leaves text.
+    let _ = logging::init("warn", format, None);
+    usage.exit()
 }

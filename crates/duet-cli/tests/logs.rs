@@ -79,9 +79,15 @@ fn every_stderr_line_is_json_from_the_start() {
             assert!(noticed(&lines, "INFO", notice), "no {notice:?} among:\n{}", done.stderr);
         }
     }
-    let failures: [(&[&str], &str); 2] = [
+    let failures: [(&[&str], &str); 4] = [
         (&["--metrics-addr", "256.0.0.1:1"], "cannot listen for metrics on 256.0.0.1:1"),
         (&["--transport", "http", "--rate-limit", "0"], "--rate-limit needs a positive number"),
+        // Before the log is set up: the command line does not parse, or its OTLP export.
+        (&["--no-such-flag"], "unexpected argument '--no-such-flag'"),
+        (
+            &["--otlp-endpoint", "http://127.0.0.1:4318", "--otlp-sample-ratio", "2"],
+            "--otlp-sample-ratio 2: a ratio from 0 to 1",
+        ),
     ];
     for (args, error) in failures {
         let done = Duet::spawn(&[&serve[..], args].concat(), "2025-11-25").finish(EXIT);
