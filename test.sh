@@ -11,6 +11,8 @@ set -euo pipefail
 cd "$(dirname "$0")"
 # The binary the process-level tests run.
 export DUET_BIN=${DUET_BIN:-${CARGO_TARGET_DIR:-$PWD/target}/debug/duet}
+# One build from scratch, not edits: incremental caches would only take disk (gigabytes).
+export CARGO_INCREMENTAL=${CARGO_INCREMENTAL:-0}
 
 step() { printf '\n==> %s (%s)\n' "$*" "$(date -u +%T)"; }
 

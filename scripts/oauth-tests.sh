@@ -8,7 +8,9 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 ( cd "$root/tests/oauth" && npm ci --no-audit --no-fund --loglevel=error ) || { echo "oauth: npm ci failed" >&2; exit 1; }
 venv=$("$root/scripts/python-venv.sh")
 cd "$root"
-cargo build -p duet-cli
+# The whole workspace, as test.sh builds it: building one package resolves other features and
+# would compile every dependency a second time.
+[[ -n ${DUET_BIN:-} ]] || cargo build --workspace --bins
 export DUET_BIN=${DUET_BIN:-${CARGO_TARGET_DIR:-$root/target}/debug/duet}
 export DUET_OAUTH_PYTHON="$venv/bin/python"
-exec cargo test -p duet --test oauth_python -- --include-ignored "$@"
+exec cargo test --workspace --test oauth_python -- --include-ignored "$@"
