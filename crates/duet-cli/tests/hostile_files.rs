@@ -117,7 +117,10 @@ fn hard_links_are_refused_unless_followed() {
     assert!(message.contains("has other hard links"), "{read}");
     assert!(!read.to_string().contains("secret passwords"), "{read}");
     let found = call(&mut duet, 5, "search_files", json!({"pattern": "secret"}));
-    assert_eq!(found["structuredContent"]["matches"], json!([{"path": "plain.txt", "line": 1, "text": "no secret here"}]));
+    assert_eq!(
+        found["structuredContent"]["matches"],
+        json!([{"path": "plain.txt", "line": 1, "text": "no secret here"}])
+    );
     let uris = listed_uris(&mut duet, 6);
     assert!(!uris.iter().any(|u| u.contains("link")), "{uris:?}");
     drop(duet);

@@ -82,7 +82,11 @@ pub fn walker_skipping(dir: &Path, skip: Vec<PathBuf>) -> WalkBuilder {
         tracing::warn!("{} is not walked: {} is not a regular file", dir.display(), path.display());
         builder.ignore(false).git_ignore(false).git_exclude(false).git_global(false).parents(false);
     } else if let Some(Unwalkable::ExcludeFile(path)) = above.first() {
-        tracing::warn!("{} is walked without git's exclude files: {} is not a regular file", dir.display(), path.display());
+        tracing::warn!(
+            "{} is walked without git's exclude files: {} is not a regular file",
+            dir.display(),
+            path.display()
+        );
         builder.git_exclude(false);
     }
     let deadline = Instant::now() + MAX_WALK_TIME;
@@ -513,7 +517,9 @@ mod tests {
     fn fifos_among_the_rules_never_block_a_walk() {
         let (dir, gitdir) = (tempfile::TempDir::new().unwrap(), tempfile::TempDir::new().unwrap());
         let root = dir.path().canonicalize().unwrap();
-        for rel in ["a.txt", "ignored/.gitignore", "ignored/b.txt", "repo/c.txt", "excluded/.git/info/x", "excluded/d.txt"] {
+        for rel in
+            ["a.txt", "ignored/.gitignore", "ignored/b.txt", "repo/c.txt", "excluded/.git/info/x", "excluded/d.txt"]
+        {
             fs::create_dir_all(root.join(rel).parent().unwrap()).unwrap();
             fs::write(root.join(rel), "").unwrap();
         }

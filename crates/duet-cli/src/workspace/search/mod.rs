@@ -16,8 +16,8 @@ mod render;
 pub use parallel::{Feedback, search};
 
 use super::in_force::InForce;
-use super::{Shared, files};
 use super::tools::{ToolOutcome, dot, path_schema, spec, structured};
+use super::{Shared, files};
 use crate::counted::count;
 use duet::layer::{Registry, RegistryError, RequestCx};
 use globset::GlobMatcher;
