@@ -70,6 +70,11 @@ pub fn walker(dir: &Path) -> WalkBuilder {
 /// The same walker, which also leaves out the directories `skip` (other roots nested in
 /// this one, listed with their own).
 pub fn walker_skipping(dir: &Path, skip: Vec<PathBuf>) -> WalkBuilder {
+    walker_until(dir, skip, Instant::now() + MAX_WALK_TIME)
+}
+
+/// The same walker, which yields nothing more once `deadline` has passed.
+fn walker_until(dir: &Path, skip: Vec<PathBuf>, deadline: Instant) -> WalkBuilder {
     let mut builder = WalkBuilder::new(dir);
     builder.standard_filters(true).require_git(false).follow_links(false).sort_by_file_name(|a, b| a.cmp(b));
     // The walker reads the rules of every directory above where it starts, too.
@@ -89,7 +94,6 @@ pub fn walker_skipping(dir: &Path, skip: Vec<PathBuf>) -> WalkBuilder {
         );
         builder.git_exclude(false);
     }
-    let deadline = Instant::now() + MAX_WALK_TIME;
     let timed_out = AtomicBool::new(false);
     let walk_nothing = walk_nothing.is_some();
     let dir = dir.to_path_buf();
@@ -99,7 +103,7 @@ pub fn walker_skipping(dir: &Path, skip: Vec<PathBuf>) -> WalkBuilder {
         }
         if Instant::now() > deadline {
             if !timed_out.swap(true, Ordering::Relaxed) {
-                tracing::warn!("the walk of {} stopped after {MAX_WALK_TIME:?}", dir.display());
+                tracing::warn!("the walk of {} ran out of time and stopped", dir.display());
             }
             return false;
         }
@@ -540,5 +544,14 @@ mod tests {
         let rules = Rules::new();
         assert_eq!(rules.excluded(&root, &root.join("ignored/b.txt")), None);
         assert_eq!(rules.excluded(&root, &root.join("repo/c.txt")), None);
+    }
+
+    #[test]
+    fn a_walk_stops_at_its_deadline() {
+        let dir = tempfile::TempDir::new().unwrap();
+        fs::write(dir.path().join("a.txt"), "").unwrap();
+        let walked = |deadline| walker_until(dir.path(), Vec::new(), deadline).build().filter_map(served_entry).count();
+        assert_eq!(walked(Instant::now() + MAX_WALK_TIME), 2, "the directory and its file");
+        assert_eq!(walked(Instant::now()), 1, "the directory alone: nothing below it once out of time");
     }
 }
