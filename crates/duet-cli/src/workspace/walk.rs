@@ -38,7 +38,7 @@ pub const MAX_WALK_TIME: Duration = Duration::from_secs(120);
 
 /// The ignore file in a directory that the walker must not open, and whether it is git's
 /// exclude file (which a walk can do without) or an ignore file (which it cannot).
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug)]
 enum Unwalkable {
     IgnoreFile(PathBuf),
     ExcludeFile(PathBuf),
@@ -79,11 +79,11 @@ fn walker_until(dir: &Path, skip: Vec<PathBuf>, deadline: Instant) -> WalkBuilde
     builder.standard_filters(true).require_git(false).follow_links(false).sort_by_file_name(|a, b| a.cmp(b));
     // The walker reads the rules of every directory above where it starts, too.
     let above: Vec<Unwalkable> = dir.ancestors().filter_map(unwalkable).collect();
-    let walk_nothing = above.iter().find_map(|u| match u {
+    let ignore_file_above = above.iter().find_map(|u| match u {
         Unwalkable::IgnoreFile(path) => Some(path),
         Unwalkable::ExcludeFile(_) => None,
     });
-    if let Some(path) = walk_nothing {
+    if let Some(path) = ignore_file_above {
         tracing::warn!("{} is not walked: {} is not a regular file", dir.display(), path.display());
         builder.ignore(false).git_ignore(false).git_exclude(false).git_global(false).parents(false);
     } else if let Some(Unwalkable::ExcludeFile(path)) = above.first() {
@@ -95,7 +95,7 @@ fn walker_until(dir: &Path, skip: Vec<PathBuf>, deadline: Instant) -> WalkBuilde
         builder.git_exclude(false);
     }
     let timed_out = AtomicBool::new(false);
-    let walk_nothing = walk_nothing.is_some();
+    let walk_nothing = ignore_file_above.is_some();
     let dir = dir.to_path_buf();
     builder.filter_entry(move |entry| {
         if walk_nothing {
