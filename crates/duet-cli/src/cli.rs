@@ -53,6 +53,11 @@ pub struct LayerArgs {
     /// under the roots once the user confirms each change through the client.
     #[arg(long, conflicts_with_all = ["fixtures", "manifest"])]
     pub allow_write: bool,
+    /// Also serve files that have other hard links. By default they are refused (and left
+    /// out of searches and resource lists): another name of the same file may lie outside
+    /// the roots or be excluded by .gitignore.
+    #[arg(long, conflicts_with_all = ["fixtures", "manifest"])]
+    pub follow_hard_links: bool,
 }
 
 /// Who the in-process commands act as: the local user unless a role or id is given.

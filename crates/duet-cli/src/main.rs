@@ -25,6 +25,10 @@ use usage::Usage;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// How long the process waits, once its command has returned, for blocking work still
+/// running before it exits anyway.
+const ABANDON_BLOCKED_WORK_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
+
 fn main() -> ExitCode {
     let cli = match cli::Cli::command().try_get_matches().and_then(|m| cli::Cli::from_arg_matches(&m)) {
         Ok(cli) => cli,
@@ -65,8 +69,10 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     };
-    // The runtime first: a task still in a span must not hold it past the exporter.
-    drop(runtime);
+    // The runtime first: a task still in a span must not hold it past the exporter. Work
+    // on a blocking thread that is stuck (a read the kernel never finishes) is abandoned,
+    // not waited for: the command has ended, and its grace with it.
+    runtime.shutdown_timeout(ABANDON_BLOCKED_WORK_AFTER);
     telemetry.shutdown();
     code
 }

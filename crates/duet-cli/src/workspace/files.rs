@@ -1,13 +1,20 @@
 //! Reading one file: how much one read may return, whether bytes are text or binary, which
 //! MIME type a file has, line ranges of files too large to read whole (its last lines read
-//! backwards from the end), and file times as RFC 3339. Every open re-checks that it got a regular file, and one that lies
-//! under its root.
+//! backwards from the end), and file times as RFC 3339.
+//!
+//! Every file the workspace reads is opened here ([`open_regular`]): only a regular file is
+//! ever opened, and never in a way that can block (a FIFO, a device or a socket is refused
+//! before and after opening, and the open itself does not wait). A file served to a client
+//! ([`open`]) is also re-checked to lie under its root, not to be excluded, and to have no
+//! other hard link unless the workspace follows hard links: a hard link is another name of
+//! the same file, possibly outside the root or ignored, that confinement cannot see.
 
 use super::paths::Root;
 use crate::counted::count;
 use std::ffi::OsStr;
-use std::fs::File;
+use std::fs::{File, Metadata, OpenOptions};
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -93,14 +100,45 @@ impl ReadError {
     }
 }
 
-/// Opens a regular file under `root`. The path was checked before, but may have been
-/// swapped for a link since: what was actually opened is checked again, both that it lies
-/// under the root and, when it is not the file the path named, that it is not excluded.
-pub fn open(path: &Path, root: &Root) -> io::Result<File> {
-    let file = File::open(path)?;
-    if !file.metadata()?.is_file() {
-        return Err(io::Error::new(io::ErrorKind::InvalidInput, "not a regular file"));
+/// Opens `path` for reading if it is a regular file (links followed). Its type is looked at
+/// before opening, so a device is never opened; the open does not wait (`O_NONBLOCK`), so a
+/// FIFO swapped in since cannot block it; and what was opened is looked at again.
+pub fn open_regular(path: &Path) -> io::Result<File> {
+    let not_regular = || {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "it is not a regular file (devices, FIFOs and sockets are never read)",
+        )
+    };
+    if !std::fs::metadata(path)?.is_file() {
+        return Err(not_regular());
     }
+    let file = OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY).open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(not_regular());
+    }
+    Ok(file)
+}
+
+/// Refuses a regular file with other hard links, unless `root` follows them.
+pub fn check_hard_links(meta: &Metadata, root: &Root) -> io::Result<()> {
+    if meta.nlink() > 1 && !root.follows_hard_links() {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            "it has other hard links, which may lead outside the workspace or to ignored files; start duet \
+             with --follow-hard-links to serve such files",
+        ));
+    }
+    Ok(())
+}
+
+/// Opens a regular file under `root` ([`open_regular`]). The path was checked before, but
+/// may have been swapped for a link since: what was actually opened is checked again, both
+/// that it lies under the root and, when it is not the file the path named, that it is not
+/// excluded; and it must have no other hard links ([`check_hard_links`]).
+pub fn open(path: &Path, root: &Root) -> io::Result<File> {
+    let file = open_regular(path)?;
+    check_hard_links(&file.metadata()?, root)?;
     let refuse = |why: &str| Err(io::Error::new(io::ErrorKind::PermissionDenied, why.to_string()));
     match opened_path(&file, path) {
         Some(opened) if !opened.starts_with(&root.path) => refuse("it leads outside the workspace"),
@@ -128,7 +166,6 @@ pub fn opened_path(file: &File, path: &Path) -> Option<std::path::PathBuf> {
 
 #[cfg(unix)]
 fn same_file(file: &File, path: &Path) -> bool {
-    use std::os::unix::fs::MetadataExt;
     match (file.metadata(), path.metadata()) {
         (Ok(a), Ok(b)) => (a.dev(), a.ino()) == (b.dev(), b.ino()),
         _ => false,
@@ -456,6 +493,26 @@ mod tests {
         let error = open(&root.join("swapped"), served).unwrap_err();
         assert_eq!(error.kind(), io::ErrorKind::PermissionDenied);
         assert!(error.to_string().contains("excluded"), "{error}");
+    }
+
+    #[test]
+    fn only_regular_files_without_other_links_are_opened() {
+        let dir = tempfile::TempDir::new().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let fifo = std::ffi::CString::new(root.join("pipe").to_str().unwrap()).unwrap();
+        // SAFETY: a NUL-terminated path, and a mode.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        std::fs::write(root.join("file"), "f").unwrap();
+        std::fs::hard_link(root.join("file"), root.join("link")).unwrap();
+        // Not opened at all, so nothing waits for a writer.
+        let error = open_regular(&root.join("pipe")).unwrap_err();
+        assert!(error.to_string().contains("not a regular file"), "{error}");
+        let roots = super::super::paths::Roots::new(vec![root.clone()]).unwrap();
+        for name in ["file", "link"] {
+            let error = open(&root.join(name), roots.get(0)).unwrap_err();
+            assert!(error.to_string().contains("--follow-hard-links"), "{name}: {error}");
+        }
+        assert!(open(&root.join("link"), roots.follow_hard_links().get(0)).is_ok());
     }
 
     #[test]

@@ -72,6 +72,21 @@ pub enum Access {
     ConfirmedWrites,
 }
 
+/// How a workspace serves its files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Options {
+    pub access: Access,
+    /// Serve files with other hard links too (`--follow-hard-links`); by default they are
+    /// refused, since another name of the same file may lie outside the roots or be ignored.
+    pub follow_hard_links: bool,
+}
+
+impl From<Access> for Options {
+    fn from(access: Access) -> Options {
+        Options { access, follow_hard_links: false }
+    }
+}
+
 /// The files under some directories, served as an MCP layer.
 pub struct Workspace {
     shared: Arc<Shared>,
@@ -89,6 +104,8 @@ struct Shared {
     listed: Condvar,
     /// The client roots the log last told of.
     told: Mutex<Option<Vec<ClientRoot>>>,
+    /// A turn for each search that may run at once.
+    searches: tokio::sync::Semaphore,
 }
 
 /// The listing, the skills and the watches, under one lock so that whichever of the first
@@ -155,13 +172,20 @@ impl Workspace {
     /// A workspace of these directories (relative ones are taken from the current
     /// directory). Lists their files in the background (what needs the listing waits for
     /// it); call [`Workspace::watch`] to keep it current.
-    pub fn open(roots: Vec<PathBuf>, access: Access) -> Result<Arc<Workspace>, WorkspaceError> {
+    pub fn open(roots: Vec<PathBuf>, options: impl Into<Options>) -> Result<Arc<Workspace>, WorkspaceError> {
+        let Options { access, follow_hard_links } = options.into();
         let roots = Roots::new(roots)?;
+        let roots = if follow_hard_links { roots.follow_hard_links() } else { roots };
         let templates = Arc::new(roots.iter().map(template).collect());
         // The skills are few and found at once: `initialize` says whether they are served.
         let state = State { skills: Arc::new(Skills::scan(&roots)), ..State::default() };
-        let shared =
-            Arc::new(Shared { roots, state: Mutex::new(state), listed: Condvar::new(), told: Mutex::default() });
+        let shared = Arc::new(Shared {
+            roots,
+            state: Mutex::new(state),
+            listed: Condvar::new(),
+            told: Mutex::default(),
+            searches: tokio::sync::Semaphore::new(search::MAX_CONCURRENT_SEARCHES),
+        });
         let listing = shared.clone();
         std::thread::Builder::new()
             .name("duet-workspace-list".into())

@@ -79,10 +79,12 @@ fn decode(cursor: &str, roots: &Roots) -> Result<Cursor, LayerError> {
 }
 
 /// The resource of a listed file, as it is now; `None` when it is no longer a file (the
-/// watcher will say so).
+/// watcher will say so), or when it has other hard links the root does not follow (it
+/// could not be read).
 fn resource(roots: &Roots, root: usize, rel: &str) -> Option<Resource> {
     let path = roots.get(root).path.join(rel);
     let meta = path.symlink_metadata().ok().filter(|m| m.is_file())?;
+    files::check_hard_links(&meta, roots.get(root)).ok()?;
     Some(describe(roots, root, &path, &meta))
 }
 

@@ -34,9 +34,15 @@ pub struct Root {
     given: PathBuf,
     /// What walks from this root leave out as ignored.
     rules: Rules,
+    /// Whether a file with other hard links is served (`--follow-hard-links`).
+    follow_hard_links: bool,
 }
 
 impl Root {
+    pub fn follows_hard_links(&self) -> bool {
+        self.follow_hard_links
+    }
+
     /// Why `abs`, a path under this root, is not served; `None` when it is.
     pub fn excluded(&self, abs: &Path) -> Option<Exclusion> {
         self.rules.excluded(&self.path, abs)
@@ -196,9 +202,18 @@ impl Roots {
                 }
                 name = format!("{base}-{n}");
             }
-            roots.push(Root { name, path, given: absolute, rules: Rules::new() });
+            roots.push(Root { name, path, given: absolute, rules: Rules::new(), follow_hard_links: false });
         }
         Ok(Roots(roots))
+    }
+
+    /// Serves files with other hard links too (`--follow-hard-links`): a hard link is
+    /// another name of the same file, which may lie outside the roots or be ignored.
+    pub fn follow_hard_links(mut self) -> Roots {
+        for root in &mut self.0 {
+            root.follow_hard_links = true;
+        }
+        self
     }
 
     pub fn iter(&self) -> impl Iterator<Item = &Root> {

@@ -8,19 +8,59 @@
 //! skip it as ignored? Confinement refuses such paths, so a client cannot read by name
 //! what `.gitignore` keeps out of every listing. It builds on the `ignore` crate's own
 //! gitignore matchers, combined the way its walker combines them.
+//!
+//! No walk can block. The `ignore` crate opens a directory's `.ignore`, `.gitignore` and
+//! git's exclude file (found through a `.git` file's `gitdir` and that directory's
+//! `commondir`, which may be anywhere) without looking at what they are, so a FIFO there
+//! would block it for good: a directory where one of them is neither a file nor a
+//! directory is not walked (logged), and a walk whose starting directory (or one above
+//! it) has such a file walks nothing, or, when only git's exclude file is at fault, walks
+//! without exclude files. [`Rules`] reads the same files itself, and only regular ones
+//! (an unreadable one holds no rules). Each walk also stops after [`MAX_WALK_TIME`].
 
+use super::files;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::{DirEntry, Match, WalkBuilder, WalkParallel};
 use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::fs;
-use std::io::{BufRead, BufReader};
+use std::io::Read;
 use std::path::{Component, Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::SystemTime;
+use std::time::{Duration, Instant, SystemTime};
 
 /// The directory git keeps its repository in; never served, whatever the ignore files say.
 pub const GIT_DIR: &str = ".git";
+
+/// The longest one walk runs: past it, it yields nothing more (logged).
+pub const MAX_WALK_TIME: Duration = Duration::from_secs(120);
+
+/// The ignore file in a directory that the walker must not open, and whether it is git's
+/// exclude file (which a walk can do without) or an ignore file (which it cannot).
+#[derive(Debug)]
+enum Unwalkable {
+    IgnoreFile(PathBuf),
+    ExcludeFile(PathBuf),
+}
+
+/// Whether something at `path` exists and is neither a file nor a directory (links
+/// followed): opening it could block, or never end.
+fn special(path: &Path) -> bool {
+    fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir())
+}
+
+/// What the walker would open in `dir` to read its rules that could block it.
+fn unwalkable(dir: &Path) -> Option<Unwalkable> {
+    if let Some(path) = [".ignore", ".gitignore"].iter().map(|name| dir.join(name)).find(|p| special(p)) {
+        return Some(Unwalkable::IgnoreFile(path));
+    }
+    match exclude_file(dir) {
+        Err(path) => Some(Unwalkable::ExcludeFile(path)),
+        Ok(Some(path)) if special(&path) => Some(Unwalkable::ExcludeFile(path)),
+        Ok(_) => None,
+    }
+}
 
 /// A walker over `dir` with the workspace's rules; callers add a depth limit if they want.
 pub fn walker(dir: &Path) -> WalkBuilder {
@@ -30,16 +70,55 @@ pub fn walker(dir: &Path) -> WalkBuilder {
 /// The same walker, which also leaves out the directories `skip` (other roots nested in
 /// this one, listed with their own).
 pub fn walker_skipping(dir: &Path, skip: Vec<PathBuf>) -> WalkBuilder {
+    walker_until(dir, skip, Instant::now() + MAX_WALK_TIME)
+}
+
+/// The same walker, which yields nothing more once `deadline` has passed.
+fn walker_until(dir: &Path, skip: Vec<PathBuf>, deadline: Instant) -> WalkBuilder {
     let mut builder = WalkBuilder::new(dir);
-    builder
-        .standard_filters(true)
-        .require_git(false)
-        .follow_links(false)
-        .sort_by_file_name(|a, b| a.cmp(b))
+    builder.standard_filters(true).require_git(false).follow_links(false).sort_by_file_name(|a, b| a.cmp(b));
+    // The walker reads the rules of every directory above where it starts, too.
+    let above: Vec<Unwalkable> = dir.ancestors().filter_map(unwalkable).collect();
+    let ignore_file_above = above.iter().find_map(|u| match u {
+        Unwalkable::IgnoreFile(path) => Some(path),
+        Unwalkable::ExcludeFile(_) => None,
+    });
+    if let Some(path) = ignore_file_above {
+        tracing::warn!("{} is not walked: {} is not a regular file", dir.display(), path.display());
+        builder.ignore(false).git_ignore(false).git_exclude(false).git_global(false).parents(false);
+    } else if let Some(Unwalkable::ExcludeFile(path)) = above.first() {
+        tracing::warn!(
+            "{} is walked without git's exclude files: {} is not a regular file",
+            dir.display(),
+            path.display()
+        );
+        builder.git_exclude(false);
+    }
+    let timed_out = AtomicBool::new(false);
+    let walk_nothing = ignore_file_above.is_some();
+    let dir = dir.to_path_buf();
+    builder.filter_entry(move |entry| {
+        if walk_nothing {
+            return false;
+        }
+        if Instant::now() > deadline {
+            if !timed_out.swap(true, Ordering::Relaxed) {
+                tracing::warn!("the walk of {} ran out of time and stopped", dir.display());
+            }
+            return false;
+        }
         // Hidden already, unless an ignore file whitelists it: still never served.
-        .filter_entry(move |entry| {
-            entry.file_name() != OsStr::new(GIT_DIR) && !skip.iter().any(|s| s.as_path() == entry.path())
-        });
+        if entry.file_name() == OsStr::new(GIT_DIR) || skip.iter().any(|s| s.as_path() == entry.path()) {
+            return false;
+        }
+        match is_dir(entry).then(|| unwalkable(entry.path())).flatten() {
+            Some(Unwalkable::IgnoreFile(path) | Unwalkable::ExcludeFile(path)) => {
+                tracing::warn!("{} is not walked: {} is not a regular file", entry.path().display(), path.display());
+                false
+            }
+            None => true,
+        }
+    });
     builder
 }
 
@@ -239,7 +318,7 @@ impl Stamps {
         let git = stamp(&dir.join(GIT_DIR));
         let exclude = match (&git, exclude) {
             (Some(_), Some(path)) => Some((path.clone(), stamp(&path))),
-            (Some(_), None) => exclude_file(dir).map(|path| (path.clone(), stamp(&path))),
+            (Some(_), None) => exclude_file(dir).ok().flatten().map(|path| (path.clone(), stamp(&path))),
             (None, _) => None,
         };
         Stamps { ignore: stamp(&dir.join(".ignore")), gitignore: stamp(&dir.join(".gitignore")), git, exclude }
@@ -259,13 +338,23 @@ impl DirRules {
     }
 }
 
-/// The rules of one ignore file, relative to `dir`. Lines that are not valid globs are
-/// skipped and the others kept, as the walker does.
+/// The rules of one ignore file, relative to `dir`, if it is a regular file. Lines that
+/// are not valid globs (or not UTF-8) are skipped and the others kept, as the walker does.
 fn matcher(dir: &Path, file: Option<PathBuf>) -> Gitignore {
-    let Some(file) = file.filter(|f| f.is_file()) else { return Gitignore::empty() };
+    let Some(file) = file else { return Gitignore::empty() };
+    let mut text = Vec::new();
+    if let Err(error) = files::open_regular(&file).and_then(|mut f| f.read_to_end(&mut text)) {
+        tracing::debug!("workspace ignore rules: cannot read {}: {error}", file.display());
+        return Gitignore::empty();
+    }
     let mut builder = GitignoreBuilder::new(dir);
-    if let Some(error) = builder.add(&file) {
-        tracing::debug!("workspace ignore rules: {error}");
+    let lines = text.split(|b| *b == b'\n').map(|line| line.strip_suffix(b"\r").unwrap_or(line));
+    for (i, line) in lines.enumerate().filter_map(|(i, line)| Some((i, std::str::from_utf8(line).ok()?))) {
+        // As git does, a byte-order mark before the first line is no part of it.
+        let line = if i == 0 { line.trim_start_matches('\u{feff}') } else { line };
+        if let Err(error) = builder.add_line(Some(file.clone()), line) {
+            tracing::debug!("workspace ignore rules: {error}");
+        }
     }
     builder.build().unwrap_or_else(|error| {
         tracing::debug!("workspace ignore rules: {error}");
@@ -274,18 +363,32 @@ fn matcher(dir: &Path, file: Option<PathBuf>) -> Gitignore {
 }
 
 /// `info/exclude` of the repository whose `.git` is in `dir`: in that directory, or in the
-/// common directory of a worktree whose `.git` is a file (as the walker finds it).
-fn exclude_file(dir: &Path) -> Option<PathBuf> {
+/// common directory of a worktree whose `.git` is a file (as the walker finds it); `None`
+/// when there is none. `Err` names a file on the way that is neither a file nor a
+/// directory, which the walker would open (and block on).
+fn exclude_file(dir: &Path) -> Result<Option<PathBuf>, PathBuf> {
     let git = dir.join(GIT_DIR);
-    if !fs::metadata(&git).ok()?.is_file() {
-        return Some(git.join("info/exclude"));
+    match fs::metadata(&git) {
+        Ok(meta) if meta.is_file() => {}
+        Ok(_) => return Ok(Some(git.join("info/exclude"))),
+        Err(_) => return Ok(None),
     }
-    let first_line =
-        |path: &Path| -> Option<String> { BufReader::new(fs::File::open(path).ok()?).lines().next()?.ok() };
-    let real = PathBuf::from(first_line(&git)?.strip_prefix("gitdir: ")?);
-    let common = first_line(&real.join("commondir"))?;
+    let first_line = |path: &Path| -> Result<Option<String>, PathBuf> {
+        if special(path) {
+            return Err(path.to_path_buf());
+        }
+        let mut text = Vec::new();
+        // A line of a path: a few KiB at most.
+        let read = files::open_regular(path).and_then(|f| f.take(64 * 1024).read_to_end(&mut text));
+        let line = text.split(|b| *b == b'\n').next().and_then(|l| String::from_utf8(l.to_vec()).ok());
+        Ok(read.ok().and(line))
+    };
+    let Some(real) = first_line(&git)?.and_then(|l| l.strip_prefix("gitdir: ").map(PathBuf::from)) else {
+        return Ok(None);
+    };
+    let Some(common) = first_line(&real.join("commondir"))? else { return Ok(None) };
     let common = if common.starts_with('.') { real.join(common) } else { PathBuf::from(common) };
-    Some(common.join("info/exclude"))
+    Ok(Some(common.join("info/exclude")))
 }
 
 /// Whether `path` is ignored by the rules of `chain` (outermost directory first) and the
@@ -394,5 +497,61 @@ mod tests {
             assert_eq!(why(kept), None, "{kept}");
         }
         assert!(walked.len() > 8 && all.len() > walked.len() + 8, "{walked:?}");
+    }
+
+    /// The files a walk of `root` yields, from another thread: a walk that blocks fails
+    /// the test instead of hanging it.
+    fn walked_within(root: &Path, limit: Duration) -> Vec<String> {
+        let (sent, received) = std::sync::mpsc::channel();
+        let dir = root.to_path_buf();
+        std::thread::spawn(move || {
+            let rel = |e: DirEntry| e.path().strip_prefix(&dir).unwrap().to_string_lossy().into_owned();
+            let _ = sent.send(files(&dir).map(rel).collect::<Vec<_>>());
+        });
+        received.recv_timeout(limit).expect("the walk blocked")
+    }
+
+    fn mkfifo(path: &Path) {
+        let name = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+        // SAFETY: a NUL-terminated path, and a mode.
+        assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+    }
+
+    #[test]
+    fn fifos_among_the_rules_never_block_a_walk() {
+        let (dir, gitdir) = (tempfile::TempDir::new().unwrap(), tempfile::TempDir::new().unwrap());
+        let root = dir.path().canonicalize().unwrap();
+        for rel in
+            ["a.txt", "ignored/.gitignore", "ignored/b.txt", "repo/c.txt", "excluded/.git/info/x", "excluded/d.txt"]
+        {
+            fs::create_dir_all(root.join(rel).parent().unwrap()).unwrap();
+            fs::write(root.join(rel), "").unwrap();
+        }
+        // The root's `.git` file leads to a `commondir` that is a FIFO: walked without
+        // exclude files. Below it, a FIFO `.gitignore`, a nested worktree whose `.git` leads
+        // to the same FIFO, and a FIFO exclude file: those directories are not walked.
+        fs::write(root.join(".git"), format!("gitdir: {}\n", gitdir.path().display())).unwrap();
+        mkfifo(&gitdir.path().join("commondir"));
+        fs::remove_file(root.join("ignored/.gitignore")).unwrap();
+        mkfifo(&root.join("ignored/.gitignore"));
+        fs::write(root.join("repo/.git"), format!("gitdir: {}\n", gitdir.path().display())).unwrap();
+        fs::remove_file(root.join("excluded/.git/info/x")).unwrap();
+        mkfifo(&root.join("excluded/.git/info/exclude"));
+        assert_eq!(walked_within(&root, Duration::from_secs(20)), ["a.txt"]);
+        // A walk that starts below a FIFO `.gitignore` walks nothing.
+        assert!(walked_within(&root.join("ignored"), Duration::from_secs(20)).is_empty());
+        // Checking one path at a time reads only regular files, so it does not block either.
+        let rules = Rules::new();
+        assert_eq!(rules.excluded(&root, &root.join("ignored/b.txt")), None);
+        assert_eq!(rules.excluded(&root, &root.join("repo/c.txt")), None);
+    }
+
+    #[test]
+    fn a_walk_stops_at_its_deadline() {
+        let dir = tempfile::TempDir::new().unwrap();
+        fs::write(dir.path().join("a.txt"), "").unwrap();
+        let walked = |deadline| walker_until(dir.path(), Vec::new(), deadline).build().filter_map(served_entry).count();
+        assert_eq!(walked(Instant::now() + MAX_WALK_TIME), 2, "the directory and its file");
+        assert_eq!(walked(Instant::now()), 1, "the directory alone: nothing below it once out of time");
     }
 }

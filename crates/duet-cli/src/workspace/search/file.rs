@@ -8,7 +8,9 @@
 //! saw: the same inode on the root's device (the walk, which follows no link, found it in
 //! a served directory). Anything else (a path swapped for a link since, a file on another
 //! file system mounted under the root) goes through the workspace's full check of where
-//! an opened file really is (`files::open`), which costs a look in `/proc` per file.
+//! an opened file really is (`files::open`), which costs a look in `/proc` per file. Either
+//! way only a regular file is opened, and one with other hard links is skipped unless the
+//! workspace follows them.
 
 use super::super::files;
 use super::super::paths::Root;
@@ -85,11 +87,13 @@ impl FileSearcher {
     }
 }
 
-/// The file the walk found, opened, and its size.
+/// The file the walk found, opened, and its size. A file with other hard links is not
+/// searched unless the root follows them.
 fn open(entry: &DirEntry, root: &Root, root_dev: u64) -> io::Result<(u64, File)> {
-    let file = File::open(entry.path())?;
+    let file = files::open_regular(entry.path())?;
     let meta = file.metadata()?;
-    if meta.is_file() && Some(meta.ino()) == entry.ino() && meta.dev() == root_dev {
+    if Some(meta.ino()) == entry.ino() && meta.dev() == root_dev {
+        files::check_hard_links(&meta, root)?;
         return Ok((meta.len(), file));
     }
     let file = files::open(entry.path(), root)?;

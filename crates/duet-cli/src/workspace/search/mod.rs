@@ -15,18 +15,19 @@ mod render;
 
 pub use parallel::{Feedback, search};
 
-use super::Shared;
 use super::in_force::InForce;
 use super::tools::{ToolOutcome, dot, path_schema, spec, structured};
+use super::{Shared, files};
 use crate::counted::count;
 use duet::layer::{Registry, RegistryError, RequestCx};
 use globset::GlobMatcher;
-use grep_regex::{RegexMatcher, RegexMatcherBuilder};
+use grep_regex::{ErrorKind, RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::sync::{Semaphore, SemaphorePermit};
 
 /// Larger files are not searched.
 const MAX_SEARCHED_BYTES: u64 = 16 * 1024 * 1024;
@@ -36,6 +37,13 @@ const MAX_LINE_CHARS: usize = 500;
 const PROGRESS_EVERY: Duration = Duration::from_millis(100);
 /// The most lines of context asked for on either side of a match.
 const MAX_CONTEXT: usize = 20;
+/// The most memory one pattern's compiled program may take, and the most its lazy DFA's
+/// cache may grow to (past that the search goes on, slower). grep-regex allows 100 MiB and
+/// 1000 MiB by default, which lets a short pattern such as `(?:[\w\s]{1,20}){1,100}\d`
+/// take hundreds of MiB; ordinary patterns need well under 1 MiB.
+const MAX_PATTERN_BYTES: usize = 10 * 1024 * 1024;
+/// The most searches the workspace runs at once; others wait for one to finish.
+pub const MAX_CONCURRENT_SEARCHES: usize = 4;
 
 pub fn register(registry: &mut Registry, shared: &Arc<Shared>) -> Result<(), RegistryError> {
     let line = json!({
@@ -175,8 +183,17 @@ impl Query {
             .multi_line(true)
             .crlf(true)
             .line_terminator(Some(b'\n'))
+            .size_limit(MAX_PATTERN_BYTES)
+            .dfa_size_limit(MAX_PATTERN_BYTES)
             .build(&args.pattern)
-            .map_err(|e| format!("invalid {what} {:?}: {e}", args.pattern))?;
+            .map_err(|e| match e.kind() {
+                ErrorKind::Regex(message) if message.starts_with("compiled regex exceeds size limit") => format!(
+                    "the {what} {:?} is too large to compile: it would take over {} (use fewer or smaller repetitions)",
+                    args.pattern,
+                    files::human_size(MAX_PATTERN_BYTES as u64)
+                ),
+                _ => format!("invalid {what} {:?}: {e}", args.pattern),
+            })?;
         let glob = match &args.glob {
             None => None,
             Some(g) => Some(globset::Glob::new(g).map_err(|e| format!("invalid glob {g:?}: {e}"))?.compile_matcher()),
@@ -199,6 +216,7 @@ impl Query {
 }
 
 fn search_files(shared: &Shared, in_force: &InForce, args: SearchArgs, cx: &RequestCx) -> ToolOutcome {
+    let _turn = wait_for_turn(&shared.searches, cx)?;
     let query = Query::new(&args)?;
     let scope = in_force.resolve_scope(&args.path).map_err(|e| e.to_string())?;
     let report = |files: usize, matches: usize| {
@@ -210,4 +228,16 @@ fn search_files(shared: &Shared, in_force: &InForce, args: SearchArgs, cx: &Requ
         return Err(format!("search_files was cancelled after {}", count(found.files_scanned, "file")));
     }
     structured(render::text(&args.pattern, &found), found)
+}
+
+/// Waits, on a blocking thread, until fewer than [`MAX_CONCURRENT_SEARCHES`] searches run
+/// (compiling a pattern and walking the tree both count), or the request is cancelled.
+fn wait_for_turn<'a>(searches: &'a Semaphore, cx: &RequestCx) -> Result<SemaphorePermit<'a>, String> {
+    let cancelled = || "search_files was cancelled while it waited for other searches to finish".to_string();
+    tokio::runtime::Handle::current().block_on(async {
+        tokio::select! {
+            turn = searches.acquire() => turn.map_err(|_| cancelled()),
+            () = cx.cancelled() => Err(cancelled()),
+        }
+    })
 }

@@ -3,8 +3,9 @@
 //! cancellation.
 
 use super::*;
-use crate::workspace::search::{Feedback, Found, Query, search};
+use crate::workspace::search::{Feedback, Found, MAX_CONCURRENT_SEARCHES, Query, search};
 use std::sync::atomic::AtomicUsize;
+use tokio_util::sync::CancellationToken;
 
 /// The search of the whole workspace for `args` (tool arguments), with no one watching.
 fn search_all(f: &Fixture, args: Value) -> Found {
@@ -215,4 +216,30 @@ async fn a_cancelled_search_stops_reading_in_the_middle_of_a_file() {
     assert_eq!(found.files_scanned, 0);
     // 5.6 MB read 64 KiB at a time would take about 85 reads.
     assert!(asked.load(Ordering::Relaxed) < 10, "{}", asked.load(Ordering::Relaxed));
+}
+
+/// At most [`MAX_CONCURRENT_SEARCHES`] searches run at once: with every turn taken, a search
+/// waits for one (here until its request is cancelled) without scanning anything; once a
+/// turn is free, it runs.
+#[tokio::test(flavor = "multi_thread")]
+async fn searches_past_the_limit_wait_for_a_turn() {
+    let f = Fixture::new();
+    let taken = f.ws.shared.searches.try_acquire_many(MAX_CONCURRENT_SEARCHES as u32).unwrap();
+    let token = CancellationToken::new();
+    let cancelled = RequestCx::builder(Principal::local()).cancel(token.clone()).build();
+    let waiting = call_tool(&f.ws, "search_files", json!({"pattern": "hello"}), &cancelled);
+    token.cancel();
+    let waited = bounded("a search without a turn", waiting).await;
+    assert_eq!(tool_error(&waited), "search_files was cancelled while it waited for other searches to finish");
+    drop(taken);
+    let ran = structured(&f, json!({"pattern": "hello"})).await;
+    assert_eq!(ran["matches"][0]["path"], "README.md");
+}
+
+#[tokio::test]
+async fn a_pattern_too_large_to_compile_is_refused() {
+    let f = Fixture::new();
+    let huge = f.tool("search_files", json!({"pattern": r"(?:[\w\s]{1,20}){1,100}\d"})).await;
+    let error = tool_error(&huge);
+    assert!(error.contains("is too large to compile: it would take over 10.0 MiB"), "{error}");
 }
