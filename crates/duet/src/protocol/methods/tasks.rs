@@ -34,7 +34,9 @@ async fn named(call: &Call<'_>) -> Result<TaskRecord, RpcError> {
     allowed(call)?;
     let id = required_str(call, "taskId")?;
     let found = call.shared.tasks.read(id, &call.principal).await?;
-    found.ok_or_else(|| RpcError::invalid_params(format!("Failed to retrieve task: no task {id}")))
+    // The same answer for an id of no task and for one no task can have: which it is says
+    // nothing about what the store holds.
+    found.ok_or_else(|| RpcError::invalid_params("Failed to retrieve task: no task has this taskId"))
 }
 
 pub(super) async fn get(call: &Call<'_>) -> Result<Rendered, RpcError> {
