@@ -155,8 +155,8 @@ pub(super) async fn once_per_state(
             tracing::warn!("a requestState could not be spent in the shared store: {e}");
             Err(RpcError::new(
                 code::INTERNAL_ERROR,
-                "the request was not run: the server could not record that this requestState was used; \
-                 send it again later",
+                "the shared store is unavailable, so the use of this requestState could not be recorded \
+                 and the request was not run; send it again later",
             ))
         }
     }
