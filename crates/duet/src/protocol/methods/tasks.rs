@@ -4,7 +4,8 @@
 //! client that declared the extension (else -32021). On 2025-11-25, the experimental
 //! `tasks/get`, `tasks/result` (waits for the end, asking the client on the way),
 //! `tasks/list` and `tasks/cancel`. A task is found only by the principal that started it;
-//! for anyone else it does not exist.
+//! for anyone else it does not exist, and neither does one named by an id of another form
+//! than task ids have (the store is not asked).
 
 use super::{Call, required_str};
 use crate::jsonrpc::{Rendered, RpcError, code};
