@@ -1,7 +1,9 @@
 """Three duet replicas sharing a Redis backplane behind nginx round-robin (see cluster.py):
 any replica answers any 2026-07-28 request. A multi round-trip refund is asked on one replica
 and confirmed on another (the state key is shared), and its replays, concurrent on every
-replica, pay once (the idempotency key is in Redis); a listen stream held by one replica gets
+replica, pay once (the idempotency key is in Redis); one confirmation of a manifest's
+`confirm = "…"` command runs it once, wherever it is sent (the spent state is in Redis); a
+listen stream held by one replica gets
 every change raised on any of them, once; a legacy SSE session's POSTs reach the replica
 holding its stream; a broken stream is picked up on another replica with Last-Event-ID;
 Redis lost mid-run fails what needs it, fast and clearly, keeps the rest serving, and is
@@ -62,13 +64,15 @@ async def raw_session(http: httpx2.AsyncClient, url: str) -> dict[str, str]:
     return {**ACCEPT, "Mcp-Session-Id": made.headers["mcp-session-id"], "MCP-Protocol-Version": HANDSHAKE}
 
 
-async def replay_everywhere(cluster: Cluster, state: str) -> list[dict]:
-    """The same confirmed retry sent to every replica at once; their answers."""
+async def replay_everywhere(
+    cluster: Cluster, state: str, tool: str = "refund_order", arguments: dict = BIG_REFUND
+) -> list[dict]:
+    """The same confirmed retry of `tool` sent to every replica at once; their answers."""
     answers: list[dict] = []
 
     async def replay(url: str) -> None:
         async with raw_modern(url) as raw:
-            answers.append(await raw.tool("refund_order", BIG_REFUND, inputResponses=CONFIRMED, requestState=state))
+            answers.append(await raw.tool(tool, arguments, inputResponses=CONFIRMED, requestState=state))
 
     async with anyio.create_task_group() as group:
         for server in cluster.replicas:
@@ -92,18 +96,57 @@ async def test_a_refund_confirmed_on_another_replica_pays_once(cluster: Cluster)
 
 async def test_racing_confirmations_pay_once(cluster: Cluster) -> None:
     """The first confirmation sent to all three replicas at the same moment: one pays, the
-    others get that refund or are told it is being processed."""
+    others get that refund or are told it is being processed (-31029: the state is being
+    spent)."""
     with anyio.fail_after(TEST_DEADLINE):
         async with raw_modern(cluster.replicas[0].url) as raw:
             state = await ask_refund(raw)
         answers = await replay_everywhere(cluster, state)
-        refunds = [a["result"]["structuredContent"] for a in answers if not a["result"]["isError"]]
-        busy = [a["result"]["content"][0]["text"] for a in answers if a["result"]["isError"]]
+        refunds = [refunded(a) for a in answers if "result" in a]
+        busy = [a["error"] for a in answers if "error" in a]
         assert refunds, answers
         assert all(r == refunds[0] for r in refunds), answers
-        assert all("already being processed" in text for text in busy), busy
+        assert all(e["code"] == -31029 and "already being processed" in e["message"] for e in busy), busy
         await anyio.sleep(SETTLE)
         assert cluster.log_count(PAID) == 1
+
+
+STAMP_MANIFEST = """
+[server]
+name = "stamps"
+version = "1"
+
+[[tool]]
+name = "stamp"
+description = "Appends a line to ran.log and answers how many lines it holds"
+command = ["sh", "-c", "echo ran >> ran.log; wc -l < ran.log"]
+cwd = "."
+confirm = "Append a line?"
+"""
+
+
+async def test_one_confirmation_runs_a_confirmed_command_once_on_any_replica(cluster_factory, tmp_path) -> None:
+    """A `confirm = "…"` manifest command asked on one replica, then its one confirmation
+    sent to each replica in turn and to all three at once: the command runs once (the first
+    replica to take the state records it as spent in Redis) and every replay, wherever it
+    lands, gets the first run's answer."""
+    manifest = tmp_path / "duet.toml"
+    manifest.write_text(STAMP_MANIFEST)
+    cluster = cluster_factory("http", None, "--manifest", str(manifest))
+    with anyio.fail_after(TEST_DEADLINE):
+        async with raw_modern(cluster.replicas[0].url) as raw:
+            asked = await raw.tool("stamp", {})
+        assert asked["result"]["resultType"] == "input_required", asked
+        state = asked["result"]["requestState"]
+        answers = []
+        for server in cluster.replicas:
+            async with raw_modern(server.url) as raw:
+                answers.append(await raw.tool("stamp", {}, inputResponses=CONFIRMED, requestState=state))
+        answers += await replay_everywhere(cluster, state, "stamp", {})
+    first = answers[0]["result"]
+    assert first["isError"] is False and first["content"] == [{"type": "text", "text": "1\n"}], answers[0]
+    assert all(answer.get("result") == first for answer in answers), answers
+    assert (tmp_path / "ran.log").read_text() == "ran\n", "the command ran once"
 
 
 async def test_a_listen_stream_gets_every_change_of_every_replica_once(cluster: Cluster) -> None:
@@ -131,9 +174,10 @@ async def test_a_listen_stream_gets_every_change_of_every_replica_once(cluster: 
 
 
 async def test_redis_lost_and_back(cluster: Cluster) -> None:
-    """Without Redis, a call that needs no shared state still works and a refund fails within
-    a few seconds saying why; once Redis is back (empty), both work again, and changes cross
-    replicas again (the replicas resubscribed by themselves)."""
+    """Without Redis, a call that needs no shared state still works and a confirmed refund
+    fails within a few seconds saying why, unrun (its state cannot be recorded as spent);
+    once Redis is back (empty), both work again, and changes cross replicas again (the
+    replicas resubscribed by themselves)."""
     with anyio.fail_after(TEST_DEADLINE):
         cluster.redis.stop()
         async with raw_modern(cluster.url) as raw:
@@ -144,15 +188,16 @@ async def test_redis_lost_and_back(cluster: Cluster) -> None:
             started = time.monotonic()
             failed = await raw.tool("refund_order", BIG_REFUND, inputResponses=CONFIRMED, requestState=state)
             assert time.monotonic() - started < 5, "a refund without Redis must fail fast"
-            assert failed["result"]["isError"] is True, failed
-            assert "shared store is unavailable" in failed["result"]["content"][0]["text"], failed
+            assert failed["error"]["code"] == -32603, failed
+            assert "shared store is unavailable" in failed["error"]["message"], failed
+            assert "was not run" in failed["error"]["message"], failed
         cluster.redis.start()
         deadline = time.monotonic() + 15
         async with raw_modern(cluster.url) as raw:
             while True:
                 state = await ask_refund(raw)
                 answer = await raw.tool("refund_order", BIG_REFUND, inputResponses=CONFIRMED, requestState=state)
-                if not answer["result"]["isError"]:
+                if "result" in answer and not answer["result"]["isError"]:
                     break
                 assert time.monotonic() < deadline, f"the refund still fails after Redis came back: {answer}"
                 await anyio.sleep(0.5)

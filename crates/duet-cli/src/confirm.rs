@@ -11,9 +11,11 @@
 //! The tool acts only when the user accepted and ticked `ok`, and only when that answer is
 //! to the question as it stands now: an answer that comes without the state of a question
 //! this server asked, or one given about something that has changed since (a file edited
-//! in between), is no answer, and the question is asked again. A client that cannot show
-//! a form (it did not declare the elicitation capability) gets a tool error: the tool
-//! cannot be confirmed, so it does not act.
+//! in between), is no answer, and the question is asked again. One yes acts once: on
+//! 2026-07-28 the engine spends the sealed state the answer came with, so the same answer
+//! sent again gets the first run's result instead of running the tool again. A client
+//! that cannot show a form (it did not declare the elicitation capability) gets a tool
+//! error: the tool cannot be confirmed, so it does not act.
 
 use duet::layer::{Elicited, InputRequired, Reply, RequestCx, ToolResult};
 use duet::mrtr::missing_capabilities;

@@ -1,19 +1,21 @@
 //! `duet serve --manifest`: what a manifest command may do, from the real binary over
 //! stdio. A client's value never becomes an option of the command (`ls {path}` with
-//! `--help`), and nothing a command starts outlives its call, however the call ends: the
-//! command's exit, its timeout or the client's cancellation.
+//! `--help`), nothing a command starts outlives its call, however the call ends: the
+//! command's exit, its timeout or the client's cancellation, and one confirmation runs a
+//! `confirm = "…"` command once, however often it is sent.
 
 // Shared with the stdio tests; this file uses only part of it.
 #[allow(dead_code)]
 mod common;
 
-use common::{ANSWER, Duet};
+use common::{ANSWER, CAPABILITIES_KEY, Duet, VERSION_KEY};
 use serde_json::{Value, json};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 const EXIT: Duration = Duration::from_secs(20);
 const VERSION: &str = "2025-11-25";
+const MODERN: &str = "2026-07-28";
 
 /// A command that leaves `sleep 300` running (its pid in `NAME.pid`), then runs `then`.
 fn spawner(name: &str, then: &str, timeout: u64) -> String {
@@ -26,12 +28,17 @@ fn spawner(name: &str, then: &str, timeout: u64) -> String {
 
 /// `duet serve` for a manifest of `tools`, in a folder of its own, initialized.
 fn serve(tools: &str) -> (Duet, tempfile::TempDir) {
+    let (mut duet, dir) = serve_at(tools, VERSION);
+    duet.initialize(VERSION);
+    (duet, dir)
+}
+
+/// `duet serve` for a manifest of `tools`, in a folder of its own, speaking `version`.
+fn serve_at(tools: &str, version: &str) -> (Duet, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let manifest = dir.path().join("duet.toml");
     std::fs::write(&manifest, format!("[server]\nname = \"m\"\nversion = \"1\"\n{tools}")).unwrap();
-    let mut duet = Duet::spawn(&["serve", "--manifest", manifest.to_str().unwrap()], VERSION);
-    duet.initialize(VERSION);
-    (duet, dir)
+    (Duet::spawn(&["serve", "--manifest", manifest.to_str().unwrap()], version), dir)
 }
 
 /// The result of calling `tool`.
@@ -126,5 +133,37 @@ fn nothing_a_command_started_outlives_its_timeout_or_cancellation() {
     // The server answers on (a cancelled request gets no response).
     let result = call(&mut duet, 3, "slow", json!({}));
     assert_eq!(text(&result), "Tool slow timed out after 1 s");
+    duet.finish(EXIT).assert_success();
+}
+
+#[test]
+fn one_confirmation_runs_a_confirmed_command_once() {
+    // Each run appends a line and answers how many lines there are.
+    let tools = "[[tool]]\nname = \"stamp\"\ndescription = \"appends a line\"\n\
+                 command = [\"sh\", \"-c\", \"echo ran >> ran.log; wc -l < ran.log\"]\ncwd = \".\"\n\
+                 confirm = \"Append a line?\"\n";
+    let (mut duet, dir) = serve_at(tools, MODERN);
+    let stamp = |extra: Value| {
+        let meta = json!({VERSION_KEY: MODERN, CAPABILITIES_KEY: {"elicitation": {}}});
+        let mut params = json!({"name": "stamp", "arguments": {}, "_meta": meta});
+        params.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        params
+    };
+    duet.request(json!(1), "tools/call", stamp(json!({})));
+    let asked = duet.response(&json!(1))["result"].clone();
+    assert_eq!(asked["resultType"], "input_required", "{asked}");
+    let confirmed = stamp(json!({
+        "requestState": asked["requestState"],
+        "inputResponses": {"confirm": {"action": "accept", "content": {"ok": true}}}
+    }));
+    let mut answers = Vec::new();
+    for id in 2..=4 {
+        duet.request(json!(id), "tools/call", confirmed.clone());
+        answers.push(duet.response(&json!(id))["result"].clone());
+    }
+    assert_eq!((text(&answers[0]), &answers[0]["isError"]), ("1\n", &json!(false)), "{}", answers[0]);
+    assert!(answers.iter().all(|a| a == &answers[0]), "each replay gets the first run's answer: {answers:?}");
+    let ran = std::fs::read_to_string(dir.path().join("ran.log")).unwrap();
+    assert_eq!(ran, "ran\n", "the command ran once");
     duet.finish(EXIT).assert_success();
 }

@@ -51,6 +51,7 @@
 
 pub mod auth;
 pub mod backplane;
+mod client_ids;
 pub mod file_uri;
 #[cfg(feature = "fixtures")]
 pub mod fixtures;

@@ -1,13 +1,19 @@
-//! At-most-once side effects. A sealed request state proves a retry is genuine, not that it
-//! is the first: a client can replay it. A handler with a side effect (a refund, a write)
-//! runs it under an idempotency key; a replay gets the first run's result instead of a
-//! second effect. The key lives in the backplane's [`Keys`]: in memory for one replica,
-//! in the shared store for many.
+//! At-most-once side effects. A handler with a side effect (a refund, a write) runs it
+//! under an idempotency key; a replay gets the first run's result instead of a second
+//! effect. (The engine spends each sealed request state that brings answers the same way,
+//! so a replayed confirmation is answered, not run again; a key of the handler's own also
+//! covers a request asked and confirmed anew.) The key lives in the backplane's [`Keys`]:
+//! in memory for one replica, in the shared store for many, in a namespace of its own
+//! (`idem:KEY`), so no key a handler chooses is ever one of duet's own (`session:…`,
+//! `task:…`).
 
 use crate::backplane::{Keys, StoreError};
 use serde_json::Value;
 use std::future::Future;
 use std::time::Duration;
+
+/// What every handler's key is stored under.
+const HANDLER_KEYS: &str = "idem:";
 
 /// What a key holds while its effect runs; once it ran, `DONE` and the result follow.
 const RUNNING: &[u8] = b"running";
@@ -28,8 +34,25 @@ pub enum OnceError<E> {
 
 /// Runs `effect` once per `key` within `ttl`: a repeat returns the first result, a call
 /// while the first runs gets [`OnceError::InProgress`]. A failed effect releases the key
-/// so it can be tried again.
+/// so it can be tried again. Keys of handlers live apart from duet's own: `key` may be
+/// any string.
 pub async fn at_most_once<K, F, Fut, E>(keys: &K, key: &str, ttl: Duration, effect: F) -> Result<Value, OnceError<E>>
+where
+    K: Keys + ?Sized,
+    F: FnOnce() -> Fut,
+    Fut: Future<Output = Result<Value, E>>,
+{
+    once_under(keys, &format!("{HANDLER_KEYS}{key}"), ttl, effect).await
+}
+
+/// [`at_most_once`] under the store key `key` as it is, for duet's own keys, which live
+/// outside the handlers' namespace.
+pub(crate) async fn once_under<K, F, Fut, E>(
+    keys: &K,
+    key: &str,
+    ttl: Duration,
+    effect: F,
+) -> Result<Value, OnceError<E>>
 where
     K: Keys + ?Sized,
     F: FnOnce() -> Fut,
@@ -86,6 +109,19 @@ mod tests {
         assert_eq!(runs.load(Ordering::SeqCst), 1);
         let other = at_most_once(&keys, "k2", Duration::from_secs(60), effect).await.unwrap();
         assert_eq!(other, json!({"refund": 2}));
+    }
+
+    #[tokio::test]
+    async fn a_handler_key_never_touches_a_key_of_duet() {
+        let keys = MemoryKeys::new();
+        let ttl = Duration::from_secs(60);
+        let task = br#"{"id":"X","status":"working"}"#;
+        keys.put("task:X", task, ttl).await.unwrap();
+        let ran = at_most_once(&keys, "task:X", ttl, || async { Ok::<_, ()>(json!("ran")) }).await;
+        assert_eq!(ran.unwrap(), json!("ran"), "the handler's key task:X is not the task's");
+        let again = at_most_once(&keys, "task:X", ttl, || async { Ok::<_, ()>(json!("twice")) }).await;
+        assert_eq!(again.unwrap(), json!("ran"), "and is a key of its own, spent once");
+        assert_eq!(keys.get("task:X").await.unwrap().as_deref(), Some(&task[..]), "the task is as it was");
     }
 
     #[tokio::test]

@@ -2,7 +2,9 @@
 //! client, so it is attacker-controlled: duet encrypts and authenticates it
 //! (XChaCha20-Poly1305) and binds it to the principal, the method, the tool / prompt name or
 //! resource URI, a digest of the arguments, and an expiry. Any replica holding the key can
-//! open it; the current key seals, the current and previous keys open.
+//! open it; the current key seals, the current and previous keys open. Each state has a
+//! random nonce of its own, which names it: the engine spends a state that comes back with
+//! answers once (`protocol/methods/input.rs`), so a replay cannot run its request again.
 
 use crate::method::{Method, Primitive};
 use base64::Engine as _;
@@ -209,12 +211,17 @@ fn present<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<V
     Value::deserialize(deserializer).map(Some)
 }
 
-/// What an opened state carries back to the handler.
+/// What an opened state carries back to the handler, and what tells this state apart.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Opened {
     /// The keys the previous round asked for.
     pub asked: Vec<String>,
     pub state: Option<Value>,
+    /// This state's own name: its nonce, in hex. Every copy of one sealed state has it,
+    /// and no other state does.
+    pub id: String,
+    /// How long from now the state still opens (at least a second).
+    pub remaining: Duration,
 }
 
 /// Seals and opens request state with a server's keys.
@@ -282,7 +289,9 @@ impl Sealer {
         if payload.d != hex::encode(binding.arguments) {
             return Err(StateError::OtherArguments);
         }
-        Ok(Opened { asked: payload.k, state: payload.s })
+        // Valid through second `e`, so up to a second more than `e - now`.
+        let remaining = Duration::from_secs(payload.e.saturating_sub(now()).saturating_add(1));
+        Ok(Opened { asked: payload.k, state: payload.s, id: hex::encode(nonce), remaining })
     }
 }
 
@@ -299,14 +308,30 @@ mod tests {
         Sealer::new(StateKeys::new(StateKey::from_bytes([7; 32])), DEFAULT_STATE_TTL)
     }
 
+    /// What an opened state hands the handler: the keys asked and its state.
+    fn contents(opened: Result<Opened, StateError>) -> Result<(Vec<String>, Option<Value>), StateError> {
+        opened.map(|o| (o.asked, o.state))
+    }
+
     #[test]
     fn round_trip() {
         let b = binding("alice", json!({"order": "A-1", "cents": 25000}));
         let token = sealer().seal(&b, vec!["confirm".into()], Some(json!({"step": 1})));
         let reordered = binding("alice", json!({"cents": 25000, "order": "A-1"}));
-        let opened = sealer().open(&token, &reordered).unwrap();
-        assert_eq!(opened, Opened { asked: vec!["confirm".into()], state: Some(json!({"step": 1})) });
+        let opened = sealer().open(&token, &reordered);
+        assert_eq!(contents(opened), Ok((vec!["confirm".into()], Some(json!({"step": 1})))));
         assert!(!token.contains("alice") && !token.contains("step"), "the state is confidential");
+    }
+
+    #[test]
+    fn each_state_has_a_name_of_its_own_and_says_how_long_it_lives() {
+        let b = binding("alice", json!({}));
+        let (one, other) = (sealer().seal(&b, vec![], None), sealer().seal(&b, vec![], None));
+        let (first, again) = (sealer().open(&one, &b).unwrap(), sealer().open(&one, &b).unwrap());
+        assert_eq!(first.id, again.id, "one state, one name");
+        assert_ne!(first.id, sealer().open(&other, &b).unwrap().id, "the same request sealed again is another state");
+        let most = DEFAULT_STATE_TTL + Duration::from_secs(1);
+        assert!(first.remaining > DEFAULT_STATE_TTL - Duration::from_secs(2) && first.remaining <= most);
     }
 
     #[test]
@@ -345,7 +370,7 @@ mod tests {
             let b = binding(&principal, json!({"n": n}));
             let state = json!({"text": text, "n": n});
             let token = sealer().seal(&b, asked.clone(), Some(state.clone()));
-            proptest::prop_assert_eq!(sealer().open(&token, &b), Ok(Opened { asked, state: Some(state) }));
+            proptest::prop_assert_eq!(contents(sealer().open(&token, &b)), Ok((asked, Some(state))));
         }
 
         /// Changing any one byte of a token makes it unopenable, and a token opens for no
@@ -378,7 +403,7 @@ mod tests {
         let b = binding("alice", json!({}));
         let forever = Sealer::new(StateKeys::new(StateKey::from_bytes([7; 32])), Duration::MAX);
         let token = forever.seal(&b, vec!["confirm".into()], None);
-        assert_eq!(forever.open(&token, &b), Ok(Opened { asked: vec!["confirm".into()], state: None }));
+        assert_eq!(contents(forever.open(&token, &b)), Ok((vec!["confirm".into()], None)));
     }
 
     /// Found by fuzzing (the seal target): a handler's state of `null` came back
@@ -388,9 +413,9 @@ mod tests {
     fn a_null_state_comes_back() {
         let b = binding("alice", json!({}));
         let token = sealer().seal(&b, vec![], Some(Value::Null));
-        assert_eq!(sealer().open(&token, &b), Ok(Opened { asked: vec![], state: Some(Value::Null) }));
+        assert_eq!(contents(sealer().open(&token, &b)), Ok((vec![], Some(Value::Null))));
         let token = sealer().seal(&b, vec![], None);
-        assert_eq!(sealer().open(&token, &b), Ok(Opened { asked: vec![], state: None }));
+        assert_eq!(contents(sealer().open(&token, &b)), Ok((vec![], None)));
     }
 
     #[test]

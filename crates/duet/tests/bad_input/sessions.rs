@@ -1,10 +1,14 @@
 //! Handshake-era sessions over Streamable HTTP: `Mcp-Session-Id` missing, unknown, malformed
 //! or another principal's, a session deleted (and deleted twice), GET streams that conflict
-//! or cannot open, and an `initialize` that opens nothing.
+//! or cannot open, and an `initialize` that opens nothing. A session id duet cannot have
+//! made, there or in a legacy `session_id`, is answered without asking the store.
 
 use crate::*;
+use async_trait::async_trait;
 use duet::auth::TokenAuth;
-use std::sync::Arc;
+use duet::backplane::{Backplane, Keys, MemoryKeys, StoreError};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 #[tokio::test]
 async fn sessions() {
@@ -127,4 +131,73 @@ async fn sessions() {
     bench.run(rows).await;
     assert!(bench.ts.session_count() >= 4, "the sessions the cases used are still there");
     bench.stop().await;
+}
+
+/// Keys in memory that note every key they are asked about.
+#[derive(Default)]
+struct Noted {
+    keys: MemoryKeys,
+    asked: Mutex<Vec<String>>,
+}
+
+impl Noted {
+    fn note(&self, key: &str) {
+        self.asked.lock().unwrap().push(key.to_string());
+    }
+}
+
+#[async_trait]
+impl Keys for Noted {
+    async fn claim(&self, key: &str, value: &[u8], ttl: Duration) -> Result<Option<Vec<u8>>, StoreError> {
+        self.note(key);
+        self.keys.claim(key, value, ttl).await
+    }
+    async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        self.note(key);
+        self.keys.get(key).await
+    }
+    async fn put(&self, key: &str, value: &[u8], ttl: Duration) -> Result<(), StoreError> {
+        self.note(key);
+        self.keys.put(key, value, ttl).await
+    }
+    async fn swap(&self, key: &str, old: &[u8], new: &[u8], ttl: Duration) -> Result<bool, StoreError> {
+        self.note(key);
+        self.keys.swap(key, old, new, ttl).await
+    }
+    async fn delete(&self, key: &str) -> Result<(), StoreError> {
+        self.note(key);
+        self.keys.delete(key).await
+    }
+}
+
+#[tokio::test]
+async fn a_session_id_duet_cannot_have_made_never_reaches_the_store() {
+    let noted = Arc::new(Noted::default());
+    let mut backplane = Backplane::memory();
+    backplane.keys = noted.clone();
+    let ts = TestServer::start_on(HttpConfig { enable_sse: true, ..config() }, backplane).await;
+    let mut client = ts.client(LATEST);
+    client.initialize().await;
+    let live = client.session_id.clone().expect("a session");
+    let unknown = "0123456789abcdef0123456789abcdef";
+    let post = |target: &str| {
+        let raw = Raw::new("POST", target).header("host", ts.host()).header("content-type", "application/json");
+        raw.header("accept", ACCEPT_BOTH).body(request("ping", json!({})).to_string())
+    };
+    let malformed = [format!("{live}:lease"), "../x".into(), live.to_uppercase(), "a".repeat(4096), format!("{live}0")];
+    for id in malformed.iter().map(String::as_str).chain([unknown]) {
+        let on = post("/mcp").header("mcp-session-id", id).header("mcp-protocol-version", LATEST);
+        let legacy = post(&format!("/messages/?session_id={id}"));
+        for raw in [on, legacy] {
+            let answer = raw_exchange(ts.addr, raw.bytes()).await;
+            assert_eq!(answer.status(), 404, "{id:.40}: {answer:?}");
+        }
+    }
+    let asked = noted.asked.lock().unwrap().clone();
+    for id in &malformed {
+        let about: Vec<&String> = asked.iter().filter(|key| key.contains(id.as_str())).collect();
+        assert!(about.is_empty(), "the store was asked about {id:.40}: {:.200}", format!("{about:?}"));
+    }
+    assert!(asked.iter().any(|key| key.contains(unknown)), "a well-formed id is looked up: {asked:?}");
+    ts.stop().await;
 }

@@ -6,8 +6,9 @@
 //! asks for a task (`params.task`) and gets one at once. Either way the client is answered
 //! with the task only once it is recorded, and the same handler runs on, unchanged.
 
+use super::Call;
+use super::input::{self, Resumed};
 use super::tools::failure;
-use super::{Call, input};
 use crate::jsonrpc::{Rendered, RpcError, code};
 use crate::layer::{Reply, RequestCx, TaskLink, TaskSupport};
 use crate::protocol::tasks::{self, Finished, Job, LegacyTask, Run};
@@ -64,8 +65,24 @@ struct LegacyCreated<'a> {
     task: LegacyTask<'a>,
 }
 
+/// Runs the call; on 2026-07-28 a retry that answers sealed state runs once per state
+/// (`input::once_per_state`), a task it became included.
 pub(super) async fn run(call: &Call<'_>, name: &str, arguments: &Value, way: Way) -> Result<Rendered, RpcError> {
-    let (responses, state) = if call.modern() { input::opened(call, name, arguments)? } else { (Map::new(), None) };
+    let resumed = if call.modern() { input::opened(call, name, arguments)? } else { Resumed::default() };
+    let Resumed { responses, state, spends } = resumed;
+    input::once_per_state(call, spends, start(call, name, arguments, way, responses, state)).await
+}
+
+/// Starts the handler with the client's `responses` and the handler's `state`, and answers
+/// with its result or, once it is one, the task.
+async fn start(
+    call: &Call<'_>,
+    name: &str,
+    arguments: &Value,
+    way: Way,
+    responses: Map<String, Value>,
+    state: Option<Value>,
+) -> Result<Rendered, RpcError> {
     let link = TaskLink::new(call.notify.clone());
     let work = CancellationToken::new();
     // Until it is a task, the call's work stops with its request.

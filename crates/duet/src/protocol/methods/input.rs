@@ -2,10 +2,15 @@
 //! answer is an `input_required` result with sealed state, and the client's retry is
 //! unsealed, checked and handed back to the handler. On the handshake era the engine sends
 //! real requests to the client, waits for its answers and runs the handler again.
+//!
+//! A 2026 retry that brings answers with its sealed state spends that state: the request
+//! runs once, and the same state and answers sent again get the first run's answer (see
+//! [`once_per_state`]).
 
 use super::Call;
-use crate::jsonrpc::{Rendered, RpcError};
+use crate::jsonrpc::{Rendered, RpcError, code};
 use crate::layer::{InputRequired, LayerError, Reply, RequestCx};
+use crate::mrtr::idempotency::{OnceError, once_under};
 use crate::mrtr::seal::Binding;
 use crate::mrtr::{missing_capabilities, missing_capability_error};
 use crate::signals;
@@ -13,9 +18,14 @@ use futures::FutureExt;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::future::Future;
+use std::time::Duration;
 
 /// A handshake-era handler may ask this many times in one request.
 const MAX_ROUNDS: usize = 16;
+
+/// The longest a spent state is remembered: a state sealed to live longer (a
+/// `state_ttl` of years) is spent for this long.
+const LONGEST_SPENT: Duration = Duration::from_secs(366 * 24 * 3600);
 
 /// Runs a handler that may ask for input (`invoke`, given each run's context) about
 /// `target` (a tool or prompt name, or a resource URI) with `arguments`, until it completes.
@@ -65,25 +75,41 @@ async fn modern<T>(
     invoke: impl Invoke<T, RpcError>,
     finish: impl FnOnce(Result<T, String>) -> Result<Rendered, RpcError>,
 ) -> Result<Rendered, RpcError> {
-    let (responses, state) = opened(call, target, arguments)?;
-    match invoke(call.request_cx_with(responses, state)).await? {
-        Reply::Complete(value) => finish(Ok(value)),
-        Reply::InputRequired(input) => asking(call, target, arguments, input),
-    }
+    let Resumed { responses, state, spends } = opened(call, target, arguments)?;
+    let run = async move {
+        match invoke(call.request_cx_with(responses, state)).await? {
+            Reply::Complete(value) => finish(Ok(value)),
+            Reply::InputRequired(input) => asking(call, target, arguments, input),
+        }
+    };
+    once_per_state(call, spends, run).await
 }
 
-/// What a 2026 request brings back from an earlier `input_required` answer: the client's
-/// answers, and the state the handler attached, unsealed and checked against the request.
-pub(super) fn opened(
-    call: &Call<'_>,
-    target: &str,
-    arguments: &Value,
-) -> Result<(Map<String, Value>, Option<Value>), RpcError> {
+/// What a 2026 request brings back from an earlier `input_required` answer.
+#[derive(Default)]
+pub(super) struct Resumed {
+    /// The client's answers to what the state asked.
+    pub responses: Map<String, Value>,
+    /// The state the handler attached, unsealed and checked against the request.
+    pub state: Option<Value>,
+    /// The sealed state the answers came with, which running this request spends.
+    pub spends: Option<Spent>,
+}
+
+/// A sealed state that was answered: its name, and how long it still opens.
+pub(super) struct Spent {
+    id: String,
+    remaining: Duration,
+}
+
+/// What a 2026 request brings back: the client's answers, with the state they answer
+/// unsealed and checked against the request (`requestState`), or as given without one.
+pub(super) fn opened(call: &Call<'_>, target: &str, arguments: &Value) -> Result<Resumed, RpcError> {
     let given = call.params.get("inputResponses").and_then(Value::as_object);
     match call.params.get("requestState") {
         // Answers without a state are client data like the arguments: the handler gets them
         // but no state, so nothing it sealed can be forged this way.
-        None | Some(Value::Null) => Ok((given.cloned().unwrap_or_default(), None)),
+        None | Some(Value::Null) => Ok(Resumed { responses: given.cloned().unwrap_or_default(), ..Resumed::default() }),
         Some(Value::String(token)) => {
             let opened = call.shared.sealer.open(token, &binding(call, target, arguments)).map_err(|e| {
                 metrics::counter!(signals::SEALED_STATE_REJECTIONS).increment(1);
@@ -92,9 +118,47 @@ pub(super) fn opened(
             // Only answers to what was asked reach the handler; other keys are ignored.
             let responses: Map<String, Value> =
                 opened.asked.iter().filter_map(|k| Some((k.clone(), given?.get(k)?.clone()))).collect();
-            Ok((responses, opened.state))
+            let spends = (!responses.is_empty()).then_some(Spent { id: opened.id, remaining: opened.remaining });
+            Ok(Resumed { responses, state: opened.state, spends })
         }
         Some(_) => Err(RpcError::invalid_params("requestState must be a string")),
+    }
+}
+
+/// Runs `run`, the request that answers sealed state `spends`, once per state: the state is
+/// claimed in the backplane's keys (shared by the replicas) for as long as it still opens,
+/// and the answer `run` gives is kept there, so the same state sent again, with the same
+/// answers or others, to this replica or another, gets that answer instead of a second run.
+/// This is the engine's rule for every handler, not a choice of each: the state is what
+/// proves the user's answer belongs to this request, and a proof of consent must not be
+/// spent twice (a confirmed command run three times by replaying its confirmation). A
+/// request whose run failed (a protocol error, not a tool error) may be sent again; one
+/// without answers spends nothing, as the handler only asks again.
+pub(super) async fn once_per_state(
+    call: &Call<'_>,
+    spends: Option<Spent>,
+    run: impl Future<Output = Result<Rendered, RpcError>>,
+) -> Result<Rendered, RpcError> {
+    let Some(Spent { id, remaining }) = spends else { return run.await };
+    let keys = call.shared.options.backplane.keys.as_ref();
+    let key = format!("spent-state:{id}");
+    let effect = move || async move {
+        let rendered = run.await?;
+        serde_json::from_slice::<Value>(rendered.as_bytes()).map_err(|_| RpcError::internal())
+    };
+    let answered = once_under(keys, &key, remaining.min(LONGEST_SPENT), effect).await;
+    match answered {
+        Ok(first) => Rendered::new(&first).map_err(|_| RpcError::internal()),
+        Err(OnceError::Failed(error)) => Err(error),
+        Err(busy @ OnceError::InProgress) => Err(LayerError::RateLimited(busy.to_string()).to_rpc()),
+        Err(OnceError::Store(e)) => {
+            tracing::warn!("a requestState could not be spent in the shared store: {e}");
+            Err(RpcError::new(
+                code::INTERNAL_ERROR,
+                "the shared store is unavailable, so the use of this requestState could not be recorded \
+                 and the request was not run; send it again later",
+            ))
+        }
     }
 }
 

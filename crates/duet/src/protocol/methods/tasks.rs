@@ -4,7 +4,8 @@
 //! client that declared the extension (else -32021). On 2025-11-25, the experimental
 //! `tasks/get`, `tasks/result` (waits for the end, asking the client on the way),
 //! `tasks/list` and `tasks/cancel`. A task is found only by the principal that started it;
-//! for anyone else it does not exist.
+//! for anyone else it does not exist, and neither does one named by an id of another form
+//! than task ids have (the store is not asked).
 
 use super::{Call, required_str};
 use crate::jsonrpc::{Rendered, RpcError, code};
@@ -34,7 +35,9 @@ async fn named(call: &Call<'_>) -> Result<TaskRecord, RpcError> {
     allowed(call)?;
     let id = required_str(call, "taskId")?;
     let found = call.shared.tasks.read(id, &call.principal).await?;
-    found.ok_or_else(|| RpcError::invalid_params(format!("Failed to retrieve task: no task {id}")))
+    // The same answer for an id of no task and for one no task can have: which it is says
+    // nothing about what the store holds.
+    found.ok_or_else(|| RpcError::invalid_params("Failed to retrieve task: no task has this taskId"))
 }
 
 pub(super) async fn get(call: &Call<'_>) -> Result<Rendered, RpcError> {

@@ -18,6 +18,7 @@ pub(crate) use record::{LegacyTask, Status, TaskRecord, now_ms};
 pub(crate) use runner::spawn;
 
 use crate::backplane::{Keys, StoreError};
+use crate::client_ids;
 use crate::jsonrpc::{Rendered, RequestId, RpcError, code};
 use crate::layer::{LayerError, LogLevel, Principal, Reply, RequestCx, RootsSource, TaskLink};
 use crate::protocol::Version;
@@ -157,8 +158,11 @@ impl Drop for Slot {
     }
 }
 
+/// The error a client gets when the store failed a task method: the detail (an
+/// unreachable store, a record that does not parse) is logged here, never sent.
 fn unavailable(e: StoreError) -> RpcError {
-    RpcError::new(code::INTERNAL_ERROR, e.to_string())
+    tracing::warn!("a task method failed in the shared store: {e}");
+    RpcError::new(code::INTERNAL_ERROR, "tasks cannot be read or written right now; try again later")
 }
 
 impl Tasks {
@@ -192,7 +196,7 @@ impl Tasks {
         version: Version,
         ttl: Duration,
     ) -> Result<(TaskRecord, Slot), RpcError> {
-        let id = format!("{:032x}", rand::random::<u128>());
+        let id = client_ids::new();
         let slot = {
             let mut running = self.running();
             if running.len() >= self.options.max_running {
@@ -219,10 +223,11 @@ impl Tasks {
         Ok((record, slot))
     }
 
-    /// Task `id` as `who` sees it: `None` when there is none, or it is another
-    /// principal's. A task still running whose replica stopped (no lease) is failed first.
+    /// Task `id` as `who` sees it: `None` when there is none, it is another principal's,
+    /// or `id` is not of the form task ids have (then the store is not asked). A task still
+    /// running whose replica stopped (no lease) is failed first.
     pub async fn read(&self, id: &str, who: &Principal) -> Result<Option<TaskRecord>, RpcError> {
-        let Some(record) = self.store.get(id).await.map_err(unavailable)? else { return Ok(None) };
+        let Some(record) = self.get(id).await.map_err(unavailable)? else { return Ok(None) };
         if record.owner != who.id {
             return Ok(None);
         }
@@ -262,8 +267,12 @@ impl Tasks {
         Ok(updated)
     }
 
-    /// Task `id` as stored, whoever's it is (for listen streams that already checked).
+    /// Task `id` as stored, whoever's it is (for listen streams that already checked);
+    /// `None` for an id that is not of the form task ids have.
     pub async fn get(&self, id: &str) -> Result<Option<TaskRecord>, StoreError> {
+        if !client_ids::well_formed(id) {
+            return Ok(None);
+        }
         self.store.get(id).await
     }
 

@@ -184,6 +184,10 @@ where
     B: http_body::Body + Send + 'static,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
+    // An id duet cannot have made names no session: the store is not asked.
+    if !crate::client_ids::well_formed(&session) {
+        return http_error(StatusCode::NOT_FOUND, "Session not found");
+    }
     let backplane = &shared.server.options().backplane;
     match backplane.keys.get(&lease_key(&session)).await {
         Ok(Some(holder)) if holder == principal.id.as_bytes() => {}

@@ -57,7 +57,8 @@ pub(super) fn cursor_key(id: &str) -> String {
 
 /// The session `id` of `principal`: the copy here, brought up to date from the backplane's
 /// record, else one adopted from it. `Ok(None)` when there is no such session (or it is
-/// another principal's); a store that cannot say is a 503, never taken for "no session",
+/// another principal's, or `id` is not of the form session ids have: then the store is not
+/// asked); a store that cannot say is a 503, never taken for "no session",
 /// unless a copy is here, which then serves as it is. With an immediate backplane (one
 /// process) the copy here is current and the record is not read.
 pub(super) async fn find(
@@ -65,6 +66,9 @@ pub(super) async fn find(
     id: &str,
     principal: &Principal,
 ) -> Result<Option<Arc<HttpSession>>, Response<Body>> {
+    if !crate::client_ids::well_formed(id) {
+        return Ok(None);
+    }
     let held = shared.sessions.get(id, principal);
     let backplane = &shared.server.options().backplane;
     if held.is_some() && backplane.is_immediate() {

@@ -214,7 +214,7 @@ impl SessionTable {
     /// recently used idle session of that principal is evicted; when none is idle, or the
     /// table is full, creation fails.
     pub fn create(&self, shared: &Arc<HttpShared>, principal: &Principal, kind: Kind) -> Result<Created, Unavailable> {
-        let id = format!("{:032x}", rand::random::<u128>());
+        let id = crate::client_ids::new();
         self.insert(self.entry(shared, id, principal, kind, false), principal)
     }
 
