@@ -124,9 +124,9 @@ fn a_store_needs_a_shared_key_and_a_redis_url() {
     let unused = "redis://127.0.0.1:9/0";
     refused(&serve(&["--store", unused], &[]), "must also share a state key");
     let key = hex(rand_bytes());
-    let tls = serve(&["--store", "rediss://:hunter2@127.0.0.1:6380"], &[("DUET_STATE_KEY", &key)]);
-    refused(&tls, "takes a redis:// URL (rediss://, Redis over TLS, is not supported yet), not a rediss:// one");
-    assert!(!String::from_utf8_lossy(&tls.stderr).contains("hunter2"), "the password is never shown");
+    let other = serve(&["--store", "memcached://:hunter2@127.0.0.1:11211"], &[("DUET_STATE_KEY", &key)]);
+    refused(&other, "takes a redis:// or rediss:// (Redis over TLS) URL, not a memcached:// one");
+    assert!(!String::from_utf8_lossy(&other.stderr).contains("hunter2"), "the password is never shown");
 }
 
 #[test]
@@ -140,5 +140,10 @@ fn an_unreachable_store_is_named() {
     let secret = format!("redis://:hunter2@127.0.0.1:{port}/0");
     let out = serve(&["--transport", "http", "--port", "0", "--store", &secret], &[("DUET_STATE_KEY", &key)]);
     refused(&out, &format!("cannot use Redis at redis://:***@127.0.0.1:{port}/0"));
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("hunter2"), "the password is never shown");
+    // Over TLS too.
+    let secret = format!("rediss://:hunter2@127.0.0.1:{port}/0");
+    let out = serve(&["--transport", "http", "--port", "0", "--store", &secret], &[("DUET_STATE_KEY", &key)]);
+    refused(&out, &format!("cannot use Redis at rediss://:***@127.0.0.1:{port}/0"));
     assert!(!String::from_utf8_lossy(&out.stderr).contains("hunter2"), "the password is never shown");
 }
