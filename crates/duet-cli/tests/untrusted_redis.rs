@@ -25,6 +25,10 @@ const WAIT: Duration = Duration::from_secs(10);
 /// A tool only `admin` may call, which leaves a file behind when it runs, and a tool that
 /// always runs as a task.
 const MANIFEST: &str = r#"
+[server]
+name = "untrusted-redis"
+version = "1"
+
 [[tool]]
 name = "wipe"
 description = "admins only"
@@ -140,7 +144,7 @@ impl LegacySession {
             }
         });
         let endpoint = endpoint.recv_timeout(WAIT).expect("the endpoint event");
-        let id = endpoint.split("sessionId=").nth(1).expect("a session id").to_string();
+        let id = endpoint.split("session_id=").nth(1).expect("a session id").to_string();
         LegacySession { messages, endpoint, id }
     }
 
@@ -176,7 +180,7 @@ fn a_forged_bus_message_runs_nothing_and_is_counted() {
     let admin = json!({"id": "token:alice", "roles": ["admin", "default", "mcp"], "attributes": {}});
     let routed = json!({"session": session.id, "principal": admin, "message": call.to_string()});
     let forged = json!({"origin": 4242, "event": {"Routed": routed}});
-    assert_eq!(redis.cli(&["PUBLISH", &channel, &forged.to_string()]), "1", "replica A listens");
+    assert_eq!(redis.cli(&["PUBLISH", &channel, &forged.to_string()]), "2", "both replicas listen");
 
     let deadline = Instant::now() + WAIT;
     while a.rejected("bus") < 1.0 {
