@@ -1,8 +1,8 @@
 //! Replicas do not trust their Redis (issue 33, defect 6): real `duet` replicas on a real
 //! redis-server believe nothing there that lacks the MAC of their shared state key. A
 //! routed message published by hand with an admin principal runs nothing and is counted;
-//! an edited session or task record, or a valid one copied to another session's or task's
-//! key, is refused as if it were not there; deployments with different state keys sharing
+//! an edited session, task or idempotency record, or a valid one copied to another
+//! session's or task's key, is refused as if it were not there; deployments with different state keys sharing
 //! one Redis get different key prefixes.
 
 // Shared with the stdio tests; this file uses only part of it.
@@ -14,7 +14,6 @@ use common::{CAPABILITIES_KEY, Duet, VERSION_KEY};
 use reqwest::blocking::{Client, Response};
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader};
-use std::path::Path;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -48,8 +47,9 @@ fn state_key() -> String {
     rand::random::<[u8; 32]>().iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// One `duet serve --transport sse` replica of the manifest in `dir` on `redis`, with
-/// Alice's and Bob's tokens (neither an admin) and a metrics endpoint.
+/// One `duet serve --transport sse` replica serving `layer` (`--manifest FILE` or
+/// `--fixtures NAME`) on `redis`, with Alice's and Bob's tokens (neither an admin) and a
+/// metrics endpoint.
 struct Replica {
     duet: Duet,
     url: String,
@@ -57,15 +57,11 @@ struct Replica {
 }
 
 impl Replica {
-    fn start(redis: &RedisServer, key: &str, dir: &Path) -> Replica {
-        let manifest = dir.join("duet.toml");
-        let alice = format!("{ALICE}:mcp:alice");
-        let bob = format!("{BOB}:mcp:bob");
-        let args = [
-            "serve", "--manifest", manifest.to_str().expect("UTF-8"), "--transport", "sse", "--host", "127.0.0.1",
-            "--port", "0", "--store", &redis.url(), "--auth-token", &alice, "--auth-token", &bob,
-            "--metrics-addr", "127.0.0.1:0",
-        ];
+    fn start(redis: &RedisServer, key: &str, layer: &[&str]) -> Replica {
+        let (alice, bob, store) = (format!("{ALICE}:mcp:alice"), format!("{BOB}:mcp:bob"), redis.url());
+        let http = ["--transport", "sse", "--host", "127.0.0.1", "--port", "0", "--metrics-addr", "127.0.0.1:0"];
+        let shared = ["--store", &store, "--auth-token", &alice, "--auth-token", &bob];
+        let args = [&["serve"], layer, &http[..], &shared[..]].concat();
         let duet = Duet::spawn_with_env(&args, &[("DUET_STATE_KEY", key)], "2025-11-25");
         let line = duet.stderr_line("listening on http://");
         let url = line.split("listening on ").nth(1).expect("the endpoint").trim().to_string();
@@ -83,10 +79,13 @@ impl Replica {
     }
 }
 
-fn manifest_dir() -> tempfile::TempDir {
+/// A folder holding [`MANIFEST`], and the manifest's path.
+fn manifest_dir() -> (tempfile::TempDir, String) {
     let dir = tempfile::tempdir().expect("a temp dir");
-    std::fs::write(dir.path().join("duet.toml"), MANIFEST).expect("write the manifest");
-    dir
+    let manifest = dir.path().join("duet.toml");
+    std::fs::write(&manifest, MANIFEST).expect("write the manifest");
+    let manifest = manifest.to_str().expect("a UTF-8 path").to_string();
+    (dir, manifest)
 }
 
 fn post(url: &str, token: &str, headers: &[(&str, &str)], message: &Value) -> Response {
@@ -163,11 +162,13 @@ impl LegacySession {
 #[test]
 fn a_forged_bus_message_runs_nothing_and_is_counted() {
     let redis = RedisServer::start();
-    let (key, dir) = (state_key(), manifest_dir());
-    let (a, b) = (Replica::start(&redis, &key, dir.path()), Replica::start(&redis, &key, dir.path()));
+    let (key, (dir, manifest)) = (state_key(), manifest_dir());
+    let layer = ["--manifest", &manifest];
+    let (a, b) = (Replica::start(&redis, &key, &layer), Replica::start(&redis, &key, &layer));
     // Alice's stream is on A; her POSTs reach B, which routes them to A over Redis.
     let session = LegacySession::open(&a, ALICE);
-    let init = json!({"protocolVersion": "2024-11-05", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}});
+    let init =
+        json!({"protocolVersion": "2024-11-05", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}});
     session.send(&b, ALICE, json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}));
     let initialized = session.next(WAIT).expect("initialize is answered through the other replica");
     assert_eq!(initialized["id"], 1, "{initialized}");
@@ -197,8 +198,10 @@ fn a_forged_bus_message_runs_nothing_and_is_counted() {
 
 /// `initialize` of a handshake-era session on `replica` as `token`: its id.
 fn handshake(replica: &Replica, token: &str) -> String {
-    let init = json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}});
-    let response = post(&replica.url, token, &[], &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}));
+    let init =
+        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}});
+    let response =
+        post(&replica.url, token, &[], &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}));
     let id = response.headers().get("mcp-session-id").expect("a session id").to_str().expect("ASCII").to_string();
     assert_eq!(answer(response)["id"], 1);
     id
@@ -213,8 +216,9 @@ fn ping(replica: &Replica, token: &str, id: &str) -> u16 {
 #[test]
 fn an_edited_or_moved_session_record_is_not_a_session() {
     let redis = RedisServer::start();
-    let (key, dir) = (state_key(), manifest_dir());
-    let (a, b) = (Replica::start(&redis, &key, dir.path()), Replica::start(&redis, &key, dir.path()));
+    let (key, (_dir, manifest)) = (state_key(), manifest_dir());
+    let layer = ["--manifest", &manifest];
+    let (a, b) = (Replica::start(&redis, &key, &layer), Replica::start(&redis, &key, &layer));
     let (alices, bobs, alices_other) = (handshake(&a, ALICE), handshake(&a, BOB), handshake(&a, ALICE));
 
     // Alice's record, its principal made Bob's: Bob does not get Alice's session on B.
@@ -235,9 +239,15 @@ fn an_edited_or_moved_session_record_is_not_a_session() {
 /// A 2026-07-28 request of `method` as Alice, with the tasks extension declared: its answer.
 fn modern(replica: &Replica, id: u64, method: &str, name: &str, params: Value) -> Value {
     let mut params = params;
-    params["_meta"] = json!({VERSION_KEY: "2026-07-28", CAPABILITIES_KEY: {"extensions": {"io.modelcontextprotocol/tasks": {}}}});
+    params["_meta"] =
+        json!({VERSION_KEY: "2026-07-28", CAPABILITIES_KEY: {"extensions": {"io.modelcontextprotocol/tasks": {}}}});
     let headers = [("MCP-Protocol-Version", "2026-07-28"), ("Mcp-Method", method), ("Mcp-Name", name)];
-    answer(post(&replica.url, ALICE, &headers, &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})))
+    answer(post(
+        &replica.url,
+        ALICE,
+        &headers,
+        &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
+    ))
 }
 
 fn start_task(replica: &Replica) -> String {
@@ -252,8 +262,9 @@ fn get_task(replica: &Replica, id: &str) -> Value {
 #[test]
 fn an_edited_or_moved_task_record_is_no_task() {
     let redis = RedisServer::start();
-    let (key, dir) = (state_key(), manifest_dir());
-    let (a, b) = (Replica::start(&redis, &key, dir.path()), Replica::start(&redis, &key, dir.path()));
+    let (key, (_dir, manifest)) = (state_key(), manifest_dir());
+    let layer = ["--manifest", &manifest];
+    let (a, b) = (Replica::start(&redis, &key, &layer), Replica::start(&redis, &key, &layer));
     let (first, second) = (start_task(&a), start_task(&a));
     assert_eq!(get_task(&b, &first)["result"]["status"], "working");
 
@@ -275,12 +286,36 @@ fn an_edited_or_moved_task_record_is_no_task() {
     assert!(b.rejected("key") >= 2.0, "both refusals are counted");
 }
 
+/// Alice's refund of 50 USD on order A-1 (no confirmation needed) on `replica`: its id.
+fn refund(replica: &Replica) -> Value {
+    let params = json!({"name": "refund_order", "arguments": {"order_id": "A-1", "amount_cents": 5000}});
+    let refunded = modern(replica, 1, "tools/call", "refund_order", params);
+    refunded["result"]["structuredContent"]["refund_id"].clone()
+}
+
+#[test]
+fn an_edited_idempotency_record_is_not_a_result() {
+    let redis = RedisServer::start();
+    let (key, testkit) = (state_key(), ["--fixtures", "testkit"]);
+    let (a, b) = (Replica::start(&redis, &key, &testkit), Replica::start(&redis, &key, &testkit));
+    assert_eq!(refund(&a), "R-1");
+    assert_eq!(refund(&b), "R-1", "a repeat on another replica gets the first refund back");
+
+    // The recorded result, edited to name another refund.
+    let record_key = redis.key("*token:alice:A-1:5000");
+    let record = redis.cli(&["GET", &record_key]);
+    assert!(record.contains("\"R-1\""), "{record}");
+    redis.cli(&["SET", &record_key, &record.replace("\"R-1\"", "\"R-666\""), "KEEPTTL"]);
+    assert_ne!(refund(&b), "R-666", "the edited result is not believed");
+    assert!(b.rejected("key") >= 1.0, "the refusal is counted");
+}
+
 #[test]
 fn deployments_with_different_keys_do_not_share_a_prefix() {
     let redis = RedisServer::start();
-    let dir = manifest_dir();
     let (key, other) = (state_key(), state_key());
-    let _replicas = [key.as_str(), key.as_str(), other.as_str()].map(|k| Replica::start(&redis, k, dir.path()));
+    let testkit = ["--fixtures", "testkit"];
+    let _replicas = [key.as_str(), key.as_str(), other.as_str()].map(|k| Replica::start(&redis, k, &testkit));
     let channels = redis.cli(&["PUBSUB", "CHANNELS", "*"]);
     let mut channels: Vec<&str> = channels.lines().collect();
     channels.sort();

@@ -54,11 +54,10 @@ impl RedisServer {
                 .arg("--tls-ca-cert-file")
                 .arg(&tls.ca),
         };
-        let child = command
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {} (scripts/python-interop.sh installs it): {e}", redis_bin()));
+        let child =
+            command.stdin(Stdio::null()).stdout(Stdio::null()).spawn().unwrap_or_else(|e| {
+                panic!("cannot start {} (scripts/python-interop.sh installs it): {e}", redis_bin())
+            });
         let redis = RedisServer { child, port, tls, _dir: dir };
         let deadline = Instant::now() + Duration::from_secs(10);
         while TcpStream::connect(("127.0.0.1", port)).is_err() {
@@ -80,10 +79,7 @@ impl RedisServer {
         if let Some(tls) = &self.tls {
             command.arg("--tls").arg("--cacert").arg(&tls.ca);
         }
-        let out = command
-            .args(args)
-            .output()
-            .expect("redis-cli runs");
+        let out = command.args(args).output().expect("redis-cli runs");
         assert!(out.status.success(), "redis-cli {args:?}: {}", String::from_utf8_lossy(&out.stderr));
         let text = String::from_utf8(out.stdout).expect("redis-cli prints UTF-8");
         text.strip_suffix('\n').unwrap_or(&text).to_string()
@@ -117,11 +113,26 @@ pub fn issue_certificates(dir: &Path) -> Tls {
     };
     // A new P-256 key, unencrypted, written to the path that follows.
     let new_key = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout"];
-    openssl(&[&["req", "-x509"], &new_key[..], &[&ca_key, "-days", "1", "-subj", "/CN=duet test CA", "-out", &ca]].concat());
+    openssl(
+        &[&["req", "-x509"], &new_key[..], &[&ca_key, "-days", "1", "-subj", "/CN=duet test CA", "-out", &ca]].concat(),
+    );
     openssl(&[&["req"], &new_key[..], &[&key, "-subj", "/CN=127.0.0.1", "-out", &request]].concat());
     openssl(&[
-        "x509", "-req", "-days", "1", "-CAcreateserial", "-in", &request, "-CA", &ca, "-CAkey", &ca_key,
-        "-extfile", &extensions, "-out", &cert,
+        "x509",
+        "-req",
+        "-days",
+        "1",
+        "-CAcreateserial",
+        "-in",
+        &request,
+        "-CA",
+        &ca,
+        "-CAkey",
+        &ca_key,
+        "-extfile",
+        &extensions,
+        "-out",
+        &cert,
     ]);
     Tls { ca: ca.into(), cert: cert.into(), key: key.into() }
 }

@@ -37,8 +37,9 @@ const DEADLINE: Duration = Duration::from_secs(2);
 const OUTBOX: usize = 4096;
 /// Events sent in one pipeline.
 const BATCH: usize = 64;
-/// Sets KEYS[1] to ARGV[2] for ARGV[3] ms if what it holds after the MAC is ARGV[1] (the
-/// payload the caller read: its MAC may be under the previous key); 1 if it did, else 0.
+/// Sets KEYS[1] to ARGV[2] for ARGV[3] ms if what it holds after its first ARGV[4] bytes
+/// (the MAC) is ARGV[1]: the payload the caller read, whose MAC may be under the previous
+/// key. 1 if it did, else 0.
 const SWAP: &str = "local held = redis.call('GET', KEYS[1]) \
     if held and string.sub(held, ARGV[4] + 1) == ARGV[1] then \
     redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) return 1 else return 0 end";
@@ -69,10 +70,22 @@ const TOUCH: &str = "
 enum Outgoing {
     /// A sealed event.
     Publish(Vec<u8>),
-    Append { key: String, entries: Vec<Vec<u8>>, ttl: Duration },
+    Append {
+        key: String,
+        entries: Vec<Vec<u8>>,
+        ttl: Duration,
+    },
     Remove(String),
-    Touch { key: String, member: String, ahead: Duration, idle: Duration },
-    Leave { key: String, member: String },
+    Touch {
+        key: String,
+        member: String,
+        ahead: Duration,
+        idle: Duration,
+    },
+    Leave {
+        key: String,
+        member: String,
+    },
 }
 
 impl Outgoing {
@@ -149,6 +162,14 @@ impl RedisBackplane {
         self.mac.seal(Kind::Bus, &self.channel, &payload)
     }
 
+    /// Sets the Redis key `stored` to `sealed` if the payload it holds (whatever its MAC) is
+    /// `old`, atomically: whether it did.
+    async fn swap_sealed(&self, stored: &str, old: &[u8], sealed: &[u8], ttl: Duration) -> Result<bool, StoreError> {
+        let mut swap = redis::cmd("EVAL");
+        swap.arg(SWAP).arg(1).arg(stored).arg(old).arg(sealed).arg(millis(ttl)).arg(TAG_HEX_LEN);
+        self.run::<i64>(swap, "EVAL").await.map(|done| done == 1)
+    }
+
     fn key(&self, key: &str) -> String {
         format!("{}{key}", self.prefix)
     }
@@ -212,14 +233,11 @@ impl Keys for RedisBackplane {
             if let Some(payload) = self.mac.open(Kind::Key, &stored, &held) {
                 return Ok(Some(payload.to_vec()));
             }
-            let mut swap = redis::cmd("EVAL");
-            swap.arg(SWAP).arg(1).arg(&stored).arg(&held[held.len().min(TAG_HEX_LEN)..]).arg(&sealed);
-            swap.arg(millis(ttl)).arg(TAG_HEX_LEN);
-            if self.run::<i64>(swap, "EVAL").await? == 1 {
+            if self.swap_sealed(&stored, &held[held.len().min(TAG_HEX_LEN)..], &sealed, ttl).await? {
                 return Ok(None);
             }
         }
-        Err(StoreError(format!("Redis kept changing {key} while it was claimed")))
+        Err(StoreError("a value kept changing while it was claimed".to_string()))
     }
 
     async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
@@ -239,10 +257,7 @@ impl Keys for RedisBackplane {
 
     async fn swap(&self, key: &str, old: &[u8], new: &[u8], ttl: Duration) -> Result<bool, StoreError> {
         let stored = self.key(key);
-        let mut swap = redis::cmd("EVAL");
-        swap.arg(SWAP).arg(1).arg(&stored).arg(old).arg(self.mac.seal(Kind::Key, &stored, new));
-        swap.arg(millis(ttl)).arg(TAG_HEX_LEN);
-        self.run::<i64>(swap, "EVAL").await.map(|done| done == 1)
+        self.swap_sealed(&stored, old, &self.mac.seal(Kind::Key, &stored, new), ttl).await
     }
 
     async fn delete(&self, key: &str) -> Result<(), StoreError> {
