@@ -79,6 +79,13 @@ impl Replica {
     }
 }
 
+/// A redis-server and two replicas of one deployment (one state key) on it, serving `layer`.
+fn two_replicas(layer: &[&str]) -> (RedisServer, Replica, Replica) {
+    let (redis, key) = (RedisServer::start(), state_key());
+    let (a, b) = (Replica::start(&redis, &key, layer), Replica::start(&redis, &key, layer));
+    (redis, a, b)
+}
+
 /// A folder holding [`MANIFEST`], and the manifest's path.
 fn manifest_dir() -> (tempfile::TempDir, String) {
     let dir = tempfile::tempdir().expect("a temp dir");
@@ -161,10 +168,8 @@ impl LegacySession {
 
 #[test]
 fn a_forged_bus_message_runs_nothing_and_is_counted() {
-    let redis = RedisServer::start();
-    let (key, (dir, manifest)) = (state_key(), manifest_dir());
-    let layer = ["--manifest", &manifest];
-    let (a, b) = (Replica::start(&redis, &key, &layer), Replica::start(&redis, &key, &layer));
+    let (dir, manifest) = manifest_dir();
+    let (redis, a, b) = two_replicas(&["--manifest", &manifest]);
     // Alice's stream is on A; her POSTs reach B, which routes them to A over Redis.
     let session = LegacySession::open(&a, ALICE);
     let init =
@@ -215,10 +220,8 @@ fn ping(replica: &Replica, token: &str, id: &str) -> u16 {
 
 #[test]
 fn an_edited_or_moved_session_record_is_not_a_session() {
-    let redis = RedisServer::start();
-    let (key, (_dir, manifest)) = (state_key(), manifest_dir());
-    let layer = ["--manifest", &manifest];
-    let (a, b) = (Replica::start(&redis, &key, &layer), Replica::start(&redis, &key, &layer));
+    let (_dir, manifest) = manifest_dir();
+    let (redis, a, b) = two_replicas(&["--manifest", &manifest]);
     let (alices, bobs, alices_other) = (handshake(&a, ALICE), handshake(&a, BOB), handshake(&a, ALICE));
 
     // Alice's record, its principal made Bob's: Bob does not get Alice's session on B.
@@ -261,10 +264,8 @@ fn get_task(replica: &Replica, id: &str) -> Value {
 
 #[test]
 fn an_edited_or_moved_task_record_is_no_task() {
-    let redis = RedisServer::start();
-    let (key, (_dir, manifest)) = (state_key(), manifest_dir());
-    let layer = ["--manifest", &manifest];
-    let (a, b) = (Replica::start(&redis, &key, &layer), Replica::start(&redis, &key, &layer));
+    let (_dir, manifest) = manifest_dir();
+    let (redis, a, b) = two_replicas(&["--manifest", &manifest]);
     let (first, second) = (start_task(&a), start_task(&a));
     assert_eq!(get_task(&b, &first)["result"]["status"], "working");
 
@@ -295,9 +296,7 @@ fn refund(replica: &Replica) -> Value {
 
 #[test]
 fn an_edited_idempotency_record_is_not_a_result() {
-    let redis = RedisServer::start();
-    let (key, testkit) = (state_key(), ["--fixtures", "testkit"]);
-    let (a, b) = (Replica::start(&redis, &key, &testkit), Replica::start(&redis, &key, &testkit));
+    let (redis, a, b) = two_replicas(&["--fixtures", "testkit"]);
     assert_eq!(refund(&a), "R-1");
     assert_eq!(refund(&b), "R-1", "a repeat on another replica gets the first refund back");
 

@@ -51,6 +51,7 @@ impl StateKey {
     }
 
     /// The key's bytes, for deriving the keys of other uses from it.
+    #[cfg(feature = "redis")]
     pub(crate) fn as_bytes(&self) -> &[u8; 32] {
         &self.0
     }
