@@ -2,8 +2,8 @@
 //! redis-server believe nothing there that lacks the MAC of their shared state key. A
 //! routed message published by hand with an admin principal runs nothing and is counted;
 //! an edited session, task or idempotency record, or a valid one copied to another
-//! session's or task's key, is refused as if it were not there; deployments with different state keys sharing
-//! one Redis get different key prefixes.
+//! session's or task's key, is refused as if it were not there; deployments with different
+//! state keys sharing one Redis get different key prefixes.
 
 // Shared with the stdio tests; this file uses only part of it.
 #[allow(dead_code)]
