@@ -215,13 +215,16 @@ pub struct ServeArgs {
 /// What the replicas of one server share.
 #[derive(clap::Args, Debug, Default)]
 pub struct ReplicaArgs {
-    /// The store replicas share (idempotency keys, change events):
-    /// redis://[USER:PASSWORD@]HOST:PORT/DB. Needs a shared state key.
+    /// The store replicas share (idempotency keys, sessions, tasks, change events):
+    /// redis://[USER:PASSWORD@]HOST:PORT/DB, or rediss:// for Redis over TLS. Needs a shared
+    /// state key; everything stored and published is authenticated with a key derived from it.
     #[arg(long, env = "DUET_STORE", value_name = "URL")]
     pub store: Option<String>,
     /// The prefix of the store's keys and channel, so several servers can share one Redis.
-    #[arg(long, value_name = "PREFIX", default_value = "duet:")]
-    pub store_prefix: String,
+    /// Default: `duet:` and 8 hex digits derived from the state key (`duet:1a2b3c4d:`), so
+    /// deployments with different keys never mix; it changes when the key is rotated.
+    #[arg(long, value_name = "PREFIX", requires = "store")]
+    pub store_prefix: Option<String>,
     /// A file holding the key(s) that seal multi round-trip state, CURRENT[,PREVIOUS], each
     /// 32 bytes in base64 or hex; replaces DUET_STATE_KEY. Replicas need the same key.
     #[arg(long, value_name = "FILE")]

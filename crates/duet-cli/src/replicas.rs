@@ -2,7 +2,8 @@
 //! round-trip state (`--state-key-file`, else `DUET_STATE_KEY`), so a retry may land on
 //! any replica, and the store (`--store redis://…`, or `DUET_STORE`) that holds the
 //! idempotency keys and carries change events between them. Replicas that share a store
-//! must share a key too, so a store without one refuses to start.
+//! must share a key too, so a store without one refuses to start: what they exchange
+//! through it is authenticated with a key derived from it, and their default key prefix is.
 
 use crate::cli::ReplicaArgs;
 use crate::usage::Usage;
@@ -19,25 +20,26 @@ pub struct Shared {
 /// unreachable one stops the start.
 pub async fn shared(args: &ReplicaArgs) -> Result<Shared, Usage> {
     let state_keys = state_keys(args)?;
-    let backplane = match &args.store {
-        None => Backplane::memory(),
-        Some(_) if state_keys.is_none() => {
+    let backplane = match (&args.store, &state_keys) {
+        (None, _) => Backplane::memory(),
+        (Some(_), None) => {
             return Err(Usage(format!(
                 "--store shares state between replicas, which must also share a state key: set {STATE_KEY_ENV} or \
                  --state-key-file to 32 random bytes in base64 or hex (`openssl rand -base64 32`), the same for every \
                  replica"
             )));
         }
-        Some(url) if url.starts_with("redis://") => {
-            let backplane = RedisBackplane::connect(url, &args.store_prefix).await.map_err(|e| Usage(e.0))?;
-            tracing::info!(store = backplane.name(), prefix = %args.store_prefix, "sharing state with the other replicas");
+        (Some(url), Some(keys)) if url.starts_with("redis://") || url.starts_with("rediss://") => {
+            let prefix = args.store_prefix.clone().unwrap_or_else(|| RedisBackplane::default_prefix(keys));
+            let backplane = RedisBackplane::connect(url, &prefix, keys).await.map_err(|e| Usage(e.0))?;
+            tracing::info!(store = backplane.name(), prefix, "sharing state with the other replicas");
             backplane
         }
-        Some(url) => {
+        (Some(url), Some(_)) => {
             // Only the scheme: the rest may hold a password.
             let scheme = url.split_once("://").map_or("that", |(scheme, _)| scheme);
             return Err(Usage(format!(
-                "--store takes a redis:// URL (rediss://, Redis over TLS, is not supported yet), not a {scheme}:// one"
+                "--store takes a redis:// or rediss:// (Redis over TLS) URL, not a {scheme}:// one"
             )));
         }
     };

@@ -1,13 +1,16 @@
 //! What replicas share, from the command line: a state key given by `--state-key-file` or
 //! `DUET_STATE_KEY` seals multi round-trip state that another process holding the key opens
 //! (and one holding another key refuses); a malformed key, a store without a key, and a
-//! store that cannot be reached stop the start with exit code 2 and say why. The replicas
-//! themselves, on a real Redis behind nginx, are tested in tests/interop/test_replicas.py.
+//! store that cannot be reached stop the start with exit code 2 and say why; a Redis over
+//! TLS is reached when its certificate is trusted and refused when not. The replicas
+//! themselves, on a real Redis behind nginx, are tested in tests/interop/test_replicas.py
+//! (and against a Redis that is not to be trusted in untrusted_redis.rs).
 
 // Shared with the stdio tests; this file uses only part of it.
 #[allow(dead_code)]
 mod common;
 
+use common::redis_server::{RedisServer, issue_certificates};
 use common::{CAPABILITIES_KEY, Duet, VERSION_KEY};
 use serde_json::{Value, json};
 use std::process::{Command, Output};
@@ -124,9 +127,9 @@ fn a_store_needs_a_shared_key_and_a_redis_url() {
     let unused = "redis://127.0.0.1:9/0";
     refused(&serve(&["--store", unused], &[]), "must also share a state key");
     let key = hex(rand_bytes());
-    let tls = serve(&["--store", "rediss://:hunter2@127.0.0.1:6380"], &[("DUET_STATE_KEY", &key)]);
-    refused(&tls, "takes a redis:// URL (rediss://, Redis over TLS, is not supported yet), not a rediss:// one");
-    assert!(!String::from_utf8_lossy(&tls.stderr).contains("hunter2"), "the password is never shown");
+    let other = serve(&["--store", "memcached://:hunter2@127.0.0.1:11211"], &[("DUET_STATE_KEY", &key)]);
+    refused(&other, "takes a redis:// or rediss:// (Redis over TLS) URL, not a memcached:// one");
+    assert!(!String::from_utf8_lossy(&other.stderr).contains("hunter2"), "the password is never shown");
 }
 
 #[test]
@@ -141,4 +144,28 @@ fn an_unreachable_store_is_named() {
     let out = serve(&["--transport", "http", "--port", "0", "--store", &secret], &[("DUET_STATE_KEY", &key)]);
     refused(&out, &format!("cannot use Redis at redis://:***@127.0.0.1:{port}/0"));
     assert!(!String::from_utf8_lossy(&out.stderr).contains("hunter2"), "the password is never shown");
+    // Over TLS too.
+    let secret = format!("rediss://:hunter2@127.0.0.1:{port}/0");
+    let out = serve(&["--transport", "http", "--port", "0", "--store", &secret], &[("DUET_STATE_KEY", &key)]);
+    refused(&out, &format!("cannot use Redis at rediss://:***@127.0.0.1:{port}/0"));
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("hunter2"), "the password is never shown");
+}
+
+#[test]
+fn redis_over_tls_is_reached_only_with_a_trusted_certificate() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let tls = issue_certificates(dir.path());
+    let ca = tls.ca.to_str().expect("UTF-8").to_string();
+    let redis = RedisServer::start_tls(tls);
+    let url = redis.url();
+    assert!(url.starts_with("rediss://"), "{url}");
+    let key = hex(rand_bytes());
+    let args = ["serve", "--fixtures", "testkit", "--transport", "http", "--port", "0", "--store", &url];
+    let trusted = Duet::spawn_with_env(&args, &[("DUET_STATE_KEY", &key), ("SSL_CERT_FILE", &ca)], MODERN);
+    trusted.stderr_line("listening on http://");
+    let channel = redis.cli(&["PUBSUB", "CHANNELS", "*"]);
+    assert!(channel.starts_with("duet:") && channel.ends_with(":bus"), "subscribed over TLS: {channel:?}");
+    // The same CA, not trusted: the start stops and says why.
+    let out = serve(&["--transport", "http", "--port", "0", "--store", &url], &[("DUET_STATE_KEY", &key)]);
+    refused(&out, &format!("cannot use Redis at {url}: invalid peer certificate"));
 }

@@ -39,6 +39,9 @@ pub const SEALED_STATE_REJECTIONS: &str = "duet_sealed_state_rejections_total";
 /// Calls to the shared store (the Redis backplane) that failed or timed out, and changes
 /// it could not carry, by `operation`.
 pub const BACKPLANE_ERRORS: &str = "duet_backplane_errors_total";
+/// Values, bus messages and event-log entries read from the shared store whose MAC was
+/// missing or wrong (forged, edited, or copied from another key), ignored, by `kind`.
+pub const BACKPLANE_REJECTIONS: &str = "duet_backplane_rejected_total";
 
 /// The buckets the conventions advise for both durations, in seconds.
 pub const DURATION_BUCKETS: [f64; 14] =
@@ -61,6 +64,7 @@ pub fn describe() {
     metrics::describe_counter!(AUTH_FAILURES, "Requests whose bearer token was missing or refused");
     metrics::describe_counter!(SEALED_STATE_REJECTIONS, "Retries whose requestState was refused");
     metrics::describe_counter!(BACKPLANE_ERRORS, "Shared-store calls that failed, and changes not carried");
+    metrics::describe_counter!(BACKPLANE_REJECTIONS, "Shared-store values and messages ignored: MAC missing or wrong");
 }
 
 /// `network.transport`: how a request reached duet.

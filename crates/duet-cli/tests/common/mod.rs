@@ -4,6 +4,11 @@
 //! line, and every result, error and notification valid under the MCP schema of the version
 //! the session speaks.
 //! The process is killed when the handle is dropped, so a failing test never leaks it.
+//! [`redis_server`] starts a real Redis for the tests of replicas.
+
+// Only the tests of replicas use it.
+#[allow(dead_code)]
+pub mod redis_server;
 
 use duet_testing::Schemas;
 use serde_json::{Value, json};

@@ -8,8 +8,11 @@
 //! up again on any replica) and [`Rosters`] (the live sessions, counted across replicas for
 //! the caps). [`Backplane::memory`] is
 //! the default and what one process needs; servers built on one clone of it share it as
-//! replicas would. `RedisBackplane::connect` (feature `redis`) shares it through Redis.
+//! replicas would. `RedisBackplane::connect` (feature `redis`) shares it through Redis,
+//! authenticating everything it writes and reads there.
 
+#[cfg(feature = "redis")]
+mod mac;
 mod memory;
 #[cfg(feature = "redis")]
 mod redis;

@@ -9,9 +9,19 @@
 //! nothing else talks to Redis. Every command has a deadline: a request that needs shared
 //! state fails within it, never hangs. Events published while Redis is unreachable are
 //! lost (pub/sub keeps no history); each loss is logged and counted.
+//!
+//! Redis is not trusted: every value, bus message and event-log entry carries a MAC bound to
+//! where it is stored ([`super::mac`]), and what fails it is taken for absent. The rosters
+//! (sorted sets of session ids) carry none: a forged member can at worst end a session,
+//! which deleting its record does as well.
 
-use super::{Backplane, Bus, EventLog, Joined, Keys, LOG_CAPACITY, Logged, Published, Rosters, StoreError, Subscriber};
+use super::mac::{BackplaneMac, Kind, TAG_HEX_LEN};
+use super::{
+    Backplane, Bus, EventLog, Joined, Keys, LOG_CAPACITY, Logged, Published, Rosters, SWAP_ATTEMPTS, StoreError,
+    Subscriber,
+};
 use crate::layer::Feed;
+use crate::mrtr::seal::StateKeys;
 use crate::signals;
 use async_trait::async_trait;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
@@ -27,8 +37,11 @@ const DEADLINE: Duration = Duration::from_secs(2);
 const OUTBOX: usize = 4096;
 /// Events sent in one pipeline.
 const BATCH: usize = 64;
-/// Sets KEYS[1] to ARGV[2] for ARGV[3] ms if it holds ARGV[1]; 1 if it did, else 0.
-const SWAP: &str = "if redis.call('GET', KEYS[1]) == ARGV[1] then \
+/// Sets KEYS[1] to ARGV[2] for ARGV[3] ms if what it holds after its first ARGV[4] bytes
+/// (the MAC) is ARGV[1]: the payload the caller read, whose MAC may be under the previous
+/// key. 1 if it did, else 0.
+const SWAP: &str = "local held = redis.call('GET', KEYS[1]) \
+    if held and string.sub(held, ARGV[4] + 1) == ARGV[1] then \
     redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) return 1 else return 0 end";
 
 /// Now in Redis's clock, in milliseconds (the replicas' clocks may differ).
@@ -55,11 +68,24 @@ const TOUCH: &str = "
 
 /// What the outbox sends, in order.
 enum Outgoing {
-    Publish(Published),
-    Append { key: String, entries: Vec<String>, ttl: Duration },
+    /// A sealed event.
+    Publish(Vec<u8>),
+    Append {
+        key: String,
+        entries: Vec<Vec<u8>>,
+        ttl: Duration,
+    },
     Remove(String),
-    Touch { key: String, member: String, ahead: Duration, idle: Duration },
-    Leave { key: String, member: String },
+    Touch {
+        key: String,
+        member: String,
+        ahead: Duration,
+        idle: Duration,
+    },
+    Leave {
+        key: String,
+        member: String,
+    },
 }
 
 impl Outgoing {
@@ -82,13 +108,15 @@ pub struct RedisBackplane {
     channel: String,
     outbox: mpsc::Sender<Outgoing>,
     subscribers: Arc<Feed<Published>>,
+    mac: Arc<BackplaneMac>,
 }
 
 impl RedisBackplane {
-    /// Connects to the Redis server at `url` (`redis://HOST:PORT/DB`, with a user and
-    /// password when it needs them), its keys and channel named under `prefix`. Fails when
-    /// the server cannot be reached now.
-    pub async fn connect(url: &str, prefix: &str) -> Result<Backplane, StoreError> {
+    /// Connects to the Redis server at `url` (`redis://HOST:PORT/DB`, or `rediss://` over
+    /// TLS, with a user and password when it needs them), its keys and channel named under
+    /// `prefix`, what it writes and reads authenticated with a key derived from `keys` (the
+    /// replicas' shared state keys). Fails when the server cannot be reached now.
+    pub async fn connect(url: &str, prefix: &str, keys: &StateKeys) -> Result<Backplane, StoreError> {
         let refused = |e: redis::RedisError| StoreError(format!("cannot use Redis at {}: {e}", redacted(url)));
         let client = Client::open(url).map_err(refused)?;
         let info = client.get_connection_info().clone();
@@ -96,6 +124,9 @@ impl RedisBackplane {
         let client = Client::open(info.set_redis_settings(settings)).map_err(refused)?;
         let subscribers: Arc<Feed<Published>> = Arc::new(Feed::new());
         let received = subscribers.clone();
+        let mac = Arc::new(BackplaneMac::new(keys));
+        let channel = format!("{prefix}bus");
+        let (checker, checked_channel) = (mac.clone(), channel.clone());
         let config = ConnectionManagerConfig::new()
             .set_connection_timeout(Some(DEADLINE))
             .set_response_timeout(Some(DEADLINE))
@@ -104,19 +135,39 @@ impl RedisBackplane {
             // a second); the watchdog's pings start the next one.
             .set_number_of_retries(2)
             .set_push_sender(move |push: PushInfo| {
-                deliver(&received, push);
+                deliver(&received, &checker, &checked_channel, push);
                 Ok::<(), redis::aio::SendError>(())
             })
             .set_automatic_resubscription();
         let mut connection = ConnectionManager::new_with_config(client, config).await.map_err(refused)?;
-        let channel = format!("{prefix}bus");
         connection.subscribe(&channel).await.map_err(refused)?;
         let (outbox, pending) = mpsc::channel(OUTBOX);
         tokio::spawn(publish(connection.clone(), channel.clone(), pending));
         let backplane =
-            Arc::new(RedisBackplane { connection, prefix: prefix.to_string(), channel, outbox, subscribers });
+            Arc::new(RedisBackplane { connection, prefix: prefix.to_string(), channel, outbox, subscribers, mac });
         tokio::spawn(watch(Arc::downgrade(&backplane)));
         Ok(Backplane::new(backplane, &redacted(url)))
+    }
+
+    /// The prefix of a deployment that names none, derived from its state key: deployments
+    /// with different keys sharing one Redis never mix. Not secret.
+    pub fn default_prefix(keys: &StateKeys) -> String {
+        BackplaneMac::new(keys).default_prefix()
+    }
+
+    /// `event` as the bus carries it: JSON behind its MAC.
+    fn sealed_event(&self, published: &Published) -> Vec<u8> {
+        // Plain data: serializing it cannot fail.
+        let payload = serde_json::to_vec(published).unwrap_or_default();
+        self.mac.seal(Kind::Bus, &self.channel, &payload)
+    }
+
+    /// Sets the Redis key `stored` to `sealed` if the payload it holds (whatever its MAC) is
+    /// `old`, atomically: whether it did.
+    async fn swap_sealed(&self, stored: &str, old: &[u8], sealed: &[u8], ttl: Duration) -> Result<bool, StoreError> {
+        let mut swap = redis::cmd("EVAL");
+        swap.arg(SWAP).arg(1).arg(stored).arg(old).arg(sealed).arg(millis(ttl)).arg(TAG_HEX_LEN);
+        self.run::<i64>(swap, "EVAL").await.map(|done| done == 1)
     }
 
     fn key(&self, key: &str) -> String {
@@ -171,28 +222,42 @@ impl RedisBackplane {
 
 #[async_trait]
 impl Keys for RedisBackplane {
+    /// A value held that fails its MAC counts as none: it is swapped for `value`.
     async fn claim(&self, key: &str, value: &[u8], ttl: Duration) -> Result<Option<Vec<u8>>, StoreError> {
-        let mut set = redis::cmd("SET");
-        set.arg(self.key(key)).arg(value).arg("NX").arg("GET").arg("PX").arg(millis(ttl));
-        self.run(set, "SET").await
+        let stored = self.key(key);
+        let sealed = self.mac.seal(Kind::Key, &stored, value);
+        for _ in 0..SWAP_ATTEMPTS {
+            let mut set = redis::cmd("SET");
+            set.arg(&stored).arg(&sealed).arg("NX").arg("GET").arg("PX").arg(millis(ttl));
+            let Some(held) = self.run::<Option<Vec<u8>>>(set, "SET").await? else { return Ok(None) };
+            if let Some(payload) = self.mac.open(Kind::Key, &stored, &held) {
+                return Ok(Some(payload.to_vec()));
+            }
+            if self.swap_sealed(&stored, &held[held.len().min(TAG_HEX_LEN)..], &sealed, ttl).await? {
+                return Ok(None);
+            }
+        }
+        Err(StoreError("a value kept changing while it was claimed".to_string()))
     }
 
     async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        let stored = self.key(key);
         let mut get = redis::cmd("GET");
-        get.arg(self.key(key));
-        self.run(get, "GET").await
+        get.arg(&stored);
+        let held: Option<Vec<u8>> = self.run(get, "GET").await?;
+        Ok(held.and_then(|held| self.mac.open(Kind::Key, &stored, &held).map(<[u8]>::to_vec)))
     }
 
     async fn put(&self, key: &str, value: &[u8], ttl: Duration) -> Result<(), StoreError> {
+        let stored = self.key(key);
         let mut set = redis::cmd("SET");
-        set.arg(self.key(key)).arg(value).arg("PX").arg(millis(ttl));
+        set.arg(&stored).arg(self.mac.seal(Kind::Key, &stored, value)).arg("PX").arg(millis(ttl));
         self.run(set, "SET").await
     }
 
     async fn swap(&self, key: &str, old: &[u8], new: &[u8], ttl: Duration) -> Result<bool, StoreError> {
-        let mut swap = redis::cmd("EVAL");
-        swap.arg(SWAP).arg(1).arg(self.key(key)).arg(old).arg(new).arg(millis(ttl));
-        self.run::<i64>(swap, "EVAL").await.map(|done| done == 1)
+        let stored = self.key(key);
+        self.swap_sealed(&stored, old, &self.mac.seal(Kind::Key, &stored, new), ttl).await
     }
 
     async fn delete(&self, key: &str) -> Result<(), StoreError> {
@@ -205,15 +270,13 @@ impl Keys for RedisBackplane {
 #[async_trait]
 impl Bus for RedisBackplane {
     async fn publish_now(&self, published: Published) -> Result<(), StoreError> {
-        // Plain data: serializing it cannot fail.
-        let payload = serde_json::to_vec(&published).unwrap_or_default();
         let mut command = redis::cmd("PUBLISH");
-        command.arg(&self.channel).arg(payload);
+        command.arg(&self.channel).arg(self.sealed_event(&published));
         self.run::<i64>(command, "PUBLISH").await.map(drop)
     }
 
     fn publish(&self, published: Published) {
-        self.send(Outgoing::Publish(published));
+        self.send(Outgoing::Publish(self.sealed_event(&published)));
     }
 
     fn subscribe(&self, subscriber: &Arc<Subscriber>) {
@@ -224,15 +287,19 @@ impl Bus for RedisBackplane {
 #[async_trait]
 impl EventLog for RedisBackplane {
     fn append(&self, stream: &str, events: Vec<Logged>, ttl: Duration) {
-        let entries = events.into_iter().map(|e| format!("{}\n{}", e.id, e.data)).collect();
-        self.send(Outgoing::Append { key: self.log_key(stream), entries, ttl });
+        let key = self.log_key(stream);
+        let seal = |e: Logged| self.mac.seal(Kind::EventLog, &key, format!("{}\n{}", e.id, e.data).as_bytes());
+        let entries = events.into_iter().map(seal).collect();
+        self.send(Outgoing::Append { key, entries, ttl });
     }
 
     async fn read(&self, stream: &str) -> Result<Vec<Logged>, StoreError> {
+        let key = self.log_key(stream);
         let mut range = redis::cmd("LRANGE");
-        range.arg(self.log_key(stream)).arg(0).arg(-1);
-        let entries: Vec<String> = self.run(range, "LRANGE").await?;
-        let logged = |entry: String| {
+        range.arg(&key).arg(0).arg(-1);
+        let entries: Vec<Vec<u8>> = self.run(range, "LRANGE").await?;
+        let logged = |entry: Vec<u8>| {
+            let entry = std::str::from_utf8(self.mac.open(Kind::EventLog, &key, &entry)?).ok()?;
             let (id, data) = entry.split_once('\n')?;
             Some(Logged { id: id.to_string(), data: data.to_string() })
         };
@@ -278,13 +345,16 @@ fn redacted(url: &str) -> String {
     }
 }
 
-/// Hands a message of the bus channel to the subscribers.
-fn deliver(subscribers: &Feed<Published>, push: PushInfo) {
+/// Hands a message of the bus channel whose MAC is right to the subscribers.
+fn deliver(subscribers: &Feed<Published>, mac: &BackplaneMac, channel: &str, push: PushInfo) {
     match (push.kind, push.data.as_slice()) {
-        (PushKind::Message, [_channel, Value::BulkString(payload)]) => match serde_json::from_slice(payload) {
-            Ok(published) => subscribers.notify(published),
-            Err(e) => tracing::warn!("ignored a message on the bus channel that is not an event: {e}"),
-        },
+        (PushKind::Message, [_channel, Value::BulkString(sealed)]) => {
+            let Some(payload) = mac.open(Kind::Bus, channel, sealed) else { return };
+            match serde_json::from_slice(payload) {
+                Ok(published) => subscribers.notify(published),
+                Err(e) => tracing::warn!("ignored a message on the bus channel that is not an event: {e}"),
+            }
+        }
         (PushKind::Disconnection, _) => {
             tracing::warn!("lost the connection to Redis; reconnecting");
             metrics::counter!(signals::BACKPLANE_ERRORS, "operation" => "CONNECTION").increment(1);
@@ -301,10 +371,8 @@ async fn publish(mut connection: ConnectionManager, channel: String, mut pending
         let mut pipeline = redis::pipe();
         for outgoing in batch.drain(..) {
             match outgoing {
-                Outgoing::Publish(published) => {
-                    // Plain data: serializing it cannot fail.
-                    let payload = serde_json::to_vec(&published).unwrap_or_default();
-                    pipeline.cmd("PUBLISH").arg(&channel).arg(payload).ignore();
+                Outgoing::Publish(sealed) => {
+                    pipeline.cmd("PUBLISH").arg(&channel).arg(sealed).ignore();
                 }
                 Outgoing::Append { key, entries, ttl } => {
                     pipeline.cmd("RPUSH").arg(&key).arg(entries).ignore();

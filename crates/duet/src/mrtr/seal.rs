@@ -52,6 +52,12 @@ impl StateKey {
         StateKey(bytes)
     }
 
+    /// The key's bytes, for deriving the keys of other uses from it.
+    #[cfg(feature = "redis")]
+    pub(crate) fn as_bytes(&self) -> &[u8; 32] {
+        &self.0
+    }
+
     /// Reads 32 bytes from hex (64 digits) or base64 (standard or URL-safe).
     pub fn parse(text: &str) -> Result<Self, KeyError> {
         let text = text.trim();
