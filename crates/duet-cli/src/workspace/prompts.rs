@@ -61,7 +61,7 @@ where
         let shared = shared.clone();
         async move {
             let client = cx.client_roots().await;
-            let render = move || render(&shared, &shared.in_force(client.listed()), &args);
+            let render = move || render(&shared, &shared.in_force(client.listed(), cx.reach_check()), &args);
             blocking(render).await.map_err(LayerError::Internal)?
         }
     })

@@ -183,7 +183,7 @@ where
         run(async move {
             let args: A = serde_json::from_value(Value::Object(args)).map_err(|e| format!("Invalid arguments: {e}"))?;
             let client = cx.client_roots().await;
-            blocking(move || work(&shared, &shared.in_force(client.listed()), args, &cx)).await?
+            blocking(move || work(&shared, &shared.in_force(client.listed(), cx.reach_check()), args, &cx)).await?
         })
     })
     .annotations(ToolAnnotations::read_only())

@@ -3,6 +3,11 @@
 //! HTTP transport answers such a call with 403 `insufficient_scope` before the engine runs;
 //! this wrapper is the same rule for every other path (stdio, the legacy SSE transport, a
 //! batch, a program calling the engine in-process).
+//!
+//! Resource rules govern every way to a resource, not only `resources/read`: each call it
+//! lets through carries the rules in its context ([`RequestCx::may_reach`]), and a layer that
+//! reaches resources by other ways (a tool's path, a prompt's file, a completion) asks there
+//! with the canonical URI of each before it opens, lists or completes it.
 
 use super::scopes::ScopeMap;
 use crate::layer::{
@@ -47,6 +52,22 @@ impl ScopedLayer {
         filtered.filter(&all, |_, item| self.map.allows(kind, key(item), who))
     }
 
+    /// `cx`, reaching only the resources its principal's grants cover, however the handler
+    /// reaches them ([`RequestCx::may_reach`]): the `[resources]` rules hold for a tool's
+    /// path, a prompt's file and a completion as they do for `resources/read`.
+    fn reaching(&self, cx: RequestCx) -> RequestCx {
+        let map = self.map.clone();
+        let held = map.grants(cx.principal());
+        cx.reaching_only(Arc::new(move |uri: &str| {
+            let required = map.required(Primitive::Resource, uri);
+            if required.iter().all(|scope| held.contains(scope)) {
+                Ok(())
+            } else {
+                Err(format!("it requires the scopes: {}", required.join(" ")))
+            }
+        }))
+    }
+
     fn guard(&self, kind: Primitive, name: &str, who: &Principal) -> Result<(), LayerError> {
         let missing = self.map.missing(kind, name, who);
         if missing.is_empty() {
@@ -89,12 +110,12 @@ impl Layer for ScopedLayer {
 
     async fn call_tool(&self, name: &str, args: ToolArgs, cx: RequestCx) -> Result<Reply<ToolResult>, LayerError> {
         self.guard(Primitive::Tool, name, cx.principal())?;
-        self.inner.call_tool(name, args, cx).await
+        self.inner.call_tool(name, args, self.reaching(cx)).await
     }
 
     async fn read_resource(&self, uri: &str, cx: RequestCx) -> Result<Reply<Vec<ResourceContents>>, LayerError> {
         self.guard(Primitive::Resource, uri, cx.principal())?;
-        self.inner.read_resource(uri, cx).await
+        self.inner.read_resource(uri, self.reaching(cx)).await
     }
 
     async fn resource_page(
@@ -112,7 +133,7 @@ impl Layer for ScopedLayer {
 
     async fn get_prompt(&self, name: &str, args: PromptArgs, cx: RequestCx) -> Result<Reply<PromptResult>, LayerError> {
         self.guard(Primitive::Prompt, name, cx.principal())?;
-        self.inner.get_prompt(name, args, cx).await
+        self.inner.get_prompt(name, args, self.reaching(cx)).await
     }
 
     async fn complete(&self, of: CompletionRef, arg: CompletionArg, cx: RequestCx) -> Result<Completion, LayerError> {
@@ -123,7 +144,7 @@ impl Layer for ScopedLayer {
         if !allowed {
             return Ok(Completion { values: Vec::new(), total: None, has_more: None });
         }
-        self.inner.complete(of, arg, cx).await
+        self.inner.complete(of, arg, self.reaching(cx)).await
     }
 
     fn changes(&self) -> &ChangeFeed {
