@@ -39,6 +39,7 @@ fn serve(dir: &Path) -> (Duet, String, String) {
         &format!("{INSIDER}:secrets:insider"),
         "--scope-map",
         map.to_str().unwrap(),
+        "--root",
         &root,
     ];
     let duet = Duet::spawn(&args, "2026-07-28");

@@ -356,8 +356,8 @@ mod tests {
             request(json!({"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": {"uri": "test://info"}}));
         assert_eq!(operation(&read), Some((Primitive::Resource, "test://info")));
         let subscribe =
-            request(json!({"jsonrpc": "2.0", "id": 1, "method": "resources/subscribe", "params": {"uri": "u"}}));
-        assert_eq!(operation(&subscribe), Some((Primitive::Resource, "u")));
+            request(json!({"jsonrpc": "2.0", "id": 1, "method": "resources/subscribe", "params": {"uri": "test://u"}}));
+        assert_eq!(operation(&subscribe), Some((Primitive::Resource, "test://u")));
         assert_eq!(operation(&request(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))), None);
         assert_eq!(operation(&request(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call"}))), None);
     }
