@@ -556,7 +556,8 @@ mod tests {
     #[test]
     fn a_resource_uri_is_decoded_canonical() {
         for method in ["resources/read", "resources/subscribe", "resources/unsubscribe"] {
-            let sent = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": {"uri": "FILE://localhost/a//./%62"}});
+            let sent =
+                json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": {"uri": "FILE://localhost/a//./%62"}});
             match one(sent) {
                 Incoming::Request(r) => assert_eq!(r.params["uri"], "file:///a/b", "{method}"),
                 other => panic!("{other:?}"),
@@ -567,7 +568,10 @@ mod tests {
         let r = invalid(json!({"jsonrpc": "2.0", "id": 7, "method": "resources/read", "params": {"uri": "no uri"}}));
         assert_eq!(r.id, Some(RequestId::Int(7)));
         let error = r.result.unwrap_err();
-        assert_eq!((error.code, error.message.as_str()), (-32602, "Invalid parameter uri: not a valid URI: relative URL without a base"));
+        assert_eq!(
+            (error.code, error.message.as_str()),
+            (-32602, "Invalid parameter uri: not a valid URI: relative URL without a base")
+        );
     }
 
     #[test]

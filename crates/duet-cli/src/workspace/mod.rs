@@ -49,8 +49,9 @@ use async_trait::async_trait;
 use duet::file_uri as uri;
 use duet::layer::{
     About, ChangeFeed, ClientRoot, Completion, CompletionArg, CompletionRef, Layer, LayerError, Listing, Principal,
-    Prompt, PromptArgs, PromptResult, ReachCheck, Registry, RegistryError, Reply, RequestCx, Resource, ResourceContents,
-    ResourcePage, ResourceTemplate, ServerInfo, Skill, TaskSupport, Tool, ToolArgs, ToolResult, skill,
+    Prompt, PromptArgs, PromptResult, ReachCheck, Registry, RegistryError, Reply, RequestCx, Resource,
+    ResourceContents, ResourcePage, ResourceTemplate, ServerInfo, Skill, TaskSupport, Tool, ToolArgs, ToolResult,
+    skill,
 };
 use files::{Body, ReadError};
 use in_force::InForce;

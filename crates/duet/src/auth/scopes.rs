@@ -336,7 +336,8 @@ mod tests {
         assert!(unknown.as_deref().is_some_and(|e| e.contains("unknown field") && e.contains("tool")), "{unknown:?}");
         let spaced = ScopeMap::from_toml("[tools]\necho = [\"a b\"]").err().map(|e| e.to_string());
         assert!(spaced.as_deref().is_some_and(|e| e.contains("not a valid OAuth scope")), "{spaced:?}");
-        let spelt = ScopeMap::from_toml("[resources]\n\"FILE://localhost/secret/*\" = \"s\"").err().map(|e| e.to_string());
+        let spelt =
+            ScopeMap::from_toml("[resources]\n\"FILE://localhost/secret/*\" = \"s\"").err().map(|e| e.to_string());
         let expected = r#"[resources] "FILE://localhost/secret/*" would never match: URIs are matched in their canonical spelling, "file:///secret/*""#;
         assert!(spelt.as_deref().is_some_and(|e| e.ends_with(expected)), "{spelt:?}");
         let missing = ScopeMap::load(Path::new("/surely/not/here.toml")).err().map(|e| e.to_string());

@@ -178,7 +178,8 @@ impl<S: Clone + Send + Sync + 'static> Registry<S> {
     pub fn resource(&mut self, spec: ResourceSpec<S>) -> Result<&mut Self, RegistryError> {
         let Spec { parts: ResourceParts { uri, name, mime_type, size, handler }, common } = spec;
         // Listed as it is read: in the canonical spelling every request's URI is given.
-        let uri = crate::canonical_uri::canonicalize(&uri).map_err(|reason| RegistryError::InvalidUri { uri, reason })?;
+        let uri =
+            crate::canonical_uri::canonicalize(&uri).map_err(|reason| RegistryError::InvalidUri { uri, reason })?;
         let Common { about, roles } = common;
         let def = Resource { uri: uri.clone(), name, about, mime_type, size, annotations: None };
         self.resources.add("resource", uri, def, roles, handler)?;

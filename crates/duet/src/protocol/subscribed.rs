@@ -163,12 +163,10 @@ mod tests {
             long.message,
             "notifications.resourceSubscriptions[1] is 17 bytes long; a subscription's URI may be at most 16"
         );
-        let spelt = Subscribed::listed(&[json!("FILE://localhost/a//%62")], Bounds { uri_bytes: 64, ..BOUNDS }).unwrap();
+        let spelt =
+            Subscribed::listed(&[json!("FILE://localhost/a//%62")], Bounds { uri_bytes: 64, ..BOUNDS }).unwrap();
         assert_eq!(spelt.sorted(), ["file:///a/b"], "kept canonical");
         let bad = Subscribed::listed(&[json!("test://a"), json!("no uri")], BOUNDS).unwrap_err();
-        assert_eq!(
-            bad.message,
-            "notifications.resourceSubscriptions[1]: not a valid URI: relative URL without a base"
-        );
+        assert_eq!(bad.message, "notifications.resourceSubscriptions[1]: not a valid URI: relative URL without a base");
     }
 }

@@ -182,7 +182,8 @@ async fn a_search_reports_progress_and_stops_when_cancelled() {
     // Cancelled once asked five times: before entries and reads, so before five files are done.
     let cancelled = || asked.fetch_add(1, Ordering::Relaxed) >= 5;
     let progress = |files: usize, _matches: usize| reports.lock().unwrap().push(files);
-    let found = search(&f.ws.shared, &scope, &|_| true, &query, &Feedback { cancelled: &cancelled, progress: &progress });
+    let found =
+        search(&f.ws.shared, &scope, &|_| true, &query, &Feedback { cancelled: &cancelled, progress: &progress });
     assert!(found.cancelled);
     assert!(found.files_scanned < 5, "{}", found.files_scanned);
     let after_cancel = asked.load(Ordering::Relaxed);

@@ -230,7 +230,8 @@ mod tests {
         // A method of the handshake era alone names no primitive on this path.
         let subscribe = headers(&[("mcp-protocol-version", "2026-07-28"), ("mcp-method", "resources/subscribe")]);
         assert!(
-            check_of(&subscribe, &request("resources/subscribe", json!("2026-07-28"), json!({"uri": "test://x"}))).is_ok()
+            check_of(&subscribe, &request("resources/subscribe", json!("2026-07-28"), json!({"uri": "test://x"})))
+                .is_ok()
         );
     }
 
