@@ -195,6 +195,36 @@ mod tests {
         assert!(layer.call_tool("echo", Map::new(), cx.clone()).await.is_ok());
     }
 
+    #[tokio::test]
+    async fn handlers_reach_only_the_resources_the_rules_allow() {
+        let mut registry = Registry::new(ServerInfo::new("t", "1"));
+        let probe = ToolSpec::new("probe", |args: ToolArgs, cx: RequestCx| async move {
+            let uri = args.get("uri").and_then(|u| u.as_str()).unwrap_or_default();
+            ToolResult::text(match cx.may_reach(uri) {
+                Ok(()) => "reached".to_string(),
+                Err(why) => why,
+            })
+        });
+        registry.tool(probe).expect("tool");
+        let map = ScopeMap::from_toml("[resources]\n\"file:///secret/*\" = \"files:secret\"").expect("map");
+        let layer = ScopedLayer::new(Arc::new(registry), Arc::new(map));
+        let probe = |who: Principal, uri: &'static str| {
+            let layer = &layer;
+            async move {
+                let args = serde_json::json!({"uri": uri}).as_object().cloned().unwrap_or_default();
+                let reply = layer.call_tool("probe", args, RequestCx::builder(who).build()).await.expect("a result");
+                let Reply::Complete(result) = reply else { panic!("not complete") };
+                serde_json::to_value(&result.content).expect("content")[0]["text"].clone()
+            }
+        };
+        let reader = Principal::new("r", ["mcp:tools"]);
+        assert_eq!(probe(reader.clone(), "file:///secret/key").await, "it requires the scopes: files:secret");
+        assert_eq!(probe(reader, "file:///open").await, "reached");
+        assert_eq!(probe(Principal::new("s", ["files:secret"]), "file:///secret/key").await, "reached");
+        let unguarded = RequestCx::builder(Principal::anonymous()).build();
+        assert_eq!(unguarded.may_reach("file:///secret/key"), Ok(()), "no scope map, no rule");
+    }
+
     /// A registry that narrows its listing to the client's roots (keeping the resources the
     /// roots' URIs name) and pages its resources itself: two a page, `file:///a`,
     /// `file:///secret/b` then `file:///c`.

@@ -428,6 +428,18 @@ mod tests {
                 .input_schema(json!({"type": 12})),
         );
         assert!(matches!(schema, Err(RegistryError::InvalidSchema { .. })));
+        let no_uri = r.resource(ResourceSpec::text("notes", "notes", "text/plain", ""));
+        let message = no_uri.err().map(|e| e.to_string());
+        assert_eq!(message.as_deref(), Some("resource \"notes\": not a valid URI: relative URL without a base"));
+    }
+
+    #[tokio::test]
+    async fn a_resource_is_listed_and_read_by_its_canonical_uri() {
+        let mut r = Registry::new(ServerInfo::new("t", "1"));
+        r.resource(ResourceSpec::text("MEM://notes/./a%7Eb", "notes", "text/plain", "x")).unwrap();
+        let listed: Vec<_> = r.resources(&Principal::anonymous()).iter().map(|r| r.uri.clone()).collect();
+        assert_eq!(listed, ["mem://notes/a~b"]);
+        assert!(r.read_resource("mem://notes/a~b", cx(Principal::anonymous())).await.is_ok());
     }
 
     #[derive(serde::Deserialize, schemars::JsonSchema)]
