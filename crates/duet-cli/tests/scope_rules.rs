@@ -1,7 +1,7 @@
 //! `--scope-map` resource rules against the real binary over HTTP: a rule on a directory of
 //! the workspace holds however a client spells the URI (`resources/read`), and however it
-//! reaches the files (a tool's path, a link to them, a search, the `review_file` prompt, a
-//! completion), while what the rule leaves open still works and a principal that holds the
+//! reaches the files (a tool's path, a link to them, a search, a listing, the `review_file`
+//! prompt, a completion), while what the rule leaves open still works and a principal that holds the
 //! scope reaches it all.
 
 // Shared with the stdio tests; this file uses only part of it.
@@ -130,6 +130,17 @@ fn a_resource_rule_holds_for_tools_prompts_and_completion() {
     assert!(!body.contains(SECRET), "{body}");
     assert!(call(&url, READER, "search_files", json!({"pattern": "hello"})).contains("open.txt"));
     assert!(call(&url, INSIDER, "search_files", json!({"pattern": "TOPSECRET"})).contains(SECRET));
+
+    for (tool, arguments) in [
+        ("list_directory", json!({"path": "secret"})),
+        ("directory_tree", json!({})),
+        ("find_files", json!({"glob": "*.txt"})),
+    ] {
+        let body = call(&url, READER, tool, arguments.clone());
+        assert!(body.contains("open.txt") || tool == "list_directory", "{tool}: {body}");
+        assert!(!body.contains("key.txt"), "{tool} leaves the secret's name out: {body}");
+        assert!(call(&url, INSIDER, tool, arguments).contains("key.txt"), "{tool} for who may read it");
+    }
 
     let review = |token: &str, path: &str| {
         let params = json!({"name": "review_file", "arguments": {"path": path}});

@@ -10,8 +10,8 @@
 //! Within them, a request reaches only the files its context allows
 //! ([`RequestCx::may_reach`], a scope map's `[resources]` rules), asked with each file's
 //! `file://` URI: a path is refused as named (before anything tells whether it exists) and
-//! as resolved (where its links lead), and what a search or a completion finds leaves out
-//! the files it may not reach.
+//! as resolved (where its links lead), and what a search, a listing or a completion finds
+//! leaves out the files it may not reach.
 //!
 //! [`RequestCx::may_reach`]: duet::layer::RequestCx::may_reach
 

@@ -111,7 +111,7 @@ fn summarize_directory(
     {
         return Err(invalid(format!("{input:?} is a file; summarize_directory summarizes a directory")));
     }
-    let tree = Tree::walk(shared, &scope, TREE_DEPTH, MAX_TREE_ENTRIES);
+    let tree = Tree::walk(shared, &scope, &|entry| in_force.reachable(entry).is_ok(), TREE_DEPTH, MAX_TREE_ENTRIES);
     let mut lines = tree.lines();
     if tree.truncated {
         lines.push(format!("(the tree stops at {MAX_TREE_ENTRIES} entries)"));
