@@ -69,8 +69,12 @@ impl<'a> InForce<'a> {
 
     /// Whether `abs`, a canonical path under a root, is in force and may be reached.
     pub fn covers(&self, abs: &Path) -> bool {
+        self.in_roots(abs) && self.reachable(abs).is_ok()
+    }
+
+    /// Whether `abs`, a canonical path under a root, lies under the roots in force.
+    fn in_roots(&self, abs: &Path) -> bool {
         self.narrowed.as_ref().is_none_or(|n| n.dirs.iter().any(|d| abs.starts_with(&d.abs)))
-            && self.reachable(abs).is_ok()
     }
 
     /// Whether `abs`, a canonical path under a root, is in force or holds a directory that
@@ -120,7 +124,7 @@ impl<'a> InForce<'a> {
         let Some(narrowed) = &self.narrowed else { return Ok(scope) };
         let mut kept: Vec<Resolved> = Vec::new();
         for asked in scope {
-            if self.covers(&asked.abs) {
+            if self.in_roots(&asked.abs) {
                 kept.push(asked);
             } else if asked.kind == Kind::Dir {
                 kept.extend(narrowed.dirs.iter().filter(|d| d.abs.starts_with(&asked.abs)).cloned());
@@ -162,10 +166,10 @@ impl<'a> InForce<'a> {
         self.reachable(abs).map_err(|why| PathError::Denied { input: input.into(), why })
     }
 
-    /// In force, and reachable where it turned out to be.
+    /// Reachable where it turned out to be, and in force.
     fn admit(&self, input: &str, abs: &Path) -> Result<(), PathError> {
         self.reach(input, abs)?;
-        if self.covers(abs) { Ok(()) } else { Err(self.outside(input)) }
+        if self.in_roots(abs) { Ok(()) } else { Err(self.outside(input)) }
     }
 
     fn outside(&self, input: &str) -> PathError {

@@ -23,7 +23,7 @@ pub(crate) static NO_CAPABILITIES: LazyLock<Arc<Value>> = LazyLock::new(|| Arc::
 pub struct RequestCx<S = ()> {
     inner: Arc<Inner>,
     state: S,
-    /// What a layer around the handler's allows it to reach (see [`RequestCx::may_reach`]).
+    /// What the layers around the handler allow it to reach (see [`RequestCx::may_reach`]).
     reach: Option<ReachCheck>,
 }
 
