@@ -51,6 +51,7 @@
 
 pub mod auth;
 pub mod backplane;
+pub mod canonical_uri;
 mod client_ids;
 pub mod file_uri;
 #[cfg(feature = "fixtures")]

@@ -6,6 +6,7 @@
 //! message) decodes through the same rules. The engine answers with a `Message` of
 //! responses: one, or a batch.
 
+use crate::canonical_uri::canonicalize;
 use crate::jsonrpc::{RequestId, Response, RpcError};
 use crate::method::Method;
 use crate::protocol::envelope::key;
@@ -454,7 +455,7 @@ impl<'de> Shape<'de> for IncomingShape {
         if has_id && id.is_none() {
             return Ok(invalid(None, "Invalid Request: bad id"));
         }
-        let (params, meta) = match params.unwrap_or(Params::Null) {
+        let (mut params, meta) = match params.unwrap_or(Params::Null) {
             Params::Object(params, meta) => (params, meta),
             Params::Null => (Map::new(), Meta::default()),
             Params::NotObject => {
@@ -468,13 +469,31 @@ impl<'de> Shape<'de> for IncomingShape {
             }
         };
         Ok(match id {
-            Some(id) => Incoming::Request(Request { id, method, params, meta }),
+            Some(id) => match canonical_uri_param(&method, &mut params) {
+                Ok(()) => Incoming::Request(Request { id, method, params, meta }),
+                Err(error) => Incoming::Invalid(Response::error(Some(id), error)),
+            },
             None => Incoming::Notification(Notification { method, params, meta }),
         })
     }
 
     fn other(self) -> Incoming {
         invalid(None, "Invalid Request")
+    }
+}
+
+/// Rewrites the `uri` parameter of a method that names a resource by it into its canonical
+/// spelling ([`canonicalize`]), so that scope rules, lookups and subscriptions, which all
+/// compare strings, see one spelling of each resource. A URI that is no URI is refused.
+fn canonical_uri_param(method: &Method, params: &mut Map<String, Value>) -> Result<(), RpcError> {
+    let names_resource =
+        matches!(method, Method::ResourcesRead | Method::ResourcesSubscribe | Method::ResourcesUnsubscribe);
+    match params.get_mut("uri") {
+        Some(Value::String(uri)) if names_resource && !uri.is_empty() => {
+            *uri = canonicalize(uri).map_err(|e| RpcError::invalid_params(format!("Invalid parameter uri: {e}")))?;
+            Ok(())
+        }
+        _ => Ok(()),
     }
 }
 
@@ -532,6 +551,27 @@ mod tests {
         }
         let r = invalid(json!({"jsonrpc": "2.0", "id": 4}));
         assert_eq!(r.error_code(), Some(-32600));
+    }
+
+    #[test]
+    fn a_resource_uri_is_decoded_canonical() {
+        for method in ["resources/read", "resources/subscribe", "resources/unsubscribe"] {
+            let sent =
+                json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": {"uri": "FILE://localhost/a//./%62"}});
+            match one(sent) {
+                Incoming::Request(r) => assert_eq!(r.params["uri"], "file:///a/b", "{method}"),
+                other => panic!("{other:?}"),
+            }
+        }
+        let other = one(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"uri": "FILE:///a"}}));
+        assert!(matches!(other, Incoming::Request(r) if r.params["uri"] == "FILE:///a"), "other methods keep theirs");
+        let r = invalid(json!({"jsonrpc": "2.0", "id": 7, "method": "resources/read", "params": {"uri": "no uri"}}));
+        assert_eq!(r.id, Some(RequestId::Int(7)));
+        let error = r.result.unwrap_err();
+        assert_eq!(
+            (error.code, error.message.as_str()),
+            (-32602, "Invalid parameter uri: not a valid URI: relative URL without a base")
+        );
     }
 
     #[test]

@@ -22,12 +22,13 @@ pub struct Found {
     pub truncated: bool,
 }
 
-/// The files under `scope` whose path relative to the directory `asked` for (the one of
-/// them holding it) matches `glob`: the first `limit`. `None` when `cancelled` said so
-/// before the walk ended.
+/// The files under `scope` the request may reach (`reachable`) whose path relative to the
+/// directory `asked` for (the one of them holding it) matches `glob`: the first `limit`.
+/// `None` when `cancelled` said so before the walk ended.
 pub fn matching(
     shared: &Shared,
     scope: &[Resolved],
+    reachable: &(dyn Fn(&Path) -> bool + Sync),
     asked: &[Resolved],
     glob: &GlobMatcher,
     limit: usize,
@@ -61,7 +62,7 @@ pub fn matching(
                 if walk::is_dir(&entry) {
                     return if entry.depth() > 0 && beyond(rel) { WalkState::Skip } else { WalkState::Continue };
                 }
-                if !glob.is_match(rel) || beyond(rel) {
+                if !glob.is_match(rel) || beyond(rel) || !reachable(entry.path()) {
                     return WalkState::Continue;
                 }
                 let mut kept = lock();

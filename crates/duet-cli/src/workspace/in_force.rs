@@ -6,9 +6,18 @@
 //! outside every workspace root adds nothing. A path outside what is in force is refused
 //! with the roots in force named; a listing, search or find of a directory above them (the
 //! top of the workspace, by default) covers only them.
+//!
+//! Within them, a request reaches only the files its context allows
+//! ([`RequestCx::may_reach`], a scope map's `[resources]` rules), asked with each file's
+//! `file://` URI: a path is refused as named (before anything tells whether it exists) and
+//! as resolved (where its links lead), and what a search, a listing or a completion finds
+//! leaves out the files it may not reach.
+//!
+//! [`RequestCx::may_reach`]: duet::layer::RequestCx::may_reach
 
 use super::paths::{Kind, PathError, Resolved, Roots, WriteTarget};
-use duet::layer::ClientRoot;
+use super::uri;
+use duet::layer::{ClientRoot, ReachCheck};
 use std::path::Path;
 
 /// What one request may reach.
@@ -16,6 +25,8 @@ pub struct InForce<'a> {
     roots: &'a Roots,
     /// `None`: the client stated no roots, and every workspace root is in force.
     narrowed: Option<Narrowed>,
+    /// Which files the request may reach (`None`: all).
+    reach: Option<ReachCheck>,
 }
 
 struct Narrowed {
@@ -32,7 +43,18 @@ impl<'a> InForce<'a> {
             dirs: in_force(roots, client),
             client: client.iter().map(|r| r.uri.clone()).collect(),
         });
-        InForce { roots, narrowed }
+        InForce { roots, narrowed, reach: None }
+    }
+
+    /// The same, for a request that may reach only what `reach` allows (`None`: everything,
+    /// see [`RequestCx::reach_check`](duet::layer::RequestCx::reach_check)).
+    pub fn reaching(self, reach: Option<ReachCheck>) -> InForce<'a> {
+        InForce { reach, ..self }
+    }
+
+    /// Whether the request may reach `abs`, a path under a root: `Err` says why not.
+    pub fn reachable(&self, abs: &Path) -> Result<(), String> {
+        self.reach.as_ref().map_or(Ok(()), |check| check(&uri::from_path(abs)))
     }
 
     /// The workspace's roots.
@@ -45,8 +67,13 @@ impl<'a> InForce<'a> {
         self.narrowed.is_some()
     }
 
-    /// Whether `abs`, a canonical path under a root, is in force.
+    /// Whether `abs`, a canonical path under a root, is in force and may be reached.
     pub fn covers(&self, abs: &Path) -> bool {
+        self.in_roots(abs) && self.reachable(abs).is_ok()
+    }
+
+    /// Whether `abs`, a canonical path under a root, lies under the roots in force.
+    fn in_roots(&self, abs: &Path) -> bool {
         self.narrowed.as_ref().is_none_or(|n| n.dirs.iter().any(|d| abs.starts_with(&d.abs)))
     }
 
@@ -80,6 +107,7 @@ impl<'a> InForce<'a> {
 
     /// [`Roots::resolve`], in force.
     pub fn resolve(&self, input: &str) -> Result<Resolved, PathError> {
+        self.reach_as_named(input)?;
         let resolved = self.roots.resolve(input).map_err(|e| self.refusal(e))?;
         self.admit(input, &resolved.abs)?;
         Ok(resolved)
@@ -88,11 +116,15 @@ impl<'a> InForce<'a> {
     /// [`Roots::resolve_scope`], in force: a directory above the roots in force stands for
     /// those under it.
     pub fn resolve_scope(&self, input: &str) -> Result<Vec<Resolved>, PathError> {
+        self.reach_as_named(input)?;
         let scope = self.roots.resolve_scope(input).map_err(|e| self.refusal(e))?;
+        for asked in &scope {
+            self.reach(input, &asked.abs)?;
+        }
         let Some(narrowed) = &self.narrowed else { return Ok(scope) };
         let mut kept: Vec<Resolved> = Vec::new();
         for asked in scope {
-            if self.covers(&asked.abs) {
+            if self.in_roots(&asked.abs) {
                 kept.push(asked);
             } else if asked.kind == Kind::Dir {
                 kept.extend(narrowed.dirs.iter().filter(|d| d.abs.starts_with(&asked.abs)).cloned());
@@ -108,6 +140,7 @@ impl<'a> InForce<'a> {
 
     /// [`Roots::resolve_write`], in force.
     pub fn resolve_write(&self, input: &str) -> Result<WriteTarget, PathError> {
+        self.reach_as_named(input)?;
         let target = self.roots.resolve_write(input).map_err(|e| self.refusal(e))?;
         self.admit(input, &target.abs)?;
         Ok(target)
@@ -115,13 +148,28 @@ impl<'a> InForce<'a> {
 
     /// [`Roots::resolve_dir_write`], in force.
     pub fn resolve_dir_write(&self, input: &str) -> Result<WriteTarget, PathError> {
+        self.reach_as_named(input)?;
         let target = self.roots.resolve_dir_write(input).map_err(|e| self.refusal(e))?;
         self.admit(input, &target.abs)?;
         Ok(target)
     }
 
+    /// Refuses a path the request may not reach as named, before the file system is asked.
+    fn reach_as_named(&self, input: &str) -> Result<(), PathError> {
+        match self.roots.locate(input) {
+            Ok(Some((_, candidate))) => self.reach(input, &candidate),
+            _ => Ok(()),
+        }
+    }
+
+    fn reach(&self, input: &str, abs: &Path) -> Result<(), PathError> {
+        self.reachable(abs).map_err(|why| PathError::Denied { input: input.into(), why })
+    }
+
+    /// Reachable where it turned out to be, and in force.
     fn admit(&self, input: &str, abs: &Path) -> Result<(), PathError> {
-        if self.covers(abs) { Ok(()) } else { Err(self.outside(input)) }
+        self.reach(input, abs)?;
+        if self.in_roots(abs) { Ok(()) } else { Err(self.outside(input)) }
     }
 
     fn outside(&self, input: &str) -> PathError {

@@ -49,8 +49,9 @@ use async_trait::async_trait;
 use duet::file_uri as uri;
 use duet::layer::{
     About, ChangeFeed, ClientRoot, Completion, CompletionArg, CompletionRef, Layer, LayerError, Listing, Principal,
-    Prompt, PromptArgs, PromptResult, Registry, RegistryError, Reply, RequestCx, Resource, ResourceContents,
-    ResourcePage, ResourceTemplate, ServerInfo, Skill, TaskSupport, Tool, ToolArgs, ToolResult, skill,
+    Prompt, PromptArgs, PromptResult, ReachCheck, Registry, RegistryError, Reply, RequestCx, Resource,
+    ResourceContents, ResourcePage, ResourceTemplate, ServerInfo, Skill, TaskSupport, Tool, ToolArgs, ToolResult,
+    skill,
 };
 use files::{Body, ReadError};
 use in_force::InForce;
@@ -278,9 +279,10 @@ impl Shared {
     }
 
     /// What a request of a client that listed `client` (`None`: it stated no roots) may
-    /// reach. The log says which roots are in force whenever a client's roots change.
-    fn in_force(&self, client: Option<&[ClientRoot]>) -> InForce<'_> {
-        let in_force = InForce::new(&self.roots, client);
+    /// reach, within what its context allows (`reach`, see [`RequestCx::reach_check`]). The
+    /// log says which roots are in force whenever a client's roots change.
+    fn in_force(&self, client: Option<&[ClientRoot]>, reach: Option<ReachCheck>) -> InForce<'_> {
+        let in_force = InForce::new(&self.roots, client).reaching(reach);
         if let Some(client) = client {
             let mut told = self.told.lock().unwrap_or_else(|p| p.into_inner());
             if told.as_deref() != Some(client) {
@@ -432,7 +434,7 @@ impl Layer for Workspace {
     ) -> Option<Result<ResourcePage, LayerError>> {
         let (shared, cursor, client) = (self.shared.clone(), cursor.map(str::to_string), cx.client_roots().await);
         let page = blocking(move || {
-            let in_force = shared.in_force(client.listed());
+            let in_force = shared.in_force(client.listed(), cx.reach_check());
             pages::page(&shared, &in_force, cursor.as_deref(), limit)
         })
         .await;
@@ -459,7 +461,7 @@ impl Layer for Workspace {
         let (shared, owned) = (self.shared.clone(), uri.to_string());
         let contents = if uri::is_file_uri(uri) {
             let client = cx.client_roots().await;
-            blocking(move || shared.read_resource(&owned, &shared.in_force(client.listed()))).await
+            blocking(move || shared.read_resource(&owned, &shared.in_force(client.listed(), cx.reach_check()))).await
         } else if uri.starts_with(skill::SCHEME) {
             blocking(move || shared.read_skill_file(&owned)).await
         } else {
@@ -489,7 +491,7 @@ impl Layer for Workspace {
             return Ok(Completion::from_values(Vec::new()));
         }
         let (shared, client) = (self.shared.clone(), cx.client_roots().await);
-        blocking(move || shared.complete(&shared.in_force(client.listed()), &arg.value, want, root))
+        blocking(move || shared.complete(&shared.in_force(client.listed(), cx.reach_check()), &arg.value, want, root))
             .await
             .map_err(LayerError::Internal)
     }

@@ -119,6 +119,11 @@ pub enum PathError {
     File(String),
     ThroughFile(String),
     Dangling(String),
+    /// A file the request may not reach (`InForce`'s check says `why`).
+    Denied {
+        input: String,
+        why: String,
+    },
 }
 
 impl fmt::Display for PathError {
@@ -159,6 +164,7 @@ impl fmt::Display for PathError {
             PathError::Dangling(input) => {
                 write!(f, "{input:?} goes through a symbolic link that leads nowhere; name the file itself")
             }
+            PathError::Denied { input, why } => write!(f, "{input:?} is not served to this client: {why}"),
         }
     }
 }
@@ -168,6 +174,7 @@ impl PathError {
     pub fn to_layer(&self) -> LayerError {
         match self {
             PathError::NotFound(_) => LayerError::NotFound(self.to_string()),
+            PathError::Denied { .. } => LayerError::AccessDenied(self.to_string()),
             _ => LayerError::invalid_arguments(self.to_string()),
         }
     }
@@ -346,7 +353,7 @@ impl Roots {
 
     /// The root a path belongs to and where it would be, before touching the file system;
     /// `None` for the top of a workspace of several roots.
-    fn locate(&self, input: &str) -> Result<Option<(usize, PathBuf)>, PathError> {
+    pub(super) fn locate(&self, input: &str) -> Result<Option<(usize, PathBuf)>, PathError> {
         let invalid = |reason: String| PathError::Invalid { input: input.into(), reason };
         if input.contains('\0') {
             return Err(invalid("it contains a NUL character".into()));

@@ -61,7 +61,7 @@ where
         let shared = shared.clone();
         async move {
             let client = cx.client_roots().await;
-            let render = move || render(&shared, &shared.in_force(client.listed()), &args);
+            let render = move || render(&shared, &shared.in_force(client.listed(), cx.reach_check()), &args);
             blocking(render).await.map_err(LayerError::Internal)?
         }
     })
@@ -111,7 +111,7 @@ fn summarize_directory(
     {
         return Err(invalid(format!("{input:?} is a file; summarize_directory summarizes a directory")));
     }
-    let tree = Tree::walk(shared, &scope, TREE_DEPTH, MAX_TREE_ENTRIES);
+    let tree = Tree::walk(shared, &scope, &|entry| in_force.reachable(entry).is_ok(), TREE_DEPTH, MAX_TREE_ENTRIES);
     let mut lines = tree.lines();
     if tree.truncated {
         lines.push(format!("(the tree stops at {MAX_TREE_ENTRIES} entries)"));

@@ -183,7 +183,7 @@ where
         run(async move {
             let args: A = serde_json::from_value(Value::Object(args)).map_err(|e| format!("Invalid arguments: {e}"))?;
             let client = cx.client_roots().await;
-            blocking(move || work(&shared, &shared.in_force(client.listed()), args, &cx)).await?
+            blocking(move || work(&shared, &shared.in_force(client.listed(), cx.reach_check()), args, &cx)).await?
         })
     })
     .annotations(ToolAnnotations::read_only())
@@ -259,7 +259,7 @@ fn list_directory(shared: &Shared, in_force: &InForce, args: ListArgs) -> ToolOu
         [one] => (roots.display(one.root, &one.abs), 1),
         _ => (".".to_string(), 0),
     };
-    let tree = Tree::walk(shared, &scope, depth, usize::MAX);
+    let tree = Tree::walk(shared, &scope, &|entry| in_force.reachable(entry).is_ok(), depth, usize::MAX);
     let mut entries: Vec<Entry> = tree.entries.into_iter().filter(|e| e.depth == 1).collect();
     if let Some(after) = &after {
         entries.retain(|e| &e.name > after);
@@ -325,7 +325,7 @@ fn directory_tree(shared: &Shared, in_force: &InForce, args: TreeArgs) -> ToolOu
         [one] => shared.roots.display(one.root, &one.abs),
         _ => ".".to_string(),
     };
-    let tree = Tree::walk(shared, &scope, args.depth, args.limit);
+    let tree = Tree::walk(shared, &scope, &|entry| in_force.reachable(entry).is_ok(), args.depth, args.limit);
     let mut text = tree.lines();
     if tree.truncated {
         text.push(format!(
@@ -373,8 +373,10 @@ fn find_files(shared: &Shared, in_force: &InForce, args: FindArgs, cx: &RequestC
     // The glob reads paths relative to the directory asked for.
     let asked = shared.roots.resolve_scope(&args.path).map_err(|e| e.to_string())?;
     let cancelled = || cx.is_cancelled();
+    let reachable = |file: &std::path::Path| in_force.reachable(file).is_ok();
     let find::Found { paths: found, truncated } =
-        find::matching(shared, &scope, &asked, &glob, args.limit, &cancelled).ok_or("find_files was cancelled")?;
+        find::matching(shared, &scope, &reachable, &asked, &glob, args.limit, &cancelled)
+            .ok_or("find_files was cancelled")?;
     let mut text = if found.is_empty() { format!("No files match {:?}", args.glob) } else { found.join("\n") };
     if truncated {
         text.push_str(&format!("\n(only the first {}; narrow the glob or the path)", count(args.limit, "match")));

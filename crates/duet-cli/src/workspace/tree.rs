@@ -1,13 +1,14 @@
 //! The tree under a directory, as deep as asked and no longer than a bound: what the
 //! `directory_tree` tool returns and the `summarize_directory` prompt shows. It walks the
 //! way every listing does (`walk`): nothing ignored, hidden or in `.git`, links not
-//! followed; a tree cut short says so.
+//! followed, nothing the request may not reach; a tree cut short says so.
 
 use super::Shared;
 use super::files;
 use super::paths::Resolved;
 use super::walk;
 use serde::Serialize;
+use std::path::Path;
 
 /// One entry of a tree, in walk order (a directory before what it holds).
 #[derive(Serialize)]
@@ -49,8 +50,14 @@ pub struct Tree {
 
 impl Tree {
     /// Walks each of `scope` (one directory, or every root) down to `depth`, keeping the
-    /// first `max` entries.
-    pub fn walk(shared: &Shared, scope: &[Resolved], depth: usize, max: usize) -> Tree {
+    /// first `max` entries the request may reach (`reachable`).
+    pub fn walk(
+        shared: &Shared,
+        scope: &[Resolved],
+        reachable: &dyn Fn(&Path) -> bool,
+        depth: usize,
+        max: usize,
+    ) -> Tree {
         let below = usize::from(scope.len() > 1);
         let mut tree = Tree { entries: Vec::new(), truncated: false, deepest: depth + below };
         for base in scope {
@@ -62,6 +69,9 @@ impl Tree {
                     t if t.is_symlink() => ("symlink", None),
                     _ => continue,
                 };
+                if !reachable(entry.path()) {
+                    continue;
+                }
                 if tree.entries.len() == max {
                     tree.truncated = true;
                     return tree;

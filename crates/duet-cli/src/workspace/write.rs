@@ -102,7 +102,7 @@ where
         let shared = shared.clone();
         async move {
             let client = cx.client_roots().await;
-            let work = move || work(&shared.in_force(client.listed()), args, &cx);
+            let work = move || work(&shared.in_force(client.listed(), cx.reach_check()), args, &cx);
             let outcome = blocking(work).await.and_then(|outcome| outcome);
             outcome.unwrap_or_else(|message| ToolResult::error(message).into())
         }

@@ -3,6 +3,11 @@
 //! HTTP transport answers such a call with 403 `insufficient_scope` before the engine runs;
 //! this wrapper is the same rule for every other path (stdio, the legacy SSE transport, a
 //! batch, a program calling the engine in-process).
+//!
+//! Resource rules govern every way to a resource, not only `resources/read`: each call it
+//! lets through carries the rules in its context ([`RequestCx::may_reach`]), and a layer that
+//! reaches resources by other ways (a tool's path, a prompt's file, a completion) asks there
+//! with the canonical URI of each before it opens, lists or completes it.
 
 use super::scopes::ScopeMap;
 use crate::layer::{
@@ -47,6 +52,22 @@ impl ScopedLayer {
         filtered.filter(&all, |_, item| self.map.allows(kind, key(item), who))
     }
 
+    /// `cx`, reaching only the resources its principal's grants cover, however the handler
+    /// reaches them ([`RequestCx::may_reach`]): the `[resources]` rules hold for a tool's
+    /// path, a prompt's file and a completion as they do for `resources/read`.
+    fn reaching(&self, cx: RequestCx) -> RequestCx {
+        let map = self.map.clone();
+        let held = map.grants(cx.principal());
+        cx.reaching_only(Arc::new(move |uri: &str| {
+            let required = map.required(Primitive::Resource, uri);
+            if required.iter().all(|scope| held.contains(scope)) {
+                Ok(())
+            } else {
+                Err(format!("it requires the scopes: {}", required.join(" ")))
+            }
+        }))
+    }
+
     fn guard(&self, kind: Primitive, name: &str, who: &Principal) -> Result<(), LayerError> {
         let missing = self.map.missing(kind, name, who);
         if missing.is_empty() {
@@ -89,12 +110,12 @@ impl Layer for ScopedLayer {
 
     async fn call_tool(&self, name: &str, args: ToolArgs, cx: RequestCx) -> Result<Reply<ToolResult>, LayerError> {
         self.guard(Primitive::Tool, name, cx.principal())?;
-        self.inner.call_tool(name, args, cx).await
+        self.inner.call_tool(name, args, self.reaching(cx)).await
     }
 
     async fn read_resource(&self, uri: &str, cx: RequestCx) -> Result<Reply<Vec<ResourceContents>>, LayerError> {
         self.guard(Primitive::Resource, uri, cx.principal())?;
-        self.inner.read_resource(uri, cx).await
+        self.inner.read_resource(uri, self.reaching(cx)).await
     }
 
     async fn resource_page(
@@ -112,7 +133,7 @@ impl Layer for ScopedLayer {
 
     async fn get_prompt(&self, name: &str, args: PromptArgs, cx: RequestCx) -> Result<Reply<PromptResult>, LayerError> {
         self.guard(Primitive::Prompt, name, cx.principal())?;
-        self.inner.get_prompt(name, args, cx).await
+        self.inner.get_prompt(name, args, self.reaching(cx)).await
     }
 
     async fn complete(&self, of: CompletionRef, arg: CompletionArg, cx: RequestCx) -> Result<Completion, LayerError> {
@@ -123,7 +144,7 @@ impl Layer for ScopedLayer {
         if !allowed {
             return Ok(Completion { values: Vec::new(), total: None, has_more: None });
         }
-        self.inner.complete(of, arg, cx).await
+        self.inner.complete(of, arg, self.reaching(cx)).await
     }
 
     fn changes(&self) -> &ChangeFeed {
@@ -172,6 +193,36 @@ mod tests {
             Some(LayerError::AccessDenied("Tool write_file requires the scopes: mcp:tools files:write".into()))
         );
         assert!(layer.call_tool("echo", Map::new(), cx.clone()).await.is_ok());
+    }
+
+    #[tokio::test]
+    async fn handlers_reach_only_the_resources_the_rules_allow() {
+        let mut registry = Registry::new(ServerInfo::new("t", "1"));
+        let probe = ToolSpec::new("probe", |args: ToolArgs, cx: RequestCx| async move {
+            let uri = args.get("uri").and_then(|u| u.as_str()).unwrap_or_default();
+            ToolResult::text(match cx.may_reach(uri) {
+                Ok(()) => "reached".to_string(),
+                Err(why) => why,
+            })
+        });
+        registry.tool(probe).expect("tool");
+        let map = ScopeMap::from_toml("[resources]\n\"file:///secret/*\" = \"files:secret\"").expect("map");
+        let layer = ScopedLayer::new(Arc::new(registry), Arc::new(map));
+        let probe = |who: Principal, uri: &'static str| {
+            let layer = &layer;
+            async move {
+                let args = serde_json::json!({"uri": uri}).as_object().cloned().unwrap_or_default();
+                let reply = layer.call_tool("probe", args, RequestCx::builder(who).build()).await.expect("a result");
+                let Reply::Complete(result) = reply else { panic!("not complete") };
+                serde_json::to_value(&result.content).expect("content")[0]["text"].clone()
+            }
+        };
+        let reader = Principal::new("r", ["mcp:tools"]);
+        assert_eq!(probe(reader.clone(), "file:///secret/key").await, "it requires the scopes: files:secret");
+        assert_eq!(probe(reader, "file:///open").await, "reached");
+        assert_eq!(probe(Principal::new("s", ["files:secret"]), "file:///secret/key").await, "reached");
+        let unguarded = RequestCx::builder(Principal::anonymous()).build();
+        assert_eq!(unguarded.may_reach("file:///secret/key"), Ok(()), "no scope map, no rule");
     }
 
     /// A registry that narrows its listing to the client's roots (keeping the resources the

@@ -26,7 +26,12 @@
 //! when nothing else matches. A kind without a matching entry needs no scope. A caller's
 //! grants are its roles plus its `scopes` attribute (OAuth principals carry both), closed
 //! under `[implies]`.
+//!
+//! Resource rules match canonical URIs ([`crate::canonical_uri`]), the only spelling a
+//! request's URI reaches them in; a key spelt otherwise is refused with its canonical
+//! spelling. They hold for every way to a resource: see [`super::ScopedLayer`].
 
+use crate::canonical_uri::canonicalize;
 use crate::layer::Principal;
 use crate::method::Primitive;
 use glob::{MatchOptions, Pattern};
@@ -143,6 +148,23 @@ fn rules(kind: &str, entries: BTreeMap<String, OneOrMany>) -> Result<Rules, Stri
     Ok(rules)
 }
 
+/// Resource rules are matched against canonical URIs (the only spelling the engine lets
+/// through, see [`crate::canonical_uri`]): a key spelt otherwise would never match, so it
+/// is refused with the spelling to write instead. Keys that are no URI (`"*"`, most
+/// patterns) are kept as written.
+fn canonical_keys(entries: BTreeMap<String, OneOrMany>) -> Result<BTreeMap<String, OneOrMany>, String> {
+    for key in entries.keys() {
+        if let Ok(canonical) = canonicalize(key)
+            && canonical != *key
+        {
+            return Err(format!(
+                "[resources] {key:?} would never match: URIs are matched in their canonical spelling, {canonical:?}"
+            ));
+        }
+    }
+    Ok(entries)
+}
+
 impl ScopeMap {
     /// A map from the text of a scope file.
     pub fn from_toml(text: &str) -> Result<Self, ScopeMapError> {
@@ -169,7 +191,7 @@ impl ScopeMap {
         Ok(ScopeMap {
             tools: rules("tools", file.tools)?,
             prompts: rules("prompts", file.prompts)?,
-            resources: rules("resources", file.resources)?,
+            resources: rules("resources", canonical_keys(file.resources)?)?,
             implies,
             scopes_supported,
         })
@@ -314,6 +336,10 @@ mod tests {
         assert!(unknown.as_deref().is_some_and(|e| e.contains("unknown field") && e.contains("tool")), "{unknown:?}");
         let spaced = ScopeMap::from_toml("[tools]\necho = [\"a b\"]").err().map(|e| e.to_string());
         assert!(spaced.as_deref().is_some_and(|e| e.contains("not a valid OAuth scope")), "{spaced:?}");
+        let spelt =
+            ScopeMap::from_toml("[resources]\n\"FILE://localhost/secret/*\" = \"s\"").err().map(|e| e.to_string());
+        let expected = r#"[resources] "FILE://localhost/secret/*" would never match: URIs are matched in their canonical spelling, "file:///secret/*""#;
+        assert!(spelt.as_deref().is_some_and(|e| e.ends_with(expected)), "{spelt:?}");
         let missing = ScopeMap::load(Path::new("/surely/not/here.toml")).err().map(|e| e.to_string());
         assert!(missing.as_deref().is_some_and(|e| e.contains("/surely/not/here.toml")), "{missing:?}");
     }
@@ -331,8 +357,8 @@ mod tests {
             request(json!({"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": {"uri": "test://info"}}));
         assert_eq!(operation(&read), Some((Primitive::Resource, "test://info")));
         let subscribe =
-            request(json!({"jsonrpc": "2.0", "id": 1, "method": "resources/subscribe", "params": {"uri": "u"}}));
-        assert_eq!(operation(&subscribe), Some((Primitive::Resource, "u")));
+            request(json!({"jsonrpc": "2.0", "id": 1, "method": "resources/subscribe", "params": {"uri": "test://u"}}));
+        assert_eq!(operation(&subscribe), Some((Primitive::Resource, "test://u")));
         assert_eq!(operation(&request(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))), None);
         assert_eq!(operation(&request(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call"}))), None);
     }

@@ -23,7 +23,13 @@ pub(crate) static NO_CAPABILITIES: LazyLock<Arc<Value>> = LazyLock::new(|| Arc::
 pub struct RequestCx<S = ()> {
     inner: Arc<Inner>,
     state: S,
+    /// What the layers around the handler allow it to reach (see [`RequestCx::may_reach`]).
+    reach: Option<ReachCheck>,
 }
+
+/// Whether a request may reach the resource a canonical URI names: `Err` says why not (the
+/// scopes it lacks, say), in words a client may read.
+pub type ReachCheck = Arc<dyn Fn(&str) -> Result<(), String> + Send + Sync>;
 
 struct Inner {
     principal: Arc<Principal>,
@@ -141,7 +147,32 @@ impl<S> RequestCx<S> {
 
     /// The same context with other shared state.
     pub fn with_state<T>(self, state: T) -> RequestCx<T> {
-        RequestCx { inner: self.inner, state }
+        RequestCx { inner: self.inner, state, reach: self.reach }
+    }
+
+    /// Whether the request may reach the resource `uri` names (canonical, as
+    /// [`crate::file_uri::from_path`] writes a file's), however its handler reaches it: a
+    /// tool's `path` argument, the file a prompt embeds, a completion, a search. `resources/read`
+    /// is checked before its handler runs; a handler that opens, lists or completes resources
+    /// by other ways asks here before each, and leaves out (or refuses) what it may not
+    /// reach. A [`ScopedLayer`](crate::auth::ScopedLayer) puts the `[resources]` rules of
+    /// its scope map here; without one, everything may be reached.
+    pub fn may_reach(&self, uri: &str) -> Result<(), String> {
+        self.reach.as_ref().map_or(Ok(()), |check| check(uri))
+    }
+
+    /// The same context, reaching only what `check` allows as well as what it did.
+    pub fn reaching_only(mut self, check: ReachCheck) -> Self {
+        self.reach = Some(match self.reach.take() {
+            None => check,
+            Some(outer) => Arc::new(move |uri: &str| outer(uri).and_then(|()| check(uri))),
+        });
+        self
+    }
+
+    /// The check of [`RequestCx::may_reach`], to take along where the context does not go.
+    pub fn reach_check(&self) -> Option<ReachCheck> {
+        self.reach.clone()
     }
 
     pub fn principal(&self) -> &Principal {
@@ -376,7 +407,7 @@ impl RequestCxBuilder {
             roots: self.roots,
             task: self.task,
         };
-        RequestCx { inner: Arc::new(inner), state: () }
+        RequestCx { inner: Arc::new(inner), state: (), reach: None }
     }
 }
 

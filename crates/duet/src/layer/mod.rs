@@ -24,7 +24,7 @@ mod validation;
 
 pub use changes::{Change, ChangeFeed, Feed, Listener, Receiver};
 pub use content::*;
-pub use context::{Elicited, RequestCx, RequestCxBuilder};
+pub use context::{Elicited, ReachCheck, RequestCx, RequestCxBuilder};
 pub(crate) use context::{NO_CAPABILITIES, TaskLink};
 pub use definition::*;
 pub use error::{ACCESS_DENIED, HandlerError, LayerError, RATE_LIMITED, as_layer_error};

@@ -29,6 +29,9 @@ pub enum RegistryError {
     /// The skill breaks a rule of SEP-2640 (its frontmatter, its name, its files).
     #[error("cannot serve the skill: {0}")]
     InvalidSkill(String),
+    /// A resource's URI cannot be made canonical, the only spelling clients reach it by.
+    #[error("resource {uri:?}: {reason}")]
+    InvalidUri { uri: String, reason: crate::canonical_uri::InvalidUri },
 }
 
 /// Tools, resources, templates and prompts registered by a program, and the state `S` its
@@ -174,6 +177,9 @@ impl<S: Clone + Send + Sync + 'static> Registry<S> {
 
     pub fn resource(&mut self, spec: ResourceSpec<S>) -> Result<&mut Self, RegistryError> {
         let Spec { parts: ResourceParts { uri, name, mime_type, size, handler }, common } = spec;
+        // Listed as it is read: in the canonical spelling every request's URI is given.
+        let uri =
+            crate::canonical_uri::canonicalize(&uri).map_err(|reason| RegistryError::InvalidUri { uri, reason })?;
         let Common { about, roles } = common;
         let def = Resource { uri: uri.clone(), name, about, mime_type, size, annotations: None };
         self.resources.add("resource", uri, def, roles, handler)?;
@@ -422,6 +428,18 @@ mod tests {
                 .input_schema(json!({"type": 12})),
         );
         assert!(matches!(schema, Err(RegistryError::InvalidSchema { .. })));
+        let no_uri = r.resource(ResourceSpec::text("notes", "notes", "text/plain", ""));
+        let message = no_uri.err().map(|e| e.to_string());
+        assert_eq!(message.as_deref(), Some("resource \"notes\": not a valid URI: relative URL without a base"));
+    }
+
+    #[tokio::test]
+    async fn a_resource_is_listed_and_read_by_its_canonical_uri() {
+        let mut r = Registry::new(ServerInfo::new("t", "1"));
+        r.resource(ResourceSpec::text("MEM://notes/./a%7Eb", "notes", "text/plain", "x")).unwrap();
+        let listed: Vec<_> = r.resources(&Principal::anonymous()).iter().map(|r| r.uri.clone()).collect();
+        assert_eq!(listed, ["mem://notes/a~b"]);
+        assert!(r.read_resource("mem://notes/a~b", cx(Principal::anonymous())).await.is_ok());
     }
 
     #[derive(serde::Deserialize, schemars::JsonSchema)]

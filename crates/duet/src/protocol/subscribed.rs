@@ -4,6 +4,7 @@
 //! without end, and an update is matched by looking its URI and the URIs above it up in a
 //! set, so it costs the same however many a subscriber holds.
 
+use crate::canonical_uri::canonicalize;
 use crate::jsonrpc::RpcError;
 use serde_json::Value;
 use std::collections::HashSet;
@@ -56,7 +57,7 @@ impl Subscribed {
     }
 
     /// The URIs a listen request's `resourceSubscriptions` lists (entries that are not
-    /// strings are left out), within `bounds`.
+    /// strings are left out), within `bounds`, each made canonical as a request's `uri` is.
     pub fn listed(uris: &[Value], bounds: Bounds) -> Result<Subscribed, RpcError> {
         if uris.len() > bounds.count {
             let why = format!(
@@ -69,8 +70,10 @@ impl Subscribed {
         let mut set = HashSet::with_capacity(uris.len());
         for (at, uri) in uris.iter().enumerate() {
             if let Some(uri) = uri.as_str() {
-                bounds.check(&format!("notifications.resourceSubscriptions[{at}]"), uri)?;
-                set.insert(uri.to_string());
+                let what = format!("notifications.resourceSubscriptions[{at}]");
+                bounds.check(&what, uri)?;
+                let uri = canonicalize(uri).map_err(|e| RpcError::invalid_params(format!("{what}: {e}")))?;
+                set.insert(uri);
             }
         }
         Ok(Subscribed(set))
@@ -155,10 +158,15 @@ mod tests {
             many.message,
             "notifications.resourceSubscriptions lists 3 URIs; a listen stream may follow at most 2"
         );
-        let long = Subscribed::listed(&[json!("a"), json!("test://17-bytes-x")], BOUNDS).unwrap_err();
+        let long = Subscribed::listed(&[json!("test://a"), json!("test://17-bytes-x")], BOUNDS).unwrap_err();
         assert_eq!(
             long.message,
             "notifications.resourceSubscriptions[1] is 17 bytes long; a subscription's URI may be at most 16"
         );
+        let spelt =
+            Subscribed::listed(&[json!("FILE://localhost/a//%62")], Bounds { uri_bytes: 64, ..BOUNDS }).unwrap();
+        assert_eq!(spelt.sorted(), ["file:///a/b"], "kept canonical");
+        let bad = Subscribed::listed(&[json!("test://a"), json!("no uri")], BOUNDS).unwrap_err();
+        assert_eq!(bad.message, "notifications.resourceSubscriptions[1]: not a valid URI: relative URL without a base");
     }
 }

@@ -171,6 +171,16 @@ async fn jsonrpc() {
             refused_param("Missing or invalid parameter: uri"),
         ),
         (
+            "resources/read of a uri that is no URI",
+            body(r#"{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"secret/key.txt"}}"#),
+            error(400, -32602, json!(2), "Invalid parameter uri: not a valid URI: relative URL without a base"),
+        ),
+        (
+            "resources/subscribe of a uri with a broken IPv6 host",
+            body(r#"{"jsonrpc":"2.0","id":2,"method":"resources/subscribe","params":{"uri":"test://[::1/x"}}"#),
+            error(400, -32602, json!(2), "Invalid parameter uri: not a valid URI: invalid IPv6 address"),
+        ),
+        (
             "resources/read of an unknown resource",
             body(r#"{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"test://nope"}}"#),
             error(200, -32002, json!(2), "Unknown resource: test://nope"),

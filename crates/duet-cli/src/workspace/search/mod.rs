@@ -223,7 +223,8 @@ fn search_files(shared: &Shared, in_force: &InForce, args: SearchArgs, cx: &Requ
         let message = format!("{} scanned, {}", count(files, "file"), count(matches, "matching line"));
         cx.progress(files as f64, None, Some(&message));
     };
-    let found = search(shared, &scope, &query, &Feedback { cancelled: &|| cx.is_cancelled(), progress: &report });
+    let feedback = Feedback { cancelled: &|| cx.is_cancelled(), progress: &report };
+    let found = search(shared, &scope, &|file| in_force.reachable(file).is_ok(), &query, &feedback);
     if found.cancelled {
         return Err(format!("search_files was cancelled after {}", count(found.files_scanned, "file")));
     }

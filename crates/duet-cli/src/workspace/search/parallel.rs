@@ -62,10 +62,16 @@ impl Progress {
     }
 }
 
-/// Searches the files under `scope` on the walk's threads (one per core, up to 8): progress on the first file, then at most every
+/// Searches the files under `scope` that the request may reach (`reachable`) on the walk's threads (one per core, up to 8): progress on the first file, then at most every
 /// [`PROGRESS_EVERY`], and once more at the end; a look at `cancelled` before every entry
 /// and every read.
-pub fn search(shared: &Shared, scope: &[Resolved], query: &Query, feedback: &Feedback<'_>) -> Found {
+pub fn search(
+    shared: &Shared,
+    scope: &[Resolved],
+    reachable: &(dyn Fn(&Path) -> bool + Sync),
+    query: &Query,
+    feedback: &Feedback<'_>,
+) -> Found {
     let kept = Mutex::new(Kept::new(query.max_results));
     // Whether `kept` names a cutoff yet.
     let full = AtomicBool::new(false);
@@ -106,7 +112,7 @@ pub fn search(shared: &Shared, scope: &[Resolved], query: &Query, feedback: &Fee
                 }
                 let rel = entry.path().strip_prefix(&base.abs).ok().filter(|r| !r.as_os_str().is_empty());
                 let rel = rel.unwrap_or_else(|| entry.path().file_name().map_or(entry.path(), Path::new));
-                if query.glob.as_ref().is_some_and(|g| !g.is_match(rel)) || beyond(&name) {
+                if query.glob.as_ref().is_some_and(|g| !g.is_match(rel)) || beyond(&name) || !reachable(entry.path()) {
                     return WalkState::Continue;
                 }
                 let file = match searcher.search(&entry, root, root_dev, &name, query, cancelled) {

@@ -12,7 +12,7 @@ fn search_all(f: &Fixture, args: Value) -> Found {
     let query = Query::new(&serde_json::from_value(args).unwrap()).unwrap();
     let never = || false;
     let quiet = |_: usize, _: usize| {};
-    search(&f.ws.shared, &f.ws.shared.roots.all(), &query, &Feedback { cancelled: &never, progress: &quiet })
+    search(&f.ws.shared, &f.ws.shared.roots.all(), &|_| true, &query, &Feedback { cancelled: &never, progress: &quiet })
 }
 
 /// (path, line) of every match.
@@ -183,7 +183,8 @@ async fn a_search_reports_progress_and_stops_when_cancelled() {
     // Cancelled once asked five times: before entries and reads, so before five files are done.
     let cancelled = || asked.fetch_add(1, Ordering::Relaxed) >= 5;
     let progress = |files: usize, _matches: usize| reports.lock().unwrap().push(files);
-    let found = search(&f.ws.shared, &scope, &query, &Feedback { cancelled: &cancelled, progress: &progress });
+    let found =
+        search(&f.ws.shared, &scope, &|_| true, &query, &Feedback { cancelled: &cancelled, progress: &progress });
     assert!(found.cancelled);
     assert!(found.files_scanned < 5, "{}", found.files_scanned);
     let after_cancel = asked.load(Ordering::Relaxed);
@@ -192,7 +193,7 @@ async fn a_search_reports_progress_and_stops_when_cancelled() {
 
     reports.lock().unwrap().clear();
     let never = || false;
-    let found = search(&f.ws.shared, &scope, &query, &Feedback { cancelled: &never, progress: &progress });
+    let found = search(&f.ws.shared, &scope, &|_| true, &query, &Feedback { cancelled: &never, progress: &progress });
     assert_eq!((found.cancelled, found.matches.len(), found.files_scanned), (false, 40, 45));
     let reports = reports.into_inner().unwrap();
     assert_eq!(reports.first(), Some(&1), "progress comes with the first file");
@@ -211,7 +212,7 @@ async fn a_cancelled_search_stops_reading_in_the_middle_of_a_file() {
     let cancelled = || asked.fetch_add(1, Ordering::Relaxed) >= 4;
     let quiet = |_: usize, _: usize| {};
     let scope = f.ws.shared.roots.resolve_scope("big.txt").unwrap();
-    let found = search(&f.ws.shared, &scope, &query, &Feedback { cancelled: &cancelled, progress: &quiet });
+    let found = search(&f.ws.shared, &scope, &|_| true, &query, &Feedback { cancelled: &cancelled, progress: &quiet });
     assert!(found.cancelled);
     assert_eq!(found.files_scanned, 0);
     // 5.6 MB read 64 KiB at a time would take about 85 reads.

@@ -5,9 +5,11 @@
 //! arguments.
 
 use super::service::header;
+use crate::canonical_uri::canonicalize;
 use crate::jsonrpc::{RpcError, code};
 use crate::layer::mirrored::MirroredArg;
 use crate::message::{Incoming, Notification, Request};
+use crate::method::Primitive;
 use crate::protocol::envelope::{self, EnvelopeError, Terms};
 use crate::protocol::{Era, Version};
 use base64::Engine as _;
@@ -51,6 +53,15 @@ fn decode_header_value(raw: &str) -> Option<Cow<'_, str>> {
     }
 }
 
+/// Whether the `Mcp-Name` header names what the body does: a resource URI (which decoding
+/// made canonical in the body) in any spelling of it, anything else exactly.
+fn names_the_same(kind: Primitive, sent: Option<&str>, expected: &str) -> bool {
+    match sent {
+        Some(sent) if kind == Primitive::Resource => canonicalize(sent).is_ok_and(|sent| sent == expected),
+        sent => sent == Some(expected),
+    }
+}
+
 fn mismatch(message: &str) -> RpcError {
     RpcError::new(code::HEADER_MISMATCH, message)
 }
@@ -76,10 +87,11 @@ pub(crate) fn check(
         return Err(mismatch("Mcp-Method header does not match the request body's method"));
     }
     let named = request.method.traits().target.filter(|_| request.method.in_era(true));
-    if let Some(field) = named.map(|kind| kind.param())
-        && let Some(expected) = request.params.get(field).and_then(Value::as_str)
-        && sent_name(headers).as_deref() != Some(expected)
+    if let Some(kind) = named
+        && let Some(expected) = request.params.get(kind.param()).and_then(Value::as_str)
+        && !names_the_same(kind, sent_name(headers).as_deref(), expected)
     {
+        let field = kind.param();
         return Err(mismatch(&format!("Mcp-Name header does not match the request body's '{field}' parameter")));
     }
     Ok(terms?)
@@ -218,7 +230,8 @@ mod tests {
         // A method of the handshake era alone names no primitive on this path.
         let subscribe = headers(&[("mcp-protocol-version", "2026-07-28"), ("mcp-method", "resources/subscribe")]);
         assert!(
-            check_of(&subscribe, &request("resources/subscribe", json!("2026-07-28"), json!({"uri": "x"}))).is_ok()
+            check_of(&subscribe, &request("resources/subscribe", json!("2026-07-28"), json!({"uri": "test://x"})))
+                .is_ok()
         );
     }
 
