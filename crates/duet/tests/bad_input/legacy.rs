@@ -5,6 +5,7 @@
 
 use crate::*;
 use reqwest::Method;
+use tokio::io::AsyncWriteExt;
 
 #[tokio::test]
 async fn legacy() {
@@ -130,5 +131,33 @@ async fn legacy() {
         ("an unknown notification", message(r#"{"jsonrpc":"2.0","method":"notifications/nope"}"#), posted()),
     ];
     bench.run(rows).await;
+    bench.stop().await;
+}
+
+/// A POST for a session nobody holds is answered 404 once its body has arrived, so the
+/// connection stays open for the client's next request. Answered on the head alone, the
+/// body arriving after the answer ended the connection, and a client reusing it lost its
+/// next request ("Server disconnected without sending a response").
+#[tokio::test]
+async fn a_404_for_an_unknown_session_keeps_the_connection() {
+    let bench = Bench::start(HttpConfig { enable_sse: true, ..config() }, None).await;
+    let ping = r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#;
+    for session in ["0123456789abcdef0123456789abcdef", "0000"] {
+        let head = format!(
+            "POST /messages/?session_id={session} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
+             Content-Length: {}\r\n\r\n",
+            bench.ts.addr,
+            ping.len()
+        );
+        let mut stream = tokio::net::TcpStream::connect(bench.ts.addr).await.unwrap();
+        for _ in 0..2 {
+            stream.write_all(head.as_bytes()).await.unwrap();
+            // The body a moment after the head, as a client writing them apart sends it.
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            stream.write_all(ping.as_bytes()).await.expect("the connection is still open");
+            let answer = read_response(&mut stream).await;
+            assert_eq!(answer.status(), 404, "session {session:?}: {answer:?}");
+        }
+    }
     bench.stop().await;
 }

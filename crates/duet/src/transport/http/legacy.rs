@@ -184,6 +184,13 @@ where
     B: http_body::Body + Send + 'static,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
+    // The body first, even when the answer is 404: a response sent before the body it
+    // answers has arrived ends the connection, and a client that reuses it loses its next
+    // request ("Server disconnected").
+    let bytes = match read_body(shared, headers, body).await {
+        Ok(bytes) => bytes,
+        Err(refused) => return *refused,
+    };
     // An id duet cannot have made names no session: the store is not asked.
     if !crate::client_ids::well_formed(&session) {
         return http_error(StatusCode::NOT_FOUND, "Session not found");
@@ -194,10 +201,6 @@ where
         Ok(_) => return http_error(StatusCode::NOT_FOUND, "Session not found"),
         Err(e) => return http_error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
     }
-    let bytes = match read_body(shared, headers, body).await {
-        Ok(bytes) => bytes,
-        Err(refused) => return *refused,
-    };
     match parse_message(&bytes) {
         Ok(message) => {
             if let Some(refused) = over_cap(shared, &message) {
