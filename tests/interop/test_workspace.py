@@ -683,7 +683,7 @@ BIG_FILE_BYTES = BIG_LINES * len(BIG_LINE)
 
 def big_tree(base: Path) -> Path:
     """3,000 files of 110 KB (hard links to one file, so the tree costs one file's disk and
-    page cache); a full search of it takes seconds."""
+    page cache; serve it with `--follow-hard-links`); a full search of it takes seconds."""
     root = base / "big"
     root.mkdir()
     source = root / "source.txt"
@@ -709,7 +709,7 @@ async def test_search_cancellation(connect, conn: Connection, tmp_path: Path) ->
     progress = Progress()
     outcome: list[Any] = []
     with anyio.fail_after(TEST_DEADLINE):
-        async with connect(conn, root) as served:
+        async with connect(conn, root, "--follow-hard-links") as served:
             client = served.client
             before = rchar(served.pid)
 
