@@ -11,10 +11,12 @@
 //! lost (pub/sub keeps no history); each loss is logged and counted.
 //!
 //! Redis is not trusted: every value, bus message and event-log entry carries a MAC bound to
-//! where it is stored ([`super::mac`]), and what fails it is taken for absent. The rosters
+//! where it is stored ([`super::mac`]), and what fails it is taken for absent; a bus message
+//! is believed once, and only while fresh ([`super::fresh`]). The rosters
 //! (sorted sets of session ids) carry none: a forged member can at worst end a session,
 //! which deleting its record does as well.
 
+use super::fresh::{Freshness, Stamped, Stamper, now_millis};
 use super::mac::{BackplaneMac, Kind, TAG_HEX_LEN};
 use super::{
     Backplane, Bus, EventLog, Joined, Keys, LOG_CAPACITY, Logged, Published, Rosters, SWAP_ATTEMPTS, StoreError,
@@ -109,6 +111,7 @@ pub struct RedisBackplane {
     outbox: mpsc::Sender<Outgoing>,
     subscribers: Arc<Feed<Published>>,
     mac: Arc<BackplaneMac>,
+    stamper: Stamper,
 }
 
 impl RedisBackplane {
@@ -126,7 +129,7 @@ impl RedisBackplane {
         let received = subscribers.clone();
         let mac = Arc::new(BackplaneMac::new(keys));
         let channel = format!("{prefix}bus");
-        let (checker, checked_channel) = (mac.clone(), channel.clone());
+        let (checker, checked_channel, freshness) = (mac.clone(), channel.clone(), Freshness::default());
         let config = ConnectionManagerConfig::new()
             .set_connection_timeout(Some(DEADLINE))
             .set_response_timeout(Some(DEADLINE))
@@ -135,7 +138,7 @@ impl RedisBackplane {
             // a second); the watchdog's pings start the next one.
             .set_number_of_retries(2)
             .set_push_sender(move |push: PushInfo| {
-                deliver(&received, &checker, &checked_channel, push);
+                deliver(&received, &checker, &freshness, &checked_channel, push);
                 Ok::<(), redis::aio::SendError>(())
             })
             .set_automatic_resubscription();
@@ -143,8 +146,9 @@ impl RedisBackplane {
         connection.subscribe(&channel).await.map_err(refused)?;
         let (outbox, pending) = mpsc::channel(OUTBOX);
         tokio::spawn(publish(connection.clone(), channel.clone(), pending));
-        let backplane =
-            Arc::new(RedisBackplane { connection, prefix: prefix.to_string(), channel, outbox, subscribers, mac });
+        let stamper = Stamper::default();
+        let prefix = prefix.to_string();
+        let backplane = Arc::new(RedisBackplane { connection, prefix, channel, outbox, subscribers, mac, stamper });
         tokio::spawn(watch(Arc::downgrade(&backplane)));
         Ok(Backplane::new(backplane, &redacted(url)))
     }
@@ -155,10 +159,11 @@ impl RedisBackplane {
         BackplaneMac::new(keys).default_prefix()
     }
 
-    /// `event` as the bus carries it: JSON behind its MAC.
-    fn sealed_event(&self, published: &Published) -> Vec<u8> {
+    /// `published` as the bus carries it: JSON, stamped with the time and its sequence,
+    /// behind its MAC.
+    fn sealed_event(&self, published: Published) -> Vec<u8> {
         // Plain data: serializing it cannot fail.
-        let payload = serde_json::to_vec(published).unwrap_or_default();
+        let payload = serde_json::to_vec(&self.stamper.stamp(published, now_millis())).unwrap_or_default();
         self.mac.seal(Kind::Bus, &self.channel, &payload)
     }
 
@@ -271,12 +276,12 @@ impl Keys for RedisBackplane {
 impl Bus for RedisBackplane {
     async fn publish_now(&self, published: Published) -> Result<(), StoreError> {
         let mut command = redis::cmd("PUBLISH");
-        command.arg(&self.channel).arg(self.sealed_event(&published));
+        command.arg(&self.channel).arg(self.sealed_event(published));
         self.run::<i64>(command, "PUBLISH").await.map(drop)
     }
 
     fn publish(&self, published: Published) {
-        self.send(Outgoing::Publish(self.sealed_event(&published)));
+        self.send(Outgoing::Publish(self.sealed_event(published)));
     }
 
     fn subscribe(&self, subscriber: &Arc<Subscriber>) {
@@ -345,14 +350,29 @@ fn redacted(url: &str) -> String {
     }
 }
 
-/// Hands a message of the bus channel whose MAC is right to the subscribers.
-fn deliver(subscribers: &Feed<Published>, mac: &BackplaneMac, channel: &str, push: PushInfo) {
+/// Hands a message of the bus channel whose MAC is right, fresh and not seen before to the
+/// subscribers. Refusals are logged (never the message) and counted.
+fn deliver(subscribers: &Feed<Published>, mac: &BackplaneMac, freshness: &Freshness, channel: &str, push: PushInfo) {
     match (push.kind, push.data.as_slice()) {
         (PushKind::Message, [_channel, Value::BulkString(sealed)]) => {
             let Some(payload) = mac.open(Kind::Bus, channel, sealed) else { return };
-            match serde_json::from_slice(payload) {
-                Ok(published) => subscribers.notify(published),
-                Err(e) => tracing::warn!("ignored a message on the bus channel that is not an event: {e}"),
+            let stamped: Stamped = match serde_json::from_slice(payload) {
+                Ok(stamped) => stamped,
+                Err(e) => return tracing::warn!("ignored a message on the bus channel that is not an event: {e}"),
+            };
+            match freshness.admit(&stamped, now_millis()) {
+                Ok(()) => subscribers.notify(stamped.published),
+                Err(refusal) => {
+                    let (origin, sequence, sent) = (stamped.published.origin, stamped.sequence, stamped.sent);
+                    tracing::warn!(
+                        kind = refusal.label(),
+                        origin,
+                        sequence,
+                        sent,
+                        "ignored a bus message: sent too long ago, or received already (replayed)"
+                    );
+                    metrics::counter!(signals::BACKPLANE_REJECTIONS, "kind" => refusal.label()).increment(1);
+                }
             }
         }
         (PushKind::Disconnection, _) => {
