@@ -173,15 +173,25 @@ mod tests {
     }
 
     #[test]
-    fn below_the_window_is_refused_and_a_long_jump_forgets_the_bits_it_passes() {
+    fn below_the_window_is_refused_even_when_its_bit_is_clear() {
         let fresh = Freshness::default();
-        assert_eq!(fresh.admit(&from(1, 10, NOW), NOW), Ok(()));
-        assert_eq!(fresh.admit(&from(1, 10 + WINDOW, NOW), NOW), Ok(()));
-        assert_eq!(fresh.admit(&from(1, 10, NOW), NOW), Err(Refusal::Replayed), "fell out of the window");
-        assert_eq!(fresh.admit(&from(1, 11, NOW), NOW), Ok(()), "the last sequence still inside");
-        assert_eq!(fresh.admit(&from(1, 3 * WINDOW + 11, NOW), NOW), Ok(()));
-        assert_eq!(fresh.admit(&from(1, 2 * WINDOW + 12, NOW), NOW), Ok(()), "a bit reused by the ring is clear");
-        assert_eq!(fresh.admit(&from(1, 2 * WINDOW + 12, NOW), NOW), Err(Refusal::Replayed));
+        let admit = |sequence| fresh.admit(&from(1, sequence, NOW), NOW);
+        assert_eq!(admit(10), Ok(()));
+        assert_eq!(admit(15 + WINDOW), Ok(()));
+        assert_eq!(admit(10), Err(Refusal::Replayed), "accepted once, and fallen out of the window");
+        assert_eq!(admit(12), Err(Refusal::Replayed), "never seen, but below the window");
+        assert_eq!(admit(16), Ok(()), "the lowest sequence still inside");
+    }
+
+    #[test]
+    fn a_bit_the_window_slides_past_is_free_for_the_sequence_that_reuses_it() {
+        let fresh = Freshness::default();
+        let admit = |sequence| fresh.admit(&from(1, sequence, NOW), NOW);
+        assert_eq!(admit(5), Ok(()));
+        assert_eq!(admit(WINDOW + 4), Ok(()), "5 is still inside the window");
+        assert_eq!(admit(WINDOW + 6), Ok(()), "5 falls out; WINDOW + 5 takes its bit");
+        assert_eq!(admit(WINDOW + 5), Ok(()), "late, within the window, and new");
+        assert_eq!(admit(WINDOW + 5), Err(Refusal::Replayed));
     }
 
     #[test]
