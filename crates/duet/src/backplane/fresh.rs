@@ -21,9 +21,10 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 /// be believed. The replicas' clocks must agree within it (NTP).
 pub(super) const MAX_AGE: Duration = Duration::from_secs(30);
 /// How far below the highest sequence seen of an origin a message may be and still be
-/// accepted (once). Messages of one sender arrive nearly in order, but one published at
-/// once may overtake those waiting in the outbox, which holds up to 4096.
-pub(super) const WINDOW: u64 = 8192;
+/// accepted (once). Messages of one sender arrive nearly in order: the outbox stamps each
+/// as it sends it, but a pipeline of them and messages published at once by other tasks
+/// may pass each other on the connection.
+pub(super) const WINDOW: u64 = 1024;
 const WORDS: usize = (WINDOW / 64) as usize;
 
 /// A bus message as it is sealed: when and as which of its sender's messages it was sent.

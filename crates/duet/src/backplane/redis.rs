@@ -70,8 +70,9 @@ const TOUCH: &str = "
 
 /// What the outbox sends, in order.
 enum Outgoing {
-    /// A sealed event.
-    Publish(Vec<u8>),
+    /// An event, stamped and sealed as it is sent, so that it leaves in the order of its
+    /// sequence and its age counts from then.
+    Publish(Published),
     Append {
         key: String,
         entries: Vec<Vec<u8>>,
@@ -107,11 +108,28 @@ impl Outgoing {
 pub struct RedisBackplane {
     connection: ConnectionManager,
     prefix: String,
-    channel: String,
     outbox: mpsc::Sender<Outgoing>,
     subscribers: Arc<Feed<Published>>,
     mac: Arc<BackplaneMac>,
+    bus: Arc<BusSealer>,
+}
+
+/// Seals what a replica publishes on the bus channel: stamped ([`super::fresh`]) and behind
+/// the MAC.
+struct BusSealer {
+    channel: String,
+    mac: Arc<BackplaneMac>,
     stamper: Stamper,
+}
+
+impl BusSealer {
+    /// `published` as the bus carries it: JSON, stamped with the time now and its sequence,
+    /// behind its MAC.
+    fn seal(&self, published: Published) -> Vec<u8> {
+        // Plain data: serializing it cannot fail.
+        let payload = serde_json::to_vec(&self.stamper.stamp(published, now_millis())).unwrap_or_default();
+        self.mac.seal(Kind::Bus, &self.channel, &payload)
+    }
 }
 
 impl RedisBackplane {
@@ -145,10 +163,10 @@ impl RedisBackplane {
         let mut connection = ConnectionManager::new_with_config(client, config).await.map_err(refused)?;
         connection.subscribe(&channel).await.map_err(refused)?;
         let (outbox, pending) = mpsc::channel(OUTBOX);
-        tokio::spawn(publish(connection.clone(), channel.clone(), pending));
-        let stamper = Stamper::default();
+        let bus = Arc::new(BusSealer { channel, mac: mac.clone(), stamper: Stamper::default() });
+        tokio::spawn(publish(connection.clone(), bus.clone(), pending));
         let prefix = prefix.to_string();
-        let backplane = Arc::new(RedisBackplane { connection, prefix, channel, outbox, subscribers, mac, stamper });
+        let backplane = Arc::new(RedisBackplane { connection, prefix, outbox, subscribers, mac, bus });
         tokio::spawn(watch(Arc::downgrade(&backplane)));
         Ok(Backplane::new(backplane, &redacted(url)))
     }
@@ -157,14 +175,6 @@ impl RedisBackplane {
     /// with different keys sharing one Redis never mix. Not secret.
     pub fn default_prefix(keys: &StateKeys) -> String {
         BackplaneMac::new(keys).default_prefix()
-    }
-
-    /// `published` as the bus carries it: JSON, stamped with the time and its sequence,
-    /// behind its MAC.
-    fn sealed_event(&self, published: Published) -> Vec<u8> {
-        // Plain data: serializing it cannot fail.
-        let payload = serde_json::to_vec(&self.stamper.stamp(published, now_millis())).unwrap_or_default();
-        self.mac.seal(Kind::Bus, &self.channel, &payload)
     }
 
     /// Sets the Redis key `stored` to `sealed` if the payload it holds (whatever its MAC) is
@@ -276,12 +286,12 @@ impl Keys for RedisBackplane {
 impl Bus for RedisBackplane {
     async fn publish_now(&self, published: Published) -> Result<(), StoreError> {
         let mut command = redis::cmd("PUBLISH");
-        command.arg(&self.channel).arg(self.sealed_event(published));
+        command.arg(&self.bus.channel).arg(self.bus.seal(published));
         self.run::<i64>(command, "PUBLISH").await.map(drop)
     }
 
     fn publish(&self, published: Published) {
-        self.send(Outgoing::Publish(self.sealed_event(published)));
+        self.send(Outgoing::Publish(published));
     }
 
     fn subscribe(&self, subscriber: &Arc<Subscriber>) {
@@ -385,14 +395,14 @@ fn deliver(subscribers: &Feed<Published>, mac: &BackplaneMac, freshness: &Freshn
 
 /// Sends what the outbox receives, in order, a pipeline at a time, until the backplane
 /// is dropped.
-async fn publish(mut connection: ConnectionManager, channel: String, mut pending: mpsc::Receiver<Outgoing>) {
+async fn publish(mut connection: ConnectionManager, bus: Arc<BusSealer>, mut pending: mpsc::Receiver<Outgoing>) {
     let mut batch = Vec::with_capacity(BATCH);
     while pending.recv_many(&mut batch, BATCH).await > 0 {
         let mut pipeline = redis::pipe();
         for outgoing in batch.drain(..) {
             match outgoing {
-                Outgoing::Publish(sealed) => {
-                    pipeline.cmd("PUBLISH").arg(&channel).arg(sealed).ignore();
+                Outgoing::Publish(published) => {
+                    pipeline.cmd("PUBLISH").arg(&bus.channel).arg(bus.seal(published)).ignore();
                 }
                 Outgoing::Append { key, entries, ttl } => {
                     pipeline.cmd("RPUSH").arg(&key).arg(entries).ignore();
