@@ -177,22 +177,55 @@ impl LegacySession {
         self.send(replica, token, json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
     }
 
+    /// Waits until `holder` (the replica holding the stream) counts a bus message refused as
+    /// `kind`, with nothing answered on the stream meanwhile; then a ping POSTed to `other`
+    /// is answered, and nothing else.
+    fn refused_and_goes_on(&self, holder: &Replica, kind: &str, other: &Replica) {
+        let deadline = Instant::now() + WAIT;
+        while holder.rejected(kind) < 1.0 {
+            if let Some(ran) = self.next(Duration::from_millis(100)) {
+                panic!("the call on the bus was answered: {ran}");
+            }
+            assert!(Instant::now() < deadline, "the message on the bus was not counted as {kind}");
+        }
+        self.send(other, ALICE, json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}));
+        let pong = self.next(WAIT).expect("the session goes on");
+        assert_eq!(pong["id"], 3, "only the ping is answered, not the call on the bus: {pong}");
+    }
+
     /// The next message on the stream.
     fn next(&self, within: Duration) -> Option<Value> {
         self.messages.recv_timeout(within).ok()
     }
 }
 
+/// Two replicas serving [`MANIFEST`] on one Redis, and Alice's legacy session, initialized:
+/// its stream is on A, her POSTs reach B, which routes them to A over the bus `channel`.
+struct Routing {
+    dir: tempfile::TempDir,
+    redis: RedisServer,
+    a: Replica,
+    b: Replica,
+    session: LegacySession,
+    channel: String,
+}
+
+impl Routing {
+    fn start() -> Routing {
+        let (dir, manifest) = manifest_dir();
+        let (redis, a, b) = two_replicas(&["--manifest", &manifest]);
+        let session = LegacySession::open(&a, ALICE);
+        session.initialize(&b, ALICE);
+        let channel = redis.cli(&["PUBSUB", "CHANNELS", "*bus"]);
+        Routing { dir, redis, a, b, session, channel }
+    }
+}
+
 #[test]
 fn a_forged_bus_message_runs_nothing_and_is_counted() {
-    let (dir, manifest) = manifest_dir();
-    let (redis, a, b) = two_replicas(&["--manifest", &manifest]);
-    // Alice's stream is on A; her POSTs reach B, which routes them to A over Redis.
-    let session = LegacySession::open(&a, ALICE);
-    session.initialize(&b, ALICE);
+    let Routing { dir, redis, a, b, session, channel } = Routing::start();
 
     // Anyone who can write to Redis publishes Alice's call of the admin tool, as an admin.
-    let channel = redis.cli(&["PUBSUB", "CHANNELS", "*bus"]);
     assert!(channel.starts_with("duet:") && channel != "duet:bus", "a prefix of the deployment's own: {channel}");
     let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "wipe", "arguments": {}}});
     let admin = json!({"id": "token:alice", "roles": ["admin", "default", "mcp"], "attributes": {}});
@@ -200,29 +233,16 @@ fn a_forged_bus_message_runs_nothing_and_is_counted() {
     let forged = json!({"origin": 4242, "event": {"Routed": routed}});
     assert_eq!(redis.cli(&["PUBLISH", &channel, &forged.to_string()]), "2", "both replicas listen");
 
-    let deadline = Instant::now() + WAIT;
-    while a.rejected("bus") < 1.0 {
-        if let Some(ran) = session.next(Duration::from_millis(100)) {
-            panic!("the forged admin call was answered: {ran}");
-        }
-        assert!(Instant::now() < deadline, "the forged message was not counted as rejected");
-    }
-    session.send(&b, ALICE, json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}));
-    let pong = session.next(WAIT).expect("the session goes on");
-    assert_eq!(pong["id"], 3, "only the ping is answered, not the forged call: {pong}");
+    session.refused_and_goes_on(&a, "bus", &b);
     assert!(!dir.path().join("wiped").exists(), "the admin tool did not run");
 }
 
 #[test]
 fn a_replayed_routed_call_runs_once_and_is_counted() {
-    let (dir, manifest) = manifest_dir();
-    let (redis, a, b) = two_replicas(&["--manifest", &manifest]);
-    let session = LegacySession::open(&a, ALICE);
-    session.initialize(&b, ALICE);
+    let Routing { dir, redis, a, b, session, channel } = Routing::start();
     let runs = || std::fs::read_to_string(dir.path().join("ran.log")).unwrap_or_default().lines().count();
 
     // Anyone who can SUBSCRIBE to the bus captures Alice's call as B routes it to A.
-    let channel = redis.cli(&["PUBSUB", "CHANNELS", "*bus"]);
     let bus = redis.subscribe(&channel);
     let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "append"}});
     session.send(&b, ALICE, call);
@@ -232,16 +252,7 @@ fn a_replayed_routed_call_runs_once_and_is_counted() {
 
     // ... and publishes the genuine, sealed message again.
     assert_eq!(redis.cli(&["PUBLISH", &channel, &captured]), "3", "both replicas and the capture listen");
-    let deadline = Instant::now() + WAIT;
-    while a.rejected("bus_replay") < 1.0 {
-        if let Some(ran) = session.next(Duration::from_millis(100)) {
-            panic!("the replayed call was answered: {ran}");
-        }
-        assert!(Instant::now() < deadline, "the replayed message was not counted as rejected");
-    }
-    session.send(&b, ALICE, json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}));
-    let pong = session.next(WAIT).expect("the session goes on");
-    assert_eq!(pong["id"], 3, "only the ping is answered, not the replayed call: {pong}");
+    session.refused_and_goes_on(&a, "bus_replay", &b);
     assert_eq!(runs(), 1, "the tool did not run a second time");
 }
 
