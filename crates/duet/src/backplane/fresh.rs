@@ -37,7 +37,8 @@ pub(super) struct Stamped {
     pub published: Published,
 }
 
-/// Numbers the messages one backplane sends.
+/// Numbers the messages one backplane sends. Servers sharing one backplane in a process
+/// share its numbers: each origin's then have gaps, which the window takes as it takes loss.
 #[derive(Debug, Default)]
 pub(super) struct Stamper {
     next: AtomicU64,
