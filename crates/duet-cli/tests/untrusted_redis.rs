@@ -3,7 +3,8 @@
 //! routed message published by hand with an admin principal runs nothing and is counted;
 //! an edited session, task or idempotency record, or a valid one copied to another
 //! session's or task's key, is refused as if it were not there; deployments with different
-//! state keys sharing one Redis get different key prefixes.
+//! state keys sharing one Redis get different key prefixes. A genuine routed message
+//! captured from the bus and published again runs nothing a second time and is counted.
 
 // Shared with the stdio tests; this file uses only part of it.
 #[allow(dead_code)]
@@ -21,8 +22,8 @@ const ALICE: &str = "alice-secret-token";
 const BOB: &str = "bob-secret-token";
 const WAIT: Duration = Duration::from_secs(10);
 
-/// A tool only `admin` may call, which leaves a file behind when it runs, and a tool that
-/// always runs as a task.
+/// A tool only `admin` may call, which leaves a file behind when it runs, a tool that
+/// always runs as a task, and one that appends a line to `ran.log` each time it runs.
 const MANIFEST: &str = r#"
 [server]
 name = "untrusted-redis"
@@ -41,6 +42,12 @@ description = "a task"
 command = ["sleep", "30"]
 cwd = "."
 task = "required"
+
+[[tool]]
+name = "append"
+description = "a side effect"
+command = ["sh", "-c", "echo ran >> ran.log"]
+cwd = "."
 "#;
 
 fn state_key() -> String {
@@ -160,27 +167,65 @@ impl LegacySession {
         assert_eq!(status, 202, "{message}");
     }
 
+    /// The handshake, POSTed to `replica` (which routes it to the stream's replica).
+    fn initialize(&self, replica: &Replica, token: &str) {
+        let init =
+            json!({"protocolVersion": "2024-11-05", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}});
+        self.send(replica, token, json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}));
+        let initialized = self.next(WAIT).expect("initialize is answered through the other replica");
+        assert_eq!(initialized["id"], 1, "{initialized}");
+        self.send(replica, token, json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    }
+
+    /// Waits until `holder` (the replica holding the stream) counts a bus message refused as
+    /// `kind`, with nothing answered on the stream meanwhile; then a ping POSTed to `other`
+    /// is answered, and nothing else.
+    fn refused_and_goes_on(&self, holder: &Replica, kind: &str, other: &Replica) {
+        let deadline = Instant::now() + WAIT;
+        while holder.rejected(kind) < 1.0 {
+            if let Some(ran) = self.next(Duration::from_millis(100)) {
+                panic!("the call on the bus was answered: {ran}");
+            }
+            assert!(Instant::now() < deadline, "the message on the bus was not counted as {kind}");
+        }
+        self.send(other, ALICE, json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}));
+        let pong = self.next(WAIT).expect("the session goes on");
+        assert_eq!(pong["id"], 3, "only the ping is answered, not the call on the bus: {pong}");
+    }
+
     /// The next message on the stream.
     fn next(&self, within: Duration) -> Option<Value> {
         self.messages.recv_timeout(within).ok()
     }
 }
 
+/// Two replicas serving [`MANIFEST`] on one Redis, and Alice's legacy session, initialized:
+/// its stream is on A, her POSTs reach B, which routes them to A over the bus `channel`.
+struct Routing {
+    dir: tempfile::TempDir,
+    redis: RedisServer,
+    a: Replica,
+    b: Replica,
+    session: LegacySession,
+    channel: String,
+}
+
+impl Routing {
+    fn start() -> Routing {
+        let (dir, manifest) = manifest_dir();
+        let (redis, a, b) = two_replicas(&["--manifest", &manifest]);
+        let session = LegacySession::open(&a, ALICE);
+        session.initialize(&b, ALICE);
+        let channel = redis.cli(&["PUBSUB", "CHANNELS", "*bus"]);
+        Routing { dir, redis, a, b, session, channel }
+    }
+}
+
 #[test]
 fn a_forged_bus_message_runs_nothing_and_is_counted() {
-    let (dir, manifest) = manifest_dir();
-    let (redis, a, b) = two_replicas(&["--manifest", &manifest]);
-    // Alice's stream is on A; her POSTs reach B, which routes them to A over Redis.
-    let session = LegacySession::open(&a, ALICE);
-    let init =
-        json!({"protocolVersion": "2024-11-05", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}});
-    session.send(&b, ALICE, json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}));
-    let initialized = session.next(WAIT).expect("initialize is answered through the other replica");
-    assert_eq!(initialized["id"], 1, "{initialized}");
-    session.send(&b, ALICE, json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let Routing { dir, redis, a, b, session, channel } = Routing::start();
 
     // Anyone who can write to Redis publishes Alice's call of the admin tool, as an admin.
-    let channel = redis.cli(&["PUBSUB", "CHANNELS", "*bus"]);
     assert!(channel.starts_with("duet:") && channel != "duet:bus", "a prefix of the deployment's own: {channel}");
     let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "wipe", "arguments": {}}});
     let admin = json!({"id": "token:alice", "roles": ["admin", "default", "mcp"], "attributes": {}});
@@ -188,17 +233,27 @@ fn a_forged_bus_message_runs_nothing_and_is_counted() {
     let forged = json!({"origin": 4242, "event": {"Routed": routed}});
     assert_eq!(redis.cli(&["PUBLISH", &channel, &forged.to_string()]), "2", "both replicas listen");
 
-    let deadline = Instant::now() + WAIT;
-    while a.rejected("bus") < 1.0 {
-        if let Some(ran) = session.next(Duration::from_millis(100)) {
-            panic!("the forged admin call was answered: {ran}");
-        }
-        assert!(Instant::now() < deadline, "the forged message was not counted as rejected");
-    }
-    session.send(&b, ALICE, json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}));
-    let pong = session.next(WAIT).expect("the session goes on");
-    assert_eq!(pong["id"], 3, "only the ping is answered, not the forged call: {pong}");
+    session.refused_and_goes_on(&a, "bus", &b);
     assert!(!dir.path().join("wiped").exists(), "the admin tool did not run");
+}
+
+#[test]
+fn a_replayed_routed_call_runs_once_and_is_counted() {
+    let Routing { dir, redis, a, b, session, channel } = Routing::start();
+    let runs = || std::fs::read_to_string(dir.path().join("ran.log")).unwrap_or_default().lines().count();
+
+    // Anyone who can SUBSCRIBE to the bus captures Alice's call as B routes it to A.
+    let bus = redis.subscribe(&channel);
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "append"}});
+    session.send(&b, ALICE, call);
+    assert_eq!(session.next(WAIT).expect("the call is answered")["id"], 2);
+    let captured = bus.find(WAIT, |m| m.contains("\"Routed\"") && m.contains("append")).expect("the routed call");
+    assert_eq!(runs(), 1, "the call ran once");
+
+    // ... and publishes the genuine, sealed message again.
+    assert_eq!(redis.cli(&["PUBLISH", &channel, &captured]), "3", "both replicas and the capture listen");
+    session.refused_and_goes_on(&a, "bus_replay", &b);
+    assert_eq!(runs(), 1, "the tool did not run a second time");
 }
 
 /// `initialize` of a handshake-era session on `replica` as `token`: its id.

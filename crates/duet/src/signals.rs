@@ -40,7 +40,8 @@ pub const SEALED_STATE_REJECTIONS: &str = "duet_sealed_state_rejections_total";
 /// it could not carry, by `operation`.
 pub const BACKPLANE_ERRORS: &str = "duet_backplane_errors_total";
 /// Values, bus messages and event-log entries read from the shared store whose MAC was
-/// missing or wrong (forged, edited, or copied from another key), ignored, by `kind`.
+/// missing or wrong (forged, edited, or copied from another key), and bus messages sent too
+/// long ago or received already (replayed), ignored, by `kind`.
 pub const BACKPLANE_REJECTIONS: &str = "duet_backplane_rejected_total";
 
 /// The buckets the conventions advise for both durations, in seconds.
@@ -64,7 +65,10 @@ pub fn describe() {
     metrics::describe_counter!(AUTH_FAILURES, "Requests whose bearer token was missing or refused");
     metrics::describe_counter!(SEALED_STATE_REJECTIONS, "Retries whose requestState was refused");
     metrics::describe_counter!(BACKPLANE_ERRORS, "Shared-store calls that failed, and changes not carried");
-    metrics::describe_counter!(BACKPLANE_REJECTIONS, "Shared-store values and messages ignored: MAC missing or wrong");
+    metrics::describe_counter!(
+        BACKPLANE_REJECTIONS,
+        "Shared-store values and messages ignored: MAC missing or wrong, stale or replayed"
+    );
 }
 
 /// `network.transport`: how a request reached duet.

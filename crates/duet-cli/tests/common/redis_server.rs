@@ -1,10 +1,12 @@
 //! A real `redis-server` for the tests of replicas that share a store: no persistence, on a
 //! free loopback port (plain, or TLS only), killed by its PID when the handle is dropped;
-//! and `redis-cli` to read and write it as anyone with access to that Redis could.
+//! and `redis-cli` to read, write and listen to it as anyone with access to that Redis could.
 
+use std::io::{BufRead, BufReader};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 /// Debian's redis-server unless `REDIS_BIN` names another (as tests/interop does).
@@ -72,14 +74,19 @@ impl RedisServer {
         format!("{scheme}://127.0.0.1:{}/0", self.port)
     }
 
-    /// What `redis-cli` prints for the command `args`, without its last line break.
-    pub fn cli(&self, args: &[&str]) -> String {
+    /// `redis-cli` pointed at this server.
+    fn redis_cli(&self) -> Command {
         let mut command = Command::new("redis-cli");
         command.args(["-h", "127.0.0.1", "-p", &self.port.to_string()]);
         if let Some(tls) = &self.tls {
             command.arg("--tls").arg("--cacert").arg(&tls.ca);
         }
-        let out = command.args(args).output().expect("redis-cli runs");
+        command
+    }
+
+    /// What `redis-cli` prints for the command `args`, without its last line break.
+    pub fn cli(&self, args: &[&str]) -> String {
+        let out = self.redis_cli().args(args).output().expect("redis-cli runs");
         assert!(out.status.success(), "redis-cli {args:?}: {}", String::from_utf8_lossy(&out.stderr));
         let text = String::from_utf8(out.stdout).expect("redis-cli prints UTF-8");
         text.strip_suffix('\n').unwrap_or(&text).to_string()
@@ -91,6 +98,58 @@ impl RedisServer {
         let keys: Vec<&str> = keys.lines().collect();
         assert_eq!(keys.len(), 1, "one key matching {pattern:?}: {keys:?}");
         keys[0].to_string()
+    }
+
+    /// Listens to `channel` as a plain Redis client; returns once subscribed.
+    pub fn subscribe(&self, channel: &str) -> Subscription {
+        let mut child = self
+            .redis_cli()
+            .args(["--raw", "SUBSCRIBE", channel])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("redis-cli runs");
+        let mut lines = BufReader::new(child.stdout.take().expect("its output")).lines().map_while(Result::ok);
+        // `subscribe`, the channel, the count of channels.
+        assert_eq!(lines.by_ref().take(3).count(), 3, "redis-cli subscribed to {channel}");
+        let (sender, messages) = mpsc::channel();
+        std::thread::spawn(move || {
+            // Each message is three lines: `message`, the channel, the payload.
+            while let (Some(_), Some(_), Some(payload)) = (lines.next(), lines.next(), lines.next()) {
+                if sender.send(payload).is_err() {
+                    return;
+                }
+            }
+        });
+        Subscription { child, messages }
+    }
+}
+
+/// `redis-cli SUBSCRIBE` to one channel: the messages published on it, as they come.
+pub struct Subscription {
+    child: Child,
+    messages: mpsc::Receiver<String>,
+}
+
+impl Subscription {
+    /// The first message received within `within` that `wanted` picks.
+    pub fn find(&self, within: Duration, wanted: impl Fn(&str) -> bool) -> Option<String> {
+        let deadline = Instant::now() + within;
+        loop {
+            let left = deadline.checked_duration_since(Instant::now())?;
+            match self.messages.recv_timeout(left) {
+                Ok(message) if wanted(&message) => return Some(message),
+                Ok(_) => {}
+                Err(_) => return None,
+            }
+        }
+    }
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 

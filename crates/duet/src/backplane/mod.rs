@@ -12,6 +12,8 @@
 //! authenticating everything it writes and reads there.
 
 #[cfg(feature = "redis")]
+mod fresh;
+#[cfg(feature = "redis")]
 mod mac;
 mod memory;
 #[cfg(feature = "redis")]

@@ -11,10 +11,12 @@
 //! lost (pub/sub keeps no history); each loss is logged and counted.
 //!
 //! Redis is not trusted: every value, bus message and event-log entry carries a MAC bound to
-//! where it is stored ([`super::mac`]), and what fails it is taken for absent. The rosters
+//! where it is stored ([`super::mac`]), and what fails it is taken for absent; a bus message
+//! is believed once, and only while fresh ([`super::fresh`]). The rosters
 //! (sorted sets of session ids) carry none: a forged member can at worst end a session,
 //! which deleting its record does as well.
 
+use super::fresh::{Freshness, Stamped, Stamper, now_millis};
 use super::mac::{BackplaneMac, Kind, TAG_HEX_LEN};
 use super::{
     Backplane, Bus, EventLog, Joined, Keys, LOG_CAPACITY, Logged, Published, Rosters, SWAP_ATTEMPTS, StoreError,
@@ -68,8 +70,9 @@ const TOUCH: &str = "
 
 /// What the outbox sends, in order.
 enum Outgoing {
-    /// A sealed event.
-    Publish(Vec<u8>),
+    /// An event, stamped and sealed as it is sent, so that it leaves in the order of its
+    /// sequence and its age counts from then.
+    Publish(Published),
     Append {
         key: String,
         entries: Vec<Vec<u8>>,
@@ -105,10 +108,28 @@ impl Outgoing {
 pub struct RedisBackplane {
     connection: ConnectionManager,
     prefix: String,
-    channel: String,
     outbox: mpsc::Sender<Outgoing>,
     subscribers: Arc<Feed<Published>>,
     mac: Arc<BackplaneMac>,
+    bus: Arc<BusSealer>,
+}
+
+/// Seals what a replica publishes on the bus channel: stamped ([`super::fresh`]) and behind
+/// the MAC.
+struct BusSealer {
+    channel: String,
+    mac: Arc<BackplaneMac>,
+    stamper: Stamper,
+}
+
+impl BusSealer {
+    /// `published` as the bus carries it: JSON, stamped with the time now and its sequence,
+    /// behind its MAC.
+    fn seal(&self, published: Published) -> Vec<u8> {
+        // Plain data: serializing it cannot fail.
+        let payload = serde_json::to_vec(&self.stamper.stamp(published, now_millis())).unwrap_or_default();
+        self.mac.seal(Kind::Bus, &self.channel, &payload)
+    }
 }
 
 impl RedisBackplane {
@@ -126,7 +147,7 @@ impl RedisBackplane {
         let received = subscribers.clone();
         let mac = Arc::new(BackplaneMac::new(keys));
         let channel = format!("{prefix}bus");
-        let (checker, checked_channel) = (mac.clone(), channel.clone());
+        let (checker, checked_channel, freshness) = (mac.clone(), channel.clone(), Freshness::default());
         let config = ConnectionManagerConfig::new()
             .set_connection_timeout(Some(DEADLINE))
             .set_response_timeout(Some(DEADLINE))
@@ -135,16 +156,17 @@ impl RedisBackplane {
             // a second); the watchdog's pings start the next one.
             .set_number_of_retries(2)
             .set_push_sender(move |push: PushInfo| {
-                deliver(&received, &checker, &checked_channel, push);
+                deliver(&received, &checker, &freshness, &checked_channel, push);
                 Ok::<(), redis::aio::SendError>(())
             })
             .set_automatic_resubscription();
         let mut connection = ConnectionManager::new_with_config(client, config).await.map_err(refused)?;
         connection.subscribe(&channel).await.map_err(refused)?;
         let (outbox, pending) = mpsc::channel(OUTBOX);
-        tokio::spawn(publish(connection.clone(), channel.clone(), pending));
-        let backplane =
-            Arc::new(RedisBackplane { connection, prefix: prefix.to_string(), channel, outbox, subscribers, mac });
+        let bus = Arc::new(BusSealer { channel, mac: mac.clone(), stamper: Stamper::default() });
+        tokio::spawn(publish(connection.clone(), bus.clone(), pending));
+        let prefix = prefix.to_string();
+        let backplane = Arc::new(RedisBackplane { connection, prefix, outbox, subscribers, mac, bus });
         tokio::spawn(watch(Arc::downgrade(&backplane)));
         Ok(Backplane::new(backplane, &redacted(url)))
     }
@@ -153,13 +175,6 @@ impl RedisBackplane {
     /// with different keys sharing one Redis never mix. Not secret.
     pub fn default_prefix(keys: &StateKeys) -> String {
         BackplaneMac::new(keys).default_prefix()
-    }
-
-    /// `event` as the bus carries it: JSON behind its MAC.
-    fn sealed_event(&self, published: &Published) -> Vec<u8> {
-        // Plain data: serializing it cannot fail.
-        let payload = serde_json::to_vec(published).unwrap_or_default();
-        self.mac.seal(Kind::Bus, &self.channel, &payload)
     }
 
     /// Sets the Redis key `stored` to `sealed` if the payload it holds (whatever its MAC) is
@@ -271,12 +286,12 @@ impl Keys for RedisBackplane {
 impl Bus for RedisBackplane {
     async fn publish_now(&self, published: Published) -> Result<(), StoreError> {
         let mut command = redis::cmd("PUBLISH");
-        command.arg(&self.channel).arg(self.sealed_event(&published));
+        command.arg(&self.bus.channel).arg(self.bus.seal(published));
         self.run::<i64>(command, "PUBLISH").await.map(drop)
     }
 
     fn publish(&self, published: Published) {
-        self.send(Outgoing::Publish(self.sealed_event(&published)));
+        self.send(Outgoing::Publish(published));
     }
 
     fn subscribe(&self, subscriber: &Arc<Subscriber>) {
@@ -345,14 +360,29 @@ fn redacted(url: &str) -> String {
     }
 }
 
-/// Hands a message of the bus channel whose MAC is right to the subscribers.
-fn deliver(subscribers: &Feed<Published>, mac: &BackplaneMac, channel: &str, push: PushInfo) {
+/// Hands a message of the bus channel whose MAC is right, fresh and not seen before to the
+/// subscribers. Refusals are logged (never the message) and counted.
+fn deliver(subscribers: &Feed<Published>, mac: &BackplaneMac, freshness: &Freshness, channel: &str, push: PushInfo) {
     match (push.kind, push.data.as_slice()) {
         (PushKind::Message, [_channel, Value::BulkString(sealed)]) => {
             let Some(payload) = mac.open(Kind::Bus, channel, sealed) else { return };
-            match serde_json::from_slice(payload) {
-                Ok(published) => subscribers.notify(published),
-                Err(e) => tracing::warn!("ignored a message on the bus channel that is not an event: {e}"),
+            let stamped: Stamped = match serde_json::from_slice(payload) {
+                Ok(stamped) => stamped,
+                Err(e) => return tracing::warn!("ignored a message on the bus channel that is not an event: {e}"),
+            };
+            match freshness.admit(&stamped, now_millis()) {
+                Ok(()) => subscribers.notify(stamped.published),
+                Err(refusal) => {
+                    let (origin, sequence, sent) = (stamped.published.origin, stamped.sequence, stamped.sent);
+                    tracing::warn!(
+                        kind = refusal.label(),
+                        origin,
+                        sequence,
+                        sent,
+                        "ignored a bus message: sent too long ago, or received already (replayed)"
+                    );
+                    metrics::counter!(signals::BACKPLANE_REJECTIONS, "kind" => refusal.label()).increment(1);
+                }
             }
         }
         (PushKind::Disconnection, _) => {
@@ -365,14 +395,14 @@ fn deliver(subscribers: &Feed<Published>, mac: &BackplaneMac, channel: &str, pus
 
 /// Sends what the outbox receives, in order, a pipeline at a time, until the backplane
 /// is dropped.
-async fn publish(mut connection: ConnectionManager, channel: String, mut pending: mpsc::Receiver<Outgoing>) {
+async fn publish(mut connection: ConnectionManager, bus: Arc<BusSealer>, mut pending: mpsc::Receiver<Outgoing>) {
     let mut batch = Vec::with_capacity(BATCH);
     while pending.recv_many(&mut batch, BATCH).await > 0 {
         let mut pipeline = redis::pipe();
         for outgoing in batch.drain(..) {
             match outgoing {
-                Outgoing::Publish(sealed) => {
-                    pipeline.cmd("PUBLISH").arg(&channel).arg(sealed).ignore();
+                Outgoing::Publish(published) => {
+                    pipeline.cmd("PUBLISH").arg(&bus.channel).arg(bus.seal(published)).ignore();
                 }
                 Outgoing::Append { key, entries, ttl } => {
                     pipeline.cmd("RPUSH").arg(&key).arg(entries).ignore();
