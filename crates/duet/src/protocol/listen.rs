@@ -15,8 +15,8 @@ use crate::layer::{Change, Layer, Principal};
 use crate::signals;
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
 
 /// What one listen stream asked for (and duet honours).
