@@ -197,32 +197,54 @@ fn events(stream: Response) -> Receiver<Value> {
     received
 }
 
-/// A handshake-era session of `token` with its GET stream open, subscribed to `uri` with
-/// `resources/subscribe`: the stream.
+/// A handshake-era session over HTTP, 2025-11-25.
+struct Session<'a> {
+    url: &'a str,
+    token: &'a str,
+    id: String,
+}
+
+impl<'a> Session<'a> {
+    const VERSION: &'static str = "2025-11-25";
+
+    /// An initialized session of `token`, and the messages of its GET stream.
+    fn open(url: &'a str, token: &'a str) -> (Session<'a>, Receiver<Value>) {
+        let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init_params(Self::VERSION)});
+        let initialized = send(url, token, &[], &init);
+        assert_eq!(initialized.status(), 200);
+        let id = initialized.headers()["mcp-session-id"].to_str().expect("a session id").to_string();
+        let session = Session { url, token, id };
+        let done = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        assert_eq!(send(url, token, &session.headers(), &done).status(), 202);
+        let stream = Client::builder()
+            .timeout(None)
+            .build()
+            .expect("a client")
+            .get(url)
+            .bearer_auth(token)
+            .header("Accept", "text/event-stream")
+            .header("Mcp-Session-Id", &session.id)
+            .header("MCP-Protocol-Version", Self::VERSION)
+            .send()
+            .expect("the GET stream");
+        (session, events(stream))
+    }
+
+    fn headers(&self) -> [(&str, &str); 2] {
+        [("Mcp-Session-Id", self.id.as_str()), ("MCP-Protocol-Version", Self::VERSION)]
+    }
+
+    /// `resources/subscribe` of `uri`: the HTTP status.
+    fn subscribe(&self, uri: &str) -> u16 {
+        let subscribe = json!({"jsonrpc": "2.0", "id": 2, "method": "resources/subscribe", "params": {"uri": uri}});
+        send(self.url, self.token, &self.headers(), &subscribe).status().as_u16()
+    }
+}
+
+/// A session of `token` subscribed to `uri`: the messages of its GET stream.
 fn subscribed_session(url: &str, token: &str, uri: &str) -> Receiver<Value> {
-    const VERSION: &str = "2025-11-25";
-    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init_params(VERSION)});
-    let initialized = send(url, token, &[], &init);
-    assert_eq!(initialized.status(), 200);
-    let id = initialized.headers()["mcp-session-id"].to_str().expect("a session id").to_string();
-    let session = [("Mcp-Session-Id", id.as_str()), ("MCP-Protocol-Version", VERSION)];
-    let done = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    assert_eq!(send(url, token, &session, &done).status(), 202);
-    let stream = Client::builder()
-        .timeout(None)
-        .build()
-        .expect("a client")
-        .get(url)
-        .bearer_auth(token)
-        .header("Accept", "text/event-stream")
-        .header(session[0].0, session[0].1)
-        .header(session[1].0, session[1].1)
-        .send()
-        .expect("the GET stream");
-    let events = events(stream);
-    let subscribe = json!({"jsonrpc": "2.0", "id": 2, "method": "resources/subscribe", "params": {"uri": uri}});
-    let subscribed = send(url, token, &session, &subscribe);
-    assert_eq!(subscribed.status(), 200, "{uri}: {}", subscribed.text().unwrap_or_default());
+    let (session, events) = Session::open(url, token);
+    assert_eq!(session.subscribe(uri), 200, "{uri}");
     events
 }
 
@@ -257,6 +279,9 @@ fn updates_of_a_guarded_file_reach_only_who_may_read_it() {
     let (duet, url, root) = serve(dir.path());
     let directory = format!("file://{root}/");
     let (secret, open) = (format!("file://{root}/secret/key.txt"), format!("file://{root}/open.txt"));
+    // Subscribing to the guarded file itself is refused, as reading it is.
+    let (refused, _) = Session::open(&url, READER);
+    assert_eq!(refused.subscribe(&secret), 403);
     // Who follows what, and the updates each is to be sent.
     let subscribers = [
         ("the reader's session", subscribed_session(&url, READER, &directory), vec![&open]),
