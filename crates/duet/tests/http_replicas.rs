@@ -4,13 +4,16 @@
 //! the other gets the changes raised on the first (once, wherever they are raised), DELETE
 //! on the first ends it there, and a broken stream of either kind is picked up on the
 //! other replica with `Last-Event-ID`. A replica whose copy of the session is stale when
-//! it writes never undoes what another replica wrote in between.
+//! it writes never undoes what another replica wrote in between. An update raised on one
+//! replica reaches a subscriber on the other only when the scope rules let it see it.
 
 pub mod http_support;
 
 use async_trait::async_trait;
+use duet::auth::{ScopeMap, ScopedLayer};
 use duet::backplane::{Backplane, Keys, StoreError};
-use duet::layer::Change;
+use duet::layer::{Change, Layer};
+use duet::protocol::ServerOptions;
 use http_support::*;
 use reqwest::StatusCode;
 use serde_json::json;
@@ -319,6 +322,33 @@ async fn subscriptions_made_at_once_on_two_replicas_are_both_kept() {
         let updated = stream.next_message().await;
         assert_eq!(updated["method"], "notifications/resources/updated", "{updated}");
         assert_eq!(updated["params"]["uri"], uri);
+    }
+    a.stop().await;
+    b.stop().await;
+}
+
+#[tokio::test]
+async fn an_update_from_another_replica_reaches_only_who_may_see_it() {
+    let backplane = Backplane::memory();
+    let map = Arc::new(ScopeMap::from_toml("[resources]\n\"test://items/secret*\" = \"secrets\"").expect("map"));
+    let scoped = |map: Arc<ScopeMap>| move |registry| Arc::new(ScopedLayer::new(registry, map)) as Arc<dyn Layer>;
+    let options = || ServerOptions { backplane: backplane.clone(), ..ServerOptions::default() };
+    let a = TestServer::start_wrapped(config(), options(), scoped(map.clone())).await;
+    let b = TestServer::start_wrapped(config(), options(), scoped(map)).await;
+    // Without auth the caller is anonymous, which holds no scope: both follow all items on b.
+    let on_b = a.session(LATEST).await.via(&b);
+    on_b.call("resources/subscribe", json!({"uri": "test://items"})).await;
+    let mut session = on_b.get().stream().await;
+    let listen = json!({"notifications": {"resourceSubscriptions": ["test://items"]}});
+    let mut listening = b.modern().post("subscriptions/listen", listen).stream().await;
+    assert_eq!(listening.next_message().await["method"], "notifications/subscriptions/acknowledged");
+
+    a.feed.notify(Change::ResourceUpdated("test://items/secret".into()));
+    a.feed.notify(Change::ResourceUpdated("test://items/alpha".into()));
+    for stream in [&mut session, &mut listening] {
+        let updated = stream.next_message().await;
+        assert_eq!(updated["method"], "notifications/resources/updated", "{updated}");
+        assert_eq!(updated["params"]["uri"], "test://items/alpha", "the guarded item's update is not sent");
     }
     a.stop().await;
     b.stop().await;

@@ -7,7 +7,8 @@
 //! Resource rules govern every way to a resource, not only `resources/read`: each call it
 //! lets through carries the rules in its context ([`RequestCx::may_reach`]), and a layer that
 //! reaches resources by other ways (a tool's path, a prompt's file, a completion) asks there
-//! with the canonical URI of each before it opens, lists or completes it.
+//! with the canonical URI of each before it opens, lists or completes it. The same rule
+//! decides which subscribers an update of a resource reaches ([`Layer::may_see_resource`]).
 
 use super::scopes::ScopeMap;
 use crate::layer::{
@@ -145,6 +146,12 @@ impl Layer for ScopedLayer {
             return Ok(Completion { values: Vec::new(), total: None, has_more: None });
         }
         self.inner.complete(of, arg, self.reaching(cx)).await
+    }
+
+    /// The rule a `resources/read` of `uri` follows: an update of a guarded resource
+    /// reaches only the subscribers who may read it, whatever URI above it they follow.
+    fn may_see_resource(&self, who: &Principal, uri: &str) -> bool {
+        self.map.allows(Primitive::Resource, uri, who) && self.inner.may_see_resource(who, uri)
     }
 
     fn changes(&self) -> &ChangeFeed {
@@ -313,6 +320,18 @@ mod tests {
         assert_eq!(page(reader, Some("next")).await, (vec!["file:///c".to_string()], None));
         let insider = Principal::new("s", ["files:secret"]);
         assert_eq!(page(insider, None).await.0, ["file:///a", "file:///secret/b"]);
+    }
+
+    #[test]
+    fn updates_of_a_guarded_resource_are_seen_only_by_who_may_read_it() {
+        let unguarded = Arc::new(Registry::new(ServerInfo::new("t", "1")));
+        let map = ScopeMap::from_toml("[resources]\n\"file:///secret/*\" = \"files:secret\"").expect("map");
+        let layer = ScopedLayer::new(unguarded.clone(), Arc::new(map));
+        let reader = Principal::new("r", ["mcp:tools"]);
+        assert!(!layer.may_see_resource(&reader, "file:///secret/key"));
+        assert!(layer.may_see_resource(&reader, "file:///open"));
+        assert!(layer.may_see_resource(&Principal::new("s", ["files:secret"]), "file:///secret/key"));
+        assert!(unguarded.may_see_resource(&reader, "file:///secret/key"), "a layer without rules shows every update");
     }
 
     #[test]

@@ -151,6 +151,18 @@ pub trait Layer: Send + Sync + 'static {
         None
     }
 
+    /// Whether `who` may learn of resource `uri` (canonical, as raised on the feed): an
+    /// update of `uri` reaches a subscriber only when this says so, whatever URI above it
+    /// the subscriber follows. The default lets everyone; a layer that guards resources per
+    /// principal answers with the rule its reads follow ([`ScopedLayer`] does). Asked once
+    /// per update and subscriber covering it, on the replica delivering it: keep it cheap.
+    ///
+    /// [`ScopedLayer`]: crate::auth::ScopedLayer
+    fn may_see_resource(&self, who: &Principal, uri: &str) -> bool {
+        let _ = (who, uri);
+        true
+    }
+
     /// The feed this layer raises its changes on.
     fn changes(&self) -> &ChangeFeed;
 }

@@ -3,18 +3,20 @@
 //! with the listen request's id. Streams are server-wide; a message goes straight to each
 //! stream's sink (the transport's bounded queue, which drops when a client does not keep
 //! up), so an idle stream holds no queue of its own. A stream ends with a final result when
-//! the server closes it.
+//! the server closes it. An update of a resource reaches a stream only when the layer lets
+//! the stream's principal see that resource ([`Layer::may_see_resource`]): following a
+//! directory does not reveal the guarded files below it.
 
 use super::envelope::key;
 use super::subscribed::{Bounds, Subscribed};
 use super::tasks::TaskRecord;
 use crate::jsonrpc::{RequestId, RpcError, Sink, notification};
-use crate::layer::Change;
+use crate::layer::{Change, Layer, Principal};
 use crate::signals;
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
 
 /// What one listen stream asked for (and duet honours).
@@ -108,6 +110,8 @@ fn subscription_meta(id: &RequestId) -> Map<String, Value> {
 struct Entry {
     filter: Filter,
     id: RequestId,
+    /// Who opened the stream: what it is sent is what this principal may see.
+    who: Arc<Principal>,
     notify: Sink,
     /// Of each task it follows, the last change sent: when it was made, and whether it
     /// ended the task. An older one read late is not sent after it.
@@ -115,6 +119,16 @@ struct Entry {
 }
 
 impl Entry {
+    /// Whether `change` goes to this stream: its filter wants it, and an updated resource
+    /// is one `layer` lets the stream's principal see.
+    fn wants(&self, change: &Change, layer: &dyn Layer) -> bool {
+        self.filter.wants(change)
+            && match change {
+                Change::ResourceUpdated(uri) => layer.may_see_resource(&self.who, uri),
+                _ => true,
+            }
+    }
+
     /// Sends the status of a task this stream follows, unless it sent it (or a later one).
     fn send_task(&mut self, record: &TaskRecord) {
         let last = self.sent.get(&record.id).copied();
@@ -183,19 +197,21 @@ impl Listens {
         }
     }
 
-    pub fn dispatch(&self, change: &Change) {
-        for entry in self.lock().values().filter(|e| e.filter.wants(change)) {
+    /// Sends `change` to the streams that want it and may see it (by `layer`'s rules).
+    pub fn dispatch(&self, change: &Change, layer: &dyn Layer) {
+        for entry in self.lock().values().filter(|e| e.wants(change, layer)) {
             (entry.notify)(change_notification(change, Some(subscription_meta(&entry.id))));
         }
     }
 
-    /// Runs one listen request: acknowledgement, the status of each task in `tasks` (the
-    /// caller's, which it follows from now on), then events until the server closes the
-    /// stream or the request is cancelled (the caller drops this future). Returns the
+    /// Runs one listen request of `who`: acknowledgement, the status of each task in `tasks`
+    /// (the caller's, which it follows from now on), then events until the server closes
+    /// the stream or the request is cancelled (the caller drops this future). Returns the
     /// `_meta` of the final result.
     pub async fn run(
         &self,
         id: &RequestId,
+        who: Arc<Principal>,
         mut filter: Filter,
         tasks: Vec<TaskRecord>,
         notify: &Sink,
@@ -205,7 +221,7 @@ impl Listens {
         let ack = json!({"notifications": filter.honoured(), "_meta": subscription_meta(id)});
         // Acknowledged before any change or task status can reach the stream.
         notify(notification("notifications/subscriptions/acknowledged", Some(ack)));
-        let mut entry = Entry { filter, id: id.clone(), notify: notify.clone(), sent: HashMap::new() };
+        let mut entry = Entry { filter, id: id.clone(), who, notify: notify.clone(), sent: HashMap::new() };
         for task in &tasks {
             entry.send_task(task);
         }

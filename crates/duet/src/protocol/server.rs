@@ -346,7 +346,7 @@ impl Shared {
     /// streams and handshake-era sessions. Runs on the thread that raised or received the
     /// change; never blocks.
     fn dispatch(&self, change: &Change) {
-        self.listens.dispatch(change);
+        self.listens.dispatch(change, self.layer.as_ref());
         let sessions: Vec<Arc<SessionShared>> = {
             let mut sessions = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
             sessions.retain(|s| s.strong_count() > 0);

@@ -406,17 +406,18 @@ impl SessionShared {
     }
 
     /// Delivers a layer change to this handshake-era session: list changes once it is
-    /// initialized, resource updates for the URIs it subscribed to.
+    /// initialized, resource updates for the URIs it subscribed to that the layer lets its
+    /// principal see ([`Layer::may_see_resource`](crate::layer::Layer::may_see_resource)).
     pub(crate) fn emit_change(&self, change: &Change) {
         if !self.changes_here.load(Ordering::Acquire) {
             return;
         }
-        let deliver = {
-            let state = self.state();
-            match change {
-                Change::ResourceUpdated(uri) => state.subscriptions.covers(uri),
-                _ => state.initialized,
+        let deliver = match change {
+            Change::ResourceUpdated(uri) => {
+                let covered = self.state().subscriptions.covers(uri);
+                covered && self.server.layer().may_see_resource(&self.principal, uri)
             }
+            _ => self.state().initialized,
         };
         if deliver {
             (self.send)(change_notification(change, None));

@@ -34,7 +34,7 @@ pub(super) async fn listen(call: &Call<'_>) -> Result<Rendered, RpcError> {
     };
     let filter = Filter::parse(&call.params, call.shared.options.subscription_bounds())?;
     let tasks = followed(call).await?;
-    let own_meta = call.shared.listens.run(&call.id, filter, tasks, notify).await?;
+    let own_meta = call.shared.listens.run(&call.id, call.principal.clone(), filter, tasks, notify).await?;
     call.complete(Empty {}, Some(&own_meta))
 }
 
