@@ -226,6 +226,25 @@ fn find_files_globs_are_bounded_like_search_patterns() {
     assert!(peak < 400, "sixteen find_files calls took the server to {peak} MiB");
 }
 
+/// `count` words of `length` letters from `letters`, joined by `|`: a regular expression
+/// that is only an alternation of literals. Made without a random number generator.
+fn alternation(count: u64, length: usize, letters: &[u8]) -> String {
+    let base = letters.len() as u64;
+    let words: Vec<String> = (0..count)
+        .map(|i| {
+            let mut n = i.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            (0..length)
+                .map(|_| {
+                    let c = char::from(letters[(n % base) as usize]);
+                    n /= base;
+                    c
+                })
+                .collect()
+        })
+        .collect();
+    words.join("|")
+}
+
 /// Finding 3: a pattern that is only an alternation of literals is compiled by
 /// regex-automata into an Aho-Corasick automaton without building the NFA the 10 MiB
 /// `size_limit` bounds: a 3.8 MB alternation (within the 4 MiB message cap) was searched,
@@ -235,23 +254,43 @@ fn a_literal_alternation_is_bounded_like_any_pattern() {
     let dir = TempDir::new().unwrap();
     std::fs::write(dir.path().join("a.txt"), "hello world\n").unwrap();
     let mut duet = serve(dir.path(), &[]);
-    // 380,000 distinct nine-letter words, made without a random number generator.
-    let words: Vec<String> = (0u64..380_000)
-        .map(|i| {
-            let mut n = i.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-            (0..9)
-                .map(|_| {
-                    let c = char::from(b'a' + (n % 26) as u8);
-                    n /= 26;
-                    c
-                })
-                .collect()
-        })
-        .collect();
-    let pattern = words.join("|");
+    let pattern = alternation(380_000, 9, b"abcdefghijklmnopqrstuvwxyz");
     duet.request(json!(2), "tools/call", json!({"name": "search_files", "arguments": {"pattern": pattern}}));
     let result = answer_within(&mut duet, 2, Duration::from_secs(300))["result"].clone();
     let peak = peak_rss_mib(&mut duet);
     assert!(peak < 200, "one search took the server to {peak} MiB");
     assert_eq!(result["isError"], true, "a pattern over the size limit is refused");
+}
+
+/// The longest pattern accepted (16 KiB) in its costliest shape measured, an alternation
+/// of words of `k` and `s` searched case-insensitively (Unicode folds each to three
+/// forms), as many at once as searches may run: the server stays within tens of MiB each.
+/// One byte longer is refused.
+#[test]
+fn patterns_at_the_length_bound_cost_tens_of_mib() {
+    const MAX_PATTERN_BYTES: usize = 16 * 1024;
+    let dir = TempDir::new().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "hello world\n").unwrap();
+    let mut duet = serve(dir.path(), &[]);
+    let mut pattern = alternation(MAX_PATTERN_BYTES as u64 / 13, 12, b"ks");
+    pattern.push_str(&"k".repeat(MAX_PATTERN_BYTES - pattern.len()));
+    let ids: Vec<i64> = (2..6).collect();
+    for &id in &ids {
+        let arguments = json!({"pattern": pattern, "case_insensitive": true});
+        duet.request(json!(id), "tools/call", json!({"name": "search_files", "arguments": arguments}));
+    }
+    for &id in &ids {
+        let result = answer_within(&mut duet, id, Duration::from_secs(120))["result"].clone();
+        assert_ne!(result["isError"], true, "a pattern at the bound is searched: {:.300}", text(&result));
+    }
+    let peak = peak_rss_mib(&mut duet);
+    assert!(peak < 300, "four searches at the bound took the server to {peak} MiB");
+    pattern.push('k');
+    let refused = call(&mut duet, 6, "search_files", json!({"pattern": pattern}));
+    assert_eq!(refused["isError"], true);
+    assert!(
+        text(&refused).starts_with("the regular expression is too large: 16.0 KiB (16385 bytes)"),
+        "{}",
+        text(&refused)
+    );
 }
