@@ -1,8 +1,9 @@
 //! The real `duet serve --root` over stdio, serving a tree an attacker has written to:
 //! FIFOs (one behind a `.git` file's `gitdir`, as git's `commondir`) never block a listing,
 //! a read or shutdown; hard links to ignored files or to files outside the root are not
-//! served without `--follow-hard-links`; and a search pattern too large to compile is a
-//! tool error, after which the server goes on answering.
+//! served without `--follow-hard-links`; a search pattern too large to compile is a
+//! tool error, after which the server goes on answering; and globs and search patterns
+//! over their length bounds are refused before they are compiled, with bounded memory.
 
 // Shared with the stdio tests; this file uses only part of it.
 #[allow(dead_code)]
