@@ -8,7 +8,7 @@
 use super::Shared;
 use super::paths::Resolved;
 use super::walk;
-use globset::GlobMatcher;
+use globset::GlobSet;
 use ignore::WalkState;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -30,7 +30,7 @@ pub fn matching(
     scope: &[Resolved],
     reachable: &(dyn Fn(&Path) -> bool + Sync),
     asked: &[Resolved],
-    glob: &GlobMatcher,
+    glob: &GlobSet,
     limit: usize,
     cancelled: &(dyn Fn() -> bool + Sync),
 ) -> Option<Found> {

@@ -31,6 +31,7 @@ mod in_force;
 mod listing;
 mod pages;
 mod paths;
+mod patterns;
 mod prompts;
 mod read;
 mod search;
@@ -105,8 +106,8 @@ struct Shared {
     listed: Condvar,
     /// The client roots the log last told of.
     told: Mutex<Option<Vec<ClientRoot>>>,
-    /// A turn for each search that may run at once.
-    searches: tokio::sync::Semaphore,
+    /// A turn for each walk matching a client's pattern that may run at once.
+    walks: tokio::sync::Semaphore,
 }
 
 /// The listing, the skills and the watches, under one lock so that whichever of the first
@@ -185,7 +186,7 @@ impl Workspace {
             state: Mutex::new(state),
             listed: Condvar::new(),
             told: Mutex::default(),
-            searches: tokio::sync::Semaphore::new(search::MAX_CONCURRENT_SEARCHES),
+            walks: tokio::sync::Semaphore::new(tools::MAX_CONCURRENT_WALKS),
         });
         let listing = shared.clone();
         std::thread::Builder::new()
@@ -356,9 +357,13 @@ impl std::ops::DerefMut for Listed<'_> {
     }
 }
 
-/// Runs blocking file work off the async threads.
+/// Runs blocking file work off the async threads. Should the work panic, the log gets the
+/// details and the client only a generic message: a panic's text names internals.
 async fn blocking<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> Result<T, String> {
-    tokio::task::spawn_blocking(work).await.map_err(|e| format!("the workspace task failed: {e}"))
+    tokio::task::spawn_blocking(work).await.map_err(|e| {
+        tracing::error!(error = %e, "workspace file work failed");
+        "internal error: the server could not finish this request".to_string()
+    })
 }
 
 fn info(roots: &Roots, access: Access) -> ServerInfo {

@@ -7,7 +7,7 @@ use super::files;
 use super::in_force::InForce;
 use super::paths::Kind;
 use super::tree::{Entry, Node, Tree};
-use super::{Shared, blocking, find, uri};
+use super::{Shared, blocking, find, patterns, uri};
 use crate::counted::count;
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -18,6 +18,7 @@ use serde_json::{Map, Value, json};
 use std::future::Future;
 use std::os::unix::fs::PermissionsExt;
 use std::sync::Arc;
+use tokio::sync::{Semaphore, SemaphorePermit};
 
 /// The deepest `directory_tree` goes.
 const MAX_TREE_DEPTH: usize = 20;
@@ -85,7 +86,7 @@ pub fn register(registry: &mut Registry, shared: &Arc<Shared>) -> Result<(), Reg
             })),
     )?;
     registry.tool(
-        spec(shared, "find_files", find_files)
+        walking_spec(shared, "find_files", find_files)
             .title("Find files by name")
             .description(
                 "Finds files whose path matches a glob such as *.rs, src/**/*.ts or **/README.md. The glob \
@@ -95,7 +96,7 @@ pub fn register(registry: &mut Registry, shared: &Arc<Shared>) -> Result<(), Reg
             .input_schema(json!({
                 "type": "object",
                 "properties": {
-                    "glob": {"type": "string", "minLength": 1, "description": "The glob to match."},
+                    "glob": {"type": "string", "minLength": 1, "description": "The glob to match; at most 1 KiB."},
                     "path": path_schema("The directory to search under."),
                     "limit": {"type": "integer", "minimum": 1, "maximum": 10000, "default": 500,
                               "description": "The most paths returned."}
@@ -170,6 +171,17 @@ fn node_schema() -> Value {
     node
 }
 
+/// The most walks matching a client's pattern (`search_files`, `find_files`) the workspace
+/// runs at once; others wait for one to finish. Compiling the pattern counts too.
+pub const MAX_CONCURRENT_WALKS: usize = 4;
+
+/// Whether a tool waits for one of the [`MAX_CONCURRENT_WALKS`] turns before its work.
+#[derive(Clone, Copy)]
+enum Turn {
+    NotNeeded,
+    Walk,
+}
+
 /// A read-only tool whose blocking body gets the shared state, the roots in force, its
 /// parsed arguments and the request context.
 pub fn spec<A, F>(shared: &Arc<Shared>, name: &str, work: F) -> ToolSpec
@@ -177,16 +189,49 @@ where
     A: DeserializeOwned + Send + 'static,
     F: Fn(&Shared, &InForce, A, &RequestCx) -> ToolOutcome + Send + Sync + Copy + 'static,
 {
+    read_only_tool(shared, name, Turn::NotNeeded, work)
+}
+
+/// A read-only tool that walks the tree matching a client's pattern: like [`spec`], but its
+/// body runs only once it has a turn, waited for without holding a blocking thread.
+pub fn walking_spec<A, F>(shared: &Arc<Shared>, name: &str, work: F) -> ToolSpec
+where
+    A: DeserializeOwned + Send + 'static,
+    F: Fn(&Shared, &InForce, A, &RequestCx) -> ToolOutcome + Send + Sync + Copy + 'static,
+{
+    read_only_tool(shared, name, Turn::Walk, work)
+}
+
+fn read_only_tool<A, F>(shared: &Arc<Shared>, name: &str, turn: Turn, work: F) -> ToolSpec
+where
+    A: DeserializeOwned + Send + 'static,
+    F: Fn(&Shared, &InForce, A, &RequestCx) -> ToolOutcome + Send + Sync + Copy + 'static,
+{
     let shared = shared.clone();
+    let tool = name.to_string();
     ToolSpec::new(name, move |args: Map<String, Value>, cx: RequestCx| {
-        let shared = shared.clone();
+        let (shared, tool) = (shared.clone(), tool.clone());
         run(async move {
             let args: A = serde_json::from_value(Value::Object(args)).map_err(|e| format!("Invalid arguments: {e}"))?;
+            let _turn = match turn {
+                Turn::Walk => Some(wait_for_turn(&shared.walks, &tool, &cx).await?),
+                Turn::NotNeeded => None,
+            };
             let client = cx.client_roots().await;
-            blocking(move || work(&shared, &shared.in_force(client.listed(), cx.reach_check()), args, &cx)).await?
+            let worker = shared.clone();
+            blocking(move || work(&worker, &worker.in_force(client.listed(), cx.reach_check()), args, &cx)).await?
         })
     })
     .annotations(ToolAnnotations::read_only())
+}
+
+/// Waits until fewer than [`MAX_CONCURRENT_WALKS`] walks run, or the request is cancelled.
+async fn wait_for_turn<'a>(walks: &'a Semaphore, tool: &str, cx: &RequestCx) -> Result<SemaphorePermit<'a>, String> {
+    let cancelled = || format!("{tool} was cancelled while it waited for other searches to finish");
+    tokio::select! {
+        turn = walks.acquire() => turn.map_err(|_| cancelled()),
+        () = cx.cancelled() => Err(cancelled()),
+    }
 }
 
 /// Turns a failure message into a tool error.
@@ -359,11 +404,7 @@ struct Found {
 }
 
 fn find_files(shared: &Shared, in_force: &InForce, args: FindArgs, cx: &RequestCx) -> ToolOutcome {
-    let glob = globset::GlobBuilder::new(&args.glob)
-        .literal_separator(false)
-        .build()
-        .map_err(|e| format!("invalid glob {:?}: {e}", args.glob))?
-        .compile_matcher();
+    let glob = patterns::glob(&args.glob)?;
     let scope = in_force.resolve_scope(&args.path).map_err(|e| e.to_string())?;
     if let [one] = scope.as_slice()
         && one.kind == Kind::File

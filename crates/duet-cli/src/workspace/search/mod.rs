@@ -16,18 +16,17 @@ mod render;
 pub use parallel::{Feedback, search};
 
 use super::in_force::InForce;
-use super::tools::{ToolOutcome, dot, path_schema, spec, structured};
-use super::{Shared, files};
+use super::tools::{ToolOutcome, dot, path_schema, structured, walking_spec};
+use super::{Shared, files, patterns};
 use crate::counted::count;
 use duet::layer::{Registry, RegistryError, RequestCx};
-use globset::GlobMatcher;
+use globset::GlobSet;
 use grep_regex::{ErrorKind, RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::{Semaphore, SemaphorePermit};
 
 /// Larger files are not searched.
 const MAX_SEARCHED_BYTES: u64 = 16 * 1024 * 1024;
@@ -40,10 +39,10 @@ const MAX_CONTEXT: usize = 20;
 /// The most memory one pattern's compiled program may take, and the most its lazy DFA's
 /// cache may grow to (past that the search goes on, slower). grep-regex allows 100 MiB and
 /// 1000 MiB by default, which lets a short pattern such as `(?:[\w\s]{1,20}){1,100}\d`
-/// take hundreds of MiB; ordinary patterns need well under 1 MiB.
-const MAX_PATTERN_BYTES: usize = 10 * 1024 * 1024;
-/// The most searches the workspace runs at once; others wait for one to finish.
-pub const MAX_CONCURRENT_SEARCHES: usize = 4;
+/// take hundreds of MiB; ordinary patterns need well under 1 MiB. (What this does not
+/// count, an alternation of literals, is bounded by the pattern's length:
+/// [`patterns::MAX_PATTERN_BYTES`].)
+const MAX_COMPILED_BYTES: usize = 10 * 1024 * 1024;
 
 pub fn register(registry: &mut Registry, shared: &Arc<Shared>) -> Result<(), RegistryError> {
     let line = json!({
@@ -56,7 +55,7 @@ pub fn register(registry: &mut Registry, shared: &Arc<Shared>) -> Result<(), Reg
                "description": format!("Also return this many lines {side} each match (like rg -{}).",
                                       if side == "before" { 'B' } else { 'A' })})
     };
-    let tool = spec(shared, "search_files", search_files)
+    let tool = walking_spec(shared, "search_files", search_files)
         .title("Search file contents")
         .description(
             "Searches the lines of the workspace's text files for a regular expression (Rust regex syntax), \
@@ -68,9 +67,11 @@ pub fn register(registry: &mut Registry, shared: &Arc<Shared>) -> Result<(), Reg
         .input_schema(json!({
             "type": "object",
             "properties": {
-                "pattern": {"type": "string", "minLength": 1, "description": "The regular expression (or, with literal, the text) to find."},
+                "pattern": {"type": "string", "minLength": 1,
+                            "description": "The regular expression (or, with literal, the text) to find; at most 16 KiB."},
                 "path": path_schema("The directory (or file) to search."),
-                "glob": {"type": "string", "description": "Only search files whose path relative to `path` matches this glob, e.g. *.rs."},
+                "glob": {"type": "string",
+                         "description": "Only search files whose path relative to `path` matches this glob, e.g. *.rs; at most 1 KiB."},
                 "literal": {"type": "boolean", "default": false,
                             "description": "Match pattern as a fixed string, not a regular expression (like rg -F)."},
                 "case_insensitive": {"type": "boolean", "default": false, "description": "Ignore case (like rg -i)."},
@@ -165,7 +166,7 @@ pub struct Found {
 /// What to look for.
 pub struct Query {
     matcher: RegexMatcher,
-    glob: Option<GlobMatcher>,
+    glob: Option<GlobSet>,
     max_results: usize,
     before: usize,
     after: usize,
@@ -174,6 +175,7 @@ pub struct Query {
 impl Query {
     pub fn new(args: &SearchArgs) -> Result<Query, String> {
         let what = if args.literal { "pattern" } else { "regular expression" };
+        patterns::within(&format!("the {what}"), &args.pattern, patterns::MAX_PATTERN_BYTES)?;
         // Searched a line at a time (multi-line only lets `^` and `$` match at the ends of
         // lines inside the searcher's buffer, as ripgrep does), and `$` matches before \r\n
         // as before \n: a line's terminator is no part of it, for the pattern as for the text.
@@ -183,21 +185,18 @@ impl Query {
             .multi_line(true)
             .crlf(true)
             .line_terminator(Some(b'\n'))
-            .size_limit(MAX_PATTERN_BYTES)
-            .dfa_size_limit(MAX_PATTERN_BYTES)
+            .size_limit(MAX_COMPILED_BYTES)
+            .dfa_size_limit(MAX_COMPILED_BYTES)
             .build(&args.pattern)
             .map_err(|e| match e.kind() {
                 ErrorKind::Regex(message) if message.starts_with("compiled regex exceeds size limit") => format!(
                     "the {what} {:?} is too large to compile: it would take over {} (use fewer or smaller repetitions)",
                     args.pattern,
-                    files::human_size(MAX_PATTERN_BYTES as u64)
+                    files::human_size(MAX_COMPILED_BYTES as u64)
                 ),
                 _ => format!("invalid {what} {:?}: {e}", args.pattern),
             })?;
-        let glob = match &args.glob {
-            None => None,
-            Some(g) => Some(globset::Glob::new(g).map_err(|e| format!("invalid glob {g:?}: {e}"))?.compile_matcher()),
-        };
+        let glob = args.glob.as_deref().map(patterns::glob).transpose()?;
         let (before, after) = (args.before.min(MAX_CONTEXT), args.after.min(MAX_CONTEXT));
         Ok(Query { matcher, glob, max_results: args.max_results, before, after })
     }
@@ -216,7 +215,6 @@ impl Query {
 }
 
 fn search_files(shared: &Shared, in_force: &InForce, args: SearchArgs, cx: &RequestCx) -> ToolOutcome {
-    let _turn = wait_for_turn(&shared.searches, cx)?;
     let query = Query::new(&args)?;
     let scope = in_force.resolve_scope(&args.path).map_err(|e| e.to_string())?;
     let report = |files: usize, matches: usize| {
@@ -229,16 +227,4 @@ fn search_files(shared: &Shared, in_force: &InForce, args: SearchArgs, cx: &Requ
         return Err(format!("search_files was cancelled after {}", count(found.files_scanned, "file")));
     }
     structured(render::text(&args.pattern, &found), found)
-}
-
-/// Waits, on a blocking thread, until fewer than [`MAX_CONCURRENT_SEARCHES`] searches run
-/// (compiling a pattern and walking the tree both count), or the request is cancelled.
-fn wait_for_turn<'a>(searches: &'a Semaphore, cx: &RequestCx) -> Result<SemaphorePermit<'a>, String> {
-    let cancelled = || "search_files was cancelled while it waited for other searches to finish".to_string();
-    tokio::runtime::Handle::current().block_on(async {
-        tokio::select! {
-            turn = searches.acquire() => turn.map_err(|_| cancelled()),
-            () = cx.cancelled() => Err(cancelled()),
-        }
-    })
 }

@@ -323,3 +323,11 @@ async fn tools_and_prompts_are_described() {
     assert_eq!(names, ["review_file", "summarize_directory"]);
     assert!(f.ws.info().instructions.as_ref().unwrap().contains(&f.root.display().to_string()));
 }
+
+/// File work that panics tells the client only that the server failed, never the panic's
+/// text (here standing for a compiled pattern, a path or the runtime's task number).
+#[tokio::test]
+async fn a_panic_in_file_work_reaches_the_client_as_a_generic_error() {
+    let failed = crate::workspace::blocking::<()>(|| panic!("internal detail /secret/path")).await.unwrap_err();
+    assert_eq!(failed, "internal error: the server could not finish this request");
+}

@@ -3,7 +3,8 @@
 //! cancellation.
 
 use super::*;
-use crate::workspace::search::{Feedback, Found, MAX_CONCURRENT_SEARCHES, Query, search};
+use crate::workspace::search::{Feedback, Found, Query, search};
+use crate::workspace::tools::MAX_CONCURRENT_WALKS;
 use std::sync::atomic::AtomicUsize;
 use tokio_util::sync::CancellationToken;
 
@@ -219,22 +220,48 @@ async fn a_cancelled_search_stops_reading_in_the_middle_of_a_file() {
     assert!(asked.load(Ordering::Relaxed) < 10, "{}", asked.load(Ordering::Relaxed));
 }
 
-/// At most [`MAX_CONCURRENT_SEARCHES`] searches run at once: with every turn taken, a search
-/// waits for one (here until its request is cancelled) without scanning anything; once a
-/// turn is free, it runs.
+/// At most [`MAX_CONCURRENT_WALKS`] searches and finds run at once, under one bound: with
+/// every turn taken, either waits for one (here until its request is cancelled) without
+/// scanning anything; once a turn is free, it runs.
 #[tokio::test(flavor = "multi_thread")]
-async fn searches_past_the_limit_wait_for_a_turn() {
+async fn searches_and_finds_past_the_limit_wait_for_a_turn() {
     let f = Fixture::new();
-    let taken = f.ws.shared.searches.try_acquire_many(MAX_CONCURRENT_SEARCHES as u32).unwrap();
-    let token = CancellationToken::new();
-    let cancelled = RequestCx::builder(Principal::local()).cancel(token.clone()).build();
-    let waiting = call_tool(&f.ws, "search_files", json!({"pattern": "hello"}), &cancelled);
-    token.cancel();
-    let waited = bounded("a search without a turn", waiting).await;
-    assert_eq!(tool_error(&waited), "search_files was cancelled while it waited for other searches to finish");
-    drop(taken);
-    let ran = structured(&f, json!({"pattern": "hello"})).await;
-    assert_eq!(ran["matches"][0]["path"], "README.md");
+    for (tool, args) in [("search_files", json!({"pattern": "hello"})), ("find_files", json!({"glob": "*.md"}))] {
+        let taken = f.ws.shared.walks.try_acquire_many(MAX_CONCURRENT_WALKS as u32).unwrap();
+        let token = CancellationToken::new();
+        let cancelled = RequestCx::builder(Principal::local()).cancel(token.clone()).build();
+        let waiting = call_tool(&f.ws, tool, args.clone(), &cancelled);
+        token.cancel();
+        let waited = bounded(&format!("a {tool} without a turn"), waiting).await;
+        assert_eq!(tool_error(&waited), format!("{tool} was cancelled while it waited for other searches to finish"));
+        drop(taken);
+        let ran = f.tool(tool, args).await;
+        assert!(!ran.is_error, "{tool}: {ran:?}");
+        assert!(text(&ran).contains("README.md"), "{tool}: {ran:?}");
+    }
+}
+
+/// A search waiting for its turn holds no thread of the blocking pool: with a pool of one
+/// thread and every turn taken, other file work still runs while it waits.
+#[test]
+fn a_search_waiting_for_its_turn_holds_no_blocking_thread() {
+    let runtime = tokio::runtime::Builder::new_multi_thread().max_blocking_threads(1).enable_all().build().unwrap();
+    runtime.block_on(async {
+        let f = Fixture::new();
+        let _taken = f.ws.shared.walks.try_acquire_many(MAX_CONCURRENT_WALKS as u32).unwrap();
+        let token = CancellationToken::new();
+        let cancelled = RequestCx::builder(Principal::local()).cancel(token.clone()).build();
+        let waiting = call_tool(&f.ws, "search_files", json!({"pattern": "hello"}), &cancelled);
+        let listing = async {
+            let listed = f.tool("list_directory", json!({})).await;
+            token.cancel();
+            listed
+        };
+        let (waited, listed) =
+            bounded("a listing beside a waiting search", async { tokio::join!(waiting, listing) }).await;
+        assert!(!listed.is_error, "{listed:?}");
+        assert!(tool_error(&waited).contains("while it waited"));
+    });
 }
 
 #[tokio::test]
