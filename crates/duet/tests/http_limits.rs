@@ -12,7 +12,7 @@ mod oauth_support;
 
 use duet::transport::http::HttpConfig;
 use http_support::*;
-use oauth_support::cli::{Started, serve};
+use oauth_support::cli::{Started, serve_fixtures};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use std::net::SocketAddr;
@@ -34,7 +34,12 @@ struct Duet {
 
 impl Duet {
     async fn start(args: &[&str]) -> Duet {
-        let (child, url) = match serve(args, &[]).await {
+        Duet::start_with("testkit", args).await
+    }
+
+    /// [`start`](Self::start) serving the built-in registry `fixtures`.
+    async fn start_with(fixtures: &str, args: &[&str]) -> Duet {
+        let (child, url) = match serve_fixtures(fixtures, args, &[]).await {
             Started::Listening { child, url } => (child, url),
             Started::Exited { code, stderr } => panic!("duet {args:?} exited ({code:?}): {stderr}"),
         };
@@ -507,4 +512,63 @@ async fn the_per_peer_connection_cap() {
         open.push(conn);
     }
     uncapped.stop().await;
+}
+
+// Redteam review of issue 33's fixes: the tests below fail on the merged fixes; each names
+// its finding in the redteam report.
+
+/// Finding 5: `--max-in-flight-per-principal` holds a slot only while the POST is open. A
+/// task-augmented call (2025-11-25) is answered at once with its task and runs on, so one
+/// principal limited to one request in flight runs as many calls at once as it has tasks
+/// (`--max-tasks-per-principal`, 100 by default).
+#[tokio::test]
+async fn failing_test_for_finding_5_a_running_task_holds_its_slot_in_flight() {
+    let duet = Duet::start_with("conformance", &["--max-in-flight-per-principal", "1"]).await;
+    let params = json!({"protocolVersion": LATEST, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}});
+    let opened = duet.client(LATEST).post("initialize", params).send().await;
+    let session = opened.header("mcp-session-id").expect("a session");
+    let client = duet.client(LATEST).with_session(session);
+    client.notify("notifications/initialized", json!({})).send().await.expect_status(StatusCode::ACCEPTED);
+    let as_task = json!({"name": "slow_compute", "arguments": {"seconds": 20}, "task": {"ttl": 60000}});
+    let first = client.post("tools/call", as_task.clone()).send().await;
+    assert_eq!(first.result()["task"]["status"], "working", "{:?}", first.response());
+    let second = client.post("tools/call", as_task).send().await;
+    assert_eq!(
+        second.status,
+        StatusCode::TOO_MANY_REQUESTS,
+        "a second call ran while the first still works: {:?}",
+        second.response()
+    );
+    duet.stop().await;
+}
+
+/// A raw connection to `duet` from the loopback address `source`, that has sent part of a
+/// request head (so it is held until the header timeout).
+async fn half_open_from(duet: &Duet, source: std::net::IpAddr) -> TcpStream {
+    let socket = tokio::net::TcpSocket::new_v4().expect("a socket");
+    socket.bind(SocketAddr::new(source, 0)).expect("bind a loopback source address");
+    let mut conn = bounded("connecting", socket.connect(duet.addr)).await.expect("connect");
+    conn.write_all(b"POST /mcp HTTP/1.1\r\nHost: x\r\n").await.unwrap();
+    conn
+}
+
+/// Finding 6: the per-peer cap is per whole address and by default half the server's cap
+/// (256 of 512): two addresses (two loopback addresses here; one IPv6 client has a /64)
+/// hold every connection, and everyone else is refused.
+#[tokio::test]
+async fn failing_test_for_finding_6_two_addresses_do_not_hold_every_connection() {
+    let duet = Duet::start(&[]).await;
+    let mut held = Vec::new();
+    for source in ["127.0.0.2", "127.0.0.3"] {
+        for _ in 0..256 {
+            held.push(half_open_from(&duet, source.parse().unwrap()).await);
+        }
+    }
+    let mut third = duet.connect().await;
+    let post = format!("POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Length: 2\r\n\r\n{{}}", duet.addr);
+    third.write_all(post.as_bytes()).await.unwrap();
+    let answered = read_response(&mut third).await;
+    assert!(!answered.status_line.starts_with("HTTP/1.1 503"), "a third client was refused: {answered:?}");
+    drop(held);
+    duet.stop().await;
 }
