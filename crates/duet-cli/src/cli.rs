@@ -329,7 +329,8 @@ pub struct HttpArgs {
     /// Calls per second per principal of one tool: NAME=RPS. Repeatable.
     #[arg(long = "tool-rate-limit", value_name = "NAME=RPS")]
     pub tool_rate_limits: Vec<String>,
-    /// Requests one principal may have running at once.
+    /// Requests one principal may have running at once on this replica; a task counts
+    /// until it ends (requests about tasks are not held back by them).
     #[arg(long)]
     pub max_in_flight_per_principal: Option<usize>,
     /// Seconds to receive a request head (also the keep-alive idle limit).

@@ -517,12 +517,13 @@ async fn the_per_peer_connection_cap() {
 // Redteam review of issue 33's fixes: the tests below fail on the merged fixes; each names
 // its finding in the redteam report.
 
-/// Finding 5: `--max-in-flight-per-principal` holds a slot only while the POST is open. A
-/// task-augmented call (2025-11-25) is answered at once with its task and runs on, so one
-/// principal limited to one request in flight runs as many calls at once as it has tasks
-/// (`--max-tasks-per-principal`, 100 by default).
+/// A task holds its principal's slot in flight until it ends (finding 5 of the redteam
+/// review: a task-augmented call was answered at once and its slot released while it ran
+/// on). Under `--max-in-flight-per-principal 1` a second call, task or not, is refused
+/// -32029 with 429 while the first task works; the client still reads and cancels the task
+/// that holds the slot, and once it ended a call runs again.
 #[tokio::test]
-async fn failing_test_for_finding_5_a_running_task_holds_its_slot_in_flight() {
+async fn a_running_task_holds_its_slot_in_flight() {
     let duet = Duet::start_with("conformance", &["--max-in-flight-per-principal", "1"]).await;
     let params = json!({"protocolVersion": LATEST, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}});
     let opened = duet.client(LATEST).post("initialize", params).send().await;
@@ -532,6 +533,7 @@ async fn failing_test_for_finding_5_a_running_task_holds_its_slot_in_flight() {
     let as_task = json!({"name": "slow_compute", "arguments": {"seconds": 20}, "task": {"ttl": 60000}});
     let first = client.post("tools/call", as_task.clone()).send().await;
     assert_eq!(first.result()["task"]["status"], "working", "{:?}", first.response());
+    let task_id = first.result()["task"]["taskId"].as_str().expect("a task id").to_string();
     let second = client.post("tools/call", as_task).send().await;
     assert_eq!(
         second.status,
@@ -539,6 +541,20 @@ async fn failing_test_for_finding_5_a_running_task_holds_its_slot_in_flight() {
         "a second call ran while the first still works: {:?}",
         second.response()
     );
+    assert_eq!(second.response()["error"]["code"], -32029, "{:?}", second.response());
+    let message = second.response()["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("1 request in flight, running tasks included"), "{message}");
+    let plain = json!({"name": "slow_compute", "arguments": {"seconds": 1}});
+    client.post("tools/call", plain.clone()).send().await.expect_status(StatusCode::TOO_MANY_REQUESTS);
+
+    let got = client.post("tasks/get", json!({"taskId": task_id})).send().await;
+    assert_eq!(got.result()["status"], "working", "the task is read while it holds the slot: {:?}", got.response());
+    client.post("tasks/cancel", json!({"taskId": task_id})).send().await.expect_status(StatusCode::OK);
+    eventually("a call runs once the task ended", || {
+        let (client, plain) = (&client, plain.clone());
+        async move { client.post("tools/call", plain).send().await.status == StatusCode::OK }
+    })
+    .await;
     duet.stop().await;
 }
 
