@@ -319,8 +319,9 @@ pub struct HttpArgs {
     /// Most open connections.
     #[arg(long)]
     pub max_connections: Option<usize>,
-    /// Most open connections from one peer address (default 256; 0 = no cap). Behind a
-    /// reverse proxy every connection comes from the proxy: raise it or set 0 there.
+    /// Most open connections from one peer: an IPv4 address, or an IPv6 /64 (default: an
+    /// eighth of --max-connections, 64 of 512; 0 = no cap). Behind a reverse proxy every
+    /// connection comes from the proxy: raise it or set 0 there.
     #[arg(long, value_name = "N")]
     pub max_connections_per_peer: Option<usize>,
     /// Requests per second per principal (429 with Retry-After beyond).

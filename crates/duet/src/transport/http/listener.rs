@@ -109,7 +109,7 @@ const REFUSAL_WAIT: Duration = Duration::from_secs(1);
 async fn accept_loop(listener: TcpListener, service: McpService, stop: CancellationToken) {
     let config = service.config().clone();
     let connections = Arc::new(Semaphore::new(descriptors::connection_budget(config.max_connections)));
-    let peers = Peers::new(config.max_connections_per_peer);
+    let peers = Peers::new(config.connections_per_peer());
     let refusing = Arc::new(Semaphore::new(REFUSING));
     let health = Arc::new(config.health_path.clone());
     let (mut reserve, mut exhaustion) = (Reserve::new(), Exhaustion::new());
