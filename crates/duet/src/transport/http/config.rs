@@ -127,9 +127,9 @@ const PEER_SHARE: usize = 8;
 
 impl HttpConfig {
     /// The connections one peer may hold open: `max_connections_per_peer`, else
-    /// `max_connections / PEER_SHARE` (at least 1); 0 for no cap.
+    /// `max_connections / PEER_SHARE` rounded up; 0 for no cap.
     pub fn connections_per_peer(&self) -> usize {
-        self.max_connections_per_peer.unwrap_or((self.max_connections / PEER_SHARE).max(1))
+        self.max_connections_per_peer.unwrap_or(self.max_connections.div_ceil(PEER_SHARE))
     }
 
     /// Fills in a protected resource without a canonical URI with the URL of the endpoint
