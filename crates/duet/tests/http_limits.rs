@@ -555,6 +555,24 @@ async fn a_running_task_holds_its_slot_in_flight() {
     duet.stop().await;
 }
 
+/// The same on 2026-07-28, where a call becomes a task once it outlasts a moment: the task
+/// holds the request's slot, so a second call is refused 429 while it works.
+#[tokio::test]
+async fn a_call_that_became_a_task_holds_its_slot_in_flight() {
+    let duet = Duet::start_with("conformance", &["--max-in-flight-per-principal", "1"]).await;
+    let client = duet.client(MODERN);
+    let declaring =
+        json!({"io.modelcontextprotocol/clientCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}}});
+    let call = json!({"name": "slow_compute", "arguments": {"seconds": 20}, "_meta": declaring});
+    let first = client.post("tools/call", call.clone()).send().await;
+    first.expect_status(StatusCode::OK);
+    assert_eq!(first.result()["resultType"], "task", "{:?}", first.response());
+    let second = client.post("tools/call", call).send().await;
+    assert_eq!(second.status, StatusCode::TOO_MANY_REQUESTS, "{:?}", second.response());
+    assert_eq!(second.response()["error"]["code"], -32029, "{:?}", second.response());
+    duet.stop().await;
+}
+
 /// A raw connection to `duet` from the loopback address `source`, that has sent part of a
 /// request head (so it is held until the header timeout).
 async fn half_open_from(duet: &Duet, source: std::net::IpAddr) -> TcpStream {
