@@ -319,8 +319,9 @@ pub struct HttpArgs {
     /// Most open connections.
     #[arg(long)]
     pub max_connections: Option<usize>,
-    /// Most open connections from one peer address (default 256; 0 = no cap). Behind a
-    /// reverse proxy every connection comes from the proxy: raise it or set 0 there.
+    /// Most open connections from one peer: an IPv4 address, or an IPv6 /64 (default: an
+    /// eighth of --max-connections, 64 of 512; 0 = no cap). Behind a reverse proxy every
+    /// connection comes from the proxy: raise it or set 0 there.
     #[arg(long, value_name = "N")]
     pub max_connections_per_peer: Option<usize>,
     /// Requests per second per principal (429 with Retry-After beyond).
@@ -329,7 +330,8 @@ pub struct HttpArgs {
     /// Calls per second per principal of one tool: NAME=RPS. Repeatable.
     #[arg(long = "tool-rate-limit", value_name = "NAME=RPS")]
     pub tool_rate_limits: Vec<String>,
-    /// Requests one principal may have running at once.
+    /// Requests one principal may have running at once on this replica; a task counts
+    /// until it ends (requests about tasks are not held back by them).
     #[arg(long)]
     pub max_in_flight_per_principal: Option<usize>,
     /// Seconds to receive a request head (also the keep-alive idle limit).

@@ -182,9 +182,7 @@ fn http_config(http: &HttpArgs, transport: Transport) -> Result<HttpConfig, Usag
     if let Some(n) = positive("--max-connections", http.max_connections.map(|n| n as u64))? {
         config.max_connections = n as usize;
     }
-    if let Some(n) = http.max_connections_per_peer {
-        config.max_connections_per_peer = n;
-    }
+    config.max_connections_per_peer = http.max_connections_per_peer;
     if let Some(n) = positive("--header-timeout", http.header_timeout)? {
         config.header_timeout = secs(n);
     }

@@ -12,7 +12,7 @@ mod oauth_support;
 
 use duet::transport::http::HttpConfig;
 use http_support::*;
-use oauth_support::cli::{Started, serve};
+use oauth_support::cli::{Started, serve_fixtures};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use std::net::SocketAddr;
@@ -34,7 +34,12 @@ struct Duet {
 
 impl Duet {
     async fn start(args: &[&str]) -> Duet {
-        let (child, url) = match serve(args, &[]).await {
+        Duet::start_with("testkit", args).await
+    }
+
+    /// [`start`](Self::start) serving the built-in registry `fixtures`.
+    async fn start_with(fixtures: &str, args: &[&str]) -> Duet {
+        let (child, url) = match serve_fixtures(fixtures, args, &[]).await {
             Started::Listening { child, url } => (child, url),
             Started::Exited { code, stderr } => panic!("duet {args:?} exited ({code:?}): {stderr}"),
         };
@@ -507,4 +512,95 @@ async fn the_per_peer_connection_cap() {
         open.push(conn);
     }
     uncapped.stop().await;
+}
+
+/// A task holds its principal's slot in flight until it ends (finding 5 of the redteam
+/// review: a task-augmented call was answered at once and its slot released while it ran
+/// on). Under `--max-in-flight-per-principal 1` a second call, task or not, is refused
+/// -32029 with 429 while the first task works; the client still reads and cancels the task
+/// that holds the slot, and once it ended a call runs again.
+#[tokio::test]
+async fn a_running_task_holds_its_slot_in_flight() {
+    let duet = Duet::start_with("conformance", &["--max-in-flight-per-principal", "1"]).await;
+    let params = json!({"protocolVersion": LATEST, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}});
+    let opened = duet.client(LATEST).post("initialize", params).send().await;
+    let session = opened.header("mcp-session-id").expect("a session");
+    let client = duet.client(LATEST).with_session(session);
+    client.notify("notifications/initialized", json!({})).send().await.expect_status(StatusCode::ACCEPTED);
+    let as_task = json!({"name": "slow_compute", "arguments": {"seconds": 20}, "task": {"ttl": 60000}});
+    let first = client.post("tools/call", as_task.clone()).send().await;
+    assert_eq!(first.result()["task"]["status"], "working", "{:?}", first.response());
+    let task_id = first.result()["task"]["taskId"].as_str().expect("a task id").to_string();
+    let second = client.post("tools/call", as_task).send().await;
+    assert_eq!(
+        second.status,
+        StatusCode::TOO_MANY_REQUESTS,
+        "a second call ran while the first still works: {:?}",
+        second.response()
+    );
+    assert_eq!(second.response()["error"]["code"], -32029, "{:?}", second.response());
+    let message = second.response()["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("1 request in flight, running tasks included"), "{message}");
+    let plain = json!({"name": "slow_compute", "arguments": {"seconds": 1}});
+    client.post("tools/call", plain.clone()).send().await.expect_status(StatusCode::TOO_MANY_REQUESTS);
+
+    let got = client.post("tasks/get", json!({"taskId": task_id})).send().await;
+    assert_eq!(got.result()["status"], "working", "the task is read while it holds the slot: {:?}", got.response());
+    client.post("tasks/cancel", json!({"taskId": task_id})).send().await.expect_status(StatusCode::OK);
+    eventually("a call runs once the task ended", || {
+        let (client, plain) = (&client, plain.clone());
+        async move { client.post("tools/call", plain).send().await.status == StatusCode::OK }
+    })
+    .await;
+    duet.stop().await;
+}
+
+/// The same on 2026-07-28, where a call becomes a task once it outlasts a moment: the task
+/// holds the request's slot, so a second call is refused 429 while it works.
+#[tokio::test]
+async fn a_call_that_became_a_task_holds_its_slot_in_flight() {
+    let duet = Duet::start_with("conformance", &["--max-in-flight-per-principal", "1"]).await;
+    let client = duet.client(MODERN);
+    let declaring =
+        json!({"io.modelcontextprotocol/clientCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}}});
+    let call = json!({"name": "slow_compute", "arguments": {"seconds": 20}, "_meta": declaring});
+    let first = client.post("tools/call", call.clone()).send().await;
+    first.expect_status(StatusCode::OK);
+    assert_eq!(first.result()["resultType"], "task", "{:?}", first.response());
+    let second = client.post("tools/call", call).send().await;
+    assert_eq!(second.status, StatusCode::TOO_MANY_REQUESTS, "{:?}", second.response());
+    assert_eq!(second.response()["error"]["code"], -32029, "{:?}", second.response());
+    duet.stop().await;
+}
+
+/// A raw connection to `duet` from the loopback address `source`, that has sent part of a
+/// request head (so it is held until the header timeout).
+async fn half_open_from(duet: &Duet, source: std::net::IpAddr) -> TcpStream {
+    let socket = tokio::net::TcpSocket::new_v4().expect("a socket");
+    socket.bind(SocketAddr::new(source, 0)).expect("bind a loopback source address");
+    let mut conn = bounded("connecting", socket.connect(duet.addr)).await.expect("connect");
+    conn.write_all(b"POST /mcp HTTP/1.1\r\nHost: x\r\n").await.unwrap();
+    conn
+}
+
+/// Two peers do not hold every connection (finding 6 of the redteam review: the default
+/// per-peer cap was half the server's, 256 of 512, so two addresses filled it). By default
+/// a peer holds an eighth of `--max-connections`: two loopback addresses each trying 256
+/// get 64, and a third client is served.
+#[tokio::test]
+async fn two_addresses_do_not_hold_every_connection() {
+    let duet = Duet::start(&[]).await;
+    let mut held = Vec::new();
+    for source in ["127.0.0.2", "127.0.0.3"] {
+        for _ in 0..256 {
+            held.push(half_open_from(&duet, source.parse().unwrap()).await);
+        }
+    }
+    let mut third = duet.connect().await;
+    let post = format!("POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Length: 2\r\n\r\n{{}}", duet.addr);
+    third.write_all(post.as_bytes()).await.unwrap();
+    let answered = read_response(&mut third).await;
+    assert!(!answered.status_line.starts_with("HTTP/1.1 503"), "a third client was refused: {answered:?}");
+    drop(held);
+    duet.stop().await;
 }

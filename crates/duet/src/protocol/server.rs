@@ -209,6 +209,11 @@ impl Server {
         &self.shared.info
     }
 
+    /// How many tasks of principal `principal` run on this replica.
+    pub(crate) fn running_tasks_of(&self, principal: &str) -> usize {
+        self.shared.tasks.running_for(principal)
+    }
+
     /// This server's id among the replicas sharing its backplane, random at start.
     pub fn replica_id(&self) -> u64 {
         self.shared.replica_id

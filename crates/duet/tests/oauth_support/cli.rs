@@ -21,9 +21,14 @@ pub enum Started {
 }
 
 pub async fn serve(args: &[&str], env: &[(&str, &str)]) -> Started {
+    serve_fixtures("testkit", args, env).await
+}
+
+/// [`serve`] with the built-in registry `fixtures` instead of the test registry.
+pub async fn serve_fixtures(fixtures: &str, args: &[&str], env: &[(&str, &str)]) -> Started {
     let mut command = Command::new(duet_bin());
     command
-        .args(["serve", "--fixtures", "testkit", "--transport", "http", "--port", "0"])
+        .args(["serve", "--fixtures", fixtures, "--transport", "http", "--port", "0"])
         .args(args)
         .env_remove("DUET_OAUTH_CLIENT_ID")
         .env_remove("DUET_OAUTH_CLIENT_SECRET")

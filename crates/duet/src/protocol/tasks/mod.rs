@@ -12,6 +12,7 @@
 
 mod record;
 mod runner;
+mod running;
 mod store;
 
 pub(crate) use record::{LegacyTask, Status, TaskRecord, now_ms};
@@ -26,8 +27,8 @@ use crate::protocol::server::Shared;
 use crate::signals;
 use crate::wakers::Wakers;
 use futures::future::BoxFuture;
+use running::Running;
 use serde_json::{Map, Value, json};
-use std::collections::HashSet;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 use store::TaskStore;
@@ -139,7 +140,7 @@ pub(crate) struct Tasks {
     pub options: TaskOptions,
     store: TaskStore,
     replica: u64,
-    running: Mutex<HashSet<String>>,
+    running: Mutex<Running>,
     watchers: Wakers,
     /// Told of every change this replica makes to a record.
     changed: Box<dyn Fn(&str) + Send + Sync>,
@@ -176,14 +177,20 @@ impl Tasks {
             options,
             store: TaskStore::new(keys),
             replica,
-            running: Mutex::new(HashSet::new()),
+            running: Mutex::default(),
             watchers: Wakers::default(),
             changed,
         }
     }
 
-    fn running(&self) -> MutexGuard<'_, HashSet<String>> {
+    fn running(&self) -> MutexGuard<'_, Running> {
         self.running.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// How many tasks of principal `owner` run on this replica (each holds one of its
+    /// slots in flight until it ends).
+    pub fn running_for(&self, owner: &str) -> usize {
+        self.running().of(owner)
     }
 
     /// Records a new task of `owner`, started by a request at `version`, living `ttl`, to
@@ -203,7 +210,7 @@ impl Tasks {
                 let why = format!("this server runs {} tasks already; try again later", running.len());
                 return Err(LayerError::RateLimited(why).to_rpc());
             }
-            running.insert(id.clone());
+            running.insert(id.clone(), &owner.id);
             metrics::gauge!(signals::TASKS_ACTIVE).increment(1);
             Slot { shared: shared.clone(), id: id.clone() }
         };

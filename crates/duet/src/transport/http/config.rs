@@ -57,10 +57,11 @@ pub struct HttpConfig {
     pub max_sessions: usize,
     pub max_sessions_per_principal: usize,
     pub max_connections: usize,
-    /// Connections one peer address may hold open; 0 for no cap. Behind a reverse proxy
-    /// every connection comes from the proxy: raise it to what the proxy opens, or turn it
-    /// off.
-    pub max_connections_per_peer: usize,
+    /// Connections one peer may hold open (an IPv4 address, or an IPv6 /64); 0 for no
+    /// cap; `None` for an eighth of `max_connections` ([`HttpConfig::connections_per_peer`]).
+    /// Behind a reverse proxy every connection comes from the proxy: raise it to what the
+    /// proxy opens, or turn it off.
+    pub max_connections_per_peer: Option<usize>,
     /// Requests per second and in flight per principal (and per tool); off by default.
     pub rate_limits: RateLimits,
     pub header_timeout: Duration,
@@ -107,7 +108,7 @@ impl Default for HttpConfig {
             max_sessions: 1000,
             max_sessions_per_principal: 100,
             max_connections: 512,
-            max_connections_per_peer: 256,
+            max_connections_per_peer: None,
             rate_limits: RateLimits::default(),
             header_timeout: Duration::from_secs(30),
             body_timeout: Duration::from_secs(120),
@@ -120,7 +121,17 @@ impl Default for HttpConfig {
     }
 }
 
+/// The default share of `max_connections` one peer may hold: an eighth (64 of the default
+/// 512), so that it takes eight peers, not two, to fill the server.
+const PEER_SHARE: usize = 8;
+
 impl HttpConfig {
+    /// The connections one peer may hold open: `max_connections_per_peer`, else
+    /// `max_connections / PEER_SHARE` rounded up; 0 for no cap.
+    pub fn connections_per_peer(&self) -> usize {
+        self.max_connections_per_peer.unwrap_or(self.max_connections.div_ceil(PEER_SHARE))
+    }
+
     /// Fills in a protected resource without a canonical URI with the URL of the endpoint
     /// as bound (`http://host:port/path`), once the port is known.
     pub fn resolve_resource(&mut self, port: u16) {

@@ -1,6 +1,7 @@
 //! Limits per principal, so one greedy client cannot starve the others without a gateway in
 //! front: requests per second (a token bucket per principal, and per principal and tool for
-//! tools given a rate of their own) and requests in flight. Every request counts, each
+//! tools given a rate of their own) and requests in flight, where a task the principal
+//! started counts as a request in flight until it ends. Every request counts, each
 //! request of a batch on its own: a single message over a limit is answered 429 with
 //! `Retry-After` and a JSON-RPC error before anything runs; a request of a batch over a
 //! limit is answered -32029 in the batch and never runs, while the others do. Buckets of
@@ -11,7 +12,7 @@ use super::body::Body;
 use super::service::rpc_error;
 use crate::jsonrpc::{RequestId, Response as RpcResponse, RpcError};
 use crate::message::{Incoming, Message, Request};
-use crate::method::Primitive;
+use crate::method::{Method, Primitive};
 use http::{HeaderValue, Response, StatusCode};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -25,8 +26,11 @@ pub struct RateLimits {
     pub requests_per_second: Option<f64>,
     /// `tools/call`s per second per principal for these tools.
     pub tool_calls_per_second: BTreeMap<String, f64>,
-    /// Requests one principal may have running at once (an answer streamed as SSE counts
-    /// until its stream starts; each request of a batch until the batch is answered).
+    /// Requests one principal may have running at once on one replica (an answer streamed
+    /// as SSE counts until its stream starts; each request of a batch until the batch is
+    /// answered; a task until it ends). Requests about tasks (`tasks/get`, `tasks/result`,
+    /// `tasks/cancel`...) do not wait for the principal's tasks, so it can always follow and
+    /// stop them.
     pub max_in_flight: Option<usize>,
 }
 
@@ -97,10 +101,14 @@ const MANY_BUCKETS: usize = 10_000;
 type Buckets = HashMap<(String, Option<String>), Bucket>;
 type Running = HashMap<String, usize>;
 
+/// How many tasks a principal has running on this replica.
+pub(crate) type RunningTasks = Box<dyn Fn(&str) -> usize + Send + Sync>;
+
 pub(crate) struct Limiter {
     limits: RateLimits,
     buckets: Mutex<Buckets>,
     in_flight: Arc<Mutex<Running>>,
+    tasks: RunningTasks,
 }
 
 /// Requests counted in flight for their principal until dropped.
@@ -128,8 +136,9 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Limiter {
-    pub fn new(limits: RateLimits) -> Limiter {
-        Limiter { limits, buckets: Mutex::default(), in_flight: Arc::default() }
+    /// The limits `limits`, with `tasks` telling what a principal's tasks hold in flight.
+    pub fn new(limits: RateLimits, tasks: RunningTasks) -> Limiter {
+        Limiter { limits, buckets: Mutex::default(), in_flight: Arc::default(), tasks }
     }
 
     /// Admits `message` from `principal`: each request takes a token of the principal's
@@ -185,11 +194,15 @@ impl Limiter {
         principal: &str,
         request: Option<&Request>,
     ) -> Result<(), Refusal> {
-        if let Some(max) = self.limits.max_in_flight
-            && running.get(principal).copied().unwrap_or(0) >= max
-        {
-            let what = format!("{} in flight", counted(max, "request"));
-            return Err(Refusal { what, retry_after: Duration::from_secs(1) });
+        if let Some(max) = self.limits.max_in_flight {
+            // Read under the lock of the table in flight: a request that became a task holds
+            // its slot until the task is counted here, so no call slips between the two.
+            let tasks = if request.is_some_and(waits_for_tasks) { (self.tasks)(principal) } else { 0 };
+            if running.get(principal).copied().unwrap_or(0) + tasks >= max {
+                let held_by_tasks = if tasks > 0 { ", running tasks included" } else { "" };
+                let what = format!("{} in flight{held_by_tasks}", counted(max, "request"));
+                return Err(Refusal { what, retry_after: Duration::from_secs(1) });
+            }
         }
         let tool = request
             .and_then(crate::auth::operation)
@@ -226,6 +239,12 @@ impl Limiter {
     }
 }
 
+/// Whether `request` counts the principal's running tasks against its in-flight limit:
+/// every request but those about tasks, which must reach the tasks holding the slots.
+fn waits_for_tasks(request: &Request) -> bool {
+    request.method.traits().target != Some(Primitive::Task) && request.method != Method::TasksList
+}
+
 /// "1 request", "0.5 requests": singular only for one.
 fn counted(n: impl std::fmt::Display, noun: &str) -> String {
     let n = n.to_string();
@@ -242,6 +261,10 @@ mod tests {
         Message::from(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool}}))
     }
 
+    fn no_tasks() -> RunningTasks {
+        Box::new(|_| 0)
+    }
+
     fn admit(limiter: &Limiter, principal: &str, tool: &str) -> Result<Option<InFlight>, Refusal> {
         limiter.admit(principal, &mut call(tool))
     }
@@ -253,7 +276,7 @@ mod tests {
             tool_calls_per_second: BTreeMap::from([("slow".to_string(), 1.0)]),
             max_in_flight: None,
         };
-        let limiter = Limiter::new(limits);
+        let limiter = Limiter::new(limits, no_tasks());
         assert!(admit(&limiter, "alice", "slow").is_ok());
         let refused = admit(&limiter, "alice", "slow").unwrap_err();
         assert_eq!(refused.what, "1 call a second of slow");
@@ -267,12 +290,30 @@ mod tests {
 
     #[test]
     fn requests_in_flight() {
-        let limiter = Limiter::new(RateLimits { max_in_flight: Some(1), ..RateLimits::default() });
+        let limiter = Limiter::new(RateLimits { max_in_flight: Some(1), ..RateLimits::default() }, no_tasks());
         let running = admit(&limiter, "alice", "echo").unwrap();
         assert_eq!(admit(&limiter, "alice", "echo").unwrap_err().what, "1 request in flight");
         assert!(admit(&limiter, "bob", "echo").is_ok());
         drop(running);
         assert!(admit(&limiter, "alice", "echo").is_ok(), "room again once it ended");
+    }
+
+    #[test]
+    fn a_running_task_holds_a_slot_in_flight() {
+        let tasks: Arc<Mutex<Running>> = Arc::default();
+        let counted = tasks.clone();
+        let tasks_of = Box::new(move |principal: &str| lock(&counted).get(principal).copied().unwrap_or(0));
+        let limiter = Limiter::new(RateLimits { max_in_flight: Some(2), ..RateLimits::default() }, tasks_of);
+        lock(&tasks).insert("alice".to_string(), 1);
+        let open = admit(&limiter, "alice", "echo").unwrap();
+        let refused = admit(&limiter, "alice", "echo").unwrap_err();
+        assert_eq!(refused.what, "2 requests in flight, running tasks included");
+        let get = json!({"jsonrpc": "2.0", "id": 2, "method": "tasks/get", "params": {"taskId": "t"}});
+        assert!(limiter.admit("alice", &mut Message::from(get)).is_ok(), "a request about tasks reaches them");
+        assert!(admit(&limiter, "bob", "echo").is_ok(), "alice's tasks are hers");
+        drop(open);
+        lock(&tasks).remove("alice");
+        let _two = (admit(&limiter, "alice", "echo").unwrap(), admit(&limiter, "alice", "echo").unwrap());
     }
 
     /// A batch of `calls` of `tool`, and a notification.
@@ -302,7 +343,7 @@ mod tests {
 
     #[test]
     fn each_request_of_a_batch_counts() {
-        let limiter = Limiter::new(RateLimits { requests_per_second: Some(2.0), ..RateLimits::default() });
+        let limiter = Limiter::new(RateLimits { requests_per_second: Some(2.0), ..RateLimits::default() }, no_tasks());
         let mut message = batch("echo", 3);
         assert!(limiter.admit("alice", &mut message).is_ok());
         let (admitted, refused) = sorted(&message);
@@ -320,7 +361,7 @@ mod tests {
             max_in_flight: Some(2),
             ..RateLimits::default()
         };
-        let limiter = Limiter::new(limits);
+        let limiter = Limiter::new(limits, no_tasks());
         let mut message = batch("sleepy", 5);
         let in_flight = limiter.admit("alice", &mut message).unwrap();
         let (admitted, refused) = sorted(&message);

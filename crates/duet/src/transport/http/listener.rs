@@ -109,7 +109,7 @@ const REFUSAL_WAIT: Duration = Duration::from_secs(1);
 async fn accept_loop(listener: TcpListener, service: McpService, stop: CancellationToken) {
     let config = service.config().clone();
     let connections = Arc::new(Semaphore::new(descriptors::connection_budget(config.max_connections)));
-    let peers = Peers::new(config.max_connections_per_peer);
+    let peers = Peers::new(config.connections_per_peer());
     let refusing = Arc::new(Semaphore::new(REFUSING));
     let health = Arc::new(config.health_path.clone());
     let (mut reserve, mut exhaustion) = (Reserve::new(), Exhaustion::new());
@@ -171,27 +171,27 @@ async fn accept_loop(listener: TcpListener, service: McpService, stop: Cancellat
                 if let Err(e) = stream.set_nodelay(true) {
                     tracing::debug!("TCP_NODELAY not set: {e}");
                 }
+                // A full server says so, whoever asks; one with room refuses a peer at its cap.
+                let Ok(permit) = connections.clone().try_acquire_owned() else {
+                    refuse_over_cap(&mut tasks, &refusing, stream, &health, "connections", TOO_MANY);
+                    continue;
+                };
                 let Some(peer_slot) = peers.enter(peer.ip()) else {
                     refuse_over_cap(&mut tasks, &refusing, stream, &health, "connections_per_peer", TOO_MANY_FROM_PEER);
                     continue;
                 };
-                match connections.clone().try_acquire_owned() {
-                    Ok(permit) => {
-                        let endpoint = FromPeer { service: service.clone(), peer: record_peers.then_some(peer) };
-                        let conn = builder(&config).serve_connection(TokioIo::new(stream), TowerToHyperService::new(endpoint));
-                        let conn = graceful.watch(conn);
-                        let open = metrics::gauge!(signals::CONNECTIONS_ACTIVE);
-                        open.increment(1);
-                        tasks.spawn(async move {
-                            if let Err(e) = conn.await {
-                                tracing::debug!("connection ended: {e}");
-                            }
-                            open.decrement(1);
-                            drop((permit, peer_slot));
-                        });
+                let endpoint = FromPeer { service: service.clone(), peer: record_peers.then_some(peer) };
+                let conn = builder(&config).serve_connection(TokioIo::new(stream), TowerToHyperService::new(endpoint));
+                let conn = graceful.watch(conn);
+                let open = metrics::gauge!(signals::CONNECTIONS_ACTIVE);
+                open.increment(1);
+                tasks.spawn(async move {
+                    if let Err(e) = conn.await {
+                        tracing::debug!("connection ended: {e}");
                     }
-                    Err(_) => refuse_over_cap(&mut tasks, &refusing, stream, &health, "connections", TOO_MANY),
-                }
+                    open.decrement(1);
+                    drop((permit, peer_slot));
+                });
             }
         }
     }

@@ -100,7 +100,9 @@ impl McpService {
             &config.cors_origins,
         );
         let sessions = SessionTable::new(config.max_sessions, config.max_sessions_per_principal);
-        let limiter = Limiter::new(config.rate_limits.clone());
+        let tasks_of = server.clone();
+        let limiter =
+            Limiter::new(config.rate_limits.clone(), Box::new(move |principal| tasks_of.running_tasks_of(principal)));
         let canonical_hosts = CanonicalHosts::new(&config);
         let shared = Arc::new_cyclic(|weak: &Weak<HttpShared>| {
             let weak = weak.clone();
