@@ -52,6 +52,7 @@ pub async fn run(args: ServeArgs, tracer: Option<Tracer>) -> anyhow::Result<Exit
         tracer,
         tasks: args.tasks.options(),
         max_batch_items: args.max_batch_items as usize,
+        max_batch_answer_bytes: args.max_batch_answer_bytes as usize,
         max_subscriptions: args.max_subscriptions as usize,
         max_subscription_uri_bytes: args.max_subscription_uri_bytes as usize,
         ..ServerOptions::default()
