@@ -343,6 +343,10 @@ pub struct HttpArgs {
     /// Seconds to receive a request body.
     #[arg(long)]
     pub body_timeout: Option<u64>,
+    /// Seconds a write may wait for the client to read before its connection is closed
+    /// (default 60): an answer nobody reads is not held.
+    #[arg(long, value_name = "SECONDS")]
+    pub write_timeout: Option<u64>,
     /// Seconds of silence before an SSE keep-alive comment.
     #[arg(long)]
     pub keepalive_interval: Option<u64>,

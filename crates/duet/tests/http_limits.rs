@@ -3,7 +3,8 @@
 //! connection caps (global and per peer address), a body refused by its declared length
 //! before it is sent, the limits per principal (each request of a batch counted on its
 //! own), the batch cap, the bounds of resource subscriptions, and the bound in bytes of a
-//! legacy session's outbox.
+//! legacy session's outbox, and the write timeout that ends a connection whose
+//! client does not read its answer.
 //!
 //! The tests of the command-line limits run the `duet` binary: `DUET_BIN`, else
 //! `target/debug/duet` (build it first with `cargo build -p duet-cli`).
@@ -560,5 +561,35 @@ async fn a_legacy_stream_nobody_reads_holds_bounded_bytes() {
     session.messages.post("ping", json!({})).send().await.expect_status(StatusCode::ACCEPTED);
     assert_eq!(session.stream.next_message().await["result"], json!({}));
     drop(session);
+    ts.stop().await;
+}
+
+/// A red-team finding: an answer its client does not read was held for as long as the
+/// connection lasted (three unread POSTs of batches held 2.8 GiB). Now a write that waits
+/// longer than `write_timeout` for the client to read ends the connection, and with it
+/// the answer.
+#[tokio::test]
+async fn an_answer_nobody_reads_is_let_go_after_the_write_timeout() {
+    let ts = TestServer::start(HttpConfig { write_timeout: Duration::from_secs(1), ..config() }).await;
+    let client = ts.session("2025-06-18").await;
+    let session = client.session_id.clone().expect("a session");
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                      "params": {"name": "echo", "arguments": {"text": "x".repeat(3 << 20), "times": 5}}});
+    let body = serde_json::to_vec(&call).unwrap();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+         Mcp-Session-Id: {session}\r\nMCP-Protocol-Version: 2025-06-18\r\nContent-Length: {}\r\n\r\n",
+        ts.host(),
+        body.len()
+    );
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    let mut stream = socket.connect(ts.addr).await.unwrap();
+    stream.write_all(&[head.into_bytes(), body].concat()).await.unwrap();
+    // The answer, over 30 MB, waits for a client that does not read.
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let read = read_until_closed(&mut stream, Duration::from_secs(20)).await;
+    assert!(read.starts_with(b"HTTP/1.1 200"), "{:?}", String::from_utf8_lossy(&read[..read.len().min(200)]));
+    assert!(read.len() < 30 << 20, "the whole answer was kept for a client that did not read: {} bytes", read.len());
     ts.stop().await;
 }
