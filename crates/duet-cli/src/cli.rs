@@ -183,6 +183,11 @@ pub struct ServeArgs {
     /// refused whole, and a batch's messages run at most 16 at a time.
     #[arg(long, value_name = "N", default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..))]
     pub max_batch_items: u64,
+    /// Most bytes the answer of one JSON-RPC batch may reach (it is held whole until it is
+    /// sent): once the answers so far reach it, the batch's other requests are answered
+    /// with an error (-32029) instead of running.
+    #[arg(long, value_name = "BYTES", default_value_t = 16 * 1024 * 1024, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_batch_answer_bytes: u64,
     /// Most resource subscriptions one session (`resources/subscribe`) or one listen stream
     /// (`resourceSubscriptions`) may hold; one more is refused (-32602).
     #[arg(long, value_name = "N", default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..))]
@@ -340,6 +345,10 @@ pub struct HttpArgs {
     /// Seconds to receive a request body.
     #[arg(long)]
     pub body_timeout: Option<u64>,
+    /// Seconds a write may wait for the client to read before its connection is closed
+    /// (default 60): an answer nobody reads is not held.
+    #[arg(long, value_name = "SECONDS")]
+    pub write_timeout: Option<u64>,
     /// Seconds of silence before an SSE keep-alive comment.
     #[arg(long)]
     pub keepalive_interval: Option<u64>,

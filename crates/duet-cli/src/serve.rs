@@ -52,6 +52,7 @@ pub async fn run(args: ServeArgs, tracer: Option<Tracer>) -> anyhow::Result<Exit
         tracer,
         tasks: args.tasks.options(),
         max_batch_items: args.max_batch_items as usize,
+        max_batch_answer_bytes: args.max_batch_answer_bytes as usize,
         max_subscriptions: args.max_subscriptions as usize,
         max_subscription_uri_bytes: args.max_subscription_uri_bytes as usize,
         ..ServerOptions::default()
@@ -127,6 +128,7 @@ fn stdio_only(http: &HttpArgs) -> Result<(), Usage> {
         ("--max-in-flight-per-principal", http.max_in_flight_per_principal.is_some()),
         ("--max-connections-per-peer", http.max_connections_per_peer.is_some()),
         ("--sse-close-after", http.sse_close_after.is_some()),
+        ("--write-timeout", http.write_timeout.is_some()),
     ];
     match given.iter().find(|(_, set)| *set) {
         Some((flag, _)) => Err(Usage(format!("{flag} applies to the HTTP transports; add --transport http"))),
@@ -188,6 +190,9 @@ fn http_config(http: &HttpArgs, transport: Transport) -> Result<HttpConfig, Usag
     }
     if let Some(n) = positive("--body-timeout", http.body_timeout)? {
         config.body_timeout = secs(n);
+    }
+    if let Some(n) = positive("--write-timeout", http.write_timeout)? {
+        config.write_timeout = secs(n);
     }
     if let Some(n) = positive("--keepalive-interval", http.keepalive_interval)? {
         config.keepalive_interval = secs(n);

@@ -29,6 +29,9 @@ pub mod code {
     pub const MISSING_CLIENT_CAPABILITY: i64 = -32021;
     /// The requested protocol version is not supported (2026).
     pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+    /// A request past one of the server's limits (a rate, requests in flight, the bytes
+    /// of a batch's answer); implementation-defined server errors are -32000 to -32099.
+    pub const OVER_LIMIT: i64 = -32029;
 }
 
 /// A request id: a string or an integer, never null, a boolean or a float.
@@ -153,8 +156,9 @@ impl Response {
     }
 
     /// Room for the line: enough for a result and an id of up to 15 characters (no
-    /// growing), a guess for an error.
-    fn line_capacity(&self) -> usize {
+    /// growing), a guess for an error. Also what the response counts for where the bytes
+    /// of answers held are bounded.
+    pub(crate) fn line_capacity(&self) -> usize {
         const FRAME: usize = 48;
         match &self.result {
             Ok(text) => FRAME + text.as_bytes().len(),

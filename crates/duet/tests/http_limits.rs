@@ -2,7 +2,9 @@
 //! per principal, and anonymous clients, who share one principal), the header timeout, the
 //! connection caps (global and per peer address), a body refused by its declared length
 //! before it is sent, the limits per principal (each request of a batch counted on its
-//! own), the batch cap and the bounds of resource subscriptions.
+//! own), the batch cap, the bounds of resource subscriptions, and the bound in bytes of a
+//! legacy session's outbox, and the write timeout that ends a connection whose
+//! client does not read its answer.
 //!
 //! The tests of the command-line limits run the `duet` binary: `DUET_BIN`, else
 //! `target/debug/duet` (build it first with `cargo build -p duet-cli`).
@@ -603,4 +605,87 @@ async fn two_addresses_do_not_hold_every_connection() {
     assert!(!answered.status_line.starts_with("HTTP/1.1 503"), "a third client was refused: {answered:?}");
     drop(held);
     duet.stop().await;
+}
+
+/// This process's resident memory (VmRSS), in MiB.
+fn own_rss_mib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmRSS:")).expect("VmRSS in /proc/self/status");
+    line.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() / 1024
+}
+
+/// A legacy (2024-11-05) session's POSTs are answered 202 before they run, their answers
+/// wait in the session's outbox for its `/sse` stream. A red-team finding: the outbox was
+/// capped at 512 answers whatever their size, so a client that never read its stream and
+/// posted calls with large answers made the server keep them all (150 echoes of 2.5 MB
+/// grew this process by 386 MiB; 520 `read_multiple_files` calls took duet to 2.1 GiB).
+/// Now the outbox is bounded in bytes too: once full, a request is refused 429 saying the
+/// stream is not being read, and reading the stream makes room again.
+#[tokio::test]
+async fn a_legacy_stream_nobody_reads_holds_bounded_bytes() {
+    let ts = TestServer::start(HttpConfig { enable_sse: true, ..config() }).await;
+    let mut session = LegacySession::open(&ts, &ts.client("2024-11-05")).await;
+    let before = own_rss_mib();
+    let text = "x".repeat(500 * 1024);
+    let (mut accepted, mut refused) = (0, None);
+    for _ in 0..150 {
+        let call = json!({"name": "echo", "arguments": {"text": text, "times": 5}});
+        let answered = session.messages.post("tools/call", call).send().await;
+        if answered.status != StatusCode::ACCEPTED {
+            refused = Some(answered);
+            break;
+        }
+        accepted += 1;
+    }
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let grown = own_rss_mib().saturating_sub(before);
+    assert!(grown < 200, "the unread legacy stream's answers took {grown} MiB");
+    let refused = refused.expect("a request refused once the outbox is full");
+    refused.expect_status(StatusCode::TOO_MANY_REQUESTS);
+    let error = &refused.json.as_ref().expect("a JSON-RPC error")["error"];
+    assert_eq!(error["code"], -32029);
+    let said = error["message"].as_str().unwrap();
+    assert!(said.starts_with("the session's stream is not being read: "), "{said}");
+    assert!(accepted < 150, "{accepted} accepted");
+    // Each accepted call is answered on the stream (its result, or an error saying it did
+    // not fit); once read, the session takes requests again.
+    for _ in 0..accepted {
+        let answer = session.stream.next_message().await;
+        let fits = answer["result"]["content"].is_array();
+        assert!(fits || answer["error"]["code"] == -32029, "{answer:.200}");
+    }
+    session.messages.post("ping", json!({})).send().await.expect_status(StatusCode::ACCEPTED);
+    assert_eq!(session.stream.next_message().await["result"], json!({}));
+    drop(session);
+    ts.stop().await;
+}
+
+/// A red-team finding: an answer its client does not read was held for as long as the
+/// connection lasted (three unread POSTs of batches held 2.8 GiB). Now a write that waits
+/// longer than `write_timeout` for the client to read ends the connection, and with it
+/// the answer.
+#[tokio::test]
+async fn an_answer_nobody_reads_is_let_go_after_the_write_timeout() {
+    let ts = TestServer::start(HttpConfig { write_timeout: Duration::from_secs(1), ..config() }).await;
+    let client = ts.session("2025-06-18").await;
+    let session = client.session_id.clone().expect("a session");
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                      "params": {"name": "echo", "arguments": {"text": "x".repeat(3 << 20), "times": 5}}});
+    let body = serde_json::to_vec(&call).unwrap();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+         Mcp-Session-Id: {session}\r\nMCP-Protocol-Version: 2025-06-18\r\nContent-Length: {}\r\n\r\n",
+        ts.host(),
+        body.len()
+    );
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    let mut stream = socket.connect(ts.addr).await.unwrap();
+    stream.write_all(&[head.into_bytes(), body].concat()).await.unwrap();
+    // The answer, over 30 MB, waits for a client that does not read.
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let read = read_until_closed(&mut stream, Duration::from_secs(20)).await;
+    assert!(read.starts_with(b"HTTP/1.1 200"), "{:?}", String::from_utf8_lossy(&read[..read.len().min(200)]));
+    assert!(read.len() < 30 << 20, "the whole answer was kept for a client that did not read: {} bytes", read.len());
+    ts.stop().await;
 }

@@ -6,6 +6,7 @@
 //! handshake-era one), which builds nothing but the request.
 
 use super::batch;
+use super::batch::BatchBounds;
 use super::call::Call;
 use super::directories::Directories;
 use super::envelope::{self, Terms};
@@ -67,6 +68,9 @@ pub struct ServerOptions {
     /// Messages one JSON-RPC batch may hold (2024-11-05 and 2025-03-26); a longer batch is
     /// refused whole.
     pub max_batch_items: usize,
+    /// Bytes the answer of one JSON-RPC batch may reach (it is held whole until sent):
+    /// once it does, the batch's other requests are answered -32029 instead of running.
+    pub max_batch_answer_bytes: usize,
     /// Resource subscriptions one handshake-era session, or one `subscriptions/listen`
     /// stream, may hold.
     pub max_subscriptions: usize,
@@ -94,6 +98,7 @@ impl Default for ServerOptions {
             backplane: Backplane::memory(),
             tasks: TaskOptions::default(),
             max_batch_items: 100,
+            max_batch_answer_bytes: 16 * 1024 * 1024,
             max_subscriptions: 100,
             max_subscription_uri_bytes: 4096,
             #[cfg(feature = "otel")]
@@ -103,6 +108,11 @@ impl Default for ServerOptions {
 }
 
 impl ServerOptions {
+    /// How many messages one batch may hold, and how many bytes its answer.
+    pub(crate) fn batch_bounds(&self) -> BatchBounds {
+        BatchBounds { items: self.max_batch_items, answer_bytes: self.max_batch_answer_bytes }
+    }
+
     /// How many resource subscriptions a subscriber may hold, and how long their URIs may be.
     pub(crate) fn subscription_bounds(&self) -> Bounds {
         Bounds { count: self.max_subscriptions, uri_bytes: self.max_subscription_uri_bytes }
@@ -260,8 +270,8 @@ impl Server {
                 Message::One(one) => self.answer_one(one, at, &principal, sink.as_ref()).await.map(Message::One),
                 Message::Batch(items) => {
                     let refusal = batch::refusal(at, at.is_none());
-                    let cap = self.shared.options.max_batch_items;
-                    batch::answer(items, refusal, cap, |m| self.answer_one(m, at, &principal, sink.as_ref())).await
+                    let bounds = self.shared.options.batch_bounds();
+                    batch::answer(items, refusal, bounds, |m| self.answer_one(m, at, &principal, sink.as_ref())).await
                 }
             }
         })

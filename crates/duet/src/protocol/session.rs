@@ -140,8 +140,8 @@ impl Session {
                         let state = inner.state();
                         batch::refusal(state.version.filter(|_| state.init_responded), state.era == Some(Era::Modern))
                     };
-                    let cap = inner.server.options().max_batch_items;
-                    batch::answer(items, refusal, cap, |m| inner.handle_one(m, sink, principal, None)).await
+                    let bounds = inner.server.options().batch_bounds();
+                    batch::answer(items, refusal, bounds, |m| inner.handle_one(m, sink, principal, None)).await
                 }
             }
         })

@@ -66,6 +66,9 @@ pub struct HttpConfig {
     pub rate_limits: RateLimits,
     pub header_timeout: Duration,
     pub body_timeout: Duration,
+    /// How long a write to a connection may wait for the client to read before the
+    /// connection is closed: an answer a client does not read is not held forever.
+    pub write_timeout: Duration,
     pub keepalive_interval: Duration,
     /// How long a client waits before it reconnects to a stream that ended early (the SSE
     /// `retry` of 2025-11-25 streams).
@@ -112,6 +115,7 @@ impl Default for HttpConfig {
             rate_limits: RateLimits::default(),
             header_timeout: Duration::from_secs(30),
             body_timeout: Duration::from_secs(120),
+            write_timeout: Duration::from_secs(60),
             keepalive_interval: Duration::from_secs(15),
             sse_retry: Duration::from_secs(1),
             sse_close_after: None,

@@ -1,7 +1,8 @@
 //! The deprecated 2024-11-05 HTTP+SSE transport (opt-in): `GET /sse` (accepting an event
 //! stream) opens a session whose stream starts with an `endpoint` event; JSON POSTs to that
-//! endpoint answer 202 and their replies arrive on the stream. The session ends with its
-//! stream.
+//! endpoint answer 202 and their replies arrive on the stream, through the session's
+//! bounded outbox: a request finding it full is refused 429 (`outbox.rs`). The session
+//! ends with its stream.
 //!
 //! Behind a load balancer the POSTs may reach another replica than the stream. The replica
 //! holding the stream keeps a lease on the session id in the backplane's keys (who owns it)
@@ -9,12 +10,14 @@
 //! the lease and routes the message over the bus to the holder, which handles it as its own.
 
 use super::body::{self, Body};
+use super::outbox::{Full, Reserved};
 use super::post::{over_cap, parse_message, read_body, unless_json};
 use super::respond::sse_response;
-use super::service::{Gated, HttpShared, http_error};
+use super::service::{Gated, HttpShared, http_error, rpc_error};
 use super::sessions::{HttpSession, Kind};
 use super::stream::{StreamOpen, unless_events_accepted};
 use crate::backplane::{Event, Published, Routed};
+use crate::jsonrpc::{RpcError, code};
 use crate::layer::Principal;
 use crate::message::Message;
 use crate::trace::{self, RequestTrace};
@@ -139,6 +142,13 @@ where
     if let Some(refused) = over_cap(shared, &message) {
         return refused;
     }
+    let room = match reserve(&session, &message) {
+        Ok(room) => room,
+        Err(full) => {
+            let id = message.requests().next().filter(|_| matches!(message, Message::One(_))).map(|r| r.id.clone());
+            return rpc_error(StatusCode::TOO_MANY_REQUESTS, id, RpcError::new(code::OVER_LIMIT, full.message()));
+        }
+    };
     let in_flight = match shared.limiter.admit(&principal.id, &mut message) {
         Ok(in_flight) => in_flight,
         Err(refusal) => return refusal.response(&message),
@@ -149,7 +159,7 @@ where
     let inline = message.runs_inline();
     // Handed to the session here, in arrival order, whether it then runs inline or not;
     // counted in flight until answered.
-    let delivery = deliver(session, message, principal);
+    let delivery = deliver(session, message, principal, room);
     let delivery = async move {
         delivery.await;
         drop(in_flight);
@@ -227,30 +237,52 @@ pub(super) fn receive(shared: &HttpShared, routed: Routed) {
     if session.kind == Kind::Streamable {
         return super::replicated::receive_routed(&session, message, principal);
     }
+    let room = match reserve(&session, &message) {
+        Ok(room) => room,
+        Err(full) => {
+            tracing::warn!(session = %routed.session, "a routed request was refused: {}", full.message());
+            return;
+        }
+    };
     let in_flight = match shared.limiter.admit(&principal.id, &mut message) {
         Ok(in_flight) => in_flight,
         Err(refusal) => {
-            if let (Some(answer), Some(outbox)) = (refusal.answer(&message), &session.outbox) {
-                outbox.push(answer.to_line());
+            if let (Some(answer), Some(room)) = (refusal.answer(&message), room) {
+                room.answer(Message::One(answer));
             }
             return;
         }
     };
     let trace = RequestTrace::start(shared.server.options(), &message, &principal.id, || None);
     trace.session(&routed.session);
-    let delivery = deliver(session, message, principal);
+    let delivery = deliver(session, message, principal, room);
     tokio::spawn(trace.instrument(async move {
         delivery.await;
         drop(in_flight);
     }));
 }
 
-/// Hands `message` to the session now; the future pushes its answer onto the stream.
-fn deliver(session: Arc<HttpSession>, message: Message, principal: Arc<Principal>) -> impl Future<Output = ()> {
+/// Room in the session's outbox for the answer `message` is owed (`None` when it is owed
+/// none); refused while the outbox is full: the session's stream is not being read.
+fn reserve(session: &HttpSession, message: &Message) -> Result<Option<Reserved>, Full> {
+    match (&session.outbox, message.requests().next()) {
+        (Some(outbox), Some(_)) => outbox.reserve().map(Some),
+        _ => Ok(None),
+    }
+}
+
+/// Hands `message` to the session now; the future puts its answer in the `room` reserved
+/// for it on the stream.
+fn deliver(
+    session: Arc<HttpSession>,
+    message: Message,
+    principal: Arc<Principal>,
+    room: Option<Reserved>,
+) -> impl Future<Output = ()> {
     let answering = session.session.handle(message, None, Some(principal));
     async move {
-        if let (Some(answer), Some(outbox)) = (answering.await, &session.outbox) {
-            outbox.push(answer.to_line());
+        if let (Some(answer), Some(room)) = (answering.await, room) {
+            room.answer(answer);
         }
     }
 }

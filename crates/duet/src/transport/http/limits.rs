@@ -84,9 +84,8 @@ impl Refusal {
     }
 }
 
-/// The JSON-RPC code of a refusal (implementation-defined server errors are -32000 to
-/// -32099).
-pub const RATE_LIMITED: i64 = -32029;
+/// The JSON-RPC code of a refusal.
+pub const RATE_LIMITED: i64 = crate::jsonrpc::code::OVER_LIMIT;
 
 /// Tokens of one (principal, tool) pair; `rate` tokens a second, at most `rate` (or 1).
 struct Bucket {

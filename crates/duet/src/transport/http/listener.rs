@@ -181,7 +181,12 @@ async fn accept_loop(listener: TcpListener, service: McpService, stop: Cancellat
                     continue;
                 };
                 let endpoint = FromPeer { service: service.clone(), peer: record_peers.then_some(peer) };
-                let conn = builder(&config).serve_connection(TokioIo::new(stream), TowerToHyperService::new(endpoint));
+                // A write the client does not read for `write_timeout` ends the connection,
+                // and with it the answer it holds.
+                let mut stream = tokio_io_timeout::TimeoutStream::new(stream);
+                stream.set_write_timeout(Some(config.write_timeout));
+                let stream = TokioIo::new(Box::pin(stream));
+                let conn = builder(&config).serve_connection(stream, TowerToHyperService::new(endpoint));
                 let conn = graceful.watch(conn);
                 let open = metrics::gauge!(signals::CONNECTIONS_ACTIVE);
                 open.increment(1);

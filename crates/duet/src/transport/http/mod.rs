@@ -12,6 +12,7 @@ mod limits;
 mod listener;
 mod mirrored;
 pub(crate) mod modern;
+mod outbox;
 mod peers;
 pub(crate) mod post;
 mod replicated;

@@ -1,11 +1,12 @@
 //! Handshake-era HTTP sessions: the table keyed by `Mcp-Session-Id`, each session bound to
 //! the principal that created it, where its server-initiated messages go (a Streamable
 //! HTTP session's to the log of its GET stream, `resume.rs`; a legacy SSE session's, its
-//! answers among them, to a bounded outbox its stream drains), the caps, and idle expiry.
+//! answers among them, to its [`Outbox`], which its stream drains), the caps, and idle expiry.
 //! A session made here is this replica's own; one adopted from another replica's record
 //! (`replicated.rs`) is a copy. One replica delivers a session's changes: the one holding
 //! its GET stream, or holding it last, else the one that made it ([`GetStream`]).
 
+use super::outbox::Outbox;
 use super::resume::{LogWriter, StreamName};
 use super::service::HttpShared;
 use crate::backplane::GetStream;
@@ -13,56 +14,11 @@ use crate::jsonrpc::{Sink, encode};
 use crate::layer::Principal;
 use crate::protocol::{Session, SessionSnapshot};
 use crate::signals::Transport;
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
-
-/// Messages kept for a legacy session whose stream is not reading; the oldest go first.
-pub const OUTBOX_CAPACITY: usize = 512;
-
-/// A legacy SSE session's messages (compact JSON lines) waiting for its stream.
-#[derive(Default)]
-pub struct Outbox {
-    queue: Mutex<VecDeque<String>>,
-    ready: Notify,
-    closed: AtomicBool,
-}
-
-impl Outbox {
-    pub fn push(&self, message: String) {
-        {
-            let mut q = self.queue.lock().unwrap_or_else(|p| p.into_inner());
-            if q.len() >= OUTBOX_CAPACITY {
-                q.pop_front();
-            }
-            q.push_back(message);
-        }
-        self.ready.notify_one();
-    }
-
-    /// The next message; `None` once the outbox is closed and drained.
-    pub async fn next(&self) -> Option<String> {
-        loop {
-            let notified = self.ready.notified();
-            if let Some(m) = self.queue.lock().unwrap_or_else(|p| p.into_inner()).pop_front() {
-                return Some(m);
-            }
-            if self.closed.load(Ordering::Acquire) {
-                return None;
-            }
-            notified.await;
-        }
-    }
-
-    pub fn close(&self) {
-        self.closed.store(true, Ordering::Release);
-        self.ready.notify_waiters();
-        self.ready.notify_one();
-    }
-}
 
 /// Which transport created the session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -387,21 +343,6 @@ mod tests {
 
     fn shared() -> Arc<HttpShared> {
         shared_of(Registry::new(ServerInfo::new("t", "1")))
-    }
-
-    #[tokio::test]
-    async fn outbox_drops_the_oldest() {
-        let o = Outbox::default();
-        for i in 0..(OUTBOX_CAPACITY + 2) {
-            o.push(i.to_string());
-        }
-        assert_eq!(o.next().await.as_deref(), Some("2"));
-        o.close();
-        let mut n = 1;
-        while o.next().await.is_some() {
-            n += 1;
-        }
-        assert_eq!(n, OUTBOX_CAPACITY);
     }
 
     #[tokio::test]
