@@ -32,7 +32,8 @@ pub fn canonicalize(uri: &str) -> Result<String, InvalidUri> {
 }
 
 /// Decodes the escapes of unreserved characters and uppercases the hex digits of the rest.
-/// A `%` that starts no escape is left as it is.
+/// A `%` that starts no escape is escaped itself (`%25`): left bare, it could start one with
+/// the characters a decoded escape puts after it (`%%61` would become `%a` and then `%A`).
 fn normalize_escapes(text: &str) -> String {
     let bytes = text.as_bytes();
     let mut out = String::with_capacity(text.len());
@@ -42,7 +43,7 @@ fn normalize_escapes(text: &str) -> String {
         out.push_str(&text[at..start]);
         let hex = bytes.get(start + 1..start + 3).filter(|h| h.iter().all(u8::is_ascii_hexdigit));
         let Some(hex) = hex else {
-            out.push('%');
+            out.push_str("%25");
             at = start + 1;
             continue;
         };
@@ -102,7 +103,8 @@ mod tests {
         assert_eq!(canonicalize("file:///a/%c3%bcber%20x").as_deref(), Ok("file:///a/%C3%BCber%20x"));
         assert_eq!(canonicalize("file:///a/b%2fc").as_deref(), Ok("file:///a/b%2Fc"), "an escaped slash is a name");
         assert_eq!(canonicalize("file:///a/%3F%23").as_deref(), Ok("file:///a/%3F%23"));
-        assert_eq!(canonicalize("file:///a/%zz%4").as_deref(), Ok("file:///a/%zz%4"), "not an escape: kept");
+        assert_eq!(canonicalize("file:///a/%zz%4").as_deref(), Ok("file:///a/%25zz%254"), "not an escape: escaped");
+        assert_eq!(canonicalize("file:///%%610").as_deref(), Ok("file:///%25a0"), "no escape made by decoding");
         assert_eq!(canonicalize("file:///a/my file").as_deref(), Ok("file:///a/my%20file"));
     }
 
