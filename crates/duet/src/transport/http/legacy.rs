@@ -272,7 +272,9 @@ fn reserve(session: &HttpSession, message: &Message) -> Result<Option<Reserved>,
 }
 
 /// Hands `message` to the session now; the future puts its answer in the `room` reserved
-/// for it on the stream.
+/// for it on the stream, or, for a message that held no request to reserve room for (one
+/// answered only with an error, such as `"jsonrpc": "1.0"`), where the session's
+/// unprompted messages go.
 fn deliver(
     session: Arc<HttpSession>,
     message: Message,
@@ -281,8 +283,11 @@ fn deliver(
 ) -> impl Future<Output = ()> {
     let answering = session.session.handle(message, None, Some(principal));
     async move {
-        if let (Some(answer), Some(room)) = (answering.await, room) {
-            room.answer(answer);
+        let Some(answer) = answering.await else { return };
+        match (room, &session.outbox) {
+            (Some(room), _) => room.answer(answer),
+            (None, Some(outbox)) => outbox.push(answer.to_line()),
+            (None, None) => {}
         }
     }
 }
