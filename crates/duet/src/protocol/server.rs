@@ -219,8 +219,10 @@ impl Server {
         &self.shared.info
     }
 
-    /// How many tasks of principal `principal` run on this replica.
-    pub(crate) fn running_tasks_of(&self, principal: &str) -> usize {
+    /// How many tasks of principal `principal` (its id) run on this replica: the HTTP
+    /// transport counts them as requests in flight, and so may a program admitting requests
+    /// of its own.
+    pub fn running_tasks_of(&self, principal: &str) -> usize {
         self.shared.tasks.running_for(principal)
     }
 
