@@ -6,6 +6,7 @@
 use crate::*;
 use duet::auth::{ProtectedResource, ScopeMap, TokenAuth};
 use std::sync::Arc;
+use tokio::io::AsyncWriteExt;
 
 const SCOPES: &str = r#"
     [tools]
@@ -156,5 +157,33 @@ async fn auth() {
         ),
     ];
     bench.run(rows).await;
+    bench.stop().await;
+}
+
+/// A POST without a token, answered 401 before its body has all arrived, says the connection
+/// closes: hyper ends it after the answer, and an OAuth client that reused it for its next
+/// request (the metadata, or the POST again with a token) lost that request ("Server
+/// disconnected without sending a response"). A 401 to a GET, which has no body, keeps the
+/// connection.
+#[tokio::test]
+async fn a_401_before_the_body_arrived_says_the_connection_closes() {
+    let auth = TokenAuth::from_specs(["tok-a"]).expect("token specs");
+    let bench = Bench::start(HttpConfig { auth: Some(Arc::new(auth)), ..config() }, Some("tok-a")).await;
+    let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n",
+        bench.ts.host(),
+        ping.len()
+    );
+    let mut stream = tokio::net::TcpStream::connect(bench.ts.addr).await.unwrap();
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let answer = read_response(&mut stream).await;
+    assert_eq!(answer.status(), 401, "{answer:?}");
+    assert_eq!(answer.header("connection"), Some("close"), "{answer:?}");
+    let get = format!("GET /mcp HTTP/1.1\r\nHost: {}\r\nAccept: text/event-stream\r\n\r\n", bench.ts.host());
+    let answer = raw_exchange(bench.ts.addr, get.into_bytes()).await;
+    assert_eq!(answer.status(), 401, "{answer:?}");
+    assert_eq!(answer.header("connection"), None, "{answer:?}");
     bench.stop().await;
 }

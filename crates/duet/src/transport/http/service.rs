@@ -233,7 +233,7 @@ impl HttpShared {
                 Ok(principal) => Some(principal),
                 Err(refused) => {
                     signals::rejected(refused.status().as_u16(), "auth");
-                    return *refused;
+                    return closing_unless_read(*refused, &body);
                 }
             },
         };
@@ -351,6 +351,18 @@ impl HttpShared {
             None => method_not_allowed(ALLOW_ENDPOINT),
         }
     }
+}
+
+/// `response`, saying the connection closes when it answers a request whose body may not
+/// all have arrived: hyper ends such a connection once the answer is sent, and a client
+/// reusing it would lose its next request ("Server disconnected"). The first request of an
+/// OAuth client is such a one (a POST without a token, answered 401); told, the client
+/// sends its next one on a new connection.
+fn closing_unless_read<B: http_body::Body>(mut response: Response<Body>, body: &B) -> Response<Body> {
+    if !body.is_end_stream() {
+        response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
+    }
+    response
 }
 
 /// 401 with a challenge: `Bearer realm="duet"` for static tokens, else one that points at
