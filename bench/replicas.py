@@ -223,9 +223,9 @@ def main():
     paths = argparse.Namespace(duet=a.duet_bin)
     try:
         store = procs.redis(a.redis_bin)
-        # Room for every listen stream on one server (the default caps are 512 connections,
-        # 256 from one address: every stream comes from this script's).
-        room = ["--max-connections", str(a.streams + 64), "--max-connections-per-peer", "0"]
+        # Room for every listen stream on one server (the default cap is 512 connections;
+        # duet_http turns the per-peer cap off, as every stream comes from this script).
+        room = ["--max-connections", str(a.streams + 64)]
         shared = ["--store", store, "--state-key-file", key, *room]
         alone = Server(Spec("alone", "duet", duet_http(paths, *room), "duet"))
         on_redis = Server(Spec("redis", "duet --store redis://…", duet_http(paths, *shared), "variant"))
