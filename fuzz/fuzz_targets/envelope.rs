@@ -7,8 +7,8 @@
 #![no_main]
 
 use duet::fuzzing::{EnvelopeError, era_of, read_envelope};
-use duet::message::Meta;
-use duet::protocol::{Era, Version};
+use duet::wire::message::Meta;
+use duet::wire::{Era, Version};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 

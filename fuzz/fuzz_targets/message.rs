@@ -10,7 +10,7 @@
 #![no_main]
 
 use duet::fuzzing::post_body;
-use duet::message::{Incoming, Message, Request};
+use duet::wire::message::{Incoming, Message, Request};
 use libfuzzer_sys::fuzz_target;
 use serde::de::IgnoredAny;
 use serde_json::Value;

@@ -23,7 +23,7 @@ impl Recorder {
         Recorder { version: version.to_string(), seen: Arc::default() }
     }
 
-    /// The sink to hand the engine (the same type as `duet::jsonrpc::Sink`).
+    /// The sink to hand the engine (the same type as `duet::wire::jsonrpc::Sink`).
     pub fn sink(&self) -> Arc<dyn Fn(Value) + Send + Sync> {
         let seen = self.seen.clone();
         Arc::new(move |message| seen.lock().unwrap().push(message))

@@ -3,10 +3,10 @@
 //! the `fuzzing` feature (off by default) and hidden from the docs, so the public API does
 //! not grow.
 
-use crate::message::Message;
-use crate::method::Method;
 use crate::mrtr::seal::{self, Sealer, StateKeys};
 use crate::transport::http::{modern, post, respond};
+use crate::wire::message::Message;
+use crate::wire::method::Method;
 use http::HeaderMap;
 use serde_json::Value;
 use std::time::Duration;

@@ -51,7 +51,6 @@
 
 pub mod auth;
 pub mod backplane;
-pub mod canonical_uri;
 mod client_ids;
 pub mod file_uri;
 #[cfg(feature = "fixtures")]
@@ -59,16 +58,14 @@ pub mod fixtures;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
-pub mod jsonrpc;
 pub mod layer;
-pub mod message;
-pub mod method;
 pub mod mrtr;
 pub mod protocol;
 pub mod signals;
 pub mod trace;
 pub mod transport;
 mod wakers;
+pub mod wire;
 
 /// What most programs need in one import.
 pub mod prelude {

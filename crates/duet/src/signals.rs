@@ -9,8 +9,8 @@
 //! `other`, a tool or prompt name is a label only once the layer found it, an error is its
 //! JSON-RPC code, and rejections name their cause from a fixed list.
 
-use crate::method::{Method, Primitive};
 use crate::protocol::Version;
+use crate::wire::method::{Method, Primitive};
 use hashbrown::{Equivalent, HashMap};
 use metrics::{Histogram, Label};
 use std::sync::{PoisonError, RwLock};
@@ -218,8 +218,8 @@ pub(crate) fn session_opened() {
 #[cfg(test)]
 mod tests {
     use super::{ErrorType, Operation, OperationHistograms, Transport};
-    use crate::method::{Method, Primitive};
     use crate::protocol::Version;
+    use crate::wire::method::{Method, Primitive};
     use metrics::{Counter, Gauge, Histogram, HistogramFn, Key, KeyName, Metadata, Recorder, SharedString, Unit};
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::{Arc, Mutex};

@@ -23,10 +23,10 @@
 //!
 //! [`ServerOptions::tracer`]: crate::protocol::ServerOptions
 
-use crate::message::{Incoming, Message, Meta, Notification, Request};
-use crate::method::{Method, Primitive};
 use crate::protocol::ServerOptions;
 use crate::signals::{ErrorType, Operation};
+use crate::wire::message::{Incoming, Message, Meta, Notification, Request};
+use crate::wire::method::{Method, Primitive};
 #[cfg(feature = "http")]
 use http::{HeaderMap, HeaderName};
 use serde_json::Value;
@@ -322,9 +322,9 @@ mod otel {
     use super::request_span::RequestError;
     use super::tracer::{Recording, Tracer};
     use super::{TraceContext, names};
-    use crate::message::Message;
-    use crate::method::Primitive;
     use crate::signals::{ErrorType, Operation, Transport};
+    use crate::wire::message::Message;
+    use crate::wire::method::Primitive;
     use opentelemetry::Context;
     use opentelemetry::propagation::{Extractor, TextMapPropagator};
     use opentelemetry::trace::{SpanContext, SpanId, Status, TraceContextExt, TraceFlags, TraceId, TraceState};

@@ -15,8 +15,9 @@ use duet::layer::{
     Content, HandlerError, Json, Principal, PromptMessage, PromptResult, PromptSpec, Registry, RequestCx,
     ResourceContents, ResourceSpec, ServerInfo, TemplateSpec, ToolResult, ToolSpec, local,
 };
-use duet::protocol::{Server, ServerOptions, Version};
+use duet::protocol::{Server, ServerOptions};
 use duet::transport::http::{HttpConfig, HttpServer};
+use duet::wire::Version;
 use futures::FutureExt;
 use opentelemetry::trace::TraceContextExt;
 use otel_support::{SpanRecorder, traced_call};

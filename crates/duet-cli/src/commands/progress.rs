@@ -2,7 +2,7 @@
 //! when stderr is a terminal (indicatif), plain lines (`progress 1/3: step 1`) otherwise,
 //! so a log or a script reads them too. stdout keeps the result alone.
 
-use duet::jsonrpc::Sink;
+use duet::wire::jsonrpc::Sink;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::Value;
 use std::io::IsTerminal as _;

@@ -16,7 +16,7 @@ use crate::layer::{
     Prompt, PromptArgs, PromptResult, Reply, RequestCx, Resource, ResourceContents, ResourcePage, ResourceTemplate,
     ServerInfo, TaskSupport, Tool, ToolArgs, ToolResult,
 };
-use crate::method::Primitive;
+use crate::wire::method::Primitive;
 use async_trait::async_trait;
 use std::sync::Arc;
 

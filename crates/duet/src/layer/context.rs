@@ -5,8 +5,9 @@
 //! request.
 
 use super::roots::{ClientRoots, RootsSource};
-use crate::jsonrpc::{RequestId, Sink, notification};
 use crate::layer::{LogLevel, Principal};
+use crate::wire::jsonrpc::{RequestId, Sink, notification};
+use crate::wire::method::Method;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -297,7 +298,7 @@ impl<S> RequestCx<S> {
         if let Some(message) = message.filter(|m| !m.is_empty()) {
             params.insert("message".into(), Value::from(message));
         }
-        notify(notification("notifications/progress", Some(Value::Object(params))));
+        notify(notification(Method::Progress.as_str(), Some(Value::Object(params))));
     }
 
     /// Sends a log message to the client when `level` reaches the client's threshold.
@@ -317,7 +318,7 @@ impl<S> RequestCx<S> {
             params.insert("logger".into(), Value::from(logger));
         }
         params.insert("data".into(), data.into());
-        notify(notification("notifications/message", Some(Value::Object(params))));
+        notify(notification(Method::LogMessage.as_str(), Some(Value::Object(params))));
     }
 
     /// Resolves when the client cancels the request (or goes away).

@@ -2,6 +2,7 @@
 //! Both eras share this one shape, so a handler is written once.
 
 use super::schema_for;
+use crate::wire::method::Method;
 use schemars::JsonSchema;
 use serde_json::{Map, Value, json};
 
@@ -50,23 +51,23 @@ impl InputRequired {
     /// schema).
     pub fn elicit_schema(self, key: impl Into<String>, message: impl Into<String>, requested_schema: Value) -> Self {
         let params = json!({"mode": "form", "message": message.into(), "requestedSchema": requested_schema});
-        self.request(key, "elicitation/create", params)
+        self.request(key, Method::ElicitationCreate.as_str(), params)
     }
 
     /// Asks the user to visit a URL (for anything that must not pass through the client).
     pub fn elicit_url(self, key: impl Into<String>, message: impl Into<String>, url: impl Into<String>) -> Self {
         let params = json!({"mode": "url", "message": message.into(), "url": url.into()});
-        self.request(key, "elicitation/create", params)
+        self.request(key, Method::ElicitationCreate.as_str(), params)
     }
 
     /// Asks the client's model for a completion (`sampling/createMessage` params).
     pub fn sample(self, key: impl Into<String>, params: Value) -> Self {
-        self.request(key, "sampling/createMessage", params)
+        self.request(key, Method::SamplingCreateMessage.as_str(), params)
     }
 
     /// Asks for the client's roots.
     pub fn roots(self, key: impl Into<String>) -> Self {
-        self.request(key, "roots/list", json!({}))
+        self.request(key, Method::RootsList.as_str(), json!({}))
     }
 
     /// State the handler gets back on its next run (sealed when it travels via the client).

@@ -8,7 +8,8 @@
 pub mod idempotency;
 pub mod seal;
 
-use crate::jsonrpc::{RpcError, code};
+use crate::wire::jsonrpc::{RpcError, code};
+use crate::wire::method::Method;
 use serde_json::{Map, Value, json};
 
 /// The error of a request that needs the client capabilities `required` (as
@@ -30,8 +31,8 @@ pub fn missing_capabilities(requests: &Map<String, Value>, declared: &Value) -> 
     let mut missing = Map::new();
     for request in requests.values() {
         let params = request.get("params");
-        match request.get("method").and_then(Value::as_str) {
-            Some("elicitation/create") => {
+        match request.get("method").and_then(Value::as_str).map(Method::parse) {
+            Some(Method::ElicitationCreate) => {
                 let url_mode = params.and_then(|p| p.get("mode")).and_then(Value::as_str) == Some("url");
                 let elicitation = declared.get("elicitation").and_then(Value::as_object);
                 let ok = match (elicitation, url_mode) {
@@ -43,10 +44,10 @@ pub fn missing_capabilities(requests: &Map<String, Value>, declared: &Value) -> 
                     missing.insert("elicitation".into(), if url_mode { json!({"url": {}}) } else { json!({}) });
                 }
             }
-            Some("sampling/createMessage") if declared.get("sampling").is_none() => {
+            Some(Method::SamplingCreateMessage) if declared.get("sampling").is_none() => {
                 missing.insert("sampling".into(), json!({}));
             }
-            Some("roots/list") if declared.get("roots").is_none() => {
+            Some(Method::RootsList) if declared.get("roots").is_none() => {
                 missing.insert("roots".into(), json!({}));
             }
             _ => {}

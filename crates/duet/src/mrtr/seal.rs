@@ -6,7 +6,7 @@
 //! random nonce of its own, which names it: the engine spends a state that comes back with
 //! answers once (`protocol/methods/input.rs`), so a replay cannot run its request again.
 
-use crate::method::{Method, Primitive};
+use crate::wire::method::{Method, Primitive};
 use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use chacha20poly1305::aead::{Aead, KeyInit};

@@ -4,17 +4,17 @@
 
 use super::envelope::Terms;
 use super::owed::panic_text;
+use super::render::{self, CacheHints, Stamp};
 use super::roots::FromSession;
 use super::server::Shared;
 use super::session::SessionShared;
 use super::tasks::TaskCx;
-use super::wire::{self, CacheHints, Stamp};
 use super::{Version, methods};
-use crate::jsonrpc::{Rendered, RequestId, Response, RpcError, Sink};
 use crate::layer::{ClientRoots, Principal, RequestCx, RootsSource, TaskLink};
-use crate::message::{Meta, Request};
-use crate::method::{Method, Primitive};
 use crate::signals::{ErrorType, Operation, Transport};
+use crate::wire::jsonrpc::{Rendered, RequestId, Response, RpcError, Sink};
+use crate::wire::message::{Meta, Request};
+use crate::wire::method::{Method, Primitive};
 use futures::FutureExt;
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -198,17 +198,17 @@ impl<'a> Call<'a> {
     /// stamped on 2026-07-28.
     pub fn complete(&self, body: impl Serialize, own_meta: Option<&Map<String, Value>>) -> Result<Rendered, RpcError> {
         let cache = self.method.traits().cacheable.then(|| self.cache_hints());
-        wire::render(body, own_meta, self.stamp("complete", cache))
+        render::render(body, own_meta, self.stamp("complete", cache))
     }
 
     /// Renders the 2026 `input_required` result of a multi round-trip request.
     pub fn input_required(&self, body: impl Serialize) -> Result<Rendered, RpcError> {
-        wire::render(body, None, self.stamp("input_required", None))
+        render::render(body, None, self.stamp("input_required", None))
     }
 
     /// Renders the 2026 `CreateTaskResult` of a request that runs on as a task.
     pub fn task_created(&self, body: impl Serialize) -> Result<Rendered, RpcError> {
-        wire::render(body, None, self.stamp("task", None))
+        render::render(body, None, self.stamp("task", None))
     }
 
     fn stamp(&self, result_type: &'static str, cache: Option<CacheHints>) -> Option<Stamp<'a>> {

@@ -1,7 +1,7 @@
 //! Cursor pagination of the four list methods. A cursor is the URL-safe base64 (no
 //! padding) of `{"k": kind, "o": offset}`; it is opaque to clients.
 
-use crate::jsonrpc::RpcError;
+use crate::wire::jsonrpc::RpcError;
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde_json::{Value, json};

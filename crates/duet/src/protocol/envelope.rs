@@ -3,22 +3,13 @@
 //! capabilities, and optionally a log level (client info is not kept). The envelope is read
 //! once per request into the [`Terms`] the request runs under.
 
-use super::{Era, Version};
-use crate::jsonrpc::{RpcError, code};
 use crate::layer::{LogLevel, NO_CAPABILITIES};
-use crate::message::Meta;
+use crate::wire::jsonrpc::{RpcError, code};
+use crate::wire::key;
+use crate::wire::message::Meta;
+use crate::wire::{Era, Version};
 use serde_json::{Value, json};
 use std::sync::Arc;
-
-/// Keys of the 2026 `_meta` envelope, for a program that builds requests itself.
-pub mod key {
-    pub const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
-    pub const CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
-    pub const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
-    pub const LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
-    pub const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
-    pub const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
-}
 
 /// What a request runs under: its protocol version, what its client can do, and the lowest
 /// log level the client wants to hear. A 2026-07-28 request carries them in its envelope; a

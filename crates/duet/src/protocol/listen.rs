@@ -7,12 +7,13 @@
 //! the stream's principal see that resource ([`Layer::may_see_resource`]): following a
 //! directory does not reveal the guarded files below it.
 
-use super::envelope::key;
 use super::subscribed::{Bounds, Subscribed};
 use super::tasks::TaskRecord;
-use crate::jsonrpc::{RequestId, RpcError, Sink, notification};
 use crate::layer::{Change, Layer, Principal};
 use crate::signals;
+use crate::wire::jsonrpc::{RequestId, RpcError, Sink, notification};
+use crate::wire::key;
+use crate::wire::method::Method;
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -85,13 +86,13 @@ impl Filter {
 /// The wire notification of a change, with extra params (such as a subscription id).
 pub fn change_notification(change: &Change, meta: Option<Map<String, Value>>) -> Value {
     let (method, mut params) = match change {
-        Change::ToolsChanged => ("notifications/tools/list_changed", Map::new()),
-        Change::PromptsChanged => ("notifications/prompts/list_changed", Map::new()),
-        Change::ResourcesChanged => ("notifications/resources/list_changed", Map::new()),
+        Change::ToolsChanged => (Method::ToolsListChanged.as_str(), Map::new()),
+        Change::PromptsChanged => (Method::PromptsListChanged.as_str(), Map::new()),
+        Change::ResourcesChanged => (Method::ResourcesListChanged.as_str(), Map::new()),
         Change::ResourceUpdated(uri) => {
             let mut p = Map::new();
             p.insert("uri".into(), Value::from(uri.as_str()));
-            ("notifications/resources/updated", p)
+            (Method::ResourcesUpdated.as_str(), p)
         }
     };
     if let Some(meta) = meta {
@@ -148,7 +149,7 @@ fn task_notification(record: &TaskRecord, id: &RequestId) -> Value {
         _ => Map::new(),
     };
     params.insert("_meta".into(), Value::Object(subscription_meta(id)));
-    notification("notifications/tasks", Some(Value::Object(params)))
+    notification(Method::TaskStatus.as_str(), Some(Value::Object(params)))
 }
 
 /// The open listen streams of one server.
@@ -220,7 +221,7 @@ impl Listens {
         let key = self.next.fetch_add(1, Ordering::Relaxed);
         let ack = json!({"notifications": filter.honoured(), "_meta": subscription_meta(id)});
         // Acknowledged before any change or task status can reach the stream.
-        notify(notification("notifications/subscriptions/acknowledged", Some(ack)));
+        notify(notification(Method::SubscriptionsAcknowledged.as_str(), Some(ack)));
         let mut entry = Entry { filter, id: id.clone(), who, notify: notify.clone(), sent: HashMap::new() };
         for task in &tasks {
             entry.send_task(task);

@@ -4,9 +4,9 @@
 //! shared by every response that sends the page.
 
 use super::Version;
-use crate::jsonrpc::{Rendered, RpcError};
 use crate::layer::Listing;
 use crate::layer::memo::PerListing;
+use crate::wire::jsonrpc::{Rendered, RpcError};
 
 /// How many pages the cache keeps before starting over. The pages of listings that are gone
 /// are dropped whenever a page is rendered.

@@ -19,8 +19,9 @@
 
 use super::Era;
 use super::session::SessionShared;
-use crate::jsonrpc::Sink;
 use crate::layer::{ClientRoot, ClientRoots, RootsSource};
+use crate::wire::jsonrpc::Sink;
+use crate::wire::method::Method;
 use async_trait::async_trait;
 use serde::Deserialize;
 use std::sync::Arc;
@@ -179,7 +180,7 @@ impl SessionShared {
     async fn ask_roots(&self, sink: &Sink) -> Result<Arc<[ClientRoot]>, String> {
         let limit = self.server.options().roots_timeout;
         let answer = tokio::select! {
-            answer = self.ask(sink, "roots/list", None, limit) => answer.map_err(|e| e.to_string())?,
+            answer = self.ask(sink, Method::RootsList.as_str(), None, limit) => answer.map_err(|e| e.to_string())?,
             _ = self.closed.cancelled() => return Err("the session ended".into()),
         };
         let mut listed: ListRootsResult =

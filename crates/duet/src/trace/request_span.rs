@@ -4,7 +4,8 @@
 //! an exporter of its own can write it straight to the wire; [`RequestSpan::to_span_data`]
 //! gives it to any of the SDK's span processors.
 
-use crate::jsonrpc::RequestId;
+use crate::wire::jsonrpc::RequestId;
+use crate::wire::method::Method;
 use opentelemetry::trace::{Event, Link, SpanContext, SpanId, SpanKind, Status};
 use opentelemetry::{InstrumentationScope, KeyValue};
 use opentelemetry_sdk::trace::{SpanData, SpanEvents, SpanLinks};
@@ -138,7 +139,7 @@ impl RequestSpan {
         let known = [
             ("mcp.protocol.version", self.protocol_version),
             ("network.transport", self.transport),
-            ("gen_ai.operation.name", (self.method == "tools/call").then_some("execute_tool")),
+            ("gen_ai.operation.name", (self.method == Method::ToolsCall.as_str()).then_some("execute_tool")),
         ];
         each_present(known, &mut f);
     }

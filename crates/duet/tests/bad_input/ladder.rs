@@ -4,7 +4,7 @@
 //! the 2026 path, and params the methods refuse.
 
 use crate::*;
-use duet::protocol::key::LOG_LEVEL;
+use duet::wire::key::LOG_LEVEL;
 
 #[tokio::test]
 async fn ladder() {

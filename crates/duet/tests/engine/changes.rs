@@ -3,8 +3,8 @@
 
 use crate::client::{Client, Recorder, testkit_server};
 use duet::layer::{Change, Principal};
-use duet::message::Message;
-use duet::protocol::Version;
+use duet::wire::Version;
+use duet::wire::message::Message;
 use serde_json::{Value, json};
 use std::sync::Arc;
 

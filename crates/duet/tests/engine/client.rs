@@ -4,10 +4,11 @@
 //! test can forget to.
 
 use duet::fixtures::testkit;
-use duet::jsonrpc::{RequestId, Response, RpcError, Sink};
 use duet::layer::{ChangeFeed, Principal};
-use duet::message::Message;
-use duet::protocol::{Server, ServerOptions, Session, Version};
+use duet::protocol::{Server, ServerOptions, Session};
+use duet::wire::Version;
+use duet::wire::jsonrpc::{RequestId, Response, RpcError, Sink};
+use duet::wire::message::Message;
 pub use duet_testing::Recorder;
 use duet_testing::Schemas;
 use serde_json::{Map, Value, json};

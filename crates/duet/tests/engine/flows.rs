@@ -4,7 +4,7 @@
 
 use crate::client::{Client, Recorder, methods, names, params_of, texts};
 use duet::layer::Principal;
-use duet::protocol::Version;
+use duet::wire::Version;
 use serde_json::{Value, json};
 
 pub async fn everyday_requests(client: &Client) {

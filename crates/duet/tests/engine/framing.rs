@@ -3,9 +3,9 @@
 //! every bad message the session keeps answering.
 
 use crate::client::{Client, MODERN, enveloped, testkit_server};
-use duet::jsonrpc::{RequestId, Response};
-use duet::message::Message;
-use duet::protocol::Version;
+use duet::wire::Version;
+use duet::wire::jsonrpc::{RequestId, Response};
+use duet::wire::message::Message;
 use serde_json::{Value, json};
 
 /// The one response to `message`: its id, code and message.

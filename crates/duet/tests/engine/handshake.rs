@@ -8,7 +8,8 @@ use crate::client::{
 };
 use crate::flows::everyday_requests;
 use duet::layer::{HandlerError, Principal, Registry, ServerInfo, ToolResult, ToolSpec};
-use duet::protocol::{Server, ServerOptions, Version};
+use duet::protocol::{Server, ServerOptions};
+use duet::wire::Version;
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
 
@@ -210,7 +211,7 @@ async fn a_request_sink_gets_every_request_notification() {
 async fn start_sleepy(
     client: &Arc<Client>,
     id: &str,
-) -> tokio::task::JoinHandle<Option<duet::message::Message<duet::jsonrpc::Response>>> {
+) -> tokio::task::JoinHandle<Option<duet::wire::message::Message<duet::wire::jsonrpc::Response>>> {
     let before = client.session.inflight();
     let message =
         client.message_with_id(json!(id), "tools/call", json!({"name": "sleepy", "arguments": {"seconds": 30}}));

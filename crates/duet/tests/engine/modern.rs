@@ -7,13 +7,14 @@ use crate::client::{
     testkit_capabilities, testkit_server_info, testkit_server_with,
 };
 use crate::flows::everyday_requests;
-use duet::jsonrpc::{Response, RpcError};
 use duet::layer::{
     Change, HandlerError, InputRequired, Principal, Registry, Reply, RequestCx, ResourceContents, ResourceSpec,
     ServerInfo, ToolResult, ToolSpec,
 };
-use duet::message::Message;
-use duet::protocol::{CacheHints, Server, ServerOptions, Version};
+use duet::protocol::{CacheHints, Server, ServerOptions};
+use duet::wire::Version;
+use duet::wire::jsonrpc::{Response, RpcError};
+use duet::wire::message::Message;
 use serde_json::{Value, json};
 use std::sync::Arc;
 

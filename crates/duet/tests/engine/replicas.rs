@@ -7,7 +7,8 @@ use crate::client::{Client, MODERN, SUBSCRIPTION_ID, bounded};
 use duet::backplane::Backplane;
 use duet::fixtures::testkit;
 use duet::layer::{Change, ChangeFeed};
-use duet::protocol::{Server, ServerOptions, Version};
+use duet::protocol::{Server, ServerOptions};
+use duet::wire::Version;
 use serde_json::{Value, json};
 use std::sync::Arc;
 

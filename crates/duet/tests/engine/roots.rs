@@ -6,7 +6,8 @@
 //! client asks through the request; a copy on another replica that is behind asks again.
 
 use crate::client::{Client, MODERN, bounded, testkit_server_with};
-use duet::protocol::{Server, ServerOptions, Version};
+use duet::protocol::{Server, ServerOptions};
+use duet::wire::Version;
 use duet_testing::Recorder;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
@@ -48,8 +49,8 @@ fn said(answer: &Value) -> String {
 }
 
 /// What the `client_roots` tool said in the response to a call sent through a stream.
-fn said_in(response: Option<duet::message::Message<duet::jsonrpc::Response>>) -> String {
-    let Some(duet::message::Message::One(response)) = response else { panic!("one response expected") };
+fn said_in(response: Option<duet::wire::message::Message<duet::wire::jsonrpc::Response>>) -> String {
+    let Some(duet::wire::message::Message::One(response)) = response else { panic!("one response expected") };
     said(&response.into_value().expect("the call succeeds")["structuredContent"])
 }
 

@@ -5,7 +5,8 @@
 
 use crate::client::{Client, MODERN, assert_error, testkit_server};
 use duet::layer::{Registry, ServerInfo, SkillSpec};
-use duet::protocol::{Server, ServerOptions, Version};
+use duet::protocol::{Server, ServerOptions};
+use duet::wire::Version;
 use serde_json::{Value, json};
 use std::sync::Arc;
 

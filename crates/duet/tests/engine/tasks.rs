@@ -8,12 +8,13 @@
 
 use crate::client::{Client, MODERN, Recorder, SUBSCRIPTION_ID, bounded, enveloped, eventually, texts};
 use duet::backplane::Backplane;
-use duet::jsonrpc::{Response, RpcError};
 use duet::layer::{
     Elicited, InputRequired, Principal, Registry, Reply, RequestCx, ServerInfo, TaskSupport, ToolResult, ToolSpec,
 };
-use duet::message::Message;
-use duet::protocol::{Server, ServerOptions, TaskOptions, Version};
+use duet::protocol::{Server, ServerOptions, TaskOptions};
+use duet::wire::Version;
+use duet::wire::jsonrpc::{Response, RpcError};
+use duet::wire::message::Message;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -31,10 +31,10 @@ pub use raw::{RawResponse, raw_answer, raw_exchange, read_response, read_until_c
 pub use server::TestServer;
 pub use sse::{EventStream, SseEvent};
 
-pub use duet::protocol::key::{
+use duet::transport::http::HttpConfig;
+pub use duet::wire::key::{
     CLIENT_CAPABILITIES as CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION as PROTOCOL_VERSION_KEY, SUBSCRIPTION_ID,
 };
-use duet::transport::http::HttpConfig;
 use reqwest::header::HeaderMap;
 use serde_json::{Map, Value, json};
 use std::future::Future;

@@ -5,8 +5,8 @@
 
 use super::registry_in;
 use duet::layer::{Layer, Principal, TaskSupport};
-use duet::message::Message;
 use duet::protocol::{Server, ServerOptions};
+use duet::wire::message::Message;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;

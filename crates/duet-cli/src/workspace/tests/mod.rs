@@ -14,10 +14,11 @@ mod watching;
 mod writing;
 
 use super::{Access, Workspace};
-use duet::jsonrpc::{RpcError, Sink};
 use duet::layer::{Layer, LayerError, Principal, Reply, RequestCx, ResourceContents, ToolResult};
-use duet::message::Message;
-use duet::protocol::{Server, ServerOptions, Session, Version};
+use duet::protocol::{Server, ServerOptions, Session};
+use duet::wire::Version;
+use duet::wire::jsonrpc::{RpcError, Sink};
+use duet::wire::message::Message;
 pub use duet_testing::Recorder;
 use duet_testing::Schemas;
 use serde_json::{Value, json};

@@ -9,10 +9,10 @@
 use super::Call;
 use super::input::{self, Resumed};
 use super::tools::failure;
-use crate::jsonrpc::{Rendered, RpcError, code};
 use crate::layer::{Reply, RequestCx, TaskLink, TaskSupport};
+use crate::protocol::render::{self, Stamp};
 use crate::protocol::tasks::{self, Finished, Job, LegacyTask, Run};
-use crate::protocol::wire::{self, Stamp};
+use crate::wire::jsonrpc::{Rendered, RpcError, code};
 use futures::FutureExt;
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -148,7 +148,7 @@ fn invoker(call: &Call<'_>, name: &str, arguments: &Value) -> Box<dyn Fn(Request
                 cache: None,
                 server_info: &shared.info_rendered,
             });
-            let rendered = wire::render(wire::tool_result(&result, version), result.meta.as_ref(), stamp)?;
+            let rendered = render::render(render::tool_result(&result, version), result.meta.as_ref(), stamp)?;
             Ok(Reply::Complete(Finished { result: rendered, tool_error: result.is_error }))
         }
         .boxed()

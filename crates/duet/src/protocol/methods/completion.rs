@@ -2,8 +2,8 @@
 
 use super::Call;
 use super::prompts::string_arguments;
-use crate::jsonrpc::{Rendered, RpcError};
 use crate::layer::{Completion, CompletionArg, CompletionRef};
+use crate::wire::jsonrpc::{Rendered, RpcError};
 use serde::Serialize;
 use serde_json::Value;
 

@@ -8,12 +8,12 @@
 //! [`once_per_state`]).
 
 use super::Call;
-use crate::jsonrpc::{Rendered, RpcError, code};
 use crate::layer::{InputRequired, LayerError, Reply, RequestCx};
 use crate::mrtr::idempotency::{OnceError, once_under};
 use crate::mrtr::seal::Binding;
 use crate::mrtr::{missing_capabilities, missing_capability_error};
 use crate::signals;
+use crate::wire::jsonrpc::{Rendered, RpcError, code};
 use futures::FutureExt;
 use serde::Serialize;
 use serde_json::{Map, Value};

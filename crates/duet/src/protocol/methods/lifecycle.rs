@@ -2,11 +2,11 @@
 //! on 2026-07-28, and the capabilities both declare.
 
 use super::Call;
-use crate::jsonrpc::{Rendered, RpcError};
 use crate::layer::{LogLevel, ServerInfo, TaskSupport, skill};
+use crate::protocol::render::Empty;
 use crate::protocol::tasks;
-use crate::protocol::wire::Empty;
 use crate::protocol::{Era, Version};
+use crate::wire::jsonrpc::{Rendered, RpcError};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 use std::sync::Arc;

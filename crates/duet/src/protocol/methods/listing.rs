@@ -4,10 +4,10 @@
 //! pages are rendered as the layer makes them, each time.
 
 use super::Call;
-use crate::jsonrpc::{Rendered, RpcError};
 use crate::layer::{ClientRoots, Listing};
 use crate::protocol::cursor;
-use crate::protocol::wire::{self, Page};
+use crate::protocol::render::{self, Page};
+use crate::wire::jsonrpc::{Rendered, RpcError};
 use serde::Serialize;
 use serde_json::Value;
 use std::borrow::Cow;
@@ -39,7 +39,7 @@ pub(super) fn plain<T: Serialize>(call: &Call<'_>) -> impl FnOnce(Page<'_, T>) -
 pub(super) fn tools(call: &Call<'_>) -> Result<Rendered, RpcError> {
     let all = call.shared.layer.tools(&call.principal);
     page(call, "tools", "tools", all, |page| {
-        let shaped: Vec<Cow<_>> = page.items.iter().map(|t| wire::tool(t, call.version())).collect();
+        let shaped: Vec<Cow<_>> = page.items.iter().map(|t| render::tool(t, call.version())).collect();
         call.complete(Page { key: page.key, items: &shaped, next_cursor: page.next_cursor }, None)
     })
 }

@@ -14,9 +14,9 @@ mod tasks;
 mod tools;
 
 use super::call::Call;
-use super::wire::Empty;
-use crate::jsonrpc::{Rendered, RpcError};
-use crate::method::Method;
+use super::render::Empty;
+use crate::wire::jsonrpc::{Rendered, RpcError};
+use crate::wire::method::Method;
 use serde_json::Value;
 
 /// Runs the method of `call` into its rendered result. Each method that waits runs boxed, so
@@ -24,7 +24,7 @@ use serde_json::Value;
 /// holds its request's future for as long as it is open.
 pub(crate) async fn dispatch(call: &Call<'_>) -> Result<Rendered, RpcError> {
     let method = &call.method;
-    if !method.in_era(call.modern()) {
+    if !method.served_in(call.modern()) {
         return Err(RpcError::method_not_found(method.as_str()));
     }
     match method {
@@ -51,10 +51,22 @@ pub(crate) async fn dispatch(call: &Call<'_>) -> Result<Rendered, RpcError> {
         Method::TasksCancel => Box::pin(tasks::cancel(call)).await,
         Method::TasksResult => Box::pin(tasks::result(call)).await,
         Method::TasksList => Box::pin(tasks::list(call)).await,
-        // Notifications sent as requests, and methods no era has.
-        Method::Initialized | Method::Cancelled | Method::RootsListChanged | Method::Other(_) => {
-            Err(RpcError::method_not_found(method.as_str()))
-        }
+        // Notifications sent as requests, what the server sends, and methods no era has.
+        Method::Initialized
+        | Method::Cancelled
+        | Method::RootsListChanged
+        | Method::ElicitationCreate
+        | Method::SamplingCreateMessage
+        | Method::RootsList
+        | Method::Progress
+        | Method::LogMessage
+        | Method::ToolsListChanged
+        | Method::PromptsListChanged
+        | Method::ResourcesListChanged
+        | Method::ResourcesUpdated
+        | Method::TaskStatus
+        | Method::SubscriptionsAcknowledged
+        | Method::Other(_) => Err(RpcError::method_not_found(method.as_str())),
     }
 }
 
@@ -68,5 +80,5 @@ fn required_str<'a>(call: &'a Call<'_>, name: &str) -> Result<&'a str, RpcError>
 
 /// For resources and prompts, input that could not be had is an internal error.
 fn input_failed(message: String) -> RpcError {
-    RpcError::new(crate::jsonrpc::code::INTERNAL_ERROR, message)
+    RpcError::new(crate::wire::jsonrpc::code::INTERNAL_ERROR, message)
 }

@@ -1,9 +1,9 @@
 //! `prompts/get`: arguments are strings (numbers and booleans are accepted as their text).
 
 use super::{Call, input, required_str};
-use crate::jsonrpc::{Rendered, RpcError};
 use crate::layer::PromptResult;
-use crate::protocol::wire;
+use crate::protocol::render;
+use crate::wire::jsonrpc::{Rendered, RpcError};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -16,7 +16,7 @@ pub(super) async fn get(call: &Call<'_>) -> Result<Rendered, RpcError> {
     let finish = |done: Result<PromptResult, String>| {
         call.found.ran(false);
         let result = done.map_err(super::input_failed)?;
-        call.complete(wire::prompt_result(&result, call.version()), None)
+        call.complete(render::prompt_result(&result, call.version()), None)
     };
     input::run(call, name, &arguments, invoke, |e| e.to_rpc(), finish).await
 }

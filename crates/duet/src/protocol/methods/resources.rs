@@ -2,8 +2,8 @@
 //! 2026-07-28, with the URI in `data` either way.
 
 use super::{Call, input, required_str};
-use crate::jsonrpc::{Rendered, RpcError, code};
 use crate::layer::{LayerError, ResourceContents};
+use crate::wire::jsonrpc::{Rendered, RpcError, code};
 use serde::Serialize;
 use serde_json::{Value, json};
 

@@ -4,8 +4,8 @@
 
 use super::listing::{page, plain};
 use super::{Call, required_str};
-use crate::jsonrpc::{Rendered, RpcError};
 use crate::layer::{Listing, Skill};
+use crate::wire::jsonrpc::{Rendered, RpcError};
 use serde::Serialize;
 use serde_json::json;
 

@@ -3,10 +3,10 @@
 //! follow the caller's tasks, with the tasks extension).
 
 use super::{Call, required_str};
-use crate::jsonrpc::{Rendered, RpcError};
 use crate::protocol::listen::Filter;
+use crate::protocol::render::Empty;
 use crate::protocol::tasks::{self, TaskRecord};
-use crate::protocol::wire::Empty;
+use crate::wire::jsonrpc::{Rendered, RpcError};
 use serde_json::Value;
 
 /// Tasks one listen stream may follow.

@@ -8,10 +8,10 @@
 //! than task ids have (the store is not asked).
 
 use super::{Call, required_str};
-use crate::jsonrpc::{Rendered, RpcError, code};
 use crate::protocol::cursor;
+use crate::protocol::render::{Empty, Page};
 use crate::protocol::tasks::{self, Status, TaskRecord};
-use crate::protocol::wire::{Empty, Page};
+use crate::wire::jsonrpc::{Rendered, RpcError, code};
 use serde_json::{Map, Value, json};
 
 /// The `_meta` key that ties a 2025-11-25 message to its task.

@@ -3,9 +3,9 @@
 //! an unknown tool is a protocol error.
 
 use super::{Call, as_task, input, required_str};
-use crate::jsonrpc::{Rendered, RpcError};
 use crate::layer::{LayerError, ToolResult};
-use crate::protocol::wire;
+use crate::protocol::render;
+use crate::wire::jsonrpc::{Rendered, RpcError};
 use serde_json::{Map, Value, json};
 
 pub(super) async fn call(call: &Call<'_>) -> Result<Rendered, RpcError> {
@@ -25,7 +25,7 @@ pub(super) async fn call(call: &Call<'_>) -> Result<Rendered, RpcError> {
     let finish = |done: Result<ToolResult, String>| {
         let result = done.unwrap_or_else(ToolResult::error);
         call.found.ran(result.is_error);
-        call.complete(wire::tool_result(&result, call.version()), result.meta.as_ref())
+        call.complete(render::tool_result(&result, call.version()), result.meta.as_ref())
     };
     input::run(call, name, arguments, invoke, |e| failure(name, e), finish).await
 }

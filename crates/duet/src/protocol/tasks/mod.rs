@@ -20,12 +20,12 @@ pub(crate) use runner::spawn;
 
 use crate::backplane::{Keys, StoreError};
 use crate::client_ids;
-use crate::jsonrpc::{Rendered, RequestId, RpcError, code};
 use crate::layer::{LayerError, LogLevel, Principal, Reply, RequestCx, RootsSource, TaskLink};
 use crate::protocol::Version;
 use crate::protocol::server::Shared;
 use crate::signals;
 use crate::wakers::Wakers;
+use crate::wire::jsonrpc::{Rendered, RequestId, RpcError, code};
 use futures::future::BoxFuture;
 use running::Running;
 use serde_json::{Map, Value, json};

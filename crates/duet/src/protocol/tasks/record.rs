@@ -3,8 +3,8 @@
 //! inlined) and 2025-11-25's `Task` (`ttl` and `pollInterval`; the result comes from
 //! `tasks/result`).
 
-use crate::jsonrpc::RpcError;
 use crate::protocol::Version;
+use crate::wire::jsonrpc::RpcError;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};

@@ -8,11 +8,11 @@
 
 use super::record::{Status, TaskRecord};
 use super::{Finished, Job, Run, Slot, Tasks};
-use crate::jsonrpc::{RpcError, code};
 use crate::layer::Reply;
 use crate::mrtr::{missing_capabilities, missing_capability_error};
 use crate::protocol::owed::panic_text;
 use crate::protocol::server::Shared;
+use crate::wire::jsonrpc::{RpcError, code};
 use futures::FutureExt;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};

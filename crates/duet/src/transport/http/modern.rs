@@ -5,13 +5,13 @@
 //! arguments.
 
 use super::service::header;
-use crate::canonical_uri::canonicalize;
-use crate::jsonrpc::{RpcError, code};
 use crate::layer::mirrored::MirroredArg;
-use crate::message::{Incoming, Notification, Request};
-use crate::method::Primitive;
 use crate::protocol::envelope::{self, EnvelopeError, Terms};
 use crate::protocol::{Era, Version};
+use crate::wire::canonical_uri::canonicalize;
+use crate::wire::jsonrpc::{RpcError, code};
+use crate::wire::message::{Incoming, Notification, Request};
+use crate::wire::method::Primitive;
 use base64::Engine as _;
 use http::{HeaderMap, HeaderName};
 use serde_json::Value;
@@ -86,7 +86,7 @@ pub(crate) fn check(
     if header(headers, &METHOD_HEADER).as_deref() != Some(request.method.as_str()) {
         return Err(mismatch("Mcp-Method header does not match the request body's method"));
     }
-    let named = request.method.traits().target.filter(|_| request.method.in_era(true));
+    let named = request.method.traits().target.filter(|_| request.method.served_in(true));
     if let Some(kind) = named
         && let Some(expected) = request.params.get(kind.param()).and_then(Value::as_str)
         && !names_the_same(kind, sent_name(headers).as_deref(), expected)
@@ -149,8 +149,8 @@ pub(crate) fn check_mirrored(headers: &HeaderMap, request: &Request, args: &[Mir
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::message::Message;
-    use crate::protocol::envelope::key;
+    use crate::wire::key;
+    use crate::wire::message::Message;
     use serde_json::json;
 
     fn headers(pairs: &[(&str, &str)]) -> HeaderMap {

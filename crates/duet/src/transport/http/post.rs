@@ -11,13 +11,13 @@ use super::replicated;
 use super::respond::{Accept, Answering, accepted, is_json, replies_of, respond};
 use super::service::{Gated, HttpShared, SESSION_HEADER, header, http_error, rpc_error};
 use super::sessions::Kind;
-use crate::jsonrpc::RpcError;
 use crate::layer::Principal;
-use crate::message::{Incoming, Message};
-use crate::method::{Method, Primitive};
 use crate::protocol::Version;
 use crate::protocol::owed::Owed;
 use crate::trace::{self, RequestTrace};
+use crate::wire::jsonrpc::RpcError;
+use crate::wire::message::{Incoming, Message};
+use crate::wire::method::{Method, Primitive};
 use bytes::Bytes;
 use http::header::{self as h, HeaderValue};
 use http::{HeaderMap, Response, StatusCode};
@@ -287,7 +287,7 @@ async fn answer_handshake(
         );
     }
     answering.session = Some(http_session.clone());
-    let before = replicated::changes_state(&message).then(|| session.snapshot()).flatten();
+    let before = message.changes_session().then(|| session.snapshot()).flatten();
     let saves = before.map(|before| (shared.clone(), http_session, before));
     respond(shared, answering, move |sink| async move {
         let answer = session.handle(message, sink, Some(principal)).await;

@@ -16,11 +16,11 @@ use super::resume::StreamName;
 use super::service::{HttpShared, http_error};
 use super::sessions::{HttpSession, Kind};
 use crate::backplane::{Event, GetStream, Joined, Published, Routed, SWAP_ATTEMPTS, StoreError};
-use crate::jsonrpc::RequestId;
 use crate::layer::Principal;
-use crate::message::{Incoming, Message};
-use crate::method::Method;
 use crate::protocol::SessionSnapshot;
+use crate::wire::jsonrpc::RequestId;
+use crate::wire::message::{Incoming, Message};
+use crate::wire::method::Method;
 use http::{Response, StatusCode};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -115,27 +115,6 @@ pub(super) async fn find(
         }
         Err(why) => Err(http_error(StatusCode::SERVICE_UNAVAILABLE, why.0)),
     }
-}
-
-/// Whether handling `message` (or a message of its batch) may have changed what the
-/// session's record holds.
-pub(super) fn changes_state(message: &Message) -> bool {
-    message.items().iter().any(|item| {
-        let method = match item {
-            Incoming::Request(request) => &request.method,
-            Incoming::Notification(notification) => &notification.method,
-            _ => return false,
-        };
-        matches!(
-            method,
-            Method::Initialize
-                | Method::Initialized
-                | Method::RootsListChanged
-                | Method::LoggingSetLevel
-                | Method::ResourcesSubscribe
-                | Method::ResourcesUnsubscribe
-        )
-    })
 }
 
 /// Writes the record of a session this replica just made, for the others to adopt.

@@ -8,12 +8,12 @@ use super::body::{self, Body};
 use super::resume::{Detach, PostStream};
 use super::service::{HttpShared, header, http_error, json};
 use super::sessions::HttpSession;
-use crate::jsonrpc::{Response as RpcResponse, Sink, code, encode};
-use crate::message::Message;
-use crate::method::Replies;
 use crate::protocol::Version;
 use crate::protocol::owed::Owed;
 use crate::trace::RequestTrace;
+use crate::wire::jsonrpc::{Response as RpcResponse, Sink, code, encode};
+use crate::wire::message::Message;
+use crate::wire::method::Replies;
 use bytes::Bytes;
 use http::header::{self as h, HeaderValue};
 use http::{HeaderMap, Response, StatusCode};
@@ -360,9 +360,9 @@ mod tests {
         F: FnOnce(Option<Sink>) -> Fut,
         Fut: Future<Output = Option<Message<RpcResponse>>> + Send + 'static,
     {
-        use crate::jsonrpc::RequestId;
         use crate::layer::{Registry, ServerInfo};
         use crate::protocol::Server;
+        use crate::wire::jsonrpc::RequestId;
         use http_body_util::BodyExt;
         let registry = Registry::new(ServerInfo::new("t", "1"));
         let server = Server::new(Arc::new(registry), Default::default());
@@ -394,8 +394,10 @@ mod tests {
             for i in 0..5 * QUEUED_NOTIFICATIONS {
                 sink(serde_json::json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": i}}));
             }
-            let done =
-                RpcResponse::error(Some(crate::jsonrpc::RequestId::Int(7)), crate::jsonrpc::RpcError::internal());
+            let done = RpcResponse::error(
+                Some(crate::wire::jsonrpc::RequestId::Int(7)),
+                crate::wire::jsonrpc::RpcError::internal(),
+            );
             Some(Message::One(done))
         };
         let (_, body) = answer_of(Accept { json: false, sse: true }, chatty).await;

@@ -12,13 +12,13 @@ mod reader;
 mod stdout;
 mod writer;
 
-use crate::jsonrpc::{RequestId, Response, RpcError, Sink, encode};
 use crate::layer::Principal;
-use crate::message::{Incoming, Message};
-use crate::method::Method;
 use crate::protocol::Server;
 use crate::signals::Transport;
 use crate::trace::RequestTrace;
+use crate::wire::jsonrpc::{RequestId, Response, RpcError, Sink, encode};
+use crate::wire::message::{Incoming, Message};
+use crate::wire::method::Method;
 use reader::{Line, spawn_reader};
 use serde_json::Value;
 use std::io::{self, Read, Write};

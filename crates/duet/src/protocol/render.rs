@@ -6,9 +6,9 @@
 //! cacheable method, and `serverInfo` in `_meta` beside the result's own entries.
 
 use super::Version;
-use super::envelope::key;
-use crate::jsonrpc::{Rendered, RpcError};
 use crate::layer::{Content, ContentKind, PromptMessage, PromptResult, Tool, ToolResult};
+use crate::wire::jsonrpc::{Rendered, RpcError};
+use crate::wire::key;
 use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
 use serde_json::value::RawValue;

@@ -6,10 +6,10 @@
 //! message) decodes through the same rules. The engine answers with a `Message` of
 //! responses: one, or a batch.
 
-use crate::canonical_uri::canonicalize;
-use crate::jsonrpc::{RequestId, Response, RpcError};
-use crate::method::Method;
-use crate::protocol::envelope::key;
+use crate::wire::canonical_uri::canonicalize;
+use crate::wire::jsonrpc::{RequestId, Response, RpcError};
+use crate::wire::key;
+use crate::wire::method::Method;
 use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
@@ -91,6 +91,17 @@ impl Message {
             ) => Some(method),
             _ => None,
         }
+    }
+
+    /// Whether handling it (or a message of its batch) may change what a handshake-era
+    /// session holds: the table's `changes_session` column.
+    pub fn changes_session(&self) -> bool {
+        self.items().iter().any(|item| match item {
+            Incoming::Request(Request { method, .. }) | Incoming::Notification(Notification { method, .. }) => {
+                method.traits().changes_session
+            }
+            _ => false,
+        })
     }
 
     /// The requests among the messages.

@@ -1,9 +1,9 @@
 //! JSON-RPC 2.0 as MCP uses it: request ids, error objects and codes, and responses with
 //! their compact single-line encoding. A result is JSON text from the start ([`Rendered`]):
 //! the engine serializes each result from its type once, and a transport writes that text
-//! out as it is. Decoding what a client sends is [`crate::message`]'s.
+//! out as it is. Decoding what a client sends is [`crate::wire::message`]'s.
 
-use crate::message::Message;
+use crate::wire::message::Message;
 use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};

@@ -1,0 +1,15 @@
+//! The wire layer: what MCP looks like on the wire, for a server and a client alike, and
+//! nothing above it. JSON-RPC framing, ids and errors (`jsonrpc`); a JSON text decoded into
+//! a [`message::Message`] (`message`), its resource URIs made canonical on the way
+//! (`canonical_uri`); the one table of methods, both directions (`method`); the protocol
+//! revisions and their eras (`version`); the keys of the 2026 `_meta` envelope (`key`).
+//! Nothing here imports the engine, a transport or a layer.
+
+pub mod canonical_uri;
+pub mod jsonrpc;
+pub mod key;
+pub mod message;
+pub mod method;
+pub mod version;
+
+pub use version::{Era, Version};
