@@ -1,6 +1,7 @@
 //! The transport-independent engine: the era rules, the `_meta` envelope, method routing,
 //! pagination, results on the wire per version, listen streams and change fan-out.
 
+pub(crate) mod admission;
 pub(crate) mod batch;
 mod call;
 pub(crate) mod cursor;
@@ -8,6 +9,7 @@ mod directories;
 pub(crate) mod envelope;
 mod listen;
 mod methods;
+mod mirrored;
 pub(crate) mod owed;
 mod pages;
 pub(crate) mod render;

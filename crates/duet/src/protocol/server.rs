@@ -5,12 +5,14 @@
 //! answer a message on its own ([`Server::answer`]: a 2026-07-28 request, or a stateless
 //! handshake-era one), which builds nothing but the request.
 
+use super::admission::{self, Mirrors};
 use super::batch;
 use super::batch::BatchBounds;
 use super::call::Call;
 use super::directories::Directories;
 use super::envelope::{self, Terms};
 use super::listen::Listens;
+use super::mirrored::MirroredByTool;
 use super::owed::Owed;
 use super::pages::Pages;
 use super::render::CacheHints;
@@ -140,6 +142,8 @@ pub(crate) struct Shared {
     pub tasks: Tasks,
     /// The handles of the requests' duration histogram, by labels.
     pub operation_histograms: OperationHistograms,
+    /// The arguments each listed tool mirrors in headers, read once per listing.
+    pub mirrored: MirroredByTool,
     /// Tells this server's changes from those other replicas publish on the bus.
     replica_id: u64,
     sessions: Mutex<Vec<Weak<SessionShared>>>,
@@ -199,6 +203,7 @@ impl Server {
                 sealer,
                 tasks,
                 operation_histograms: OperationHistograms::default(),
+                mirrored: MirroredByTool::default(),
                 replica_id,
                 sessions: Mutex::new(Vec::new()),
                 _listeners: (listener, subscriber),
@@ -271,7 +276,7 @@ impl Server {
             match message {
                 Message::One(one) => self.answer_one(one, at, &principal, sink.as_ref()).await.map(Message::One),
                 Message::Batch(items) => {
-                    let refusal = batch::refusal(at, at.is_none());
+                    let refusal = admission::batch(&items, at).or_else(|| batch::refusal(at, at.is_none()));
                     let bounds = self.shared.options.batch_bounds();
                     batch::answer(items, refusal, bounds, |m| self.answer_one(m, at, &principal, sink.as_ref())).await
                 }
@@ -288,7 +293,7 @@ impl Server {
         sink: Option<&Sink>,
     ) -> Option<Response> {
         match message {
-            Incoming::Request(mut request) => match self.terms_of(&mut request, at) {
+            Incoming::Request(mut request) => match self.terms_of(&mut request, at, principal) {
                 Ok(terms) => Some(self.answer_request(request, terms, principal.clone(), sink.cloned()).await),
                 Err(error) => Some(Response::error(Some(request.id), error)),
             },
@@ -298,9 +303,9 @@ impl Server {
     }
 
     /// The terms of a one-shot request: its envelope's, or the handshake-era version `at`.
-    fn terms_of(&self, request: &mut Request, at: Option<Version>) -> Result<Terms, RpcError> {
+    fn terms_of(&self, request: &mut Request, at: Option<Version>, principal: &Principal) -> Result<Terms, RpcError> {
         match (envelope::era_of(&request.meta, at), at) {
-            (Era::Modern, _) => Ok(envelope::read(&mut request.meta)?),
+            (Era::Modern, _) => self.admit_modern(principal, request, None),
             (Era::Handshake, Some(version)) => Ok(Terms {
                 version,
                 client_capabilities: NO_CAPABILITIES.clone(),
@@ -309,6 +314,17 @@ impl Server {
             (Era::Handshake, None) => Err(envelope::missing_keys(&request.meta)
                 .unwrap_or_else(|| RpcError::invalid_request("this request needs a session"))),
         }
+    }
+
+    /// The 2026 ladder for `request` (see `admission.rs`): its terms, or why it is refused.
+    /// `mirrors` are the headers its transport carries beside the body, if any.
+    pub(crate) fn admit_modern(
+        &self,
+        principal: &Principal,
+        request: &mut Request,
+        mirrors: Option<&dyn Mirrors>,
+    ) -> Result<Terms, RpcError> {
+        admission::modern(&self.shared, principal, request, mirrors)
     }
 
     /// Answers one request whose terms the transport has read (over HTTP, the 2026 ladder

@@ -6,6 +6,7 @@
 //! roots (`roots.rs`). A 2026-07-28 request needs none of this: over HTTP it runs without
 //! a session ([`Server::answer`]).
 
+use super::admission;
 use super::batch;
 use super::call::Call;
 use super::envelope::{self, Terms};
@@ -136,10 +137,10 @@ impl Session {
             match message {
                 Message::One(one) => inner.handle_one(one, sink, principal, admitted).await.map(Message::One),
                 Message::Batch(items) => {
-                    let refusal = {
+                    let refusal = admission::batch(&items, None).or_else(|| {
                         let state = inner.state();
                         batch::refusal(state.version.filter(|_| state.init_responded), state.era == Some(Era::Modern))
-                    };
+                    });
                     let bounds = inner.server.options().batch_bounds();
                     batch::answer(items, refusal, bounds, |m| inner.handle_one(m, sink, principal, None)).await
                 }
@@ -343,7 +344,7 @@ impl SessionShared {
                         "this session negotiated its protocol version with initialize; requests must not carry the 2026-07-28 _meta envelope",
                     ));
                 }
-                let terms = envelope::read(&mut request.meta)?;
+                let terms = self.server.admit_modern(&self.principal, request, None)?;
                 state.era = Some(Era::Modern);
                 Ok(terms)
             }

@@ -2,10 +2,12 @@
 //! nothing above it. JSON-RPC framing, ids and errors (`jsonrpc`); a JSON text decoded into
 //! a [`message::Message`] (`message`), its resource URIs made canonical on the way
 //! (`canonical_uri`); the one table of methods, both directions (`method`); the protocol
-//! revisions and their eras (`version`); the keys of the 2026 `_meta` envelope (`key`).
+//! revisions and their eras (`version`); the keys of the 2026 `_meta` envelope (`key`);
+//! how a header value carries text plain ASCII cannot (`header_value`).
 //! Nothing here imports the engine, a transport or a layer.
 
 pub mod canonical_uri;
+pub mod header_value;
 pub mod jsonrpc;
 pub mod key;
 pub mod message;

@@ -9,11 +9,12 @@
 //! while the stream lives; a replica that gets a POST for a session it does not hold checks
 //! the lease and routes the message over the bus to the holder, which handles it as its own.
 
+use super::answers::sse_response;
+use super::answers::{http_error, rpc_error};
 use super::body::{self, Body};
 use super::outbox::{Full, Reserved};
 use super::post::{over_cap, parse_message, read_body, unless_json};
-use super::respond::sse_response;
-use super::service::{Gated, HttpShared, http_error, rpc_error};
+use super::service::{Gated, HttpShared};
 use super::sessions::{HttpSession, Kind};
 use super::stream::{StreamOpen, unless_events_accepted};
 use crate::backplane::{Event, Published, Routed};

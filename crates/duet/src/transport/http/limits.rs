@@ -8,8 +8,8 @@
 //! principals that went quiet are dropped, so the table stays as large as the set of
 //! active clients.
 
+use super::answers::rpc_error;
 use super::body::Body;
-use super::service::rpc_error;
 use crate::wire::jsonrpc::{RequestId, Response as RpcResponse, RpcError};
 use crate::wire::message::{Incoming, Message, Request};
 use crate::wire::method::{Method, Primitive};

@@ -2,16 +2,16 @@
 //! gates. [`McpService`] is a `tower::Service` a program can mount in its own app;
 //! [`HttpServer`] runs it standalone.
 
+mod answers;
 mod body;
 mod config;
 mod descriptors;
 mod forwarded;
 pub(crate) mod guard;
+pub(crate) mod headers;
 mod legacy;
 mod limits;
 mod listener;
-mod mirrored;
-pub(crate) mod modern;
 mod outbox;
 mod peers;
 pub(crate) mod post;
@@ -27,8 +27,8 @@ pub use body::Body;
 pub use config::HttpConfig;
 pub use descriptors::raise_open_files_limit;
 pub use forwarded::{PeerAddr, ProxyHeader};
+pub(crate) use headers::SESSION_HEADER;
 pub use limits::{RATE_LIMITED, RateLimits};
 pub use listener::HttpServer;
 pub use scrape::MetricsEndpoint;
 pub use service::McpService;
-pub(crate) use service::SESSION_HEADER;

@@ -5,19 +5,23 @@
 //! The answer travels as `respond` decides. The work runs in a span whose parent is the
 //! caller's W3C trace context.
 
+use super::answers::accepted;
+use super::answers::{http_error, rpc_error};
 use super::body::Body;
-use super::modern::{self, PROTOCOL_VERSION_HEADER};
+use super::headers::{HeaderMirrors, PROTOCOL_VERSION_HEADER};
+use super::headers::{SESSION_HEADER, header};
 use super::replicated;
-use super::respond::{Accept, Answering, accepted, is_json, replies_of, respond};
-use super::service::{Gated, HttpShared, SESSION_HEADER, header, http_error, rpc_error};
+use super::respond::{Accept, Answering, is_json, replies_of, respond};
+use super::service::{Gated, HttpShared};
 use super::sessions::Kind;
 use crate::layer::Principal;
-use crate::protocol::Version;
+use crate::protocol::admission;
 use crate::protocol::owed::Owed;
 use crate::trace::{self, RequestTrace};
 use crate::wire::jsonrpc::RpcError;
 use crate::wire::message::{Incoming, Message};
 use crate::wire::method::{Method, Primitive};
+use crate::wire::{Era, Version};
 use bytes::Bytes;
 use http::header::{self as h, HeaderValue};
 use http::{HeaderMap, Response, StatusCode};
@@ -156,11 +160,11 @@ async fn route(
     let header_version = header(headers, &PROTOCOL_VERSION_HEADER);
     let declared = header_version.as_deref().and_then(Version::parse);
     match message {
-        Message::Batch(items) if items.iter().any(|i| modern::is_modern(i, declared)) => {
-            http_error(StatusCode::BAD_REQUEST, "JSON-RPC batches are not supported by protocol version 2026-07-28")
+        Message::Batch(items) if let Some(error) = admission::batch(&items, declared) => {
+            rpc_error(StatusCode::BAD_REQUEST, None, error)
         }
-        Message::One(one) if modern::is_modern(&one, declared) => {
-            answer_modern(shared, headers, header_version.as_deref(), one, principal, accept).await
+        Message::One(one) if admission::era_of(&one, declared) == Era::Modern => {
+            answer_modern(shared, headers, one, principal, accept).await
         }
         message => match header_version {
             Some(raw) if declared.is_none() => {
@@ -180,20 +184,16 @@ async fn route(
 async fn answer_modern(
     shared: &Arc<HttpShared>,
     headers: &HeaderMap,
-    header_version: Option<&str>,
     message: Incoming,
     principal: Arc<Principal>,
     accept: Accept,
 ) -> Response<Body> {
     let mut request = match message {
         Incoming::Request(request) => request,
-        Incoming::Invalid(response) => return super::service::json(StatusCode::BAD_REQUEST, response.to_line()),
+        Incoming::Invalid(response) => return super::answers::json(StatusCode::BAD_REQUEST, response.to_line()),
         _ => return accepted(),
     };
-    let checked = modern::check(headers, header_version, &mut request).and_then(|terms| {
-        let mirrored = shared.mirrored.of_call(&request, shared.server.layer().as_ref(), &principal);
-        modern::check_mirrored(headers, &request, &mirrored).map(|()| terms)
-    });
+    let checked = shared.server.admit_modern(&principal, &mut request, Some(&HeaderMirrors(headers)));
     let terms = match checked {
         Ok(terms) => terms,
         Err(error) => return rpc_error(StatusCode::BAD_REQUEST, Some(request.id), error),
@@ -223,7 +223,7 @@ async fn answer_handshake(
     // A message that breaks the framing rules is answered with its error, as a parse error
     // is, whether or not it names a session: it is no request a session could take.
     if let Message::One(Incoming::Invalid(response)) = &message {
-        return super::service::json(StatusCode::BAD_REQUEST, response.to_line());
+        return super::answers::json(StatusCode::BAD_REQUEST, response.to_line());
     }
     let mut answering =
         Answering { replies: replies_of(&message), accept, modern: false, owed: Owed::of(&message), session: None };

@@ -11,9 +11,10 @@
 //! the replica the question or request belongs to over the bus. Behind one replica all of
 //! this is the in-memory backplane doing the same.
 
+use super::answers::http_error;
 use super::body::Body;
 use super::resume::StreamName;
-use super::service::{HttpShared, http_error};
+use super::service::HttpShared;
 use super::sessions::{HttpSession, Kind};
 use crate::backplane::{Event, GetStream, Joined, Published, Routed, SWAP_ATTEMPTS, StoreError};
 use crate::layer::Principal;

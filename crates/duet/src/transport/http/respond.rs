@@ -4,9 +4,11 @@
 //! rest. A 2026 request is cancelled when its client goes away; handshake-era work runs to
 //! completion, and its stream is resumable (`resume.rs`).
 
+use super::answers::{accepted, http_error, json, sse_response};
 use super::body::{self, Body};
+use super::headers::header;
 use super::resume::{Detach, PostStream};
-use super::service::{HttpShared, header, http_error, json};
+use super::service::HttpShared;
 use super::sessions::HttpSession;
 use crate::protocol::Version;
 use crate::protocol::owed::Owed;
@@ -15,7 +17,7 @@ use crate::wire::jsonrpc::{Response as RpcResponse, Sink, code, encode};
 use crate::wire::message::Message;
 use crate::wire::method::Replies;
 use bytes::Bytes;
-use http::header::{self as h, HeaderValue};
+use http::header as h;
 use http::{HeaderMap, Response, StatusCode};
 use serde_json::Value;
 use std::future::Future;
@@ -115,12 +117,6 @@ where
         Some(answer) => json(status_of(&answer, modern), answer.to_line()),
         None => accepted(),
     }
-}
-
-pub(crate) fn accepted() -> Response<Body> {
-    let mut response = Response::new(body::empty());
-    *response.status_mut() = StatusCode::ACCEPTED;
-    response
 }
 
 /// The HTTP status of an answer: one error that names no request refuses the whole message
@@ -333,15 +329,6 @@ impl Rest {
         }
         last.map(|bytes| (bytes, None))
     }
-}
-
-pub(crate) fn sse_response(body: Body) -> Response<Body> {
-    let mut response = Response::new(body);
-    let h = response.headers_mut();
-    h.insert(h::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
-    h.insert(h::CACHE_CONTROL, HeaderValue::from_static("no-cache, no-transform"));
-    h.insert("x-accel-buffering", HeaderValue::from_static("no"));
-    response
 }
 
 #[cfg(test)]

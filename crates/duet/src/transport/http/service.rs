@@ -3,12 +3,13 @@
 //! passes: Host/Origin guard, OPTIONS, health, Protected Resource Metadata, bearer token
 //! (401 with a challenge that points at the metadata), principal, routing.
 
+use super::answers::{http_error, json, method_not_allowed};
 use super::body::{self, Body};
 use super::config::HttpConfig;
 use super::forwarded::{CanonicalHosts, Forwarded};
 use super::guard::OriginHostGuard;
+use super::headers::header;
 use super::limits::Limiter;
-use super::mirrored::MirroredByTool;
 use super::resume::Streams;
 use super::sessions::SessionTable;
 use super::{legacy, post, replicated, stream};
@@ -18,46 +19,17 @@ use crate::backplane::{Event, Published, Subscriber};
 use crate::layer::Principal;
 use crate::protocol::Server;
 use crate::signals;
-use crate::wire::jsonrpc::{RequestId, Response as RpcResponse, RpcError};
 use futures::future::BoxFuture;
-use http::header::{self, AsHeaderName, HeaderName, HeaderValue};
+use http::header::{self, HeaderValue};
 use http::{HeaderMap, Method, Request, Response, StatusCode};
 use std::borrow::Cow;
 use std::convert::Infallible;
 use std::sync::{Arc, Weak};
 use std::task::{Context, Poll};
 
-pub static SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
 const ALLOW_ENDPOINT: &str = "GET, POST, DELETE";
 const CORS_ALLOW_HEADERS: &str =
     "Content-Type, Authorization, Accept, Mcp-Session-Id, MCP-Protocol-Version, Mcp-Method, Mcp-Name, Last-Event-ID";
-
-/// A header's value as the request gives it: all its lines joined by `, ` (RFC 9110 §5.3),
-/// trimmed, each byte that is not visible ASCII shown as U+FFFD; `None` when absent. So a
-/// header that may appear once (`Mcp-Session-Id`, `MCP-Protocol-Version`, `Mcp-Method`,
-/// `Mcp-Name`, `Authorization`) is never read from its first line alone, and one that holds
-/// bytes no client may send is refused for its value rather than taken for absent.
-pub(crate) fn header<K: AsHeaderName>(headers: &HeaderMap, name: K) -> Option<Cow<'_, str>> {
-    let mut lines = headers.get_all(name).into_iter();
-    let first = shown(lines.next()?);
-    let Some(second) = lines.next() else { return Some(first) };
-    let mut joined = first.into_owned();
-    for line in std::iter::once(second).chain(lines) {
-        joined.push_str(", ");
-        joined.push_str(&shown(line));
-    }
-    Some(Cow::Owned(joined))
-}
-
-fn shown(value: &HeaderValue) -> Cow<'_, str> {
-    match value.to_str() {
-        Ok(text) => Cow::Borrowed(text.trim_ascii()),
-        Err(_) => {
-            let visible = |&b: &u8| if b == b'\t' || (0x20..0x7f).contains(&b) { b as char } else { '\u{fffd}' };
-            Cow::Owned(value.as_bytes().iter().map(visible).collect::<String>().trim_ascii().to_owned())
-        }
-    }
-}
 
 /// The Streamable HTTP endpoint (and, when enabled, the legacy HTTP+SSE endpoints).
 #[derive(Clone)]
@@ -73,8 +45,6 @@ pub(crate) struct HttpShared {
     pub limiter: Limiter,
     /// The hosts a trusted proxy may make a request's canonical URI with.
     canonical_hosts: CanonicalHosts,
-    /// The arguments each listed tool mirrors in headers, read once per listing.
-    pub mirrored: MirroredByTool,
     /// The resumable streams this replica writes or reads.
     pub(super) streams: Streams,
     /// Receives what other replicas tell this one's sessions; kept alive here, the bus
@@ -121,17 +91,7 @@ impl McpService {
             });
             server.options().backplane.bus.subscribe(&routed);
             let streams = Streams::default();
-            HttpShared {
-                server,
-                config,
-                guard,
-                sessions,
-                limiter,
-                canonical_hosts,
-                mirrored: MirroredByTool::default(),
-                streams,
-                _routed: routed,
-            }
+            HttpShared { server, config, guard, sessions, limiter, canonical_hosts, streams, _routed: routed }
         });
         McpService { shared }
     }
@@ -410,28 +370,4 @@ fn cors_headers(response: &mut Response<Body>, origin: HeaderValue) {
         header::ACCESS_CONTROL_EXPOSE_HEADERS,
         HeaderValue::from_static("Mcp-Session-Id, MCP-Protocol-Version, WWW-Authenticate"),
     );
-}
-
-/// A JSON body with a status.
-pub(crate) fn json(status: StatusCode, text: String) -> Response<Body> {
-    let mut response = Response::new(body::full(text));
-    *response.status_mut() = status;
-    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    response
-}
-
-/// An HTTP-level failure: a JSON-RPC error with id null and code -32600.
-pub(crate) fn http_error(status: StatusCode, message: &str) -> Response<Body> {
-    rpc_error(status, None, RpcError::invalid_request(message))
-}
-
-/// A JSON-RPC error answered with an HTTP status.
-pub(crate) fn rpc_error(status: StatusCode, id: Option<RequestId>, error: RpcError) -> Response<Body> {
-    json(status, RpcResponse::error(id, error).to_line())
-}
-
-pub(crate) fn method_not_allowed(allow: &'static str) -> Response<Body> {
-    let mut response = http_error(StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed");
-    response.headers_mut().insert(header::ALLOW, HeaderValue::from_static(allow));
-    response
 }

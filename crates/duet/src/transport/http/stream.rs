@@ -5,11 +5,14 @@
 //! the GET stream or a POST's, after that event. DELETE ends the session on every replica.
 //! Either may name a session another replica made.
 
+use super::answers::sse_response;
+use super::answers::{http_error, method_not_allowed};
 use super::body::{self, Body};
+use super::headers::{SESSION_HEADER, header};
 use super::replicated;
-use super::respond::{Accept, sse_response};
+use super::respond::Accept;
 use super::resume::{self, StreamName, Tail};
-use super::service::{Gated, HttpShared, SESSION_HEADER, header, http_error, method_not_allowed};
+use super::service::{Gated, HttpShared};
 use super::sessions::{HttpSession, Kind};
 use crate::protocol::Version;
 use http::{HeaderMap, HeaderName, Response, StatusCode};

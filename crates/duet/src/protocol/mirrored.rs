@@ -1,6 +1,6 @@
 //! Which arguments each listed tool mirrors in `Mcp-Param-*` headers, read out of the
 //! listing's schemas once per listing rather than once per `tools/call`: every 2026 call
-//! over HTTP is checked against them (`modern::check_mirrored`).
+//! over HTTP is checked against them (`admission.rs`).
 
 use crate::layer::memo::PerListing;
 use crate::layer::mirrored::{KEYWORD, MirroredArg, mirrored_args};

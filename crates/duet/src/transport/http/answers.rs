@@ -1,0 +1,49 @@
+//! The plain responses every part of the endpoint answers with: a JSON body with a status,
+//! a JSON-RPC error with a status (an HTTP-level failure is one with id null and code
+//! -32600), 405 with the methods allowed, 202, and the head of an SSE stream.
+
+use super::body::{self, Body};
+use crate::wire::jsonrpc::{RequestId, Response as RpcResponse, RpcError};
+use http::header::{self, HeaderValue};
+use http::{Response, StatusCode};
+
+/// A JSON body with a status.
+pub(crate) fn json(status: StatusCode, text: String) -> Response<Body> {
+    let mut response = Response::new(body::full(text));
+    *response.status_mut() = status;
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
+}
+
+/// An HTTP-level failure: a JSON-RPC error with id null and code -32600.
+pub(crate) fn http_error(status: StatusCode, message: &str) -> Response<Body> {
+    rpc_error(status, None, RpcError::invalid_request(message))
+}
+
+/// A JSON-RPC error answered with an HTTP status.
+pub(crate) fn rpc_error(status: StatusCode, id: Option<RequestId>, error: RpcError) -> Response<Body> {
+    json(status, RpcResponse::error(id, error).to_line())
+}
+
+pub(crate) fn method_not_allowed(allow: &'static str) -> Response<Body> {
+    let mut response = http_error(StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed");
+    response.headers_mut().insert(header::ALLOW, HeaderValue::from_static(allow));
+    response
+}
+
+/// 202: a message that holds no request, taken.
+pub(crate) fn accepted() -> Response<Body> {
+    let mut response = Response::new(body::empty());
+    *response.status_mut() = StatusCode::ACCEPTED;
+    response
+}
+
+/// An SSE stream's response: its head, and `body` as its events.
+pub(crate) fn sse_response(body: Body) -> Response<Body> {
+    let mut response = Response::new(body);
+    let h = response.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache, no-transform"));
+    h.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    response
+}

@@ -1,0 +1,66 @@
+//! The MCP headers of an HTTP request, and how the transport reads a header: the engine's
+//! [`Mirrors`] (what the headers say about the body, for the 2026 ladder in
+//! `protocol/admission.rs`) read from a request's header map.
+
+use crate::protocol::admission::{Mirrors, Param};
+use http::HeaderMap;
+use http::header::{AsHeaderName, HeaderName, HeaderValue};
+use std::borrow::Cow;
+
+pub(crate) static PROTOCOL_VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
+pub(crate) static METHOD_HEADER: HeaderName = HeaderName::from_static("mcp-method");
+pub(crate) static NAME_HEADER: HeaderName = HeaderName::from_static("mcp-name");
+pub(crate) static SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
+
+/// A header's value as the request gives it: all its lines joined by `, ` (RFC 9110 §5.3),
+/// trimmed, each byte that is not visible ASCII shown as U+FFFD; `None` when absent. So a
+/// header that may appear once (`Mcp-Session-Id`, `MCP-Protocol-Version`, `Mcp-Method`,
+/// `Mcp-Name`, `Authorization`) is never read from its first line alone, and one that holds
+/// bytes no client may send is refused for its value rather than taken for absent.
+pub(crate) fn header<K: AsHeaderName>(headers: &HeaderMap, name: K) -> Option<Cow<'_, str>> {
+    let mut lines = headers.get_all(name).into_iter();
+    let first = shown(lines.next()?);
+    let Some(second) = lines.next() else { return Some(first) };
+    let mut joined = first.into_owned();
+    for line in std::iter::once(second).chain(lines) {
+        joined.push_str(", ");
+        joined.push_str(&shown(line));
+    }
+    Some(Cow::Owned(joined))
+}
+
+fn shown(value: &HeaderValue) -> Cow<'_, str> {
+    match value.to_str() {
+        Ok(text) => Cow::Borrowed(text.trim_ascii()),
+        Err(_) => {
+            let visible = |&b: &u8| if b == b'\t' || (0x20..0x7f).contains(&b) { b as char } else { '\u{fffd}' };
+            Cow::Owned(value.as_bytes().iter().map(visible).collect::<String>().trim_ascii().to_owned())
+        }
+    }
+}
+
+/// A request's headers as the engine's ladder reads them.
+pub(crate) struct HeaderMirrors<'a>(pub &'a HeaderMap);
+
+impl Mirrors for HeaderMirrors<'_> {
+    fn version(&self) -> Option<Cow<'_, str>> {
+        header(self.0, &PROTOCOL_VERSION_HEADER)
+    }
+
+    fn method(&self) -> Option<Cow<'_, str>> {
+        header(self.0, &METHOD_HEADER)
+    }
+
+    fn name(&self) -> Option<Cow<'_, str>> {
+        header(self.0, &NAME_HEADER)
+    }
+
+    fn param(&self, name: &str) -> Param<'_> {
+        let mut lines = self.0.get_all(name).into_iter();
+        match (lines.next(), lines.next()) {
+            (None, _) => Param::Absent,
+            (Some(line), None) => line.to_str().map_or(Param::Unreadable, Param::Sent),
+            (Some(_), Some(_)) => Param::Repeated,
+        }
+    }
+}
