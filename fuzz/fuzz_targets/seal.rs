@@ -8,7 +8,7 @@
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use duet::fuzzing::{Binding, Seal};
-use duet::mrtr::seal::{StateKey, StateKeys};
+use duet::state_key::{StateKey, StateKeys};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 use std::time::Duration;

@@ -8,7 +8,7 @@
 use crate::cli::ReplicaArgs;
 use crate::usage::Usage;
 use duet::backplane::{Backplane, RedisBackplane};
-use duet::mrtr::seal::{STATE_KEY_ENV, StateKeys};
+use duet::state_key::{STATE_KEY_ENV, StateKeys};
 
 /// What [`shared`] found.
 pub struct Shared {

@@ -3,11 +3,12 @@
 //! the `fuzzing` feature (off by default) and hidden from the docs, so the public API does
 //! not grow.
 
-use crate::mrtr::seal::{self, Sealer, StateKeys};
+use crate::mrtr::seal::{self, Sealer};
 use crate::protocol::admission::Mirrors;
+use crate::state_key::StateKeys;
 use crate::transport::http::headers::HeaderMirrors;
 use crate::transport::http::{post, respond};
-use crate::wire::header_value;
+use crate::wire::headers;
 use crate::wire::message::Message;
 use crate::wire::method::Method;
 use http::HeaderMap;
@@ -25,7 +26,7 @@ pub fn post_body(bytes: &[u8]) -> Result<Message, u16> {
 
 /// The `Mcp-Name` header as the 2026 header ladder reads it.
 pub fn mcp_name(headers: &HeaderMap) -> Option<String> {
-    HeaderMirrors(headers).name().and_then(|name| header_value::decode(&name).map(|name| name.into_owned()))
+    HeaderMirrors(headers).name().and_then(|name| headers::decode(&name).map(|name| name.into_owned()))
 }
 
 /// What a request's `Accept` headers accept: (JSON, SSE).

@@ -62,6 +62,7 @@ pub mod layer;
 pub mod mrtr;
 pub mod protocol;
 pub mod signals;
+pub mod state_key;
 pub mod trace;
 pub mod transport;
 mod wakers;

@@ -23,7 +23,6 @@
 //!
 //! [`ServerOptions::tracer`]: crate::protocol::ServerOptions
 
-use crate::protocol::ServerOptions;
 use crate::signals::{ErrorType, Operation};
 use crate::wire::message::{Incoming, Message, Meta, Notification, Request};
 use crate::wire::method::{Method, Primitive};
@@ -140,22 +139,26 @@ tokio::task_local! {
     static RECORDING: Option<std::sync::Arc<tracer::Recording>>;
 }
 
+/// What makes a request's OpenTelemetry span, if anything does (nothing without `otel`).
+#[cfg(feature = "otel")]
+pub(crate) type TracerRef<'a> = Option<&'a Tracer>;
+/// What makes a request's OpenTelemetry span, if anything does (nothing without `otel`).
+#[cfg(not(feature = "otel"))]
+pub(crate) type TracerRef<'a> = Option<&'a std::convert::Infallible>;
+
 impl RequestTrace {
     /// The trace of an incoming message, whose caller's context is the message's own `_meta`
     /// or else the transport's (`transport`, only called when needed: over HTTP, the
     /// headers'). It is read only when something wants it: the log, or the tracer. A batch
     /// (2025-03-26) is one span, `batch`, with none of a single request's attributes.
     pub(crate) fn start(
-        options: &ServerOptions,
+        tracer: TracerRef<'_>,
         message: &Message,
         principal: &str,
         transport: impl FnOnce() -> Option<TraceContext>,
     ) -> RequestTrace {
         let span = log_span(message, principal);
-        #[cfg(feature = "otel")]
-        let traced = options.tracer.is_some();
-        #[cfg(not(feature = "otel"))]
-        let traced = false;
+        let traced = tracer.is_some();
         let caller = if traced || !span.is_disabled() { of_message(message, transport) } else { None };
         if !span.is_disabled() {
             if let (Message::One(_), Some(request)) = (message, message.requests().next()) {
@@ -166,10 +169,8 @@ impl RequestTrace {
                 span.record("parent_span_id", caller.parent.parent_id.as_str());
             }
         }
-        #[cfg(not(feature = "otel"))]
-        let _ = options;
         #[cfg(feature = "otel")]
-        let (context, recording) = otel::start(options.tracer.as_ref(), message, principal, caller.as_ref());
+        let (context, recording) = otel::start(tracer, message, principal, caller.as_ref());
         RequestTrace {
             span,
             #[cfg(feature = "otel")]

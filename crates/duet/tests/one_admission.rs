@@ -5,7 +5,7 @@
 //! version allows batches alike.
 
 #[path = "http_support/mod.rs"]
-mod http_support;
+pub mod http_support;
 mod stdio_support;
 
 use duet::fixtures::testkit;

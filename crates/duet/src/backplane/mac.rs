@@ -7,8 +7,8 @@
 //! the payload. A replica seals with the current state key and opens with the current or
 //! the previous one, as sealed multi round-trip state rotates.
 
-use crate::mrtr::seal::{StateKey, StateKeys};
 use crate::signals;
+use crate::state_key::{StateKey, StateKeys};
 use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256};
 

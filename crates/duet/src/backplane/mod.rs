@@ -20,7 +20,6 @@ mod memory;
 mod redis;
 
 use crate::layer::{Change, Principal, Receiver};
-use crate::protocol::SessionSnapshot;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -57,7 +56,7 @@ pub trait Keys: Send + Sync {
 /// What one replica tells the others, as the bus carries it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Published {
-    /// The replica that sent it ([`crate::protocol::Server::replica_id`]).
+    /// The replica that sent it (a server's `replica_id`).
     pub origin: u64,
     pub event: Event,
 }
@@ -73,9 +72,10 @@ pub enum Event {
     /// The state of a handshake-era HTTP session changed on the origin, or the session
     /// ended (`None`); replicas holding a copy take it on, with where its GET stream is.
     /// `revision` counts the writes of the session's record: a copy takes on no older one.
+    /// The state is the engine's, as JSON: the backplane carries it without reading it.
     Session {
         session: String,
-        state: Option<SessionSnapshot>,
+        state: Option<serde_json::Value>,
         #[serde(flatten)]
         stream: GetStream,
         #[serde(default)]

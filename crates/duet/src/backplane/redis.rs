@@ -23,8 +23,8 @@ use super::{
     Subscriber,
 };
 use crate::layer::Feed;
-use crate::mrtr::seal::StateKeys;
 use crate::signals;
+use crate::state_key::StateKeys;
 use async_trait::async_trait;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{Client, ProtocolVersion, PushInfo, PushKind, Value};

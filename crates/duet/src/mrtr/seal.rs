@@ -6,112 +6,19 @@
 //! random nonce of its own, which names it: the engine spends a state that comes back with
 //! answers once (`protocol/methods/input.rs`), so a replay cannot run its request again.
 
+use crate::state_key::StateKeys;
 use crate::wire::method::{Method, Primitive};
 use base64::Engine as _;
-use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use chacha20poly1305::aead::{Aead, KeyInit};
 use chacha20poly1305::{XChaCha20Poly1305, XNonce};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
-use std::fmt;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-/// The environment variable holding the state key(s): `CURRENT[,PREVIOUS]`, each 32 bytes
-/// in base64 or hex.
-pub const STATE_KEY_ENV: &str = "DUET_STATE_KEY";
 /// How long a sealed state stays valid unless configured otherwise.
 pub const DEFAULT_STATE_TTL: Duration = Duration::from_secs(300);
-
-/// A 256-bit key. Its `Debug` never shows the bytes.
-#[derive(Clone, PartialEq, Eq)]
-pub struct StateKey([u8; 32]);
-
-impl fmt::Debug for StateKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("StateKey(..)")
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum KeyError {
-    #[error("a state key must be 32 bytes written as base64 or hex (the one given has length {0})")]
-    Length(usize),
-    #[error("a state key must be 32 bytes written as base64 or hex")]
-    Encoding,
-    #[error("{STATE_KEY_ENV} holds at most two keys: CURRENT[,PREVIOUS]")]
-    TooMany,
-}
-
-impl StateKey {
-    pub fn random() -> Self {
-        StateKey(rand::random())
-    }
-
-    pub fn from_bytes(bytes: [u8; 32]) -> Self {
-        StateKey(bytes)
-    }
-
-    /// The key's bytes, for deriving the keys of other uses from it.
-    #[cfg(feature = "redis")]
-    pub(crate) fn as_bytes(&self) -> &[u8; 32] {
-        &self.0
-    }
-
-    /// Reads 32 bytes from hex (64 digits) or base64 (standard or URL-safe).
-    pub fn parse(text: &str) -> Result<Self, KeyError> {
-        let text = text.trim();
-        let bytes = if text.len() == 64 && text.bytes().all(|b| b.is_ascii_hexdigit()) {
-            hex::decode(text).map_err(|_| KeyError::Encoding)?
-        } else {
-            STANDARD
-                .decode(text)
-                .or_else(|_| URL_SAFE_NO_PAD.decode(text.trim_end_matches('=')))
-                .map_err(|_| KeyError::Encoding)?
-        };
-        let len = bytes.len();
-        bytes.try_into().map(StateKey).map_err(|_| KeyError::Length(len))
-    }
-}
-
-/// The key that seals and, during a rotation, the previous key that still opens.
-#[derive(Debug, Clone)]
-pub struct StateKeys {
-    pub current: StateKey,
-    pub previous: Option<StateKey>,
-}
-
-impl StateKeys {
-    pub fn new(current: StateKey) -> Self {
-        StateKeys { current, previous: None }
-    }
-
-    pub fn with_previous(mut self, previous: StateKey) -> Self {
-        self.previous = Some(previous);
-        self
-    }
-
-    /// Parses `CURRENT[,PREVIOUS]`.
-    pub fn parse(text: &str) -> Result<Self, KeyError> {
-        let parts: Vec<&str> = text.split(',').map(str::trim).filter(|p| !p.is_empty()).collect();
-        match parts.as_slice() {
-            [current] => Ok(StateKeys::new(StateKey::parse(current)?)),
-            [current, previous] => {
-                Ok(StateKeys::new(StateKey::parse(current)?).with_previous(StateKey::parse(previous)?))
-            }
-            [] => Err(KeyError::Encoding),
-            _ => Err(KeyError::TooMany),
-        }
-    }
-
-    /// The keys in [`STATE_KEY_ENV`], if set.
-    pub fn from_env() -> Result<Option<Self>, KeyError> {
-        match std::env::var(STATE_KEY_ENV) {
-            Ok(text) => Self::parse(&text).map(Some),
-            Err(_) => Ok(None),
-        }
-    }
-}
 
 /// What one sealed state is bound to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -260,7 +167,7 @@ impl Sealer {
         };
         let plaintext = serde_json::to_vec(&payload).unwrap_or_default();
         let nonce: [u8; NONCE] = rand::random();
-        let cipher = XChaCha20Poly1305::new((&self.keys.current.0).into());
+        let cipher = XChaCha20Poly1305::new(self.keys.current.as_bytes().into());
         // Encryption with a valid key and nonce length cannot fail.
         let sealed = cipher.encrypt(XNonce::from_slice(&nonce), plaintext.as_slice()).unwrap_or_default();
         let mut out = nonce.to_vec();
@@ -276,7 +183,7 @@ impl Sealer {
         let (nonce, sealed) = raw.split_at(NONCE);
         let keys = std::iter::once(&self.keys.current).chain(self.keys.previous.as_ref());
         let plaintext = keys
-            .filter_map(|k| XChaCha20Poly1305::new((&k.0).into()).decrypt(XNonce::from_slice(nonce), sealed).ok())
+            .filter_map(|k| XChaCha20Poly1305::new(k.as_bytes().into()).decrypt(XNonce::from_slice(nonce), sealed).ok())
             .next()
             .ok_or(StateError::Integrity)?;
         let payload: Payload = serde_json::from_slice(&plaintext).map_err(|_| StateError::Malformed)?;
@@ -304,6 +211,7 @@ impl Sealer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::state_key::StateKey;
     use serde_json::json;
 
     fn binding(principal: &str, args: Value) -> Binding {
@@ -437,22 +345,5 @@ mod tests {
             Err(StateError::Integrity)
         );
         assert!(Sealer::new(StateKeys::new(new), DEFAULT_STATE_TTL).open(&after, &b).is_ok());
-    }
-
-    #[test]
-    fn key_parsing() {
-        let hex_key = "00".repeat(32);
-        assert_eq!(StateKey::parse(&hex_key).unwrap(), StateKey::from_bytes([0; 32]));
-        assert_eq!(StateKey::parse(&STANDARD.encode([9u8; 32])).unwrap(), StateKey::from_bytes([9; 32]));
-        assert_eq!(StateKey::parse(&STANDARD.encode([9u8; 16])), Err(KeyError::Length(16)));
-        assert_eq!(StateKey::parse("***"), Err(KeyError::Encoding));
-        let both = format!("{},{}", "11".repeat(32), "22".repeat(32));
-        let keys = StateKeys::parse(&both).unwrap();
-        assert_eq!(
-            (keys.current, keys.previous),
-            (StateKey::from_bytes([0x11; 32]), Some(StateKey::from_bytes([0x22; 32])))
-        );
-        assert_eq!(StateKeys::parse("a,b,c").unwrap_err(), KeyError::TooMany);
-        assert_eq!(format!("{:?}", StateKey::from_bytes([5; 32])), "StateKey(..)");
     }
 }

@@ -13,7 +13,7 @@ use crate::wire::canonical_uri::canonicalize;
 use crate::wire::jsonrpc::{RpcError, code};
 use crate::wire::message::{Incoming, Notification, Request};
 use crate::wire::method::Primitive;
-use crate::wire::{Era, Version, header_value};
+use crate::wire::{Era, Version, headers};
 use serde_json::Value;
 use std::borrow::Cow;
 
@@ -32,6 +32,7 @@ pub(crate) trait Mirrors {
 
 /// How an argument's header was sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(not(feature = "http"), expect(dead_code, reason = "only the HTTP transport has headers"))]
 pub(crate) enum Param<'a> {
     Absent,
     /// More than once.
@@ -102,7 +103,7 @@ fn check_headers(mirrors: &dyn Mirrors, request: &Request) -> Result<(), RpcErro
     let named = request.method.traits().target.filter(|_| request.method.served_in(true));
     if let Some(kind) = named
         && let Some(expected) = request.params.get(kind.param()).and_then(Value::as_str)
-        && !names_the_same(kind, mirrors.name().as_deref().and_then(header_value::decode).as_deref(), expected)
+        && !names_the_same(kind, mirrors.name().as_deref().and_then(headers::decode).as_deref(), expected)
     {
         let field = kind.param();
         return Err(mismatch(&format!("Mcp-Name header does not match the request body's '{field}' parameter")));
@@ -130,7 +131,7 @@ fn check_mirrored(
 ) -> Result<(), RpcError> {
     let arguments = request.params.get("arguments").unwrap_or(&Value::Null);
     for arg in args {
-        let header = format!("Mcp-Param-{}", arg.header);
+        let header = format!("{}{}", headers::PARAM_PREFIX, arg.header);
         let argument = arg.argument();
         let sent = match mirrors.param(&header) {
             Param::Absent => None,
@@ -155,7 +156,7 @@ fn check_mirrored(
         let Some(raw) = raw else {
             return Err(mismatch(&format!("{header} header holds characters a header value may not carry")));
         };
-        let Some(text) = header_value::decode(raw.trim_ascii()) else {
+        let Some(text) = headers::decode(raw.trim_ascii()) else {
             return Err(mismatch(&format!("{header} header is not valid base64 between =?base64? and ?=")));
         };
         let agrees = match value {

@@ -22,8 +22,9 @@ use super::tasks::{TaskOptions, Tasks};
 use super::{Era, Version};
 use crate::backplane::{Backplane, Event, Published, Subscriber};
 use crate::layer::{Change, Layer, Listener, LogLevel, NO_CAPABILITIES, Principal, ServerInfo};
-use crate::mrtr::seal::{DEFAULT_STATE_TTL, STATE_KEY_ENV, Sealer, StateKey, StateKeys};
+use crate::mrtr::seal::{DEFAULT_STATE_TTL, Sealer};
 use crate::signals::{OperationHistograms, Transport};
+use crate::state_key::{STATE_KEY_ENV, StateKey, StateKeys};
 use crate::wire::jsonrpc::{Response, RpcError, Sink};
 use crate::wire::message::{Incoming, Message, Request};
 use serde_json::value::RawValue;
@@ -113,6 +114,14 @@ impl ServerOptions {
     /// How many messages one batch may hold, and how many bytes its answer.
     pub(crate) fn batch_bounds(&self) -> BatchBounds {
         BatchBounds { items: self.max_batch_items, answer_bytes: self.max_batch_answer_bytes }
+    }
+
+    /// What makes each request's OpenTelemetry span, if anything does.
+    pub(crate) fn tracer(&self) -> crate::trace::TracerRef<'_> {
+        #[cfg(feature = "otel")]
+        return self.tracer.as_ref();
+        #[cfg(not(feature = "otel"))]
+        None
     }
 
     /// How many resource subscriptions a subscriber may hold, and how long their URIs may be.

@@ -3,11 +3,12 @@
 //! a [`message::Message`] (`message`), its resource URIs made canonical on the way
 //! (`canonical_uri`); the one table of methods, both directions (`method`); the protocol
 //! revisions and their eras (`version`); the keys of the 2026 `_meta` envelope (`key`);
-//! how a header value carries text plain ASCII cannot (`header_value`).
+//! the HTTP headers MCP defines and how their values carry what plain ASCII cannot
+//! (`headers`).
 //! Nothing here imports the engine, a transport or a layer.
 
 pub mod canonical_uri;
-pub mod header_value;
+pub mod headers;
 pub mod jsonrpc;
 pub mod key;
 pub mod message;

@@ -3,14 +3,15 @@
 //! `protocol/admission.rs`) read from a request's header map.
 
 use crate::protocol::admission::{Mirrors, Param};
+use crate::wire::headers;
 use http::HeaderMap;
 use http::header::{AsHeaderName, HeaderName, HeaderValue};
 use std::borrow::Cow;
 
-pub(crate) static PROTOCOL_VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
-pub(crate) static METHOD_HEADER: HeaderName = HeaderName::from_static("mcp-method");
-pub(crate) static NAME_HEADER: HeaderName = HeaderName::from_static("mcp-name");
-pub(crate) static SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
+pub(crate) static PROTOCOL_VERSION_HEADER: HeaderName = HeaderName::from_static(headers::PROTOCOL_VERSION);
+pub(crate) static METHOD_HEADER: HeaderName = HeaderName::from_static(headers::METHOD);
+pub(crate) static NAME_HEADER: HeaderName = HeaderName::from_static(headers::NAME);
+pub(crate) static SESSION_HEADER: HeaderName = HeaderName::from_static(headers::SESSION_ID);
 
 /// A header's value as the request gives it: all its lines joined by `, ` (RFC 9110 §5.3),
 /// trimmed, each byte that is not visible ASCII shown as U+FFFD; `None` when absent. So a

@@ -154,8 +154,9 @@ where
         Ok(in_flight) => in_flight,
         Err(refusal) => return refusal.response(&message),
     };
-    let trace =
-        RequestTrace::start(shared.server.options(), &message, &principal.id, || trace::from_headers(&parts.headers));
+    let trace = RequestTrace::start(shared.server.options().tracer(), &message, &principal.id, || {
+        trace::from_headers(&parts.headers)
+    });
     trace.session(&id);
     let inline = message.runs_inline();
     // Handed to the session here, in arrival order, whether it then runs inline or not;
@@ -254,7 +255,7 @@ pub(super) fn receive(shared: &HttpShared, routed: Routed) {
             return;
         }
     };
-    let trace = RequestTrace::start(shared.server.options(), &message, &principal.id, || None);
+    let trace = RequestTrace::start(shared.server.options().tracer(), &message, &principal.id, || None);
     trace.session(&routed.session);
     let delivery = deliver(session, message, principal, room);
     tokio::spawn(trace.instrument(async move {

@@ -27,7 +27,6 @@ pub use body::Body;
 pub use config::HttpConfig;
 pub use descriptors::raise_open_files_limit;
 pub use forwarded::{PeerAddr, ProxyHeader};
-pub(crate) use headers::SESSION_HEADER;
 pub use limits::{RATE_LIMITED, RateLimits};
 pub use listener::HttpServer;
 pub use scrape::MetricsEndpoint;

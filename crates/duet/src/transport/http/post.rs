@@ -118,7 +118,8 @@ where
         Ok(in_flight) => in_flight,
         Err(refusal) => return refusal.response(&message),
     };
-    let trace = RequestTrace::start(shared.server.options(), &message, &principal.id, || trace::from_headers(headers));
+    let trace =
+        RequestTrace::start(shared.server.options().tracer(), &message, &principal.id, || trace::from_headers(headers));
     trace.instrument(route(shared, headers, message, &bytes, principal, accept)).await
 }
 

@@ -161,7 +161,8 @@ async fn update(shared: &HttpShared, session: &HttpSession, change: impl Fn(&mut
     // of a new subscription before any change the client makes next.
     let event = Event::Session {
         session: session.id.clone(),
-        state: Some(record.state),
+        // Plain data: serializing it cannot fail.
+        state: serde_json::to_value(&record.state).ok(),
         stream: record.stream,
         revision: record.revision,
     };
@@ -297,21 +298,20 @@ pub(super) async fn end(shared: &HttpShared, id: &str, principal: &str) {
 pub(super) fn receive_state(
     shared: &HttpShared,
     id: &str,
-    state: Option<&SessionSnapshot>,
+    state: Option<&serde_json::Value>,
     stream: GetStream,
     revision: u64,
 ) {
-    match state {
-        None => {
-            shared.sessions.remove(id);
-        }
-        Some(state) => {
-            if let Some(held) = shared.sessions.peek(id).filter(|s| s.kind == Kind::Streamable)
-                && let Err(why) = held.take_on(revision, state, stream)
-            {
-                tracing::warn!(session = %id, "ignored a session state another replica published: {why}");
-            }
-        }
+    let Some(state) = state else {
+        shared.sessions.remove(id);
+        return;
+    };
+    let Some(held) = shared.sessions.peek(id).filter(|s| s.kind == Kind::Streamable) else { return };
+    let taken = SessionSnapshot::deserialize(state)
+        .map_err(|e| e.to_string())
+        .and_then(|state| held.take_on(revision, &state, stream));
+    if let Err(why) = taken {
+        tracing::warn!(session = %id, "ignored a session state another replica published: {why}");
     }
 }
 

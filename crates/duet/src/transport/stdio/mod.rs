@@ -179,7 +179,7 @@ where
         match item {
             Item::Refused(error) => writer.answer(error.to_line(), Some(slot)),
             Item::Message(message) => {
-                let trace = RequestTrace::start(server.options(), &message, &principal_id, || None);
+                let trace = RequestTrace::start(server.options().tracer(), &message, &principal_id, || None);
                 let inline = message.runs_inline();
                 // Handed to the session here, in arrival order.
                 let (answering, writer) = (session.handle(message, None, None), writer.clone());
