@@ -3,7 +3,6 @@
 //! the engine serializes each result from its type once, and a transport writes that text
 //! out as it is. Decoding what a client sends is [`crate::wire::message`]'s.
 
-use crate::wire::message::Message;
 use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -167,7 +166,7 @@ impl Response {
     }
 
     /// Appends the compact single-line JSON of this response to `out`.
-    fn write_line(&self, out: &mut Vec<u8>) {
+    pub(super) fn write_line(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
         // Serializing ids and error objects cannot fail: keys are strings and numbers finite.
         let _ = serde_json::to_writer(&mut *out, &self.id);
@@ -186,33 +185,8 @@ impl Response {
 
     /// Compact single-line JSON.
     pub fn to_line(&self) -> String {
-        Message::One(self.clone()).to_line()
-    }
-}
-
-impl Message<Response> {
-    /// The responses, one or all of a batch.
-    pub fn responses(&self) -> &[Response] {
-        self.items()
-    }
-
-    /// Compact single-line JSON: one response object, or the array of a batch.
-    pub fn to_line(&self) -> String {
-        let responses = self.responses();
-        let mut out = Vec::with_capacity(responses.iter().map(Response::line_capacity).sum::<usize>() + 2);
-        match self {
-            Message::One(response) => response.write_line(&mut out),
-            Message::Batch(responses) => {
-                out.push(b'[');
-                for (i, r) in responses.iter().enumerate() {
-                    if i > 0 {
-                        out.push(b',');
-                    }
-                    r.write_line(&mut out);
-                }
-                out.push(b']');
-            }
-        }
+        let mut out = Vec::with_capacity(self.line_capacity());
+        self.write_line(&mut out);
         // serde_json writes UTF-8 only, and the rest is ASCII.
         String::from_utf8(out).unwrap_or_default()
     }
@@ -238,6 +212,7 @@ pub(crate) fn encode(value: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wire::message::Message;
     use serde_json::json;
 
     #[test]

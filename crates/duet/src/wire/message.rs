@@ -124,6 +124,34 @@ impl Message {
     }
 }
 
+impl Message<Response> {
+    /// The responses, one or all of a batch.
+    pub fn responses(&self) -> &[Response] {
+        self.items()
+    }
+
+    /// Compact single-line JSON: one response object, or the array of a batch.
+    pub fn to_line(&self) -> String {
+        let responses = self.responses();
+        let mut out = Vec::with_capacity(responses.iter().map(Response::line_capacity).sum::<usize>() + 2);
+        match self {
+            Message::One(response) => response.write_line(&mut out),
+            Message::Batch(responses) => {
+                out.push(b'[');
+                for (i, r) in responses.iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    r.write_line(&mut out);
+                }
+                out.push(b']');
+            }
+        }
+        // serde_json writes UTF-8 only, and the rest is ASCII.
+        String::from_utf8(out).unwrap_or_default()
+    }
+}
+
 /// Decodes a value through the framing rules (never fails: what breaks them is `Invalid`).
 impl From<Value> for Message {
     fn from(value: Value) -> Self {

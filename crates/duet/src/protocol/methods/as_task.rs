@@ -6,9 +6,8 @@
 //! asks for a task (`params.task`) and gets one at once. Either way the client is answered
 //! with the task only once it is recorded, and the same handler runs on, unchanged.
 
-use super::Call;
 use super::input::{self, Resumed};
-use super::tools::failure;
+use super::{Call, tool_failure};
 use crate::layer::{Reply, RequestCx, TaskLink, TaskSupport};
 use crate::protocol::render::{self, Stamp};
 use crate::protocol::tasks::{self, Finished, Job, LegacyTask, Run};
@@ -141,7 +140,7 @@ fn invoker(call: &Call<'_>, name: &str, arguments: &Value) -> Box<dyn Fn(Request
             let result = match shared.layer.call_tool(&name, arguments, cx).await {
                 Ok(Reply::Complete(result)) => result,
                 Ok(Reply::InputRequired(input)) => return Ok(Reply::InputRequired(input)),
-                Err(e) => return Err(failure(&name, e)),
+                Err(e) => return Err(tool_failure(&name, e)),
             };
             let stamp = version.is_modern().then(|| Stamp {
                 result_type: "complete",

@@ -15,9 +15,10 @@ mod tools;
 
 use super::call::Call;
 use super::render::Empty;
+use crate::layer::LayerError;
 use crate::wire::jsonrpc::{Rendered, RpcError};
 use crate::wire::method::Method;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 /// Runs the method of `call` into its rendered result. Each method that waits runs boxed, so
 /// a request's future is the size of its own method's, not of the largest: a listen stream
@@ -81,4 +82,14 @@ fn required_str<'a>(call: &'a Call<'_>, name: &str) -> Result<&'a str, RpcError>
 /// For resources and prompts, input that could not be had is an internal error.
 fn input_failed(message: String) -> RpcError {
     RpcError::new(crate::wire::jsonrpc::code::INTERNAL_ERROR, message)
+}
+
+/// The protocol error of a tool call whose layer failed: an unknown tool names itself.
+fn tool_failure(name: &str, error: LayerError) -> RpcError {
+    match error {
+        LayerError::NotFound(_) => {
+            RpcError::invalid_params(format!("Unknown tool: {name}")).with_data(json!({"name": name}))
+        }
+        error => error.to_rpc(),
+    }
 }

@@ -2,11 +2,11 @@
 //! client allow it, see `as_task`), and shapes its result for the client's version. Only
 //! an unknown tool is a protocol error.
 
-use super::{Call, as_task, input, required_str};
-use crate::layer::{LayerError, ToolResult};
+use super::{Call, as_task, input, required_str, tool_failure};
+use crate::layer::ToolResult;
 use crate::protocol::render;
 use crate::wire::jsonrpc::{Rendered, RpcError};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 pub(super) async fn call(call: &Call<'_>) -> Result<Rendered, RpcError> {
     let name = required_str(call, "name")?;
@@ -27,15 +27,5 @@ pub(super) async fn call(call: &Call<'_>) -> Result<Rendered, RpcError> {
         call.found.ran(result.is_error);
         call.complete(render::tool_result(&result, call.version()), result.meta.as_ref())
     };
-    input::run(call, name, arguments, invoke, |e| failure(name, e), finish).await
-}
-
-/// The protocol error of a tool call whose layer failed: an unknown tool names itself.
-pub(super) fn failure(name: &str, error: LayerError) -> RpcError {
-    match error {
-        LayerError::NotFound(_) => {
-            RpcError::invalid_params(format!("Unknown tool: {name}")).with_data(json!({"name": name}))
-        }
-        error => error.to_rpc(),
-    }
+    input::run(call, name, arguments, invoke, |e| tool_failure(name, e), finish).await
 }

@@ -1,6 +1,5 @@
 //! Settings of the HTTP transport, and their defaults.
 
-use super::forwarded::ProxyHeader;
 use super::limits::RateLimits;
 use crate::auth::{Authenticator, PrincipalResolver, ProtectedResource, ScopeMap, endpoint_url};
 use std::sync::Arc;
@@ -142,6 +141,27 @@ impl HttpConfig {
         if let Some(resource) = self.resource.as_mut().filter(|r| r.resource.is_empty()) {
             resource.resource = endpoint_url("http", &self.host, port, &self.path);
             self.canonical_follows_proxy = true;
+        }
+    }
+}
+
+/// The header a trusted proxy sets for the host and scheme the client used; the other is
+/// never read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ProxyHeader {
+    /// `X-Forwarded-Host` and `X-Forwarded-Proto` (what nginx is usually told to set).
+    #[default]
+    XForwarded,
+    /// `Forwarded` (RFC 7239): its `host=` and `proto=`.
+    Forwarded,
+}
+
+impl ProxyHeader {
+    /// The names of the headers read, as a `Vary` value.
+    pub fn vary(self) -> &'static str {
+        match self {
+            ProxyHeader::XForwarded => "Host, X-Forwarded-Host, X-Forwarded-Proto",
+            ProxyHeader::Forwarded => "Host, Forwarded",
         }
     }
 }

@@ -13,7 +13,7 @@
 //! names the operator gave, port and all, never a pattern; any other host leaves the
 //! canonical URI the one the server is bound at.
 
-use super::config::HttpConfig;
+use super::config::{HttpConfig, ProxyHeader};
 use super::guard::{LOOPBACK_NAMES, is_loopback};
 use http::HeaderMap;
 use http::request::Parts;
@@ -25,27 +25,6 @@ use std::net::SocketAddr;
 /// inserts it for `trusted_proxies` to apply.
 #[derive(Debug, Clone, Copy)]
 pub struct PeerAddr(pub SocketAddr);
-
-/// The header a trusted proxy sets for the host and scheme the client used; the other is
-/// never read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum ProxyHeader {
-    /// `X-Forwarded-Host` and `X-Forwarded-Proto` (what nginx is usually told to set).
-    #[default]
-    XForwarded,
-    /// `Forwarded` (RFC 7239): its `host=` and `proto=`.
-    Forwarded,
-}
-
-impl ProxyHeader {
-    /// The names of the headers read, as a `Vary` value.
-    pub fn vary(self) -> &'static str {
-        match self {
-            ProxyHeader::XForwarded => "Host, X-Forwarded-Host, X-Forwarded-Proto",
-            ProxyHeader::Forwarded => "Host, Forwarded",
-        }
-    }
-}
 
 /// What a trusted proxy says the client asked for.
 #[derive(Debug, Default, PartialEq, Eq)]

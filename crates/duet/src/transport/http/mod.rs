@@ -24,9 +24,9 @@ mod sessions;
 mod stream;
 
 pub use body::Body;
-pub use config::HttpConfig;
+pub use config::{HttpConfig, ProxyHeader};
 pub use descriptors::raise_open_files_limit;
-pub use forwarded::{PeerAddr, ProxyHeader};
+pub use forwarded::PeerAddr;
 pub use limits::{RATE_LIMITED, RateLimits};
 pub use listener::HttpServer;
 pub use scrape::MetricsEndpoint;
