@@ -2,8 +2,8 @@
 harness wrote it, into bench/history/<YYYY-MM>.md (one file per month, newest run first), its
 figures (the section's tables, case by case) beside it as bench/history/figures/<run>.json, and
 bench/RESULTS.md rendered again from the newest figures of each case: one short table per case
-saying where duet stands. bench.py, replicas.py and workspace.py hand each run to record().
-Standard library only, like bench.py.
+saying where duet stands. bench.py, replicas.py and workspace.py hand each run to record();
+`python3 bench/results.py` renders the summary again. Standard library only, like bench.py.
 """
 
 from __future__ import annotations
@@ -312,3 +312,16 @@ def record(results: str, section: str, case_of: Callable[[str | None], str | Non
     write_figures(results, figures_of(section, link, case_of, charts_from, targets))
     with open(results, "w") as f:
         f.write(summary(results))
+
+
+def main() -> int:
+    """`python3 bench/results.py`: renders bench/RESULTS.md again from the figures in
+    bench/history/figures/ (after a figures file was mended by hand, for instance)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "RESULTS.md")
+    with open(path, "w") as f:
+        f.write(summary(path))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
