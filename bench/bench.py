@@ -1399,7 +1399,8 @@ def markdown(bench: Bench, summary: dict, meta: dict, charts: dict) -> tuple[str
     bp99, _ = peers_best("2026-json", 16, "p99", min)
     if d and d["p99"] and bp99:
         r = d["p99"] / bp99
-        check("2026-json", "p99 at 16 conns (2026 JSON) vs better peer", f"{d['p99'] / 1000:.2f} ms = {r:.2f}×", "≤ 0.5×", r <= 0.5)
+        check("2026-json", "p99 at 16 conns (2026 JSON) vs better peer", f"{d['p99'] / 1000:.2f} ms = {r:.2f}×",
+              "≤ 0.5×", r <= 0.5)
     if "2026" in a.cases.split(",") or "http" in a.cases.split(","):
         d = get("2026-json-own-core", "duet", 16)
         bp99, _ = peers_best("2026-json-own-core", 16, "p99", min)
@@ -1410,7 +1411,8 @@ def markdown(bench: Bench, summary: dict, meta: dict, charts: dict) -> tuple[str
     if big:
         s = get("sessions", "duet", big)
         if s and s["per_session"] is not None:
-            check("sessions", f"idle session at {big:,}", f"{s['per_session']:.2f} KiB", "≤ 6 KiB", s["per_session"] <= 6)
+            check("sessions", f"idle session at {big:,}", f"{s['per_session']:.2f} KiB", "≤ 6 KiB",
+                  s["per_session"] <= 6)
     s = get("stdio", "duet", None)
     for key, what in (("rmcp", "rmcp stdio(), its documented default"), ("rmcp-pipes", "rmcp stdio_pipes()")):
         rm = get("stdio", key, None)
@@ -1426,24 +1428,26 @@ def markdown(bench: Bench, summary: dict, meta: dict, charts: dict) -> tuple[str
         where = "own core" if case.endswith("own-core") else "shared cores"
         if d and f and d.get("cpu_us") and f.get("cpu_us"):
             r = d["cpu_us"] / f["cpu_us"]
-            check(case, f"2026 JSON server CPU per request vs the JSON floor, 16 conns, {where}", f"{r:.2f}×", "≤ 1×", r <= 1)
+            check(case, f"2026 JSON server CPU per request vs the JSON floor, 16 conns, {where}", f"{r:.2f}×", "≤ 1×",
+                  r <= 1)
         b = get(case, "duet-before", 16)
         if d and b and d.get("cpu_us") and b.get("cpu_us"):
             r = d["cpu_us"] / b["cpu_us"]
-            check(case, f"2026 JSON server CPU per request vs duet (before), 16 conns, {where}", f"{r:.2f}×", "≤ 1×", r <= 1)
+            check(case, f"2026 JSON server CPU per request vs duet (before), 16 conns, {where}", f"{r:.2f}×", "≤ 1×",
+                  r <= 1)
     # The signals issue's overhead, each variant against plain duet.
     for variant, (what, goal) in SIGNALS_VARIANTS.items():
         for case, conns in ((SIGNALS_CASES[0], 16), (SIGNALS_CASES[0], 64), (SIGNALS_CASES[1], 16)):
             loss = signals_loss(bench.rows, case, variant, conns)
             if loss:
                 where = ", own core" if case.endswith("own-core") else ""
-                check("signals", f"2026 JSON throughput lost with {what}, {conns} conns{where} (median of {loss['rounds']} "
-                      "rounds; 95 % CI)", f"{loss['median'] * 100:.1f} % ({loss['low'] * 100:.1f} to "
+                check("signals", f"2026 JSON throughput lost with {what}, {conns} conns{where} (median of "
+                      f"{loss['rounds']} rounds; 95 % CI)", f"{loss['median'] * 100:.1f} % ({loss['low'] * 100:.1f} to "
                       f"{loss['high'] * 100:.1f})", f"≤ {goal * 100:.0f} %", loss["median"] <= goal)
     s = get("growth", "duet", None)
     if s and s["growth"] is not None:
-        check("growth", f"RSS growth {int(s['first'] or 0):,} → {int(s['total'] or 0):,} requests", f"{s['growth'] * 100:+.1f}%",
-              "≤ +5%", s["growth"] <= 0.05)
+        check("growth", f"RSS growth {int(s['first'] or 0):,} → {int(s['total'] or 0):,} requests",
+              f"{s['growth'] * 100:+.1f}%", "≤ +5%", s["growth"] <= 0.05)
     if targets:
         L.append("### Targets (ratios from this run)")
         L.append("")

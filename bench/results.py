@@ -116,7 +116,7 @@ def parts_of(section: str) -> list[tuple[str | None, list[str]]]:
     """A section cut at its `### ` headings: (title, lines) for each part, the part before the
     first heading titled None."""
     parts: list[tuple[str | None, list[str]]] = [(None, [])]
-    for line in section.splitlines()[1:]:
+    for line in section.strip("\n").splitlines()[1:]:
         if line.startswith("### "):
             parts.append((line[4:].strip(), []))
         else:
@@ -289,12 +289,17 @@ def case_summary(case: str, run: dict, data: dict) -> list[str]:
     return lines
 
 
+def history_months(results: str) -> list[str]:
+    """The history's month files, "2026-12.md", newest first."""
+    where = history_dir(results)
+    return sorted((m for m in os.listdir(where) if m.endswith(".md")), reverse=True) if os.path.isdir(where) else []
+
+
 def summary(results: str) -> str:
     """The results file's text: the overview, then each case's summary."""
     newest = newest_by_case(results)
-    months = sorted((m for m in os.listdir(history_dir(results)) if m.endswith(".md")), reverse=True) \
-        if os.path.isdir(history_dir(results)) else []
-    lines = [SUMMARY_HEADER.format(months=", ".join(f"[{m[:-3]}](history/{m})" for m in months) or "none yet").rstrip("\n"), ""]
+    listed = ", ".join(f"[{m[:-3]}](history/{m})" for m in history_months(results)) or "none yet"
+    lines = [SUMMARY_HEADER.format(months=listed).rstrip("\n"), ""]
     lines += overview(newest) + [""]
     for case in ordered(newest):
         lines += case_summary(case, *newest[case])
