@@ -175,17 +175,17 @@ def figures_of(section: str, link: str, case_of: Callable[[str | None], str | No
         case = case_of(title)
         if case is None:
             continue
-        figures = cases.setdefault(case, {"title": title or CASE_NAMES.get(case, case), "tables": [],
-                                          "text": [], "targets": None, "charts": []})
+        measured = cases.setdefault(case, {"title": title or CASE_NAMES.get(case, case), "tables": [],
+                                           "text": [], "targets": None, "charts": []})
         found = tables_in(lines)
         for table in found:
             if table["columns"][0] == "target":
-                figures["targets"] = table
+                measured["targets"] = table
             else:
-                figures["tables"].append({"heading": title, **table})
+                measured["tables"].append({"heading": title, **table})
         if title and not found and prose_in(lines):
-            figures["text"].append(f"{title}: {' '.join(prose_in(lines))}")
-        figures["charts"] += [os.path.normpath(os.path.join(charts_from, image)) for image in images_in(lines)]
+            measured["text"].append(f"{title}: {' '.join(prose_in(lines))}")
+        measured["charts"] += [os.path.normpath(os.path.join(charts_from, image)) for image in images_in(lines)]
     for case, rows in (targets or {}).items():
         if case in cases and rows:
             cases[case]["targets"] = {"columns": ["target", "measured", "goal", ""],
