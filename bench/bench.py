@@ -29,6 +29,9 @@ import tempfile
 import threading
 import time
 import urllib.parse
+from typing import Callable
+
+import results
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -1095,6 +1098,14 @@ def case_title(case: str, args) -> str:
     return CASE_TITLES[case]
 
 
+def case_of_title(args) -> Callable[[str | None], str | None]:
+    """The case a results section's table of that title measures (None: the run's description
+    and its targets, which are no case's table)."""
+    titles = {case_title(case, args): case for case in (*LOAD_CASES, "sessions", "stdio", "growth")}
+    titles[SIGNALS_TITLE] = "signals"
+    return lambda title: titles.get(title)
+
+
 def chart_name(prefix: str, case: str) -> str:
     """The file name of a case's chart (charts.py writes it, the results section links it)."""
     return f"{prefix}-{case}.svg"
@@ -1174,6 +1185,7 @@ def floor_note(summary: dict) -> list[str]:
 # and the placements of its case.
 SIGNALS_VARIANTS = {"duet-metrics": ("metrics on", 0.05), "duet-otlp": ("every span exported", 0.10)}
 SIGNALS_CASES = ("signals", "signals-own-core")
+SIGNALS_TITLE = "What the operating signals cost: 2026 JSON tools/call echo"
 
 
 def signals_loss(rows: list[dict], case: str, variant: str, conns: int) -> dict | None:
@@ -1194,8 +1206,9 @@ def signals_loss(rows: list[dict], case: str, variant: str, conns: int) -> dict 
     return {"median": statistics.median(losses), "low": losses[low], "high": losses[high], "rounds": n}
 
 
-def markdown(bench: Bench, summary: dict, meta: dict, charts: dict) -> tuple[str, list[str]]:
-    """The results section of a run; charts: {case: markdown link} of the charts to show under the tables."""
+def markdown(bench: Bench, summary: dict, meta: dict, charts: dict) -> tuple[str, dict[str, list[list[str]]]]:
+    """The results section of a run, and its targets by case (rows of target, measured, goal,
+    verdict); charts: {case: markdown link} of the charts to show under the tables."""
     a = bench.args
     L = []
     L.append(f"## {meta['date']} — {meta['mode']} run")
@@ -1301,7 +1314,7 @@ def markdown(bench: Bench, summary: dict, meta: dict, charts: dict) -> tuple[str
 
     items = [(k, s) for k, s in summary.items() if k[0] in SIGNALS_CASES]
     if items:
-        L.append("### What the operating signals cost: 2026 JSON tools/call echo")
+        L.append(f"### {SIGNALS_TITLE}")
         L.append("")
         L.append("Plain duet, duet with `--metrics-addr` and duet with `--otlp-endpoint` (every span exported), "
                  "started once for each placement and kept up, then measured in turn for one second each, the "
@@ -1364,75 +1377,77 @@ def markdown(bench: Bench, summary: dict, meta: dict, charts: dict) -> tuple[str
     def get(case, server, k):
         return summary.get((case, server, k))
 
-    def check(name, value, goal, ok):
-        if value is None:
-            targets.append(f"| {name} | — | {goal} | not measured |")
-        else:
-            targets.append(f"| {name} | {value} | {goal} | {'met' if ok else '**missed**'} |")
+    def check(case, name, value, goal, ok):
+        verdict = "not measured" if value is None else "met" if ok else "**missed**"
+        targets.append((case, [name, "—" if value is None else value, goal, verdict]))
 
     for conns in (16, 64):
         d, c = get("2026-json", "duet", conns), get("2026-json", "ceiling", conns)
         if d and c and d["rps"] and c["rps"]:
             r = d["rps"] / c["rps"]
-            check(f"2026 JSON, {conns} conns, vs ceiling", f"{r:.2f}×", "≥ 0.75×", r >= 0.75)
+            check("2026-json", f"2026 JSON, {conns} conns, vs ceiling", f"{r:.2f}×", "≥ 0.75×", r >= 0.75)
         bp, _ = peers_best("2026-json", conns)
         if d and d["rps"] and bp:
             r = d["rps"] / bp
-            check(f"2026 JSON, {conns} conns, vs faster peer", f"{r:.2f}×", "≥ 1.5×", r >= 1.5)
+            check("2026-json", f"2026 JSON, {conns} conns, vs faster peer", f"{r:.2f}×", "≥ 1.5×", r >= 1.5)
     for conns in (16, 64):
         s, j = get("2026-sse", "duet", conns), get("2026-json", "duet", conns)
         if s and j and s["rps"] and j["rps"]:
             r = s["rps"] / j["rps"]
-            check(f"2026 SSE vs duet JSON, {conns} conns", f"{r:.2f}×", "≥ 0.8×", r >= 0.8)
+            check("2026-sse", f"2026 SSE vs duet JSON, {conns} conns", f"{r:.2f}×", "≥ 0.8×", r >= 0.8)
     d = get("2026-json", "duet", 16)
     bp99, _ = peers_best("2026-json", 16, "p99", min)
     if d and d["p99"] and bp99:
         r = d["p99"] / bp99
-        check("p99 at 16 conns (2026 JSON) vs better peer", f"{d['p99'] / 1000:.2f} ms = {r:.2f}×", "≤ 0.5×", r <= 0.5)
+        check("2026-json", "p99 at 16 conns (2026 JSON) vs better peer", f"{d['p99'] / 1000:.2f} ms = {r:.2f}×",
+              "≤ 0.5×", r <= 0.5)
     if "2026" in a.cases.split(",") or "http" in a.cases.split(","):
         d = get("2026-json-own-core", "duet", 16)
         bp99, _ = peers_best("2026-json-own-core", 16, "p99", min)
         r = d["p99"] / bp99 if d and d["p99"] and bp99 else None
-        check("p99 at 16 conns, load generator on its own core (2026 JSON) vs better peer",
+        check("2026-json-own-core", "p99 at 16 conns, load generator on its own core (2026 JSON) vs better peer",
               None if r is None else f"{d['p99'] / 1000:.2f} ms = {r:.2f}×", "≤ 0.5×", r is not None and r <= 0.5)
     big = max((k[2] for k in summary if k[0] == "sessions" and k[1] == "duet"), default=None)
     if big:
         s = get("sessions", "duet", big)
         if s and s["per_session"] is not None:
-            check(f"idle session at {big:,}", f"{s['per_session']:.2f} KiB", "≤ 6 KiB", s["per_session"] <= 6)
+            check("sessions", f"idle session at {big:,}", f"{s['per_session']:.2f} KiB", "≤ 6 KiB",
+                  s["per_session"] <= 6)
     s = get("stdio", "duet", None)
     for key, what in (("rmcp", "rmcp stdio(), its documented default"), ("rmcp-pipes", "rmcp stdio_pipes()")):
         rm = get("stdio", key, None)
         if s and s["rps"] and rm and rm["rps"]:
             r = s["rps"] / rm["rps"]
-            check(f"stdio vs {what}", f"{r:.2f}×", "≥ 1.5×", r >= 1.5)
+            check("stdio", f"stdio vs {what}", f"{r:.2f}×", "≥ 1.5×", r >= 1.5)
     d, rm = get("tools-list", "duet", 16), get("tools-list", "rmcp", 16)
     if d and rm and d["rps"] and rm["rps"] and d.get("pages") and rm.get("pages"):
         r = (d["rps"] / d["pages"]) / (rm["rps"] / rm["pages"])
-        check("tools/list of 200 tools, listings/s vs rmcp", f"{r:.2f}×", "≥ 5×", r >= 5)
+        check("tools-list", "tools/list of 200 tools, listings/s vs rmcp", f"{r:.2f}×", "≥ 5×", r >= 5)
     for case in ("2026-json", "2026-json-own-core"):
         d, f = get(case, "duet", 16), get(case, "floor", 16)
         where = "own core" if case.endswith("own-core") else "shared cores"
         if d and f and d.get("cpu_us") and f.get("cpu_us"):
             r = d["cpu_us"] / f["cpu_us"]
-            check(f"2026 JSON server CPU per request vs the JSON floor, 16 conns, {where}", f"{r:.2f}×", "≤ 1×", r <= 1)
+            check(case, f"2026 JSON server CPU per request vs the JSON floor, 16 conns, {where}", f"{r:.2f}×", "≤ 1×",
+                  r <= 1)
         b = get(case, "duet-before", 16)
         if d and b and d.get("cpu_us") and b.get("cpu_us"):
             r = d["cpu_us"] / b["cpu_us"]
-            check(f"2026 JSON server CPU per request vs duet (before), 16 conns, {where}", f"{r:.2f}×", "≤ 1×", r <= 1)
+            check(case, f"2026 JSON server CPU per request vs duet (before), 16 conns, {where}", f"{r:.2f}×", "≤ 1×",
+                  r <= 1)
     # The signals issue's overhead, each variant against plain duet.
     for variant, (what, goal) in SIGNALS_VARIANTS.items():
         for case, conns in ((SIGNALS_CASES[0], 16), (SIGNALS_CASES[0], 64), (SIGNALS_CASES[1], 16)):
             loss = signals_loss(bench.rows, case, variant, conns)
             if loss:
                 where = ", own core" if case.endswith("own-core") else ""
-                check(f"2026 JSON throughput lost with {what}, {conns} conns{where} (median of {loss['rounds']} "
-                      "rounds; 95 % CI)", f"{loss['median'] * 100:.1f} % ({loss['low'] * 100:.1f} to "
+                check("signals", f"2026 JSON throughput lost with {what}, {conns} conns{where} (median of "
+                      f"{loss['rounds']} rounds; 95 % CI)", f"{loss['median'] * 100:.1f} % ({loss['low'] * 100:.1f} to "
                       f"{loss['high'] * 100:.1f})", f"≤ {goal * 100:.0f} %", loss["median"] <= goal)
     s = get("growth", "duet", None)
     if s and s["growth"] is not None:
-        check(f"RSS growth {int(s['first'] or 0):,} → {int(s['total'] or 0):,} requests", f"{s['growth'] * 100:+.1f}%",
-              "≤ +5%", s["growth"] <= 0.05)
+        check("growth", f"RSS growth {int(s['first'] or 0):,} → {int(s['total'] or 0):,} requests",
+              f"{s['growth'] * 100:+.1f}%", "≤ +5%", s["growth"] <= 0.05)
     if targets:
         L.append("### Targets (ratios from this run)")
         L.append("")
@@ -1442,9 +1457,12 @@ def markdown(bench: Bench, summary: dict, meta: dict, charts: dict) -> tuple[str
             L.append("")
         L.append("| target | measured | goal | |")
         L.append("|---|---:|---|---|")
-        L.extend(targets)
+        L.extend("| " + " | ".join(row) + " |" for _, row in targets)
         L.append("")
-    return "\n".join(L), targets
+    by_case: dict[str, list[list[str]]] = {}
+    for case, row in targets:
+        by_case.setdefault(case, []).append(row)
+    return "\n".join(L), by_case
 
 
 def loadavg() -> str:
@@ -1505,18 +1523,20 @@ def machine_meta(args, took: float) -> dict:
 
 
 def charts_dir(a) -> str | None:
-    """Where a full run's charts go, to be linked from its results section: bench/charts/ beside
-    RESULTS.md. None for a quick run, whose charts go into --out-dir unlinked."""
+    """Where a full run's charts go, to be linked from its results section and the summary:
+    bench/charts/ beside RESULTS.md. None for a quick run, whose charts go into --out-dir unlinked."""
     return None if a.quick or not a.results else os.path.join(os.path.dirname(os.path.abspath(a.results)), "charts")
 
 
 def chart_links(a, meta: dict) -> dict:
-    """{case: link relative to the results file} of a full run's charts that exist."""
+    """{case: link relative to the history directory, where the run's section goes} of a full
+    run's charts that exist."""
     where = charts_dir(a)
     if where is None:
         return {}
     names = {case: chart_name(run_stamp(meta), case) for case in (*LOAD_CASES, "sessions", "stdio")}
-    return {case: f"{os.path.basename(where)}/{name}" for case, name in names.items()
+    history = results.history_dir(a.results)
+    return {case: os.path.relpath(os.path.join(where, name), history) for case, name in names.items()
             if os.path.exists(os.path.join(where, name))}
 
 
@@ -1542,8 +1562,8 @@ def draw_charts(a, raw: str, meta: dict) -> bool:
 
 
 def write_results(bench: Bench, meta: dict) -> tuple[dict, bool]:
-    """Writes the raw measurements, the charts and (for a full run) the results section; returns
-    the summary and whether the charts were drawn."""
+    """Writes the raw measurements, the charts and (for a full run) the results section into the
+    history and the summary; returns the medians and whether the charts were drawn."""
     summary = summarize(bench.rows)
     a = bench.args
     os.makedirs(a.out_dir, exist_ok=True)
@@ -1554,24 +1574,13 @@ def write_results(bench: Bench, meta: dict) -> tuple[dict, bool]:
     charts_ok = draw_charts(a, raw, meta)
     section, targets = markdown(bench, summary, meta, chart_links(a, meta))
     if a.results:
-        header = ("# duet benchmark results\n\n"
-                  "Written by `bench/run.sh` (see bench/README.md): one section per full run, newest first. Absolute\n"
-                  "numbers drift with the shared machine; compare the ratios, which come from one run with the\n"
-                  "servers interleaved.\n\n")
-        old = ""
-        if os.path.exists(a.results):
-            with open(a.results) as f:
-                old = f.read()
-            if old.startswith("# "):
-                cut = old.find("\n## ")
-                old = old[cut + 1:] if cut >= 0 else ""
-        with open(a.results, "w") as f:
-            f.write(header + section + "\n" + (old if old else ""))
+        results.record(a.results, section, case_of_title(a), targets)
     print()
     print(section)
     print(f"raw measurements: {os.path.relpath(raw, os.getcwd())}")
     if a.results:
-        print(f"results table:    {os.path.relpath(a.results, os.getcwd())}")
+        print(f"results:          {os.path.relpath(a.results, os.getcwd())} (summary), "
+              f"{os.path.relpath(results.history_file(a.results, meta['date']), os.getcwd())} (this run)")
     return summary, charts_ok
 
 
@@ -1586,7 +1595,7 @@ def render(raw: str) -> int:
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--quick", action="store_true", help="smoke mode: short runs, one pass, no RESULTS.md")
+    ap.add_argument("--quick", action="store_true", help="smoke mode: short runs, one pass, nothing in RESULTS.md")
     ap.add_argument("--duet-bin", required=True)
     ap.add_argument("--baseline-bin", metavar="PATH",
                     help='a second duet binary (an older build), run as one more server, "duet (before)", in '
@@ -1609,9 +1618,9 @@ def main():
     ap.add_argument("--servers", help="comma-separated keys of the servers the load cases run (duet, duet-metrics, "
                     "duet-otlp, duet-otlp-sampled, ceiling, floor, rmcp, tower, ...; default: all); duet's "
                     "baseline (--baseline-bin) runs with duet")
-    ap.add_argument("--note", default="", help="what changed since the last run (goes into RESULTS.md)")
-    ap.add_argument("--results", help="markdown file to add the section to (default: bench/RESULTS.md for full "
-                                      "runs, none for quick runs)")
+    ap.add_argument("--note", default="", help="what changed since the last run (goes into the run's section)")
+    ap.add_argument("--results", help="the summary's markdown file; the run's section and figures go into history/ "
+                                      "beside it (default: bench/RESULTS.md for full runs, none for quick runs)")
     ap.add_argument("--out-dir", default=os.path.join(HERE, ".out"))
     ap.add_argument("--charts-python", metavar="PATH",
                     help="a python with bench/requirements.txt installed, to draw the charts (charts.py); "

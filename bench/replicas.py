@@ -3,7 +3,7 @@
 replicas behind nginx, on 2026 `tools/call`; the time one change takes to reach 1,000 listen
 streams spread over the three replicas; and the memory of an idle listen stream. Started by
 `bench/run.sh --replicas`, which builds duet and installs wrk, Redis and nginx first; adds a
-section to bench/RESULTS.md.
+section to bench/history/ and brings the replicas case of bench/RESULTS.md up to date.
 
 Every process binds 127.0.0.1 on a free port and is stopped when the run ends. The listen
 streams are raw HTTP/1.1 connections of this script's (asyncio, on the same cores).
@@ -25,6 +25,7 @@ import tempfile
 import time
 
 import bench
+import results
 from bench import ACCEPT_JSON, Server, Spec, Wrk, duet_http, echo26, headers26
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -260,7 +261,7 @@ def main():
     section = render(a, rows, fan, memory, time.monotonic() - took)
     print(section)
     if not a.quick:
-        write(section)
+        results.record(os.path.join(HERE, "RESULTS.md"), section, lambda _title: "replicas")
 
 
 def render(a, rows: dict, fan: dict, memory: dict, took: float) -> str:
@@ -311,15 +312,6 @@ def commit() -> str:
     """The checked-out commit, and whether the tree has changes beside it."""
     run = lambda *cmd: subprocess.run(cmd, capture_output=True, text=True, cwd=HERE).stdout.strip()  # noqa: E731
     return run("git", "rev-parse", "--short", "HEAD") + (" + uncommitted changes" if run("git", "status", "--porcelain") else "")
-
-
-def write(section: str):
-    path = os.path.join(HERE, "RESULTS.md")
-    with open(path) as f:
-        text = f.read()
-    at = text.index("\n## ") + 1
-    with open(path, "w") as f:
-        f.write(text[:at] + section + "\n" + text[at:])
 
 
 if __name__ == "__main__":

@@ -4,7 +4,8 @@ filesystem server (npm `@modelcontextprotocol/server-filesystem`, pinned in
 bench/reference/) and against ripgrep and fd, side by side in one run, on a generated source
 tree of 200,000 files (bench/workspace_tree.py: a `.git`, a `.gitignore`, ignored build
 output). Started by `bench/run.sh --workspace`, which builds duet and installs the others
-first; adds a "workspace" section to bench/RESULTS.md (not with `--quick`).
+first; adds a "workspace" section to bench/history/ and brings the workspace case of
+bench/RESULTS.md up to date (not with `--quick`).
 
 Both servers run over stdio, as their users run them. What is measured, servers interleaved
 and the order rotated between passes, medians over passes:
@@ -44,8 +45,9 @@ import tempfile
 import threading
 import time
 
+import results
 import workspace_tree as gen
-from replicas import commit, write
+from replicas import commit
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROTOCOL = "2025-11-25"
@@ -382,7 +384,7 @@ def main():
     section = render(a, run.rows, made, time.monotonic() - took)
     print(section)
     if not a.quick:
-        write(section)
+        results.record(os.path.join(HERE, "RESULTS.md"), section, lambda _title: "workspace")
     return 0 if all(r["equal"] for k, rows in run.rows.items() if k.endswith("/same") for r in rows) else 1
 
 
