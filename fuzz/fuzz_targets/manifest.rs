@@ -8,7 +8,7 @@
 #![no_main]
 
 #[allow(dead_code)]
-#[path = "../../crates/duet-cli/src/confirm.rs"]
+#[path = "../../crates/duet-workspace/src/confirm.rs"]
 mod confirm;
 #[allow(dead_code)]
 #[path = "../../crates/duet-cli/src/manifest/mod.rs"]

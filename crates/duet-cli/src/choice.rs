@@ -4,8 +4,8 @@
 
 use crate::cli::{Fixtures, LayerArgs, PrincipalArgs};
 use crate::usage::Usage;
-use crate::workspace::Access;
-use crate::{manifest, workspace};
+use crate::manifest;
+use duet_workspace::{Access, Options, Workspace};
 use duet::backplane::Backplane;
 use duet::fixtures;
 use duet::layer::{Layer, Principal};
@@ -68,8 +68,8 @@ fn build(args: &LayerArgs, watch: bool, backplane: &Backplane) -> Result<Arc<dyn
     }
     let roots = workspace_roots(args).unwrap_or_default();
     let access = if args.allow_write { Access::ConfirmedWrites } else { Access::ReadOnly };
-    let options = workspace::Options { access, follow_hard_links: args.follow_hard_links };
-    let workspace = workspace::Workspace::open(roots, options).map_err(|e| Usage(e.to_string()))?;
+    let options = Options { access, follow_hard_links: args.follow_hard_links };
+    let workspace = Workspace::open(roots, options).map_err(|e| Usage(e.to_string()))?;
     // Watching starts at once (the first walk, in the background, watches each directory
     // as it lists it); the server answers meanwhile.
     if watch && let Err(e) = workspace.watch() {

@@ -24,6 +24,8 @@
 //! the roots, and nothing ignored, is ever opened.
 
 mod atomic;
+pub mod confirm;
+mod counted;
 mod edit;
 mod files;
 mod find;
@@ -69,6 +71,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 /// Whether the workspace's tools may change files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {
+    /// Only the tools that look at files are served.
     ReadOnly,
     /// The write tools are served; each change waits for the user's yes.
     ConfirmedWrites,
@@ -77,6 +80,7 @@ pub enum Access {
 /// How a workspace serves its files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Options {
+    /// Whether the write tools are served.
     pub access: Access,
     /// Serve files with other hard links too (`--follow-hard-links`); by default they are
     /// refused, since another name of the same file may lie outside the roots or be ignored.
@@ -127,16 +131,24 @@ struct State {
 /// Why a workspace could not open or start watching.
 #[derive(Debug)]
 pub enum WorkspaceError {
+    /// No root directory was given.
     NoRoots,
+    /// A root cannot be opened (it does not exist, say).
     Root {
+        /// The root as given.
         path: PathBuf,
+        /// Why it cannot be opened.
         source: io::Error,
     },
+    /// A root is a file, not a directory.
     NotADirectory(PathBuf),
+    /// A root's path is not UTF-8, so it has no `file://` URI the tools can name.
     NotUtf8(PathBuf),
+    /// The workspace's own tools or prompts were refused (a bug, not a usage error).
     Registry(RegistryError),
     /// No thread to list the files on.
     Listing(io::Error),
+    /// The file system watcher could not start.
     Watch(String),
 }
 
