@@ -17,7 +17,8 @@
 //! served to those within the workspace's roots, for every tool, resource and prompt
 //! (`in_force`); it never widens it.
 //!
-//! Tools and prompts live in a [`Registry`] (it validates their arguments); resources are
+//! Tools and prompts live in a [`Registry`] whose state is what they share (`Shared`), written
+//! with typed arguments whose types are their schemas (it validates them); resources are
 //! served here, a page at a time (`pages.rs`), from the listing of every served file
 //! (`listing.rs`), which is made in the background as the server starts and kept current
 //! by the watcher. Every path a client names goes through `paths` first: nothing outside
@@ -96,7 +97,8 @@ impl From<Access> for Options {
 /// The files under some directories, served as an MCP layer.
 pub struct Workspace {
     shared: Arc<Shared>,
-    registry: Registry,
+    /// The tools and prompts, whose handlers get `shared` from their context.
+    registry: Registry<Arc<Shared>>,
     templates: Listing<ResourceTemplate>,
     /// The running watcher; dropping it stops watching.
     watcher: Mutex<Option<watch::Watcher>>,
@@ -111,7 +113,7 @@ struct Shared {
     /// The client roots the log last told of.
     told: Mutex<Option<Vec<ClientRoot>>>,
     /// A turn for each walk matching a client's pattern that may run at once.
-    walks: tokio::sync::Semaphore,
+    walks: Arc<tokio::sync::Semaphore>,
 }
 
 /// The listing, the skills and the watches, under one lock so that whichever of the first
@@ -198,21 +200,21 @@ impl Workspace {
             state: Mutex::new(state),
             listed: Condvar::new(),
             told: Mutex::default(),
-            walks: tokio::sync::Semaphore::new(tools::MAX_CONCURRENT_WALKS),
+            walks: Arc::new(tokio::sync::Semaphore::new(tools::MAX_CONCURRENT_WALKS)),
         });
         let listing = shared.clone();
         std::thread::Builder::new()
             .name("duet-workspace-list".into())
             .spawn(move || listing.list())
             .map_err(WorkspaceError::Listing)?;
-        let mut registry = Registry::new(info(&shared.roots, access));
-        tools::register(&mut registry, &shared)?;
-        read::register(&mut registry, &shared)?;
-        search::register(&mut registry, &shared)?;
+        let mut registry = Registry::with_state(info(&shared.roots, access), shared.clone());
+        tools::register(&mut registry)?;
+        read::register(&mut registry)?;
+        search::register(&mut registry)?;
         if access == Access::ConfirmedWrites {
-            write::register(&mut registry, &shared)?;
+            write::register(&mut registry)?;
         }
-        prompts::register(&mut registry, &shared)?;
+        prompts::register(&mut registry)?;
         Ok(Arc::new(Workspace { shared, registry, templates, watcher: Mutex::new(None) }))
     }
 
@@ -344,6 +346,9 @@ impl Shared {
         }
     }
 }
+
+/// What the workspace's tool and prompt handlers get: the request, with the state they share.
+type Cx = RequestCx<Arc<Shared>>;
 
 /// The listing, locked.
 struct Listed<'a>(MutexGuard<'a, State>);
