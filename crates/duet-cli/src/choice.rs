@@ -3,12 +3,12 @@
 //! directory by default); the local user unless a role or id is given.
 
 use crate::cli::{Fixtures, LayerArgs, PrincipalArgs};
-use crate::usage::Usage;
 use crate::manifest;
-use duet_workspace::{Access, Options, Workspace};
+use crate::usage::Usage;
 use duet::backplane::Backplane;
 use duet::fixtures;
 use duet::layer::{Layer, Principal};
+use duet_workspace::{Access, Options, Workspace};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 

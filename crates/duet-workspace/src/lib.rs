@@ -1,4 +1,5 @@
-//! The workspace layer: what `duet serve` serves out of the box. It serves the files under
+//! The workspace layer: what `duet serve` serves out of the box, as a library a Rust program
+//! mounts in its own server. It serves the files under
 //! one or more root directories, read-only: every file (minus what `.gitignore` and hidden
 //! file rules leave out) as a `file://` resource, a `file://` template per root for any
 //! other file, tools to list, show as a tree, find, search, read and describe files, and prompts to review
@@ -23,6 +24,30 @@
 //! (`listing.rs`), which is made in the background as the server starts and kept current
 //! by the watcher. Every path a client names goes through `paths` first: nothing outside
 //! the roots, and nothing ignored, is ever opened.
+//!
+//! A [`Workspace`] is a duet [`Layer`]: serve it over stdio, or over HTTP with duet's
+//! `HttpServer` or `McpService`, as any layer. A folder over stdio
+//! (`examples/serve_folder.rs`):
+//!
+//! ```no_run
+//! use duet::protocol::{Server, ServerOptions};
+//! use duet::transport::stdio::{StdioOptions, serve_stdio};
+//! use duet_workspace::{Access, Workspace};
+//!
+//! #[tokio::main]
+//! async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     let workspace = Workspace::open(["."], Access::ReadOnly)?;
+//!     workspace.watch()?; // resource changes as files change
+//!     // What is served narrows to the folders the user opened in the client (its roots).
+//!     let options = ServerOptions { client_roots: true, ..ServerOptions::default() };
+//!     serve_stdio(Server::new(workspace, options), StdioOptions::default()).await?;
+//!     Ok(())
+//! }
+//! ```
+//!
+//! [`Options`] adds the write tools ([`Access::ConfirmedWrites`]), which ask the user
+//! through the client before each change, so a client that cannot ask (no elicitation)
+//! gets a tool error from them instead.
 
 mod atomic;
 pub mod confirm;
@@ -188,9 +213,12 @@ impl Workspace {
     /// A workspace of these directories (relative ones are taken from the current
     /// directory). Lists their files in the background (what needs the listing waits for
     /// it); call [`Workspace::watch`] to keep it current.
-    pub fn open(roots: Vec<PathBuf>, options: impl Into<Options>) -> Result<Arc<Workspace>, WorkspaceError> {
+    pub fn open(
+        roots: impl IntoIterator<Item = impl Into<PathBuf>>,
+        options: impl Into<Options>,
+    ) -> Result<Arc<Workspace>, WorkspaceError> {
         let Options { access, follow_hard_links } = options.into();
-        let roots = Roots::new(roots)?;
+        let roots = Roots::new(roots.into_iter().map(Into::into).collect())?;
         let roots = if follow_hard_links { roots.follow_hard_links() } else { roots };
         let templates = Arc::new(roots.iter().map(template).collect());
         // The skills are few and found at once: `initialize` says whether they are served.

@@ -21,16 +21,14 @@ const MAX_TOTAL_BYTES: u64 = 4 * files::MAX_READ_BYTES;
 
 pub fn register(registry: &mut Registry<Arc<Shared>>) -> Result<(), RegistryError> {
     registry.tool(
-        spec("read_file", |_, in_force, args, _| read_file(in_force, args))
-            .title("Read a file")
-            .description(format!(
-                "Reads a text file, whole, a range of its lines (start_line and end_line, 1-based, inclusive), \
+        spec("read_file", |_, in_force, args, _| read_file(in_force, args)).title("Read a file").description(format!(
+            "Reads a text file, whole, a range of its lines (start_line and end_line, 1-based, inclusive), \
                  its first lines (head) or its last lines (tail, read from the end: fast on a file of any \
                  size). One read returns at most {}: read bigger files in parts. An image or an audio file \
                  comes back as image or audio content. Files .gitignore excludes, and .git directories, are \
                  not served.",
-                files::human_size(files::MAX_READ_BYTES)
-            )),
+            files::human_size(files::MAX_READ_BYTES)
+        )),
     )?;
     registry.tool(
         spec("read_multiple_files", |_, in_force, args, _| read_multiple_files(in_force, args))

@@ -5,8 +5,8 @@
 
 use super::Shared;
 use super::files;
-use super::tools::json_integers;
 use super::paths::Resolved;
+use super::tools::json_integers;
 use super::walk;
 use schemars::JsonSchema;
 use serde::Serialize;

@@ -16,7 +16,7 @@ mod render;
 pub use parallel::{Feedback, search};
 
 use super::in_force::InForce;
-use super::tools::{ToolOutcome, json_integers, dot, path_doc, structured, walking_spec};
+use super::tools::{ToolOutcome, dot, json_integers, path_doc, structured, walking_spec};
 use super::{Cx, Shared, files, patterns};
 use crate::counted::count;
 use duet::layer::{Registry, RegistryError, schema_for};
