@@ -2,9 +2,9 @@
 //! into a registry or refused with a `duet.toml:LINE:COLUMN: …` error whose line and column
 //! point inside the text, never with a panic.
 //!
-//! The CLI is a binary only, so its `manifest` module (and `confirm`, which it uses) is
-//! compiled into this target from its source: the parser as `duet serve` runs it, with no
-//! library split or visibility change in the CLI for the fuzzer's sake.
+//! The CLI is a binary only, so its `manifest` module (and `confirm`, which it uses from
+//! duet-workspace) is compiled into this target from its source: the parser as `duet serve`
+//! runs it, with no library split or visibility change in the CLI for the fuzzer's sake.
 #![no_main]
 
 #[allow(dead_code)]
