@@ -8,11 +8,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 /// Builds the example (cargo runs this test, and says where its cargo is) and returns its
-/// path: built here, so that running this test alone never runs a stale binary.
+/// path: built here, so that running this test alone never runs a stale binary. Built with
+/// the whole workspace's features, as `cargo test --workspace` builds everything: what that
+/// built is reused, not built again with other features.
 fn example() -> PathBuf {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let out = Command::new(cargo)
-        .args(["build", "--quiet", "--message-format=json", "-p", "duet-workspace", "--example", "serve_folder"])
+        .args(["build", "--quiet", "--message-format=json", "--workspace", "--example", "serve_folder"])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .stderr(Stdio::inherit())
         .output()
