@@ -35,6 +35,13 @@ if cargo tree -p duet --no-default-features -e normal | grep -E '\b(hyper|reqwes
   exit 1
 fi
 
+step "the workspace crate on its own: a layer over duet without its HTTP stack"
+cargo clippy -p duet-workspace --all-targets -- -D warnings
+if cargo tree -p duet-workspace -e normal | grep -E '\b(hyper|reqwest|rustls|aws-lc-rs|jsonwebtoken) v'; then
+  echo "duet-workspace must not depend on an HTTP or TLS stack" >&2
+  exit 1
+fi
+
 step "Debian packages the tests run (scripts/debian-pins.sh: upstream versions, the archive's revision)"
 . scripts/debian-pins.sh
 ./scripts/apt-install.sh "$REDIS_PIN" "$NGINX_PIN" "$PROMETHEUS_PIN" "$RIPGREP_PIN" "$FD_PIN" "$WRK_PIN"

@@ -2,13 +2,13 @@
 //! into a registry or refused with a `duet.toml:LINE:COLUMN: …` error whose line and column
 //! point inside the text, never with a panic.
 //!
-//! The CLI is a binary only, so its `manifest` module (and `confirm`, which it uses) is
-//! compiled into this target from its source: the parser as `duet serve` runs it, with no
-//! library split or visibility change in the CLI for the fuzzer's sake.
+//! The CLI is a binary only, so its `manifest` module (and `confirm`, which it uses from
+//! duet-workspace) is compiled into this target from its source: the parser as `duet serve`
+//! runs it, with no library split or visibility change in the CLI for the fuzzer's sake.
 #![no_main]
 
 #[allow(dead_code)]
-#[path = "../../crates/duet-cli/src/confirm.rs"]
+#[path = "../../crates/duet-workspace/src/confirm.rs"]
 mod confirm;
 #[allow(dead_code)]
 #[path = "../../crates/duet-cli/src/manifest/mod.rs"]

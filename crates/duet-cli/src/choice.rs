@@ -3,12 +3,12 @@
 //! directory by default); the local user unless a role or id is given.
 
 use crate::cli::{Fixtures, LayerArgs, PrincipalArgs};
+use crate::manifest;
 use crate::usage::Usage;
-use crate::workspace::Access;
-use crate::{manifest, workspace};
 use duet::backplane::Backplane;
 use duet::fixtures;
 use duet::layer::{Layer, Principal};
+use duet_workspace::{Access, Options, Workspace};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -68,8 +68,8 @@ fn build(args: &LayerArgs, watch: bool, backplane: &Backplane) -> Result<Arc<dyn
     }
     let roots = workspace_roots(args).unwrap_or_default();
     let access = if args.allow_write { Access::ConfirmedWrites } else { Access::ReadOnly };
-    let options = workspace::Options { access, follow_hard_links: args.follow_hard_links };
-    let workspace = workspace::Workspace::open(roots, options).map_err(|e| Usage(e.to_string()))?;
+    let options = Options { access, follow_hard_links: args.follow_hard_links };
+    let workspace = Workspace::open(roots, options).map_err(|e| Usage(e.to_string()))?;
     // Watching starts at once (the first walk, in the background, watches each directory
     // as it lists it); the server answers meanwhile.
     if watch && let Err(e) = workspace.watch() {

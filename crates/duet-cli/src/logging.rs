@@ -81,7 +81,9 @@ fn colour() -> bool {
 /// Installs the process's subscriber, with the span exporter when `otlp` says where to.
 pub fn init(level: &str, format: LogFormat, otlp: Option<&Export>) -> anyhow::Result<Telemetry> {
     let filter = EnvFilter::try_from_env("DUET_LOG")
-        .unwrap_or_else(|_| EnvFilter::new(format!("duet={level},duet_cli={level},opentelemetry_sdk=warn")))
+        .unwrap_or_else(|_| {
+            EnvFilter::new(format!("duet={level},duet_cli={level},duet_workspace={level},opentelemetry_sdk=warn"))
+        })
         .add_directive(format!("{NOTICE}=info").parse()?);
     let logs = tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_ansi(colour());
     let logs = match format {

@@ -4,8 +4,6 @@
 mod choice;
 mod cli;
 mod commands;
-mod confirm;
-mod counted;
 mod logging;
 mod manifest;
 mod metrics;
@@ -14,9 +12,10 @@ mod replicas;
 mod serve;
 mod traces;
 mod usage;
-mod workspace;
 
 use clap::{CommandFactory, FromArgMatches};
+// The manifest's tools ask the user to confirm the way the workspace's write tools do.
+use duet_workspace::confirm;
 use std::process::ExitCode;
 use usage::Usage;
 

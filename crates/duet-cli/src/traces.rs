@@ -72,11 +72,12 @@ fn sample_ratio(given: f64) -> Result<f64, Usage> {
     }
 }
 
-/// The layer that exports duet's other spans (those of `duet` and `duet_cli` at info and
-/// above, whatever the log level, but the requests' own `tracing` spans, which are the
-/// log's) as children of the request's; its provider, which sends what is left when shut
-/// down; and the tracer of each request's span (`ServerOptions::tracer`). Both kinds of span
-/// are sampled alike and go through one processor.
+/// The layer that exports duet's other spans (those of `duet`, `duet_cli` and
+/// `duet_workspace` at info and above, whatever the log level, but the requests' own
+/// `tracing` spans, which are the log's) as children of the request's; its provider, which
+/// sends what is left when shut down; and the tracer of each request's span
+/// (`ServerOptions::tracer`). Both kinds of span are sampled alike and go through one
+/// processor.
 pub fn layer<S>(export: &Export) -> anyhow::Result<(impl Layer<S>, SdkTracerProvider, Tracer)>
 where
     S: tracing::Subscriber + for<'span> LookupSpan<'span>,
@@ -108,6 +109,7 @@ where
             Targets::new()
                 .with_target("duet", Level::INFO)
                 .with_target("duet_cli", Level::INFO)
+                .with_target("duet_workspace", Level::INFO)
                 .with_target(duet::trace::REQUEST_SPAN_TARGET, LevelFilter::OFF),
         );
     Ok((layer, provider, requests))

@@ -328,6 +328,6 @@ async fn tools_and_prompts_are_described() {
 /// text (here standing for a compiled pattern, a path or the runtime's task number).
 #[tokio::test]
 async fn a_panic_in_file_work_reaches_the_client_as_a_generic_error() {
-    let failed = crate::workspace::blocking::<()>(|| panic!("internal detail /secret/path")).await.unwrap_err();
+    let failed = crate::blocking::<()>(|| panic!("internal detail /secret/path")).await.unwrap_err();
     assert_eq!(failed, "internal error: the server could not finish this request");
 }

@@ -7,18 +7,19 @@ use super::files;
 use super::in_force::InForce;
 use super::paths::Kind;
 use super::tree::{Entry, Node, Tree};
-use super::{Shared, blocking, find, patterns, uri};
+use super::{Cx, Shared, blocking, find, patterns, uri};
 use crate::counted::count;
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use duet::layer::{HandlerError, Registry, RegistryError, RequestCx, ToolAnnotations, ToolResult, ToolSpec};
+use duet::layer::{Registry, RegistryError, ToolAnnotations, ToolResult, ToolSpec, schema_for};
+use schemars::transform::transform_subschemas;
+use schemars::{JsonSchema, Schema};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
-use std::future::Future;
+use serde_json::{Value, json};
 use std::os::unix::fs::PermissionsExt;
 use std::sync::Arc;
-use tokio::sync::{Semaphore, SemaphorePermit};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// The deepest `directory_tree` goes.
 const MAX_TREE_DEPTH: usize = 20;
@@ -26,37 +27,19 @@ const MAX_TREE_DEPTH: usize = 20;
 /// A tool's work: a result, or the message of a tool error.
 pub type ToolOutcome = Result<ToolResult, String>;
 
-pub fn register(registry: &mut Registry, shared: &Arc<Shared>) -> Result<(), RegistryError> {
+pub fn register(registry: &mut Registry<Arc<Shared>>) -> Result<(), RegistryError> {
     registry.tool(
-        spec(shared, "list_directory", |shared, in_force, args, _| list_directory(shared, in_force, args))
+        spec("list_directory", |shared, in_force, args, _| list_directory(shared, in_force, args))
             .title("List a directory")
             .description(
                 "Lists the entries of a directory of the workspace (files, directories and symbolic links, \
                  without those .gitignore or hidden-file rules leave out), in name order, a page at a time. \
                  Pass the nextCursor of one page as cursor to get the next.",
             )
-            .input_schema(json!({
-                "type": "object",
-                "properties": {
-                    "path": path_schema("The directory to list."),
-                    "cursor": {"type": "string", "description": "The nextCursor of the previous page."},
-                    "limit": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 200,
-                              "description": "The most entries one page holds."}
-                },
-                "additionalProperties": false
-            }))
-            .output_schema(json!({
-                "type": "object",
-                "properties": {
-                    "path": {"type": "string"},
-                    "entries": {"type": "array", "items": entry_schema()},
-                    "nextCursor": {"type": "string"}
-                },
-                "required": ["path", "entries"]
-            })),
+            .output_schema(schema_for::<Listed>()),
     )?;
     registry.tool(
-        spec(shared, "directory_tree", |shared, in_force, args, _| directory_tree(shared, in_force, args))
+        spec("directory_tree", |shared, in_force, args, _| directory_tree(shared, in_force, args))
             .title("Show a directory tree")
             .description(
                 "Shows the tree under a directory of the workspace, as deep as asked, with the size of each \
@@ -64,111 +47,29 @@ pub fn register(registry: &mut Registry, shared: &Arc<Shared>) -> Result<(), Reg
                  out), in name order. Directories at the depth limit are shown without their contents \
                  (no children); a tree longer than the limit is cut short, and says so.",
             )
-            .input_schema(json!({
-                "type": "object",
-                "properties": {
-                    "path": path_schema("The directory to show."),
-                    "depth": {"type": "integer", "minimum": 1, "maximum": MAX_TREE_DEPTH, "default": 3,
-                              "description": "How many levels below the directory to show."},
-                    "limit": {"type": "integer", "minimum": 1, "maximum": 10000, "default": 1000,
-                              "description": "The most entries shown."}
-                },
-                "additionalProperties": false
-            }))
-            .output_schema(json!({
-                "type": "object",
-                "properties": {
-                    "path": {"type": "string"},
-                    "entries": {"type": "array", "items": node_schema()},
-                    "truncated": {"type": "boolean"}
-                },
-                "required": ["path", "entries", "truncated"]
-            })),
+            .output_schema(schema_for::<Shown>()),
     )?;
     registry.tool(
-        walking_spec(shared, "find_files", find_files)
+        walking_spec("find_files", find_files)
             .title("Find files by name")
             .description(
                 "Finds files whose path matches a glob such as *.rs, src/**/*.ts or **/README.md. The glob \
                  is matched against paths relative to `path`, and * also crosses directories. Files that \
                  .gitignore or hidden-file rules leave out are not found.",
             )
-            .input_schema(json!({
-                "type": "object",
-                "properties": {
-                    "glob": {"type": "string", "minLength": 1, "description": "The glob to match; at most 1 KiB."},
-                    "path": path_schema("The directory to search under."),
-                    "limit": {"type": "integer", "minimum": 1, "maximum": 10000, "default": 500,
-                              "description": "The most paths returned."}
-                },
-                "required": ["glob"],
-                "additionalProperties": false
-            }))
-            .output_schema(json!({
-                "type": "object",
-                "properties": {
-                    "files": {"type": "array", "items": {"type": "string"}},
-                    "truncated": {"type": "boolean"}
-                },
-                "required": ["files", "truncated"]
-            })),
+            .output_schema(schema_for::<Found>()),
     )?;
     registry.tool(
-        spec(shared, "describe_file", |shared, in_force, args, _| describe_file(shared, in_force, args))
+        spec("describe_file", |shared, in_force, args, _| describe_file(shared, in_force, args))
             .title("Describe a file")
             .description(
                 "Tells what a path is: its type, size, MIME type, permissions (octal mode, read-only or \
                  not), times (modified, accessed, and created where the file system keeps it; RFC 3339), \
                  whether it is binary, and how many lines a text file has.",
             )
-            .input_schema(json!({
-                "type": "object",
-                "properties": {"path": {"type": "string", "description": "The file or directory to describe."}},
-                "required": ["path"],
-                "additionalProperties": false
-            }))
-            .output_schema(json!({
-                "type": "object",
-                "properties": {
-                    "path": {"type": "string"},
-                    "uri": {"type": "string"},
-                    "type": {"enum": ["file", "directory"]},
-                    "size": {"type": "integer"},
-                    "mimeType": {"type": "string"},
-                    "mode": {"type": "string", "description": "The permission bits in octal, e.g. 0644."},
-                    "readonly": {"type": "boolean"},
-                    "modified": {"type": "string", "format": "date-time"},
-                    "accessed": {"type": "string", "format": "date-time"},
-                    "created": {"type": "string", "format": "date-time"},
-                    "isBinary": {"type": "boolean"},
-                    "lineCount": {"type": "integer"}
-                },
-                "required": ["path", "uri", "type", "mode", "readonly"]
-            })),
+            .output_schema(schema_for::<Description>()),
     )?;
     Ok(())
-}
-
-/// The schema of a listed entry.
-fn entry_schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "name": {"type": "string"},
-            "path": {"type": "string"},
-            "type": {"enum": ["file", "directory", "symlink"]},
-            "size": {"type": "integer"}
-        },
-        "required": ["name", "path", "type"]
-    })
-}
-
-/// The schema of an entry of a tree: a listed entry, and a directory's children (entries
-/// of the same shape, not spelt out: JSON Schema needs `$ref` for that).
-fn node_schema() -> Value {
-    let mut node = entry_schema();
-    node["properties"]["children"] = json!({"type": "array", "items": {"type": "object"}});
-    node
 }
 
 /// The most walks matching a client's pattern (`search_files`, `find_files`) the workspace
@@ -183,70 +84,78 @@ enum Turn {
 }
 
 /// A read-only tool whose blocking body gets the shared state, the roots in force, its
-/// parsed arguments and the request context.
-pub fn spec<A, F>(shared: &Arc<Shared>, name: &str, work: F) -> ToolSpec
+/// arguments (their type is the input schema) and the request context.
+pub fn spec<A, F>(name: &'static str, work: F) -> ToolSpec<Arc<Shared>>
 where
-    A: DeserializeOwned + Send + 'static,
-    F: Fn(&Shared, &InForce, A, &RequestCx) -> ToolOutcome + Send + Sync + Copy + 'static,
+    A: DeserializeOwned + JsonSchema + Send + 'static,
+    F: Fn(&Shared, &InForce, A, &Cx) -> ToolOutcome + Send + Sync + Copy + 'static,
 {
-    read_only_tool(shared, name, Turn::NotNeeded, work)
+    read_only_tool(name, Turn::NotNeeded, work)
 }
 
 /// A read-only tool that walks the tree matching a client's pattern: like [`spec`], but its
 /// body runs only once it has a turn, waited for without holding a blocking thread.
-pub fn walking_spec<A, F>(shared: &Arc<Shared>, name: &str, work: F) -> ToolSpec
+pub fn walking_spec<A, F>(name: &'static str, work: F) -> ToolSpec<Arc<Shared>>
 where
-    A: DeserializeOwned + Send + 'static,
-    F: Fn(&Shared, &InForce, A, &RequestCx) -> ToolOutcome + Send + Sync + Copy + 'static,
+    A: DeserializeOwned + JsonSchema + Send + 'static,
+    F: Fn(&Shared, &InForce, A, &Cx) -> ToolOutcome + Send + Sync + Copy + 'static,
 {
-    read_only_tool(shared, name, Turn::Walk, work)
+    read_only_tool(name, Turn::Walk, work)
 }
 
-fn read_only_tool<A, F>(shared: &Arc<Shared>, name: &str, turn: Turn, work: F) -> ToolSpec
+/// A typed, read-only tool over the workspace's state: it waits for its turn if it needs
+/// one, then runs `work` on a blocking thread. A failure's message is a tool error the
+/// model can act on (the registry makes it one).
+fn read_only_tool<A, F>(name: &'static str, turn: Turn, work: F) -> ToolSpec<Arc<Shared>>
 where
-    A: DeserializeOwned + Send + 'static,
-    F: Fn(&Shared, &InForce, A, &RequestCx) -> ToolOutcome + Send + Sync + Copy + 'static,
+    A: DeserializeOwned + JsonSchema + Send + 'static,
+    F: Fn(&Shared, &InForce, A, &Cx) -> ToolOutcome + Send + Sync + Copy + 'static,
 {
-    let shared = shared.clone();
-    let tool = name.to_string();
-    ToolSpec::new(name, move |args: Map<String, Value>, cx: RequestCx| {
-        let (shared, tool) = (shared.clone(), tool.clone());
-        run(async move {
-            let args: A = serde_json::from_value(Value::Object(args)).map_err(|e| format!("Invalid arguments: {e}"))?;
-            let _turn = match turn {
-                Turn::Walk => Some(wait_for_turn(&shared.walks, &tool, &cx).await?),
-                Turn::NotNeeded => None,
-            };
-            let client = cx.client_roots().await;
-            let worker = shared.clone();
-            blocking(move || work(&worker, &worker.in_force(client.listed(), cx.reach_check()), args, &cx)).await?
+    ToolSpec::typed(name, move |args: A, cx: Cx| async move {
+        let _turn = match turn {
+            Turn::Walk => Some(wait_for_turn(&cx.state().walks, name, &cx).await?),
+            Turn::NotNeeded => None,
+        };
+        let client = cx.client_roots().await;
+        blocking(move || {
+            let shared = cx.state();
+            work(shared, &shared.in_force(client.listed(), cx.reach_check()), args, &cx)
         })
+        .await?
     })
     .annotations(ToolAnnotations::read_only())
 }
 
 /// Waits until fewer than [`MAX_CONCURRENT_WALKS`] walks run, or the request is cancelled.
-async fn wait_for_turn<'a>(walks: &'a Semaphore, tool: &str, cx: &RequestCx) -> Result<SemaphorePermit<'a>, String> {
+async fn wait_for_turn(walks: &Arc<Semaphore>, tool: &str, cx: &Cx) -> Result<OwnedSemaphorePermit, String> {
     let cancelled = || format!("{tool} was cancelled while it waited for other searches to finish");
     tokio::select! {
-        turn = walks.acquire() => turn.map_err(|_| cancelled()),
+        turn = walks.clone().acquire_owned() => turn.map_err(|_| cancelled()),
         () = cx.cancelled() => Err(cancelled()),
     }
 }
 
-/// Turns a failure message into a tool error.
-async fn run(work: impl Future<Output = ToolOutcome>) -> Result<ToolResult, HandlerError> {
-    Ok(work.await.unwrap_or_else(ToolResult::error))
+/// Drops the `format` schemars gives Rust's integer types (`uint`, `uint64`) throughout a
+/// schema: JSON has integers, not Rust's widths, and some clients refuse a format they do
+/// not know. Every argument and result type of the read-only tools is transformed so.
+pub fn json_integers(schema: &mut Schema) {
+    if schema.get("type").and_then(Value::as_str) == Some("integer") {
+        schema.remove("format");
+    }
+    transform_subschemas(&mut json_integers, schema);
 }
 
-/// The schema of a `path` argument that defaults to the top of the workspace.
-pub fn path_schema(what: &str) -> Value {
-    json!({
-        "type": "string",
-        "default": ".",
-        "description": format!("{what} A path relative to the workspace (\".\" for its top), an absolute path under a root, or a file:// URI.")
-    })
+/// The description of a `path` argument that defaults to the top of the workspace: what
+/// it names, and how paths are written.
+macro_rules! path_doc {
+    ($what:literal) => {
+        concat!(
+            $what,
+            " A path relative to the workspace (\".\" for its top), an absolute path under a root, or a file:// URI."
+        )
+    };
 }
+pub(crate) use path_doc;
 
 /// Text for the model plus the same facts as structured content.
 pub fn structured(text: String, value: impl Serialize) -> ToolOutcome {
@@ -258,12 +167,19 @@ pub fn dot() -> String {
     ".".into()
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
+#[schemars(transform = json_integers)]
+#[serde(deny_unknown_fields)]
 struct ListArgs {
     #[serde(default = "dot")]
+    #[schemars(description = path_doc!("The directory to list."))]
     path: String,
+    /// The nextCursor of the previous page.
+    #[schemars(extend("type" = "string"))]
     cursor: Option<String>,
+    /// The most entries one page holds.
     #[serde(default = "ListArgs::default_limit")]
+    #[schemars(range(min = 1, max = 1000))]
     limit: usize,
 }
 
@@ -273,12 +189,14 @@ impl ListArgs {
     }
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
+#[schemars(transform = json_integers)]
 #[serde(rename_all = "camelCase")]
 struct Listed {
     path: String,
     entries: Vec<Entry>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("type" = "string"))]
     next_cursor: Option<String>,
 }
 
@@ -334,13 +252,20 @@ fn decode_cursor(cursor: &str, path: &str) -> Result<String, String> {
     Ok(cursor.after)
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
+#[schemars(transform = json_integers)]
+#[serde(deny_unknown_fields)]
 struct TreeArgs {
     #[serde(default = "dot")]
+    #[schemars(description = path_doc!("The directory to show."))]
     path: String,
+    /// How many levels below the directory to show.
     #[serde(default = "TreeArgs::default_depth")]
+    #[schemars(range(min = 1, max = MAX_TREE_DEPTH))]
     depth: usize,
+    /// The most entries shown.
     #[serde(default = "TreeArgs::default_limit")]
+    #[schemars(range(min = 1, max = 10000))]
     limit: usize,
 }
 
@@ -354,7 +279,8 @@ impl TreeArgs {
     }
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
+#[schemars(transform = json_integers)]
 struct Shown {
     path: String,
     entries: Vec<Node>,
@@ -382,12 +308,19 @@ fn directory_tree(shared: &Shared, in_force: &InForce, args: TreeArgs) -> ToolOu
     structured(text.join("\n"), Shown { path: shown, entries, truncated: tree.truncated })
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
+#[schemars(transform = json_integers)]
+#[serde(deny_unknown_fields)]
 struct FindArgs {
+    /// The glob to match; at most 1 KiB.
+    #[schemars(length(min = 1))]
     glob: String,
     #[serde(default = "dot")]
+    #[schemars(description = path_doc!("The directory to search under."))]
     path: String,
+    /// The most paths returned.
     #[serde(default = "FindArgs::default_limit")]
+    #[schemars(range(min = 1, max = 10000))]
     limit: usize,
 }
 
@@ -397,13 +330,14 @@ impl FindArgs {
     }
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
+#[schemars(transform = json_integers)]
 struct Found {
     files: Vec<String>,
     truncated: bool,
 }
 
-fn find_files(shared: &Shared, in_force: &InForce, args: FindArgs, cx: &RequestCx) -> ToolOutcome {
+fn find_files(shared: &Shared, in_force: &InForce, args: FindArgs, cx: &Cx) -> ToolOutcome {
     let glob = patterns::glob(&args.glob)?;
     let scope = in_force.resolve_scope(&args.path).map_err(|e| e.to_string())?;
     if let [one] = scope.as_slice()
@@ -425,36 +359,48 @@ fn find_files(shared: &Shared, in_force: &InForce, args: FindArgs, cx: &RequestC
     structured(text, Found { files: found, truncated })
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
+#[schemars(transform = json_integers)]
+#[serde(deny_unknown_fields)]
 struct DescribeArgs {
+    /// The file or directory to describe.
     path: String,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
+#[schemars(transform = json_integers)]
 #[serde(rename_all = "camelCase")]
 struct Description {
     path: String,
     uri: String,
     #[serde(rename = "type")]
+    #[schemars(extend("enum" = ["file", "directory"]))]
     kind: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("type" = "integer"))]
     size: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("type" = "string"))]
     mime_type: Option<String>,
-    /// The permission bits in octal, e.g. `0644`.
+    /// The permission bits in octal, e.g. 0644.
     mode: String,
     /// Whether nobody may write it.
     readonly: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("type" = "string", "format" = "date-time"))]
     modified: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("type" = "string", "format" = "date-time"))]
     accessed: Option<String>,
     /// When it was created, where the file system keeps that.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("type" = "string", "format" = "date-time"))]
     created: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("type" = "boolean"))]
     is_binary: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("type" = "integer"))]
     line_count: Option<usize>,
 }
 

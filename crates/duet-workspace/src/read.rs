@@ -7,11 +7,11 @@
 use super::files::{self, Body, ReadError};
 use super::in_force::InForce;
 use super::paths::{Kind, Resolved};
-use super::tools::{ToolOutcome, spec, structured};
+use super::tools::{ToolOutcome, json_integers, spec, structured};
 use super::{Shared, uri};
-use duet::layer::{Content, Registry, RegistryError, ToolResult};
+use duet::layer::{Content, Registry, RegistryError, ToolResult, schema_for};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 use std::sync::Arc;
 
 /// The most files one `read_multiple_files` call reads.
@@ -19,33 +19,19 @@ const MAX_FILES: usize = 50;
 /// The most bytes one `read_multiple_files` call returns, all files together.
 const MAX_TOTAL_BYTES: u64 = 4 * files::MAX_READ_BYTES;
 
-pub fn register(registry: &mut Registry, shared: &Arc<Shared>) -> Result<(), RegistryError> {
+pub fn register(registry: &mut Registry<Arc<Shared>>) -> Result<(), RegistryError> {
     registry.tool(
-        spec(shared, "read_file", |_, in_force, args, _| read_file(in_force, args))
-            .title("Read a file")
-            .description(format!(
-                "Reads a text file, whole, a range of its lines (start_line and end_line, 1-based, inclusive), \
+        spec("read_file", |_, in_force, args, _| read_file(in_force, args)).title("Read a file").description(format!(
+            "Reads a text file, whole, a range of its lines (start_line and end_line, 1-based, inclusive), \
                  its first lines (head) or its last lines (tail, read from the end: fast on a file of any \
                  size). One read returns at most {}: read bigger files in parts. An image or an audio file \
                  comes back as image or audio content. Files .gitignore excludes, and .git directories, are \
                  not served.",
-                files::human_size(files::MAX_READ_BYTES)
-            ))
-            .input_schema(json!({
-                "type": "object",
-                "properties": {
-                    "path": {"type": "string", "description": "The file to read."},
-                    "start_line": {"type": "integer", "minimum": 1, "description": "The first line (default 1)."},
-                    "end_line": {"type": "integer", "minimum": 1, "description": "The last line (default: the end)."},
-                    "head": {"type": "integer", "minimum": 1, "description": "Read only this many lines from the start."},
-                    "tail": {"type": "integer", "minimum": 1, "description": "Read only this many lines from the end."}
-                },
-                "required": ["path"],
-                "additionalProperties": false
-            })),
+            files::human_size(files::MAX_READ_BYTES)
+        )),
     )?;
     registry.tool(
-        spec(shared, "read_multiple_files", |_, in_force, args, _| read_multiple_files(in_force, args))
+        spec("read_multiple_files", |_, in_force, args, _| read_multiple_files(in_force, args))
             .title("Read several files")
             .description(format!(
                 "Reads several whole files in one call, in the order given: each file's text (or image or \
@@ -54,41 +40,29 @@ pub fn register(registry: &mut Registry, shared: &Arc<Shared>) -> Result<(), Reg
                 files::human_size(files::MAX_READ_BYTES),
                 files::human_size(MAX_TOTAL_BYTES)
             ))
-            .input_schema(json!({
-                "type": "object",
-                "properties": {
-                    "paths": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": MAX_FILES,
-                              "description": "The files to read."}
-                },
-                "required": ["paths"],
-                "additionalProperties": false
-            }))
-            .output_schema(json!({
-                "type": "object",
-                "properties": {
-                    "files": {"type": "array", "items": {
-                        "type": "object",
-                        "properties": {
-                            "path": {"type": "string"},
-                            "type": {"enum": ["text", "image", "audio"]},
-                            "size": {"type": "integer"},
-                            "error": {"type": "string"}
-                        },
-                        "required": ["path"]
-                    }}
-                },
-                "required": ["files"]
-            })),
+            .output_schema(schema_for::<ReadMany>()),
     )?;
     Ok(())
 }
 
-#[derive(Deserialize)]
+// An `Option` is absent or a number, never null: its schema's type is `integer` alone.
+#[derive(Deserialize, JsonSchema)]
+#[schemars(transform = json_integers)]
+#[serde(deny_unknown_fields)]
 struct ReadArgs {
+    /// The file to read.
     path: String,
+    /// The first line (default 1).
+    #[schemars(range(min = 1), extend("type" = "integer"))]
     start_line: Option<usize>,
+    /// The last line (default: the end).
+    #[schemars(range(min = 1), extend("type" = "integer"))]
     end_line: Option<usize>,
+    /// Read only this many lines from the start.
+    #[schemars(range(min = 1), extend("type" = "integer"))]
     head: Option<usize>,
+    /// Read only this many lines from the end.
+    #[schemars(range(min = 1), extend("type" = "integer"))]
     tail: Option<usize>,
 }
 
@@ -192,24 +166,33 @@ fn refused(abs: &std::path::Path, name: &str, error: ReadError) -> String {
     }
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
+#[schemars(transform = json_integers)]
+#[serde(deny_unknown_fields)]
 struct ReadManyArgs {
+    /// The files to read.
+    #[schemars(length(min = 1, max = MAX_FILES))]
     paths: Vec<String>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
+#[schemars(transform = json_integers)]
 struct ReadMany {
     files: Vec<OneFile>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
+#[schemars(transform = json_integers)]
 struct OneFile {
     path: String,
     #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("type" = "string", "enum" = ["text", "image", "audio"]))]
     kind: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("type" = "integer"))]
     size: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("type" = "string"))]
     error: Option<String>,
 }
 

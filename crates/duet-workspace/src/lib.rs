@@ -1,4 +1,5 @@
-//! The workspace layer: what `duet serve` serves out of the box. It serves the files under
+//! The workspace layer: what `duet serve` serves out of the box, as a library a Rust program
+//! mounts in its own server. It serves the files under
 //! one or more root directories, read-only: every file (minus what `.gitignore` and hidden
 //! file rules leave out) as a `file://` resource, a `file://` template per root for any
 //! other file, tools to list, show as a tree, find, search, read and describe files, and prompts to review
@@ -17,13 +18,40 @@
 //! served to those within the workspace's roots, for every tool, resource and prompt
 //! (`in_force`); it never widens it.
 //!
-//! Tools and prompts live in a [`Registry`] (it validates their arguments); resources are
+//! Tools and prompts live in a [`Registry`] whose state is what they share (`Shared`), written
+//! with typed arguments whose types are their schemas (it validates them); resources are
 //! served here, a page at a time (`pages.rs`), from the listing of every served file
 //! (`listing.rs`), which is made in the background as the server starts and kept current
 //! by the watcher. Every path a client names goes through `paths` first: nothing outside
 //! the roots, and nothing ignored, is ever opened.
+//!
+//! A [`Workspace`] is a duet [`Layer`]: serve it over stdio, or over HTTP with duet's
+//! `HttpServer` or `McpService`, as any layer. A folder over stdio
+//! (`examples/serve_folder.rs`):
+//!
+//! ```no_run
+//! use duet::protocol::{Server, ServerOptions};
+//! use duet::transport::stdio::{StdioOptions, serve_stdio};
+//! use duet_workspace::{Access, Workspace};
+//!
+//! #[tokio::main]
+//! async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     let workspace = Workspace::open(["."], Access::ReadOnly)?;
+//!     workspace.watch()?; // resource changes as files change
+//!     // What is served narrows to the folders the user opened in the client (its roots).
+//!     let options = ServerOptions { client_roots: true, ..ServerOptions::default() };
+//!     serve_stdio(Server::new(workspace, options), StdioOptions::default()).await?;
+//!     Ok(())
+//! }
+//! ```
+//!
+//! [`Options`] adds the write tools ([`Access::ConfirmedWrites`]), which ask the user
+//! through the client before each change, so a client that cannot ask (no elicitation)
+//! gets a tool error from them instead.
 
 mod atomic;
+pub mod confirm;
+mod counted;
 mod edit;
 mod files;
 mod find;
@@ -69,6 +97,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 /// Whether the workspace's tools may change files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {
+    /// Only the tools that look at files are served.
     ReadOnly,
     /// The write tools are served; each change waits for the user's yes.
     ConfirmedWrites,
@@ -77,6 +106,7 @@ pub enum Access {
 /// How a workspace serves its files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Options {
+    /// Whether the write tools are served.
     pub access: Access,
     /// Serve files with other hard links too (`--follow-hard-links`); by default they are
     /// refused, since another name of the same file may lie outside the roots or be ignored.
@@ -92,7 +122,8 @@ impl From<Access> for Options {
 /// The files under some directories, served as an MCP layer.
 pub struct Workspace {
     shared: Arc<Shared>,
-    registry: Registry,
+    /// The tools and prompts, whose handlers get `shared` from their context.
+    registry: Registry<Arc<Shared>>,
     templates: Listing<ResourceTemplate>,
     /// The running watcher; dropping it stops watching.
     watcher: Mutex<Option<watch::Watcher>>,
@@ -107,7 +138,7 @@ struct Shared {
     /// The client roots the log last told of.
     told: Mutex<Option<Vec<ClientRoot>>>,
     /// A turn for each walk matching a client's pattern that may run at once.
-    walks: tokio::sync::Semaphore,
+    walks: Arc<tokio::sync::Semaphore>,
 }
 
 /// The listing, the skills and the watches, under one lock so that whichever of the first
@@ -127,16 +158,24 @@ struct State {
 /// Why a workspace could not open or start watching.
 #[derive(Debug)]
 pub enum WorkspaceError {
+    /// No root directory was given.
     NoRoots,
+    /// A root cannot be opened (it does not exist, say).
     Root {
+        /// The root as given.
         path: PathBuf,
+        /// Why it cannot be opened.
         source: io::Error,
     },
+    /// A root is a file, not a directory.
     NotADirectory(PathBuf),
+    /// A root's path is not UTF-8, so it has no `file://` URI the tools can name.
     NotUtf8(PathBuf),
+    /// The workspace's own tools or prompts were refused (a bug, not a usage error).
     Registry(RegistryError),
     /// No thread to list the files on.
     Listing(io::Error),
+    /// The file system watcher could not start.
     Watch(String),
 }
 
@@ -174,9 +213,12 @@ impl Workspace {
     /// A workspace of these directories (relative ones are taken from the current
     /// directory). Lists their files in the background (what needs the listing waits for
     /// it); call [`Workspace::watch`] to keep it current.
-    pub fn open(roots: Vec<PathBuf>, options: impl Into<Options>) -> Result<Arc<Workspace>, WorkspaceError> {
+    pub fn open(
+        roots: impl IntoIterator<Item = impl Into<PathBuf>>,
+        options: impl Into<Options>,
+    ) -> Result<Arc<Workspace>, WorkspaceError> {
         let Options { access, follow_hard_links } = options.into();
-        let roots = Roots::new(roots)?;
+        let roots = Roots::new(roots.into_iter().map(Into::into).collect())?;
         let roots = if follow_hard_links { roots.follow_hard_links() } else { roots };
         let templates = Arc::new(roots.iter().map(template).collect());
         // The skills are few and found at once: `initialize` says whether they are served.
@@ -186,21 +228,21 @@ impl Workspace {
             state: Mutex::new(state),
             listed: Condvar::new(),
             told: Mutex::default(),
-            walks: tokio::sync::Semaphore::new(tools::MAX_CONCURRENT_WALKS),
+            walks: Arc::new(tokio::sync::Semaphore::new(tools::MAX_CONCURRENT_WALKS)),
         });
         let listing = shared.clone();
         std::thread::Builder::new()
             .name("duet-workspace-list".into())
             .spawn(move || listing.list())
             .map_err(WorkspaceError::Listing)?;
-        let mut registry = Registry::new(info(&shared.roots, access));
-        tools::register(&mut registry, &shared)?;
-        read::register(&mut registry, &shared)?;
-        search::register(&mut registry, &shared)?;
+        let mut registry = Registry::with_state(info(&shared.roots, access), shared.clone());
+        tools::register(&mut registry)?;
+        read::register(&mut registry)?;
+        search::register(&mut registry)?;
         if access == Access::ConfirmedWrites {
-            write::register(&mut registry, &shared)?;
+            write::register(&mut registry)?;
         }
-        prompts::register(&mut registry, &shared)?;
+        prompts::register(&mut registry)?;
         Ok(Arc::new(Workspace { shared, registry, templates, watcher: Mutex::new(None) }))
     }
 
@@ -332,6 +374,9 @@ impl Shared {
         }
     }
 }
+
+/// What the workspace's tool and prompt handlers get: the request, with the state they share.
+type Cx = RequestCx<Arc<Shared>>;
 
 /// The listing, locked.
 struct Listed<'a>(MutexGuard<'a, State>);

@@ -73,7 +73,7 @@ async fn tail_reads_from_the_end_across_blocks() {
     // Lines of every length, so that blocks end anywhere in them; over the whole-read limit.
     let lines: Vec<String> = (0..40_000).map(|n| format!("{n} {}\n", "x".repeat(n % 97))).collect();
     let contents = lines.concat();
-    assert!(contents.len() as u64 > crate::workspace::files::MAX_READ_BYTES);
+    assert!(contents.len() as u64 > crate::files::MAX_READ_BYTES);
     write(&f.root, "big.txt", &contents);
     for n in [1, 7, 1_000, 12_345] {
         let (text, note) = read_part(&f.tool("read_file", json!({"path": "big.txt", "tail": n})).await);

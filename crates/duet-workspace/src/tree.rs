@@ -6,12 +6,16 @@
 use super::Shared;
 use super::files;
 use super::paths::Resolved;
+use super::tools::json_integers;
 use super::walk;
+use schemars::JsonSchema;
 use serde::Serialize;
+use serde_json::{Map, Value};
 use std::path::Path;
 
 /// One entry of a tree, in walk order (a directory before what it holds).
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
+#[schemars(transform = json_integers)]
 pub struct Entry {
     /// How far below the top it is: 0 for the directory walked, 1 for its entries; with
     /// several roots walked at once, each root is at 1.
@@ -21,9 +25,11 @@ pub struct Entry {
     /// As the tools write paths.
     pub path: String,
     #[serde(rename = "type")]
+    #[schemars(extend("enum" = ["file", "directory", "symlink"]))]
     pub kind: &'static str,
     /// Of a regular file.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("type" = "integer"))]
     pub size: Option<u64>,
 }
 
@@ -101,15 +107,20 @@ impl Tree {
 }
 
 /// An entry with what it holds, as `directory_tree` returns it.
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
+#[schemars(transform = json_integers)]
 pub struct Node {
     name: String,
     path: String,
     #[serde(rename = "type")]
+    #[schemars(extend("enum" = ["file", "directory", "symlink"]))]
     kind: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("type" = "integer"))]
     size: Option<u64>,
+    // In the schema, entries of the same shape not spelt out (that takes a `$ref`).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<Vec<Map<String, Value>>>", extend("type" = "array"))]
     children: Option<Vec<Node>>,
 }
 

@@ -8,7 +8,7 @@ use super::in_force::InForce;
 use super::listing::Want;
 use super::paths::Kind;
 use super::tree::Tree;
-use super::{Shared, blocking, uri};
+use super::{Cx, Shared, blocking, uri};
 use duet::layer::{
     Content, HandlerError, LayerError, PromptMessage, PromptResult, PromptSpec, Registry, RegistryError,
     ResourceContents,
@@ -21,15 +21,15 @@ const MAX_TREE_ENTRIES: usize = 300;
 /// How deep a directory summary goes.
 const TREE_DEPTH: usize = 4;
 
-pub fn register(registry: &mut Registry, shared: &Arc<Shared>) -> Result<(), RegistryError> {
+pub fn register(registry: &mut Registry<Arc<Shared>>) -> Result<(), RegistryError> {
     registry.prompt(
-        spec(shared, "review_file", review_file)
+        spec("review_file", review_file)
             .title("Review a file")
             .description("Asks for a code review of one file of the workspace, with the file attached.")
             .argument("path", "The file to review.", true),
     )?;
     registry.prompt(
-        spec(shared, "summarize_directory", summarize_directory)
+        spec("summarize_directory", summarize_directory)
             .title("Summarize a directory")
             .description("Asks for a summary of what a directory of the workspace holds, with its tree attached.")
             .argument("path", "The directory to summarize (default: the whole workspace).", false),
@@ -48,7 +48,7 @@ pub fn completes(name: &str) -> Option<Want> {
 
 /// A prompt whose blocking body gets the shared state, the roots in force and the
 /// arguments.
-fn spec<F>(shared: &Arc<Shared>, name: &str, render: F) -> PromptSpec
+fn spec<F>(name: &str, render: F) -> PromptSpec<Arc<Shared>>
 where
     F: Fn(&Shared, &InForce, &BTreeMap<String, String>) -> Result<PromptResult, HandlerError>
         + Send
@@ -56,14 +56,13 @@ where
         + Copy
         + 'static,
 {
-    let shared = shared.clone();
-    PromptSpec::new(name, move |args: BTreeMap<String, String>, cx| {
-        let shared = shared.clone();
-        async move {
-            let client = cx.client_roots().await;
-            let render = move || render(&shared, &shared.in_force(client.listed(), cx.reach_check()), &args);
-            blocking(render).await.map_err(LayerError::Internal)?
-        }
+    PromptSpec::new(name, move |args: BTreeMap<String, String>, cx: Cx| async move {
+        let client = cx.client_roots().await;
+        let render = move || {
+            let shared = cx.state();
+            render(shared, &shared.in_force(client.listed(), cx.reach_check()), &args)
+        };
+        blocking(render).await.map_err(LayerError::Internal)?
     })
 }
 

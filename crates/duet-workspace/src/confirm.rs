@@ -1,6 +1,7 @@
 //! Asking the user before a tool acts. Manifest tools with `confirm = "…"` and the
 //! workspace's write tools (`duet serve --allow-write`) must not act without the user's
-//! yes, and they ask in exactly the same way, so the asking lives here once.
+//! yes, and they ask in exactly the same way, so the asking lives here once (public, for
+//! `duet`'s manifest tools and any other tool that must ask first).
 //!
 //! Confirmation is a multi round-trip request. The tool's first run answers "input
 //! required" with an elicitation form (`{ok: boolean}`) under the key [`KEY`], plus state

@@ -16,15 +16,15 @@ mod render;
 pub use parallel::{Feedback, search};
 
 use super::in_force::InForce;
-use super::tools::{ToolOutcome, dot, path_schema, structured, walking_spec};
-use super::{Shared, files, patterns};
+use super::tools::{ToolOutcome, dot, json_integers, path_doc, structured, walking_spec};
+use super::{Cx, Shared, files, patterns};
 use crate::counted::count;
-use duet::layer::{Registry, RegistryError, RequestCx};
+use duet::layer::{Registry, RegistryError, schema_for};
 use globset::GlobSet;
 use grep_regex::{ErrorKind, RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -44,18 +44,8 @@ const MAX_CONTEXT: usize = 20;
 /// [`patterns::MAX_PATTERN_BYTES`].)
 const MAX_COMPILED_BYTES: usize = 10 * 1024 * 1024;
 
-pub fn register(registry: &mut Registry, shared: &Arc<Shared>) -> Result<(), RegistryError> {
-    let line = json!({
-        "type": "object",
-        "properties": {"line": {"type": "integer"}, "text": {"type": "string"}},
-        "required": ["line", "text"]
-    });
-    let context = |side: &str| {
-        json!({"type": "integer", "minimum": 0, "maximum": MAX_CONTEXT, "default": 0,
-               "description": format!("Also return this many lines {side} each match (like rg -{}).",
-                                      if side == "before" { 'B' } else { 'A' })})
-    };
-    let tool = walking_spec(shared, "search_files", search_files)
+pub fn register(registry: &mut Registry<Arc<Shared>>) -> Result<(), RegistryError> {
+    let tool = walking_spec("search_files", search_files)
         .title("Search file contents")
         .description(
             "Searches the lines of the workspace's text files for a regular expression (Rust regex syntax), \
@@ -64,66 +54,41 @@ pub fn register(registry: &mut Registry, shared: &Arc<Shared>) -> Result<(), Reg
              files, files .gitignore leaves out and files over 16 MiB are skipped. Reports progress while \
              it runs.",
         )
-        .input_schema(json!({
-            "type": "object",
-            "properties": {
-                "pattern": {"type": "string", "minLength": 1,
-                            "description": "The regular expression (or, with literal, the text) to find; at most 16 KiB."},
-                "path": path_schema("The directory (or file) to search."),
-                "glob": {"type": "string",
-                         "description": "Only search files whose path relative to `path` matches this glob, e.g. *.rs; at most 1 KiB."},
-                "literal": {"type": "boolean", "default": false,
-                            "description": "Match pattern as a fixed string, not a regular expression (like rg -F)."},
-                "case_insensitive": {"type": "boolean", "default": false, "description": "Ignore case (like rg -i)."},
-                "before": context("before"),
-                "after": context("after"),
-                "max_results": {"type": "integer", "minimum": 1, "maximum": 5000, "default": 200,
-                                "description": "Return at most this many matching lines (the first by path then line)."}
-            },
-            "required": ["pattern"],
-            "additionalProperties": false
-        }))
-        .output_schema(json!({
-            "type": "object",
-            "properties": {
-                "matches": {"type": "array", "items": {
-                    "type": "object",
-                    "properties": {
-                        "path": {"type": "string"},
-                        "line": {"type": "integer"},
-                        "text": {"type": "string"},
-                        "before": {"type": "array", "items": line,
-                                   "description": "With before or after: the lines just before this one, matching or not."},
-                        "after": {"type": "array", "items": line,
-                                  "description": "With before or after: the lines just after this one, matching or not."}
-                    },
-                    "required": ["path", "line", "text"]
-                }},
-                "filesScanned": {"type": "integer",
-                                 "description": "Files searched. When truncated, files that sort after the kept matches may have been skipped."},
-                "truncated": {"type": "boolean", "description": "Whether more lines matched than were returned."}
-            },
-            "required": ["matches", "filesScanned", "truncated"]
-        }));
+        .output_schema(schema_for::<Found>());
     registry.tool(tool)?;
     Ok(())
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
+#[schemars(transform = json_integers)]
+#[serde(deny_unknown_fields)]
 pub struct SearchArgs {
+    /// The regular expression (or, with literal, the text) to find; at most 16 KiB.
+    #[schemars(length(min = 1))]
     pattern: String,
     #[serde(default = "dot")]
+    #[schemars(description = path_doc!("The directory (or file) to search."))]
     path: String,
+    /// Only search files whose path relative to `path` matches this glob, e.g. *.rs; at most 1 KiB.
+    #[schemars(extend("type" = "string"))]
     glob: Option<String>,
+    /// Match pattern as a fixed string, not a regular expression (like rg -F).
     #[serde(default)]
     literal: bool,
+    /// Ignore case (like rg -i).
     #[serde(default)]
     case_insensitive: bool,
+    /// Also return this many lines before each match (like rg -B).
     #[serde(default)]
+    #[schemars(range(max = MAX_CONTEXT))]
     before: usize,
+    /// Also return this many lines after each match (like rg -A).
     #[serde(default)]
+    #[schemars(range(max = MAX_CONTEXT))]
     after: usize,
+    /// Return at most this many matching lines (the first by path then line).
     #[serde(default = "SearchArgs::default_max")]
+    #[schemars(range(min = 1, max = 5000))]
     max_results: usize,
 }
 
@@ -134,30 +99,38 @@ impl SearchArgs {
 }
 
 /// One matching line.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(transform = json_integers)]
 pub struct Match {
     pub path: String,
     pub line: usize,
     pub text: String,
-    /// With context asked for: the lines before and after it.
+    /// With before or after: the lines just before this one, matching or not.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("type" = "array"))]
     pub before: Option<Vec<Line>>,
+    /// With before or after: the lines just after this one, matching or not.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("type" = "array"))]
     pub after: Option<Vec<Line>>,
 }
 
 /// A line around a match.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(transform = json_integers)]
 pub struct Line {
     pub line: usize,
     pub text: String,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(transform = json_integers)]
 #[serde(rename_all = "camelCase")]
 pub struct Found {
     pub matches: Vec<Match>,
+    /// Files searched. When truncated, files that sort after the kept matches may have been skipped.
     pub files_scanned: usize,
+    /// Whether more lines matched than were returned.
     pub truncated: bool,
     #[serde(skip)]
     pub cancelled: bool,
@@ -214,7 +187,7 @@ impl Query {
     }
 }
 
-fn search_files(shared: &Shared, in_force: &InForce, args: SearchArgs, cx: &RequestCx) -> ToolOutcome {
+fn search_files(shared: &Shared, in_force: &InForce, args: SearchArgs, cx: &Cx) -> ToolOutcome {
     let query = Query::new(&args)?;
     let scope = in_force.resolve_scope(&args.path).map_err(|e| e.to_string())?;
     let report = |files: usize, matches: usize| {

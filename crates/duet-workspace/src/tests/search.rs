@@ -3,8 +3,8 @@
 //! cancellation.
 
 use super::*;
-use crate::workspace::search::{Feedback, Found, Query, search};
-use crate::workspace::tools::MAX_CONCURRENT_WALKS;
+use crate::search::{Feedback, Found, Query, search};
+use crate::tools::MAX_CONCURRENT_WALKS;
 use std::sync::atomic::AtomicUsize;
 use tokio_util::sync::CancellationToken;
 

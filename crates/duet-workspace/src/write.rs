@@ -14,9 +14,9 @@ use super::files;
 use super::in_force::InForce;
 use super::paths::WriteTarget;
 use super::tools::structured;
-use super::{Shared, blocking, uri};
+use super::{Cx, Shared, blocking, uri};
 use crate::confirm::Question;
-use duet::layer::{Registry, RegistryError, Reply, RequestCx, ToolAnnotations, ToolResult, ToolSpec, schema_for};
+use duet::layer::{Registry, RegistryError, Reply, ToolAnnotations, ToolResult, ToolSpec, schema_for};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -35,9 +35,9 @@ const PREVIEW_CHARS: usize = 120;
 /// What a write tool's blocking body answers: a result, the question, or a tool error.
 type WriteOutcome = Result<Reply<ToolResult>, String>;
 
-pub fn register(registry: &mut Registry, shared: &Arc<Shared>) -> Result<(), RegistryError> {
+pub fn register(registry: &mut Registry<Arc<Shared>>) -> Result<(), RegistryError> {
     registry.tool(
-        spec(shared, "write_file", write_file, true, true)
+        spec("write_file", write_file, true, true)
             .title("Write a file")
             .description(format!(
                 "Creates a UTF-8 text file, or replaces the whole contents of one, under a root of the \
@@ -50,7 +50,7 @@ pub fn register(registry: &mut Registry, shared: &Arc<Shared>) -> Result<(), Reg
             .output_schema(schema_for::<Written>()),
     )?;
     registry.tool(
-        spec(shared, "edit_file", edit_file, false, true)
+        spec("edit_file", edit_file, false, true)
             .title("Edit a file")
             .description(
                 "Replaces text in a UTF-8 text file of the workspace: old_text with new_text, or several \
@@ -64,7 +64,7 @@ pub fn register(registry: &mut Registry, shared: &Arc<Shared>) -> Result<(), Reg
             .output_schema(schema_for::<Edited>()),
     )?;
     registry.tool(
-        spec(shared, "create_directory", create_directory, true, false)
+        spec("create_directory", create_directory, true, false)
             .title("Create a directory")
             .description(
                 "Creates a directory of the workspace, and the missing ones on its way; one that exists \
@@ -74,7 +74,7 @@ pub fn register(registry: &mut Registry, shared: &Arc<Shared>) -> Result<(), Reg
             .output_schema(schema_for::<CreatedDir>()),
     )?;
     registry.tool(
-        spec(shared, "move_file", move_file, false, true)
+        spec("move_file", move_file, false, true)
             .title("Move a file")
             .description(
                 "Moves or renames a file of the workspace to a new path under a root (missing directories are \
@@ -88,24 +88,18 @@ pub fn register(registry: &mut Registry, shared: &Arc<Shared>) -> Result<(), Reg
 
 /// A write tool: typed arguments, and a blocking body that may ask the user first.
 fn spec<A>(
-    shared: &Arc<Shared>,
     name: &str,
-    work: fn(&InForce, A, &RequestCx) -> WriteOutcome,
+    work: fn(&InForce, A, &Cx) -> WriteOutcome,
     idempotent: bool,
     destructive: bool,
-) -> ToolSpec
+) -> ToolSpec<Arc<Shared>>
 where
     A: DeserializeOwned + JsonSchema + Send + 'static,
 {
-    let shared = shared.clone();
-    ToolSpec::typed(name, move |args: A, cx: RequestCx| {
-        let shared = shared.clone();
-        async move {
-            let client = cx.client_roots().await;
-            let work = move || work(&shared.in_force(client.listed(), cx.reach_check()), args, &cx);
-            let outcome = blocking(work).await.and_then(|outcome| outcome);
-            outcome.unwrap_or_else(|message| ToolResult::error(message).into())
-        }
+    ToolSpec::typed(name, move |args: A, cx: Cx| async move {
+        let client = cx.client_roots().await;
+        let work = move || work(&cx.state().in_force(client.listed(), cx.reach_check()), args, &cx);
+        blocking(work).await.and_then(|outcome| outcome)
     })
     .annotations(ToolAnnotations {
         title: None,
@@ -280,7 +274,7 @@ impl Current {
 /// Asks the user to confirm `message` about the paths it `touches` as they are now
 /// (`subject`); `untouched` says what a refusal left alone.
 fn confirmed(
-    cx: &RequestCx,
+    cx: &Cx,
     tool: &str,
     touches: &[&str],
     mut message: String,
@@ -298,7 +292,7 @@ fn confirmed(
 
 /// Asks the user to confirm `message` about the file `name` as it is now.
 fn file_confirmed(
-    cx: &RequestCx,
+    cx: &Cx,
     tool: &str,
     name: &str,
     message: String,
@@ -315,7 +309,7 @@ fn commit(in_force: &InForce, target: &WriteTarget, name: &str, bytes: &[u8]) ->
         .map_err(|e| format!("cannot write {name}: {e}; nothing was written"))
 }
 
-fn write_file(in_force: &InForce, args: WriteArgs, cx: &RequestCx) -> WriteOutcome {
+fn write_file(in_force: &InForce, args: WriteArgs, cx: &Cx) -> WriteOutcome {
     let target = in_force.resolve_write(&args.path).map_err(|e| e.to_string())?;
     let name = in_force.roots().display(target.root, &target.abs);
     if target.exists && args.create_only {
@@ -356,7 +350,7 @@ fn write_file(in_force: &InForce, args: WriteArgs, cx: &RequestCx) -> WriteOutco
     structured(text, written).map(Reply::Complete)
 }
 
-fn edit_file(in_force: &InForce, args: EditArgs, cx: &RequestCx) -> WriteOutcome {
+fn edit_file(in_force: &InForce, args: EditArgs, cx: &Cx) -> WriteOutcome {
     let EditArgs { path, old_text, new_text, replace_all, edits, dry_run } = args;
     let single = old_text.is_some();
     let edits: Vec<Edit> = match (old_text, new_text, edits) {
@@ -461,7 +455,7 @@ fn shown(applied: &Applied) -> Vec<String> {
     shown
 }
 
-fn create_directory(in_force: &InForce, args: CreateDirArgs, cx: &RequestCx) -> WriteOutcome {
+fn create_directory(in_force: &InForce, args: CreateDirArgs, cx: &Cx) -> WriteOutcome {
     let target = in_force.resolve_dir_write(&args.path).map_err(|e| e.to_string())?;
     let name = in_force.roots().display(target.root, &target.abs);
     let created = CreatedDir { path: name.clone(), uri: uri::from_path(&target.abs), created: !target.exists };
@@ -479,7 +473,7 @@ fn create_directory(in_force: &InForce, args: CreateDirArgs, cx: &RequestCx) -> 
     structured(format!("Created {name}"), created).map(Reply::Complete)
 }
 
-fn move_file(in_force: &InForce, args: MoveArgs, cx: &RequestCx) -> WriteOutcome {
+fn move_file(in_force: &InForce, args: MoveArgs, cx: &Cx) -> WriteOutcome {
     let from = in_force.resolve_write(&args.source).map_err(|e| e.to_string())?;
     let from_name = in_force.roots().display(from.root, &from.abs);
     if !from.exists {
