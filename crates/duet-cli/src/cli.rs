@@ -1,5 +1,6 @@
 //! The command line, as clap types: `duet serve` and its options.
 
+use crate::usage::Usage;
 use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 use duet::trace::Tracer;
 use std::process::ExitCode;
@@ -411,12 +412,12 @@ impl Cli {
         }
     }
 
-    /// `--otlp-endpoint` and `--otlp-sample-ratio`, when spans are exported.
-    pub fn otlp(&self) -> Option<(&str, f64)> {
-        match &self.command {
-            Command::Serve(args) => Some((args.otlp_endpoint.as_deref()?, args.otlp_sample_ratio)),
-            _ => None,
-        }
+    /// Where spans are exported and which (`--otlp-endpoint`, `--otlp-sample-ratio`), checked;
+    /// `None` when they are not.
+    pub fn otlp(&self) -> Result<Option<duet_otlp::Export>, Usage> {
+        let Command::Serve(args) = &self.command else { return Ok(None) };
+        let Some(endpoint) = &args.otlp_endpoint else { return Ok(None) };
+        duet_otlp::Export::new(endpoint, args.otlp_sample_ratio).map(Some).map_err(otlp_usage)
     }
 
     pub fn log_level(&self) -> &'static str {
@@ -444,5 +445,38 @@ impl Cli {
             Command::Read(args) => commands::read::run(args).await,
             Command::Config(args) => commands::config::run(args),
         }
+    }
+}
+
+/// A span export refused, said of the option that gave the value.
+fn otlp_usage(refused: duet_otlp::Refused) -> Usage {
+    let option = match refused {
+        duet_otlp::Refused::Endpoint { .. } => "--otlp-endpoint",
+        duet_otlp::Refused::SampleRatio(_) => "--otlp-sample-ratio",
+    };
+    Usage(format!("{option} {refused}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Cli;
+    use clap::Parser as _;
+
+    /// What `duet` says of `args`' span export, when it refuses it.
+    fn refused(args: &[&str]) -> String {
+        let cli = Cli::try_parse_from([&["duet", "serve"], args].concat()).expect("parsed");
+        cli.otlp().expect_err("refused").0
+    }
+
+    #[test]
+    fn a_refused_span_export_names_its_option() {
+        assert_eq!(
+            refused(&["--otlp-endpoint", "grpc://127.0.0.1:4317"]),
+            r#"--otlp-endpoint "grpc://127.0.0.1:4317": an http:// or https:// URL is needed, as OTLP/HTTP takes"#
+        );
+        assert_eq!(
+            refused(&["--otlp-endpoint", "http://127.0.0.1:4318", "--otlp-sample-ratio", "1.5"]),
+            "--otlp-sample-ratio 1.5: a ratio from 0 to 1 is needed"
+        );
     }
 }

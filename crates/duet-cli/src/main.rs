@@ -12,7 +12,6 @@ mod metrics;
 mod oauth_args;
 mod replicas;
 mod serve;
-mod traces;
 mod usage;
 mod workspace;
 
@@ -39,7 +38,7 @@ fn main() -> ExitCode {
         }
         Err(e) => e.exit(),
     };
-    let otlp = match cli.otlp().map(|(endpoint, ratio)| traces::Export::new(endpoint, ratio)).transpose() {
+    let otlp = match cli.otlp() {
         Ok(otlp) => otlp,
         Err(usage) => return early_usage(cli.log_format(), usage),
     };
