@@ -42,22 +42,25 @@ pub enum Command {
 pub struct LayerArgs {
     /// A built-in registry: the test registry, the conformance-suite fixtures, or the
     /// benchmark tools.
-    #[arg(long, value_enum)]
-    pub fixtures: Option<Fixtures>,
+    // Its conflicts are declared here, so that a build without it names none (clap's
+    // conflicts go both ways).
+    #[cfg(feature = "fixtures")]
+    #[arg(long, value_enum, conflicts_with_all = ["manifest", "roots", "allow_write", "follow_hard_links"])]
+    pub fixtures: Option<crate::fixtures::Fixtures>,
     /// A manifest of commands, resources and prompts.
-    #[arg(long, value_name = "FILE", conflicts_with = "fixtures")]
+    #[arg(long, value_name = "FILE")]
     pub manifest: Option<std::path::PathBuf>,
     /// A directory to serve (repeatable; default: the working directory).
-    #[arg(long = "root", value_name = "DIR", conflicts_with_all = ["fixtures", "manifest"])]
+    #[arg(long = "root", value_name = "DIR", conflicts_with = "manifest")]
     pub roots: Vec<std::path::PathBuf>,
     /// Also serve write_file, edit_file, create_directory and move_file, which change files
     /// under the roots once the user confirms each change through the client.
-    #[arg(long, conflicts_with_all = ["fixtures", "manifest"])]
+    #[arg(long, conflicts_with = "manifest")]
     pub allow_write: bool,
     /// Also serve files that have other hard links. By default they are refused (and left
     /// out of searches and resource lists): another name of the same file may lie outside
     /// the roots or be excluded by .gitignore.
-    #[arg(long, conflicts_with_all = ["fixtures", "manifest"])]
+    #[arg(long, conflicts_with = "manifest")]
     pub follow_hard_links: bool,
 }
 
@@ -358,14 +361,6 @@ pub struct HttpArgs {
     /// a stream stays open until its answer.
     #[arg(long, value_name = "SECONDS")]
     pub sse_close_after: Option<f64>,
-}
-
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Fixtures {
-    Testkit,
-    Conformance,
-    /// `echo` and 200 numbered tools, for the benchmark harness.
-    Bench,
 }
 
 /// `--proxy-header`.

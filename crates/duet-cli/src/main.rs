@@ -6,6 +6,8 @@ mod cli;
 mod commands;
 mod confirm;
 mod counted;
+#[cfg(feature = "fixtures")]
+mod fixtures;
 mod logging;
 mod manifest;
 mod metrics;
