@@ -14,7 +14,7 @@
 //! A nested message is written in place after a one-byte length, which is widened (the body
 //! moved along) only when the message turns out to be 128 bytes or longer. No span,
 //! attribute or value gets an allocation of its own.
-
+//!
 //! The module holds the buffers and the request around them; the span message is
 //! [`span`]'s, attributes and their values [`attributes`]'s, and the protobuf wire format's
 //! primitives [`protobuf`]'s.
@@ -31,7 +31,7 @@ use opentelemetry::InstrumentationScope;
 use opentelemetry_sdk::Resource;
 use protobuf::{field_len, length_delimited, message, string};
 use span::SharedAttributes;
-pub(crate) use span::SpanFields;
+use span::SpanFields;
 
 /// The `resource` and `schema_url` fields of every `ResourceSpans`, encoded once: the SDK
 /// gives the exporter its resource when the provider is built.

@@ -8,9 +8,9 @@
 //! library needs to serve. `duet serve --otlp-endpoint` installs it, and so can any program
 //! that mounts duet: with the library's `otel` feature, the requests' spans are made by the
 //! [`Tracer`] this crate gives `ServerOptions::tracer`, and the program's other spans reach
-//! the same processor through a `tracing` layer. It encodes spans itself rather than using
-//! `opentelemetry-otlp`, which cost duet several times more per span (`encode`,
-//! `processor`).
+//! the same processor through a `tracing` layer. It encodes and batches spans itself rather
+//! than through `opentelemetry-otlp` and the SDK's batch processor, with which an exported
+//! span cost a request about twice as much (`docs/operations.md`; `encode`, `processor`).
 //!
 //! A program installs it before it starts serving, and shuts the provider down before it
 //! exits so that the last spans are sent:
