@@ -21,10 +21,11 @@ cargo fmt --all --check
 cargo fmt --manifest-path fuzz/Cargo.toml --all --check
 
 step "cargo clippy"
-cargo clippy --workspace --all-targets -- -D warnings
+# The binary's `fixtures` feature: the process tests serve them (docs/features.md).
+cargo clippy --workspace --all-targets --features duet-cli/fixtures -- -D warnings
 
 step "cargo build"
-cargo build --workspace --all-targets
+cargo build --workspace --all-targets --features duet-cli/fixtures
 
 step "the library without its default features: a stdio server with no HTTP or TLS stack"
 cargo clippy -p duet --no-default-features -- -D warnings
@@ -42,12 +43,19 @@ if cargo tree -p duet-workspace -e normal | grep -E '\b(hyper|reqwest|rustls|aws
   exit 1
 fi
 
+step "the binary as released: without its fixtures feature, no --fixtures and none of the library's fixtures"
+cargo clippy -p duet-cli --all-targets -- -D warnings
+if cargo tree -p duet-cli -e features -i duet | grep -F 'duet feature "fixtures"'; then
+  echo "duet-cli without its fixtures feature must not build the library's fixtures" >&2
+  exit 1
+fi
+
 step "Debian packages the tests run (scripts/debian-pins.sh: upstream versions, the archive's revision)"
 . scripts/debian-pins.sh
 ./scripts/apt-install.sh "$REDIS_PIN" "$NGINX_PIN" "$PROMETHEUS_PIN" "$RIPGREP_PIN" "$FD_PIN" "$WRK_PIN"
 
 step "cargo test"
-cargo test --workspace
+cargo test --workspace --features duet-cli/fixtures
 
 step "fuzzing: every target for 5 s over its committed corpus (docs/fuzzing.md)"
 ./scripts/fuzz.sh 5

@@ -76,10 +76,15 @@ for peer in "${PEERS[@]}"; do
   env "${PEER_ENV[@]}" cargo build --quiet --release --locked --manifest-path "$HERE/peers/$peer/Cargo.toml" --target-dir "$PEER_TARGET"
 done
 
-# 3. duet itself.
+# 3. duet itself, with the fixtures it serves (`--fixtures testkit` and `bench`: the binary's
+#    `fixtures` feature; docs/features.md).
 if [ -z "${DUET_BIN:-}" ]; then
   say "building duet ($PROFILE)"
-  if [ "$PROFILE" = release ]; then cargo build --quiet --release -p duet-cli; else cargo build --quiet -p duet-cli; fi
+  if [ "$PROFILE" = release ]; then
+    cargo build --quiet --release -p duet-cli --features fixtures
+  else
+    cargo build --quiet -p duet-cli --features fixtures
+  fi
   DUET_TARGET="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')"
   DUET_BIN="$DUET_TARGET/$PROFILE/duet"
 fi
@@ -113,7 +118,9 @@ if [ "$WORKSPACE" = 1 ]; then
 fi
 
 # 4. The baseline, if any: a given binary, or duet built at a git revision (release, cached per
-#    commit) in a temporary git worktree.
+#    commit) in a temporary git worktree; with the fixtures feature when the revision has it
+#    (before it, every build had the fixtures).
+fixtures_feature() { if grep -q '^fixtures = ' "$1/crates/duet-cli/Cargo.toml"; then echo --features=fixtures; fi; }
 if [ -n "$BASELINE_REV" ]; then
   COMMIT="$(git rev-parse --verify --quiet "$BASELINE_REV^{commit}")" || { echo "bench: no such git revision: $BASELINE_REV" >&2; exit 1; }
   DUET_BASELINE_BIN="$TARGET_DIR/baseline/duet-$COMMIT"
@@ -122,7 +129,7 @@ if [ -n "$BASELINE_REV" ]; then
     say "building duet at $BASELINE_REV ($COMMIT) as the baseline (release)"
     git worktree remove --force "$WORKTREE" 2>/dev/null || true
     git worktree add --quiet --detach "$WORKTREE" "$COMMIT"
-    (cd "$WORKTREE" && cargo build --quiet --release -p duet-cli --target-dir "$TARGET_DIR/baseline/target")
+    (cd "$WORKTREE" && cargo build --quiet --release -p duet-cli $(fixtures_feature "$WORKTREE") --target-dir "$TARGET_DIR/baseline/target")
     cp "$TARGET_DIR/baseline/target/release/duet" "$DUET_BASELINE_BIN.part"
     mv "$DUET_BASELINE_BIN.part" "$DUET_BASELINE_BIN"
     git worktree remove --force "$WORKTREE"

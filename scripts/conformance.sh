@@ -13,6 +13,8 @@
 # Stops the server it starts. The server ends a POST's SSE stream that has waited a second
 # for its answer (--sse-close-after 1): test_reconnection takes 1.5 s, and every other
 # scenario passes whether or not its streams are picked up with a GET.
+# The binary ($DUET_BIN, else target/debug/duet) must have the fixtures feature, as test.sh
+# builds it (or cargo build -p duet-cli --features fixtures): it serves --fixtures conformance.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 runner="$root/conformance"

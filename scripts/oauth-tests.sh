@@ -10,7 +10,7 @@ venv=$("$root/scripts/python-venv.sh")
 cd "$root"
 # The whole workspace, as test.sh builds it: building one package resolves other features and
 # would compile every dependency a second time.
-[[ -n ${DUET_BIN:-} ]] || cargo build --workspace --bins
+[[ -n ${DUET_BIN:-} ]] || cargo build --workspace --bins --features duet-cli/fixtures
 export DUET_BIN=${DUET_BIN:-${CARGO_TARGET_DIR:-$root/target}/debug/duet}
 export DUET_OAUTH_PYTHON="$venv/bin/python"
-exec cargo test --workspace --test oauth_python -- --include-ignored "$@"
+exec cargo test --workspace --features duet-cli/fixtures --test oauth_python -- --include-ignored "$@"

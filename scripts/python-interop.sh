@@ -3,6 +3,8 @@
 # python-venv.sh), Debian's Prometheus for the metrics, Debian's ripgrep to check the
 # workspace search against, and Debian's Redis and nginx for the replicas (all pinned). The
 # tests start `duet`, Prometheus, Redis and nginx themselves and stop them.
+# The binary ($DUET_BIN, else target/debug/duet) must have the fixtures feature, as test.sh
+# builds it (or cargo build -p duet-cli --features fixtures): the tests serve --fixtures.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 venv=$("$root/scripts/python-venv.sh")

@@ -2,6 +2,8 @@
 # Runs the TypeScript SDK client interop tests (tests/interop-ts/: the official SDK, pinned in
 # its package-lock.json, on Node 22 from npm) against the duet binary, which each test file
 # starts on a free loopback port and stops. Arguments go to `node --test` (e.g. a file).
+# The binary ($DUET_BIN, else target/debug/duet) must have the fixtures feature, as test.sh
+# builds it (or cargo build -p duet-cli --features fixtures): the tests serve --fixtures.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 dir="$root/tests/interop-ts"

@@ -105,7 +105,7 @@ def start_duet(
     `fixtures=None` passes no `--fixtures`: duet then serves what `extra` names (a workspace
     with `--root DIR`, a `--manifest`)."""
     if not os.access(DUET_BIN, os.X_OK):
-        pytest.fail(f"duet binary not found at {DUET_BIN}; build it with `cargo build -p duet-cli`")
+        pytest.fail(f"duet binary not found at {DUET_BIN}; build it with `cargo build -p duet-cli --features fixtures`")
     layer = ["--fixtures", fixtures] if fixtures is not None else []
     argv = [
         DUET_BIN, "serve", *layer, "--transport", transport,

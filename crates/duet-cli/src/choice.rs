@@ -2,11 +2,10 @@
 //! or `duet.toml` in the working directory), or a workspace of directories (the working
 //! directory by default); the local user unless a role or id is given.
 
-use crate::cli::{Fixtures, LayerArgs, PrincipalArgs};
+use crate::cli::{LayerArgs, PrincipalArgs};
 use crate::manifest;
 use crate::usage::Usage;
 use duet::backplane::Backplane;
-use duet::fixtures;
 use duet::layer::{Layer, Principal};
 use duet_workspace::{Access, Options, Workspace};
 use std::path::{Path, PathBuf};
@@ -29,12 +28,14 @@ pub fn served(args: &LayerArgs, backplane: &Backplane) -> Result<Arc<dyn Layer>,
 /// The manifest the options name: given, or `duet.toml` in the working directory when
 /// neither fixtures nor roots are given.
 fn manifest(args: &LayerArgs) -> Option<&Path> {
+    #[cfg(feature = "fixtures")]
+    if args.fixtures.is_some() {
+        return None;
+    }
     let default_manifest = Path::new(DEFAULT_MANIFEST);
     match &args.manifest {
         Some(path) => Some(path.as_path()),
-        None if args.fixtures.is_none() && args.roots.is_empty() && default_manifest.is_file() => {
-            Some(default_manifest)
-        }
+        None if args.roots.is_empty() && default_manifest.is_file() => Some(default_manifest),
         None => None,
     }
 }
@@ -42,18 +43,38 @@ fn manifest(args: &LayerArgs) -> Option<&Path> {
 /// The directories of the workspace the options name, if they name one (the working
 /// directory by default).
 pub fn workspace_roots(args: &LayerArgs) -> Option<Vec<PathBuf>> {
-    if args.fixtures.is_some() || manifest(args).is_some() {
+    #[cfg(feature = "fixtures")]
+    if args.fixtures.is_some() {
+        return None;
+    }
+    if manifest(args).is_some() {
         return None;
     }
     Some(if args.roots.is_empty() { vec![PathBuf::from(".")] } else { args.roots.clone() })
 }
 
-fn build(args: &LayerArgs, watch: bool, backplane: &Backplane) -> Result<Arc<dyn Layer>, Usage> {
-    match args.fixtures {
-        Some(Fixtures::Testkit) => return Ok(Arc::new(fixtures::testkit::registry_on(backplane.keys.clone()))),
-        Some(Fixtures::Conformance) => return Ok(Arc::new(fixtures::conformance::registry())),
-        Some(Fixtures::Bench) => return Ok(Arc::new(fixtures::bench::registry())),
-        None => {}
+/// Whether the layer the options name reads the client's roots: a workspace narrows what it
+/// serves to them, and the test registry shows them; no other layer reads them.
+pub fn reads_client_roots(args: &LayerArgs) -> bool {
+    #[cfg(feature = "fixtures")]
+    if let Some(fixtures) = args.fixtures {
+        return fixtures == crate::fixtures::Fixtures::Testkit;
+    }
+    workspace_roots(args).is_some()
+}
+
+fn build(
+    args: &LayerArgs,
+    watch: bool,
+    #[cfg_attr(
+        not(feature = "fixtures"),
+        expect(unused_variables, reason = "only the test registry keeps state there")
+    )]
+    backplane: &Backplane,
+) -> Result<Arc<dyn Layer>, Usage> {
+    #[cfg(feature = "fixtures")]
+    if let Some(fixtures) = args.fixtures {
+        return Ok(fixtures.registry(backplane));
     }
     let manifest = manifest(args);
     if args.allow_write && manifest.is_some() {

@@ -1,5 +1,6 @@
 //! The command line, as clap types: `duet serve` and its options.
 
+use crate::usage::Usage;
 use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 use duet::trace::Tracer;
 use std::process::ExitCode;
@@ -41,22 +42,25 @@ pub enum Command {
 pub struct LayerArgs {
     /// A built-in registry: the test registry, the conformance-suite fixtures, or the
     /// benchmark tools.
-    #[arg(long, value_enum)]
-    pub fixtures: Option<Fixtures>,
+    // Its conflicts are declared here, so that a build without it names none (clap's
+    // conflicts go both ways).
+    #[cfg(feature = "fixtures")]
+    #[arg(long, value_enum, conflicts_with_all = ["manifest", "roots", "allow_write", "follow_hard_links"])]
+    pub fixtures: Option<crate::fixtures::Fixtures>,
     /// A manifest of commands, resources and prompts.
-    #[arg(long, value_name = "FILE", conflicts_with = "fixtures")]
+    #[arg(long, value_name = "FILE")]
     pub manifest: Option<std::path::PathBuf>,
     /// A directory to serve (repeatable; default: the working directory).
-    #[arg(long = "root", value_name = "DIR", conflicts_with_all = ["fixtures", "manifest"])]
+    #[arg(long = "root", value_name = "DIR", conflicts_with = "manifest")]
     pub roots: Vec<std::path::PathBuf>,
     /// Also serve write_file, edit_file, create_directory and move_file, which change files
     /// under the roots once the user confirms each change through the client.
-    #[arg(long, conflicts_with_all = ["fixtures", "manifest"])]
+    #[arg(long, conflicts_with = "manifest")]
     pub allow_write: bool,
     /// Also serve files that have other hard links. By default they are refused (and left
     /// out of searches and resource lists): another name of the same file may lie outside
     /// the roots or be excluded by .gitignore.
-    #[arg(long, conflicts_with_all = ["fixtures", "manifest"])]
+    #[arg(long, conflicts_with = "manifest")]
     pub follow_hard_links: bool,
 }
 
@@ -359,14 +363,6 @@ pub struct HttpArgs {
     pub sse_close_after: Option<f64>,
 }
 
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Fixtures {
-    Testkit,
-    Conformance,
-    /// `echo` and 200 numbered tools, for the benchmark harness.
-    Bench,
-}
-
 /// `--proxy-header`.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ProxyHeader {
@@ -411,12 +407,12 @@ impl Cli {
         }
     }
 
-    /// `--otlp-endpoint` and `--otlp-sample-ratio`, when spans are exported.
-    pub fn otlp(&self) -> Option<(&str, f64)> {
-        match &self.command {
-            Command::Serve(args) => Some((args.otlp_endpoint.as_deref()?, args.otlp_sample_ratio)),
-            _ => None,
-        }
+    /// Where spans are exported and which (`--otlp-endpoint`, `--otlp-sample-ratio`), checked;
+    /// `None` when they are not.
+    pub fn otlp(&self) -> Result<Option<duet_otlp::Export>, Usage> {
+        let Command::Serve(args) = &self.command else { return Ok(None) };
+        let Some(endpoint) = &args.otlp_endpoint else { return Ok(None) };
+        duet_otlp::Export::new(endpoint, args.otlp_sample_ratio).map(Some).map_err(otlp_usage)
     }
 
     pub fn log_level(&self) -> &'static str {
@@ -444,5 +440,38 @@ impl Cli {
             Command::Read(args) => commands::read::run(args).await,
             Command::Config(args) => commands::config::run(args),
         }
+    }
+}
+
+/// A span export refused, said of the option that gave the value.
+fn otlp_usage(refused: duet_otlp::Refused) -> Usage {
+    let option = match refused {
+        duet_otlp::Refused::Endpoint { .. } => "--otlp-endpoint",
+        duet_otlp::Refused::SampleRatio(_) => "--otlp-sample-ratio",
+    };
+    Usage(format!("{option} {refused}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Cli;
+    use clap::Parser as _;
+
+    /// What `duet` says of `args`' span export, when it refuses it.
+    fn refused(args: &[&str]) -> String {
+        let cli = Cli::try_parse_from([&["duet", "serve"], args].concat()).expect("parsed");
+        cli.otlp().expect_err("refused").0
+    }
+
+    #[test]
+    fn a_refused_span_export_names_its_option() {
+        assert_eq!(
+            refused(&["--otlp-endpoint", "grpc://127.0.0.1:4317"]),
+            r#"--otlp-endpoint "grpc://127.0.0.1:4317": an http:// or https:// URL is needed, as OTLP/HTTP takes"#
+        );
+        assert_eq!(
+            refused(&["--otlp-endpoint", "http://127.0.0.1:4318", "--otlp-sample-ratio", "1.5"]),
+            "--otlp-sample-ratio 1.5: a ratio from 0 to 1 is needed"
+        );
     }
 }

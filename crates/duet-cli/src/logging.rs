@@ -7,7 +7,6 @@
 //! and [`error`], in the log's format: with `--log-format json` every line is JSON.
 
 use crate::cli::LogFormat;
-use crate::traces::Export;
 use duet::trace::Tracer;
 use opentelemetry_sdk::trace::SdkTracerProvider;
 use std::fmt::Display;
@@ -79,7 +78,7 @@ fn colour() -> bool {
 }
 
 /// Installs the process's subscriber, with the span exporter when `otlp` says where to.
-pub fn init(level: &str, format: LogFormat, otlp: Option<&Export>) -> anyhow::Result<Telemetry> {
+pub fn init(level: &str, format: LogFormat, otlp: Option<&duet_otlp::Export>) -> anyhow::Result<Telemetry> {
     let filter = EnvFilter::try_from_env("DUET_LOG")
         .unwrap_or_else(|_| {
             EnvFilter::new(format!("duet={level},duet_cli={level},duet_workspace={level},opentelemetry_sdk=warn"))
@@ -95,7 +94,7 @@ pub fn init(level: &str, format: LogFormat, otlp: Option<&Export>) -> anyhow::Re
     };
     let (traces, provider) = match otlp {
         Some(export) => {
-            let (layer, provider, tracer) = crate::traces::layer(export)?;
+            let (layer, provider, tracer) = duet_otlp::layer(export, env!("CARGO_CRATE_NAME"))?;
             (Some(layer), Some((provider, tracer)))
         }
         None => (None, None),

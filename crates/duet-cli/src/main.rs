@@ -4,13 +4,14 @@
 mod choice;
 mod cli;
 mod commands;
+#[cfg(feature = "fixtures")]
+mod fixtures;
 mod logging;
 mod manifest;
 mod metrics;
 mod oauth_args;
 mod replicas;
 mod serve;
-mod traces;
 mod usage;
 
 use clap::{CommandFactory, FromArgMatches};
@@ -38,7 +39,7 @@ fn main() -> ExitCode {
         }
         Err(e) => e.exit(),
     };
-    let otlp = match cli.otlp().map(|(endpoint, ratio)| traces::Export::new(endpoint, ratio)).transpose() {
+    let otlp = match cli.otlp() {
         Ok(otlp) => otlp,
         Err(usage) => return early_usage(cli.log_format(), usage),
     };

@@ -4,7 +4,7 @@
 //! With `--metrics-addr` the metrics endpoint runs beside any transport.
 
 use crate::choice;
-use crate::cli::{Fixtures, HttpArgs, ProxyHeader, ServeArgs, Transport};
+use crate::cli::{HttpArgs, ProxyHeader, ServeArgs, Transport};
 use crate::usage::Usage;
 use anyhow::Context as _;
 use duet::auth::TokenAuth;
@@ -40,10 +40,8 @@ pub async fn run(args: ServeArgs, tracer: Option<Tracer>) -> anyhow::Result<Exit
         Some(addr) => Some(crate::metrics::serve(addr).await?),
         None => None,
     };
-    // A workspace narrows what it serves to the client's roots, and the test fixtures show
-    // them; no other layer reads them, so no other client is asked.
-    let client_roots =
-        choice::workspace_roots(&args.layer).is_some() || matches!(args.layer.fixtures, Some(Fixtures::Testkit));
+    // No client is asked for roots that the layer does not read.
+    let client_roots = choice::reads_client_roots(&args.layer);
     let options = ServerOptions {
         page_size: args.page_size,
         client_roots,

@@ -7,7 +7,7 @@
 //! client does not read its answer.
 //!
 //! The tests of the command-line limits run the `duet` binary: `DUET_BIN`, else
-//! `target/debug/duet` (build it first with `cargo build -p duet-cli`).
+//! `target/debug/duet` (build it first with `cargo build -p duet-cli --features fixtures`).
 
 pub mod http_support;
 mod oauth_support;

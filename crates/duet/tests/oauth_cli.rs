@@ -3,7 +3,7 @@
 //! the start-up errors (exit 2, with the reason) of configurations that cannot work.
 //!
 //! Runs the `duet` binary: `DUET_BIN`, else `target/debug/duet` (build it first with
-//! `cargo build -p duet-cli`; `scripts/oauth-tests.sh` and `test.sh` do).
+//! `cargo build -p duet-cli --features fixtures`; `scripts/oauth-tests.sh` and `test.sh` do).
 
 mod oauth_support;
 

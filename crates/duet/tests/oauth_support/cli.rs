@@ -7,10 +7,11 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
-/// The binary under test: `DUET_BIN`, else `target/debug/duet`.
+/// The binary under test: `DUET_BIN`, else `target/debug/duet`, built with the `fixtures`
+/// feature it serves them with.
 pub fn duet_bin() -> PathBuf {
     let bin = std::env::var("DUET_BIN").map(PathBuf::from).unwrap_or_else(|_| repo_root().join("target/debug/duet"));
-    assert!(bin.exists(), "{} is missing: run `cargo build -p duet-cli` first", bin.display());
+    assert!(bin.exists(), "{} is missing: run `cargo build -p duet-cli --features fixtures` first", bin.display());
     bin
 }
 

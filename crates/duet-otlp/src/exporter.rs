@@ -1,5 +1,5 @@
-//! The span exporter: a batch of encoded spans (`super::encode`) posted to the collector
-//! over OTLP/HTTP in protobuf, from the processor's own thread (`super::processor`).
+//! The span exporter: a batch of encoded spans (`crate::encode`) posted to the collector
+//! over OTLP/HTTP in protobuf, from the processor's own thread (`crate::processor`).
 //!
 //! Why it exists rather than `opentelemetry-otlp`'s: that one builds prost's structs for
 //! every span before encoding them, which cost more than the rest of an exported span
@@ -10,7 +10,7 @@
 //! collector rejects some spans. A batch that cannot be sent is dropped and the error
 //! returned, which the processor logs.
 
-use super::encode::{EncodedResource, EncodedSpans, export_request};
+use crate::encode::{EncodedResource, EncodedSpans, export_request};
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceResponse;
 use opentelemetry_sdk::Resource;
 use prost::Message as _;
@@ -21,7 +21,7 @@ use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue, USER_AGE
 use std::time::{Duration, Instant};
 
 /// How long one export may take, its retries included, before the batch is given up.
-pub const EXPORT_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const EXPORT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Retries of a batch the collector could not take, the first after [`FIRST_BACKOFF`] and
 /// each later one after twice the wait before it: the OTLP exporter's own policy.
@@ -29,7 +29,7 @@ const RETRIES: u32 = 3;
 const FIRST_BACKOFF: Duration = Duration::from_millis(100);
 
 #[derive(Debug)]
-pub struct OtlpHttpExporter {
+pub(crate) struct OtlpHttpExporter {
     client: Client,
     endpoint: reqwest::Url,
     headers: HeaderMap,
@@ -39,7 +39,7 @@ pub struct OtlpHttpExporter {
 impl OtlpHttpExporter {
     /// An exporter posting to `endpoint` (an http:// or https:// URL, checked). Its HTTP
     /// client has a thread and runtime of its own, so this is called outside any runtime.
-    pub fn new(endpoint: &str) -> anyhow::Result<OtlpHttpExporter> {
+    pub(crate) fn new(endpoint: &str) -> anyhow::Result<OtlpHttpExporter> {
         let mut headers = HeaderMap::new();
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/x-protobuf"));
         headers.insert(USER_AGENT, HeaderValue::from_static(concat!("duet/", env!("CARGO_PKG_VERSION"))));
@@ -57,7 +57,7 @@ impl OtlpHttpExporter {
     }
 
     /// Posts the spans of `batch`'s buffers (none: nothing to do).
-    pub fn export(&self, batch: &[EncodedSpans]) -> Result<(), String> {
+    pub(crate) fn export(&self, batch: &[EncodedSpans]) -> Result<(), String> {
         if batch.iter().all(EncodedSpans::is_empty) {
             return Ok(());
         }
@@ -78,7 +78,7 @@ impl OtlpHttpExporter {
     }
 
     /// The resource every export names, as the provider has it.
-    pub fn set_resource(&mut self, resource: &Resource) {
+    pub(crate) fn set_resource(&mut self, resource: &Resource) {
         self.resource = EncodedResource::new(resource);
     }
 
@@ -134,28 +134,26 @@ fn extra_headers(given: &str) -> impl Iterator<Item = (HeaderName, HeaderValue)>
 }
 
 #[cfg(test)]
-pub(super) mod tests {
-    use super::super::encode::tests::{batch, request_span, scope};
-    use super::super::encode::{EncodedResource, export_request};
+pub(crate) mod tests {
     use super::{OtlpHttpExporter, extra_headers};
+    use crate::encode::tests::{batch, request_span, scope};
+    use crate::encode::{EncodedResource, export_request};
     use std::io::{BufRead, BufReader, ErrorKind, Read, Write};
     use std::net::{TcpListener, TcpStream};
     use std::time::{Duration, Instant};
 
     /// A request as the collector received it: its head and its body.
-    pub(in crate::traces) type Received = (String, Vec<u8>);
+    pub(crate) type Received = (String, Vec<u8>);
 
     /// A collector on loopback answering each request, on a connection of its own, with the
     /// next of `statuses`; it returns each request, once each status is used or no request
     /// came for ten seconds (so a test sent fewer exports than it expects fails, not hangs).
-    pub(in crate::traces) fn collector(
-        statuses: &'static [&'static str],
-    ) -> (String, std::thread::JoinHandle<Vec<Received>>) {
+    pub(crate) fn collector(statuses: &'static [&'static str]) -> (String, std::thread::JoinHandle<Vec<Received>>) {
         holding_collector(statuses, || {})
     }
 
     /// [`collector`], calling `first` after the first request came and before answering it.
-    pub(in crate::traces) fn holding_collector(
+    pub(crate) fn holding_collector(
         statuses: &'static [&'static str],
         first: impl FnOnce() + Send + 'static,
     ) -> (String, std::thread::JoinHandle<Vec<Received>>) {

@@ -1,13 +1,40 @@
-//! `--otlp-endpoint`: each request's span, and its children (a manifest command, a handler's
-//! own spans), exported over OTLP/HTTP in protobuf to a collector. Spans are encoded where
-//! they end and sent in batches from the exporter's own thread, so no request waits on the
-//! collector; past its queue, spans are dropped rather than held.
+//! duet's span exporter: each request's span, and its children (a manifest command, a
+//! handler's own spans), exported over OTLP/HTTP in protobuf to a collector. Spans are
+//! encoded where they end and sent in batches from the exporter's own thread, so no request
+//! waits on the collector; past its queue, spans are dropped rather than held.
+//!
+//! Why a crate of its own: the exporter is most of what a program needs beyond the library to
+//! send traces (an HTTP client, the OTLP encoding, a batching thread), and none of what the
+//! library needs to serve. `duet serve --otlp-endpoint` installs it, and so can any program
+//! that mounts duet: with the library's `otel` feature, the requests' spans are made by the
+//! [`Tracer`] this crate gives `ServerOptions::tracer`, and the program's other spans reach
+//! the same processor through a `tracing` layer. It encodes and batches spans itself rather
+//! than through `opentelemetry-otlp` and the SDK's batch processor, with which an exported
+//! span cost a request about twice as much (`docs/operations.md`; `encode`, `processor`).
+//!
+//! A program installs it before it starts serving, and shuts the provider down before it
+//! exits so that the last spans are sent:
+//!
+//! ```no_run
+//! use duet::prelude::ServerOptions;
+//! use tracing_subscriber::layer::SubscriberExt as _;
+//! use tracing_subscriber::util::SubscriberInitExt as _;
+//!
+//! # fn main() -> anyhow::Result<()> {
+//! let export = duet_otlp::Export::new("http://127.0.0.1:4318", 1.0)?;
+//! let (layer, provider, tracer) = duet_otlp::layer(&export, env!("CARGO_CRATE_NAME"))?;
+//! tracing_subscriber::registry().with(layer).try_init()?;
+//! let options = ServerOptions { tracer: Some(tracer), ..ServerOptions::default() };
+//! // … serve with `options` …
+//! provider.shutdown()?;
+//! # Ok(())
+//! # }
+//! ```
 
 mod encode;
 mod exporter;
 mod processor;
 
-use crate::usage::Usage;
 use duet::trace::Tracer;
 use exporter::OtlpHttpExporter;
 use opentelemetry::KeyValue;
@@ -37,22 +64,40 @@ const REQUEST_BYTES: usize = 4 << 20;
 /// The longest a span waits to be sent: the SDK's default.
 const DELAY: Duration = Duration::from_secs(5);
 
-/// Where spans go and which of them: `--otlp-endpoint` and `--otlp-sample-ratio`, checked.
+/// Where spans go and which of them: a collector's OTLP/HTTP endpoint and the share of the
+/// traces that start here to send, checked.
+#[derive(Debug, Clone)]
 pub struct Export {
-    pub endpoint: String,
-    pub sample_ratio: f64,
+    endpoint: String,
+    sample_ratio: f64,
 }
 
 impl Export {
-    pub fn new(endpoint: &str, sample_ratio: f64) -> Result<Export, Usage> {
+    /// Spans posted to `endpoint` (an http:// or https:// URL; without a path, the OTLP
+    /// default `/v1/traces` is added), of a `sample_ratio` (0 to 1) of the traces that start
+    /// here; a caller's sampled or unsampled `traceparent` is followed whatever it is.
+    pub fn new(endpoint: &str, sample_ratio: f64) -> Result<Export, Refused> {
         Ok(Export { endpoint: self::endpoint(endpoint)?, sample_ratio: self::sample_ratio(sample_ratio)? })
     }
 }
 
+/// Why [`Export::new`] refused what it was given: the value, and what is wrong with it. The
+/// program says which of its options gave the value (`duet serve`: `--otlp-endpoint`,
+/// `--otlp-sample-ratio`).
+#[derive(Debug, thiserror::Error)]
+pub enum Refused {
+    /// The endpoint is not an http:// or https:// URL.
+    #[error("{given:?}: {why}")]
+    Endpoint { given: String, why: String },
+    /// The sample ratio is not a probability.
+    #[error("{0}: a ratio from 0 to 1 is needed")]
+    SampleRatio(f64),
+}
+
 /// The URL spans are posted to: `URL` as given when it has a path, else the OTLP default
 /// path `/v1/traces` under it (`http://collector:4318` → `http://collector:4318/v1/traces`).
-fn endpoint(given: &str) -> Result<String, Usage> {
-    let refused = |why: &str| Usage(format!("--otlp-endpoint {given:?}: {why}"));
+fn endpoint(given: &str) -> Result<String, Refused> {
+    let refused = |why: &str| Refused::Endpoint { given: given.to_owned(), why: why.to_owned() };
     let mut url = url::Url::parse(given).map_err(|e| refused(&e.to_string()))?;
     if !matches!(url.scheme(), "http" | "https") || !url.has_host() {
         return Err(refused("an http:// or https:// URL is needed, as OTLP/HTTP takes"));
@@ -63,22 +108,18 @@ fn endpoint(given: &str) -> Result<String, Usage> {
     Ok(url.into())
 }
 
-/// `--otlp-sample-ratio`: a probability.
-fn sample_ratio(given: f64) -> Result<f64, Usage> {
-    if (0.0..=1.0).contains(&given) {
-        Ok(given)
-    } else {
-        Err(Usage(format!("--otlp-sample-ratio {given}: a ratio from 0 to 1 is needed")))
-    }
+/// The sample ratio: a probability.
+fn sample_ratio(given: f64) -> Result<f64, Refused> {
+    if (0.0..=1.0).contains(&given) { Ok(given) } else { Err(Refused::SampleRatio(given)) }
 }
 
-/// The layer that exports duet's other spans (those of `duet`, `duet_cli` and
-/// `duet_workspace` at info and above, whatever the log level, but the requests' own
-/// `tracing` spans, which are the log's) as children of the request's; its provider, which
-/// sends what is left when shut down; and the tracer of each request's span
-/// (`ServerOptions::tracer`). Both kinds of span are sampled alike and go through one
-/// processor.
-pub fn layer<S>(export: &Export) -> anyhow::Result<(impl Layer<S>, SdkTracerProvider, Tracer)>
+/// The layer that exports duet's other spans (those of `duet` and of `program`, the target
+/// of the program's own spans such as its crate's name, at info and above, whatever the log
+/// level, but the requests' own `tracing` spans, which are the log's) as children of the
+/// request's; its provider, which sends what is left when shut down; and the tracer of each
+/// request's span (`ServerOptions::tracer`). Both kinds of span are sampled alike and go
+/// through one processor, whose thread starts here: call it outside any async runtime.
+pub fn layer<S>(export: &Export, program: &str) -> anyhow::Result<(impl Layer<S>, SdkTracerProvider, Tracer)>
 where
     S: tracing::Subscriber + for<'span> LookupSpan<'span>,
 {
@@ -108,8 +149,7 @@ where
         .with_filter(
             Targets::new()
                 .with_target("duet", Level::INFO)
-                .with_target("duet_cli", Level::INFO)
-                .with_target("duet_workspace", Level::INFO)
+                .with_target(program, Level::INFO)
                 .with_target(duet::trace::REQUEST_SPAN_TARGET, LevelFilter::OFF),
         );
     Ok((layer, provider, requests))
@@ -132,7 +172,7 @@ fn limits(var: impl Fn(&str) -> Option<String>) -> Limits {
 
 #[cfg(test)]
 mod tests {
-    use super::{BATCH, DELAY, QUEUE, endpoint, limits, sample_ratio};
+    use super::{BATCH, DELAY, QUEUE, Refused, endpoint, limits, sample_ratio};
     use std::time::Duration;
 
     #[test]
@@ -157,7 +197,8 @@ mod tests {
     fn a_sample_ratio_is_a_probability() {
         assert_eq!(sample_ratio(0.25).expect("ok"), 0.25);
         for bad in [-0.1, 1.5, f64::NAN] {
-            assert!(sample_ratio(bad).expect_err("refused").0.contains("--otlp-sample-ratio"));
+            let refused = sample_ratio(bad).expect_err("refused");
+            assert!(matches!(refused, Refused::SampleRatio(given) if given.to_bits() == bad.to_bits()), "{refused}");
         }
     }
 
@@ -167,8 +208,9 @@ mod tests {
         assert_eq!(endpoint("http://127.0.0.1:4318/").expect("ok"), "http://127.0.0.1:4318/v1/traces");
         assert_eq!(endpoint("https://otel.example/custom/path").expect("ok"), "https://otel.example/custom/path");
         for bad in ["127.0.0.1:4318", "grpc://127.0.0.1:4317", "not a url", "file:///tmp/x"] {
-            let refused = endpoint(bad).expect_err(bad).0;
-            assert!(refused.contains("--otlp-endpoint"), "{refused}");
+            let refused = endpoint(bad).expect_err(bad);
+            assert!(matches!(&refused, Refused::Endpoint { given, .. } if given == bad), "{refused}");
+            assert!(refused.to_string().starts_with(&format!("{bad:?}: ")), "{refused}");
         }
     }
 }

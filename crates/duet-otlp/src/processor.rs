@@ -1,8 +1,8 @@
-//! The span processor: each span is encoded (`super::encode`) on the thread that ends it,
+//! The span processor: each span is encoded (`crate::encode`) on the thread that ends it,
 //! into a buffer of that thread's own, whether the SDK made it (a handler's span, through
 //! `SpanProcessor`) or duet did (a request's, through `duet::trace::SpanSink`); a full
 //! buffer is queued for the export thread, which gathers buffers into batches and posts them
-//! (`super::exporter`) every [`Limits::delay`] or [`Limits::batch`] spans, each span's bytes
+//! (`crate::exporter`) every [`Limits::delay`] or [`Limits::batch`] spans, each span's bytes
 //! copied once, into the request. Past [`Limits::queue`] spans waiting, whole buffers are
 //! dropped rather than held. The export thread is woken when a batch is queued or it is asked
 //! something, not for each buffer: on a busy core each wake-up is a switch between threads,
@@ -15,8 +15,8 @@
 //! [`Limits::batch`] / [`SHARDS`] spans: on `tools/call`, export costs about half the
 //! throughput it did (`bench/RESULTS.md`, 2026-12-02 15:46).
 
-use super::encode::EncodedSpans;
-use super::exporter::OtlpHttpExporter;
+use crate::encode::EncodedSpans;
+use crate::exporter::OtlpHttpExporter;
 use duet::trace::{RequestSpan, SpanSink};
 use opentelemetry::Context;
 use opentelemetry_sdk::Resource;
@@ -29,21 +29,21 @@ use std::time::{Duration, Instant};
 
 /// Buffers the threads that end spans write to; a thread keeps one for its life. More
 /// than the threads of a runtime on most machines, so that two rarely share one.
-pub const SHARDS: usize = 16;
+pub(crate) const SHARDS: usize = 16;
 
 /// How much is batched, and for how long.
 #[derive(Debug, Clone, Copy)]
-pub struct Limits {
+pub(crate) struct Limits {
     /// The most spans waiting to be sent; past it, spans are dropped.
-    pub queue: usize,
+    pub(crate) queue: usize,
     /// The spans of one export.
-    pub batch: usize,
+    pub(crate) batch: usize,
     /// The most bytes of encoded spans in one export: a batch goes early rather than past
     /// them (collectors limit a request's size). Only a thread's buffer larger than this
     /// goes over, alone.
-    pub request_bytes: usize,
+    pub(crate) request_bytes: usize,
     /// The longest a span waits to be sent.
-    pub delay: Duration,
+    pub(crate) delay: Duration,
 }
 
 impl Limits {
@@ -139,7 +139,7 @@ impl std::fmt::Debug for Shards {
 /// The processor the provider hands each ended span (`SdkTracerProvider::builder`), and
 /// the sink of the requests' spans (`duet::trace::Tracer`): clones share one export thread.
 #[derive(Debug, Clone)]
-pub struct EncodingProcessor(Arc<Shared>);
+pub(crate) struct EncodingProcessor(Arc<Shared>);
 
 #[derive(Debug)]
 struct Shared {
@@ -160,7 +160,7 @@ impl Drop for Shared {
 
 impl EncodingProcessor {
     /// A processor whose thread exports through `exporter`.
-    pub fn new(exporter: OtlpHttpExporter, limits: Limits) -> std::io::Result<EncodingProcessor> {
+    pub(crate) fn new(exporter: OtlpHttpExporter, limits: Limits) -> std::io::Result<EncodingProcessor> {
         let shards = Arc::new(Shards::default());
         let exchange = Arc::new(Exchange::default());
         let worker = Worker { exporter, shards: shards.clone(), exchange: exchange.clone(), limits, batch: Vec::new() };
@@ -235,7 +235,7 @@ impl SpanProcessor for EncodingProcessor {
     }
 
     fn force_flush(&self) -> OTelSdkResult {
-        self.ask(Ask::Flush, self.0.limits.delay + super::exporter::EXPORT_TIMEOUT)
+        self.ask(Ask::Flush, self.0.limits.delay + crate::exporter::EXPORT_TIMEOUT)
     }
 
     fn shutdown_with_timeout(&self, timeout: Duration) -> OTelSdkResult {
@@ -370,9 +370,9 @@ impl Worker {
 
 #[cfg(test)]
 mod tests {
-    use super::super::encode::tests::{batch, request_span, scope};
-    use super::super::exporter::tests::{Received, collector, holding_collector};
     use super::{EncodingProcessor, Limits, Shards, lock};
+    use crate::encode::tests::{batch, request_span, scope};
+    use crate::exporter::tests::{Received, collector, holding_collector};
     use opentelemetry::KeyValue;
     use opentelemetry::trace::{SpanContext, TraceFlags};
     use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
