@@ -66,7 +66,8 @@ pub mod state_key;
 pub mod trace;
 pub mod transport;
 mod wakers;
-pub mod wire;
+/// MCP on the wire (the `duet-wire` crate): what duet's server and its clients share.
+pub use duet_wire as wire;
 
 /// What most programs need in one import.
 pub mod prelude {

@@ -10,7 +10,7 @@
 //! JSON-RPC code, and rejections name their cause from a fixed list.
 
 use crate::protocol::Version;
-use crate::wire::method::{Method, Primitive};
+use duet_wire::method::{Method, Primitive};
 use hashbrown::{Equivalent, HashMap};
 use metrics::{Histogram, Label};
 use std::sync::{PoisonError, RwLock};
@@ -219,7 +219,7 @@ pub(crate) fn session_opened() {
 mod tests {
     use super::{ErrorType, Operation, OperationHistograms, Transport};
     use crate::protocol::Version;
-    use crate::wire::method::{Method, Primitive};
+    use duet_wire::method::{Method, Primitive};
     use metrics::{Counter, Gauge, Histogram, HistogramFn, Key, KeyName, Metadata, Recorder, SharedString, Unit};
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::{Arc, Mutex};

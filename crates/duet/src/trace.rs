@@ -24,8 +24,8 @@
 //! [`ServerOptions::tracer`]: crate::protocol::ServerOptions
 
 use crate::signals::{ErrorType, Operation};
-use crate::wire::message::{Incoming, Message, Meta, Notification, Request};
-use crate::wire::method::{Method, Primitive};
+use duet_wire::message::{Incoming, Message, Meta, Notification, Request};
+use duet_wire::method::{Method, Primitive};
 #[cfg(feature = "http")]
 use http::{HeaderMap, HeaderName};
 use serde_json::Value;
@@ -324,8 +324,8 @@ mod otel {
     use super::tracer::{Recording, Tracer};
     use super::{TraceContext, names};
     use crate::signals::{ErrorType, Operation, Transport};
-    use crate::wire::message::Message;
-    use crate::wire::method::Primitive;
+    use duet_wire::message::Message;
+    use duet_wire::method::Primitive;
     use opentelemetry::Context;
     use opentelemetry::propagation::{Extractor, TextMapPropagator};
     use opentelemetry::trace::{SpanContext, SpanId, Status, TraceContextExt, TraceFlags, TraceId, TraceState};

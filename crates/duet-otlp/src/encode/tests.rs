@@ -1,6 +1,6 @@
 use super::{EncodedResource, EncodedSpans, export_request};
-use duet::wire::jsonrpc::RequestId;
 use duet::trace::{RequestError, RequestSpan};
+use duet::wire::jsonrpc::RequestId;
 use opentelemetry::trace::{Event, Link, SpanContext, SpanId, SpanKind, Status, TraceFlags, TraceId};
 use opentelemetry::{Array, InstrumentationScope, KeyValue, StringValue, Value};
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;

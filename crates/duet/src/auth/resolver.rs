@@ -21,7 +21,7 @@ pub struct RequestInfo<'a> {
 impl RequestInfo<'_> {
     /// The `Mcp-Session-Id` the request names (handshake era), if any.
     pub fn session_id(&self) -> Option<&str> {
-        self.headers.get(crate::wire::headers::SESSION_ID).and_then(|h| h.to_str().ok())
+        self.headers.get(duet_wire::headers::SESSION_ID).and_then(|h| h.to_str().ok())
     }
 }
 

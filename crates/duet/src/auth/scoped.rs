@@ -16,8 +16,8 @@ use crate::layer::{
     Prompt, PromptArgs, PromptResult, Reply, RequestCx, Resource, ResourceContents, ResourcePage, ResourceTemplate,
     ServerInfo, TaskSupport, Tool, ToolArgs, ToolResult,
 };
-use crate::wire::method::Primitive;
 use async_trait::async_trait;
+use duet_wire::method::Primitive;
 use std::sync::Arc;
 
 /// `inner`, filtered and guarded per principal by `map`.

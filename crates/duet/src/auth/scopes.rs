@@ -27,13 +27,13 @@
 //! grants are its roles plus its `scopes` attribute (OAuth principals carry both), closed
 //! under `[implies]`.
 //!
-//! Resource rules match canonical URIs ([`crate::wire::canonical_uri`]), the only spelling a
+//! Resource rules match canonical URIs ([`duet_wire::canonical_uri`]), the only spelling a
 //! request's URI reaches them in; a key spelt otherwise is refused with its canonical
 //! spelling. They hold for every way to a resource: see [`super::ScopedLayer`].
 
 use crate::layer::Principal;
-use crate::wire::canonical_uri::canonicalize;
-use crate::wire::method::Primitive;
+use duet_wire::canonical_uri::canonicalize;
+use duet_wire::method::Primitive;
 use glob::{MatchOptions, Pattern};
 use serde::Deserialize;
 use serde_json::Value;
@@ -149,7 +149,7 @@ fn rules(kind: &str, entries: BTreeMap<String, OneOrMany>) -> Result<Rules, Stri
 }
 
 /// Resource rules are matched against canonical URIs (the only spelling the engine lets
-/// through, see [`crate::wire::canonical_uri`]): a key spelt otherwise would never match, so it
+/// through, see [`duet_wire::canonical_uri`]): a key spelt otherwise would never match, so it
 /// is refused with the spelling to write instead. Keys that are no URI (`"*"`, most
 /// patterns) are kept as written.
 fn canonical_keys(entries: BTreeMap<String, OneOrMany>) -> Result<BTreeMap<String, OneOrMany>, String> {
@@ -256,7 +256,7 @@ impl ScopeMap {
 /// `prompts/get`, `resources/read` and `resources/subscribe` name. The HTTP transport
 /// checks it before the engine runs.
 #[cfg(feature = "http")]
-pub(crate) fn operation(request: &crate::wire::message::Request) -> Option<(Primitive, &str)> {
+pub(crate) fn operation(request: &duet_wire::message::Request) -> Option<(Primitive, &str)> {
     let kind = request.method.traits().target?;
     let name = request.params.get(kind.param())?.as_str()?;
     Some((kind, name))
@@ -347,8 +347,8 @@ mod tests {
     #[cfg(feature = "http")]
     #[test]
     fn operations_of_requests() {
-        let request = |v: Value| match crate::wire::message::Message::from(v) {
-            crate::wire::message::Message::One(crate::wire::message::Incoming::Request(r)) => r,
+        let request = |v: Value| match duet_wire::message::Message::from(v) {
+            duet_wire::message::Message::One(duet_wire::message::Incoming::Request(r)) => r,
             other => panic!("{other:?}"),
         };
         let call = request(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "echo"}}));

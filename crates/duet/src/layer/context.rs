@@ -6,8 +6,8 @@
 
 use super::roots::{ClientRoots, RootsSource};
 use crate::layer::{LogLevel, Principal};
-use crate::wire::jsonrpc::{RequestId, Sink, notification};
-use crate::wire::method::Method;
+use duet_wire::jsonrpc::{RequestId, Sink, notification};
+use duet_wire::method::Method;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 use std::sync::atomic::{AtomicBool, Ordering};

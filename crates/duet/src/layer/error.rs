@@ -4,7 +4,7 @@
 //! `isError: true`. These are protocol-level failures: an unknown primitive, bad arguments
 //! to a resource or prompt, a denied or rate-limited caller, a capability the client lacks.
 
-use crate::wire::jsonrpc::{RpcError, code};
+use duet_wire::jsonrpc::{RpcError, code};
 use serde_json::Value;
 
 /// Code of a request the caller may not make.

@@ -31,7 +31,7 @@ pub enum RegistryError {
     InvalidSkill(String),
     /// A resource's URI cannot be made canonical, the only spelling clients reach it by.
     #[error("resource {uri:?}: {reason}")]
-    InvalidUri { uri: String, reason: crate::wire::canonical_uri::InvalidUri },
+    InvalidUri { uri: String, reason: duet_wire::canonical_uri::InvalidUri },
 }
 
 /// Tools, resources, templates and prompts registered by a program, and the state `S` its
@@ -178,8 +178,8 @@ impl<S: Clone + Send + Sync + 'static> Registry<S> {
     pub fn resource(&mut self, spec: ResourceSpec<S>) -> Result<&mut Self, RegistryError> {
         let Spec { parts: ResourceParts { uri, name, mime_type, size, handler }, common } = spec;
         // Listed as it is read: in the canonical spelling every request's URI is given.
-        let uri = crate::wire::canonical_uri::canonicalize(&uri)
-            .map_err(|reason| RegistryError::InvalidUri { uri, reason })?;
+        let uri =
+            duet_wire::canonical_uri::canonicalize(&uri).map_err(|reason| RegistryError::InvalidUri { uri, reason })?;
         let Common { about, roles } = common;
         let def = Resource { uri: uri.clone(), name, about, mime_type, size, annotations: None };
         self.resources.add("resource", uri, def, roles, handler)?;

@@ -2,7 +2,7 @@
 //! Both eras share this one shape, so a handler is written once.
 
 use super::schema_for;
-use crate::wire::method::Method;
+use duet_wire::method::Method;
 use schemars::JsonSchema;
 use serde_json::{Map, Value, json};
 

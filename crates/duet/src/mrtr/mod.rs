@@ -8,8 +8,8 @@
 pub mod idempotency;
 pub mod seal;
 
-use crate::wire::jsonrpc::{RpcError, code};
-use crate::wire::method::Method;
+use duet_wire::jsonrpc::{RpcError, code};
+use duet_wire::method::Method;
 use serde_json::{Map, Value, json};
 
 /// The error of a request that needs the client capabilities `required` (as

@@ -7,11 +7,11 @@
 //! answers once (`protocol/methods/input.rs`), so a replay cannot run its request again.
 
 use crate::state_key::StateKeys;
-use crate::wire::method::{Method, Primitive};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use chacha20poly1305::aead::{Aead, KeyInit};
 use chacha20poly1305::{XChaCha20Poly1305, XNonce};
+use duet_wire::method::{Method, Primitive};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};

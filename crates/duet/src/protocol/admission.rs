@@ -9,11 +9,11 @@
 use super::envelope::{self, EnvelopeError, Terms};
 use super::server::Shared;
 use crate::layer::Principal;
-use crate::wire::canonical_uri::canonicalize;
-use crate::wire::jsonrpc::{RpcError, code};
-use crate::wire::message::{Incoming, Notification, Request};
-use crate::wire::method::Primitive;
-use crate::wire::{Era, Version, headers};
+use duet_wire::canonical_uri::canonicalize;
+use duet_wire::jsonrpc::{RpcError, code};
+use duet_wire::message::{Incoming, Notification, Request};
+use duet_wire::method::Primitive;
+use duet_wire::{Era, Version, headers};
 use serde_json::Value;
 use std::borrow::Cow;
 
@@ -177,8 +177,8 @@ mod tests {
     use super::*;
     use crate::layer::{Registry, ServerInfo};
     use crate::protocol::Server;
-    use crate::wire::key;
-    use crate::wire::message::Message;
+    use duet_wire::key;
+    use duet_wire::message::Message;
     use serde_json::json;
     use std::sync::Arc;
 

@@ -8,8 +8,8 @@
 //! that error.
 
 use super::Version;
-use crate::wire::jsonrpc::{Response, RpcError, code};
-use crate::wire::message::{Incoming, Message};
+use duet_wire::jsonrpc::{Response, RpcError, code};
+use duet_wire::message::{Incoming, Message};
 use futures::{FutureExt, StreamExt};
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -178,7 +178,7 @@ mod tests {
         let kilobyte = |item: Incoming| {
             let Incoming::Request(request) = item else { panic!("a request") };
             ran.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            let result = crate::wire::jsonrpc::Rendered::new(&"x".repeat(1000)).unwrap();
+            let result = duet_wire::jsonrpc::Rendered::new(&"x".repeat(1000)).unwrap();
             async move { Some(Response { id: Some(request.id), result: Ok(result) }) }
         };
         let bounds = BatchBounds { items: 100, answer_bytes: 10_000 };

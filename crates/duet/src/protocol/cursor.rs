@@ -1,9 +1,9 @@
 //! Cursor pagination of the four list methods. A cursor is the URL-safe base64 (no
 //! padding) of `{"k": kind, "o": offset}`; it is opaque to clients.
 
-use crate::wire::jsonrpc::RpcError;
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use duet_wire::jsonrpc::RpcError;
 use serde_json::{Value, json};
 use std::ops::Range;
 

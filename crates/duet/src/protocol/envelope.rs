@@ -4,10 +4,10 @@
 //! once per request into the [`Terms`] the request runs under.
 
 use crate::layer::{LogLevel, NO_CAPABILITIES};
-use crate::wire::jsonrpc::{RpcError, code};
-use crate::wire::key;
-use crate::wire::message::Meta;
-use crate::wire::{Era, Version};
+use duet_wire::jsonrpc::{RpcError, code};
+use duet_wire::key;
+use duet_wire::message::Meta;
+use duet_wire::{Era, Version};
 use serde_json::{Value, json};
 use std::sync::Arc;
 

@@ -5,8 +5,8 @@
 use crate::layer::memo::PerListing;
 use crate::layer::mirrored::{KEYWORD, MirroredArg, mirrored_args};
 use crate::layer::{Layer, Listing, Principal, Tool};
-use crate::wire::message::Request;
-use crate::wire::method::Method;
+use duet_wire::message::Request;
+use duet_wire::method::Method;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -20,7 +20,7 @@ mod snapshot;
 mod subscribed;
 pub(crate) mod tasks;
 
-pub(crate) use crate::wire::{Era, Version};
+pub(crate) use duet_wire::{Era, Version};
 pub use render::CacheHints;
 pub use server::{Server, ServerOptions};
 pub(crate) use session::AskError;

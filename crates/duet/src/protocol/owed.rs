@@ -6,8 +6,8 @@
 //! [`Owed::lost`] when the task fails, so a request is answered -32603 and the loss logged,
 //! never dropped.
 
-use crate::wire::jsonrpc::{RequestId, Response, RpcError};
-use crate::wire::message::Message;
+use duet_wire::jsonrpc::{RequestId, Response, RpcError};
+use duet_wire::message::Message;
 use futures::FutureExt;
 use std::any::Any;
 use std::future::Future;

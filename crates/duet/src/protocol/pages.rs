@@ -6,7 +6,7 @@
 use super::Version;
 use crate::layer::Listing;
 use crate::layer::memo::PerListing;
-use crate::wire::jsonrpc::{Rendered, RpcError};
+use duet_wire::jsonrpc::{Rendered, RpcError};
 
 /// How many pages the cache keeps before starting over. The pages of listings that are gone
 /// are dropped whenever a page is rendered.

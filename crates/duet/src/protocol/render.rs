@@ -7,8 +7,8 @@
 
 use super::Version;
 use crate::layer::{Content, ContentKind, PromptMessage, PromptResult, Tool, ToolResult};
-use crate::wire::jsonrpc::{Rendered, RpcError};
-use crate::wire::key;
+use duet_wire::jsonrpc::{Rendered, RpcError};
+use duet_wire::key;
 use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
 use serde_json::value::RawValue;

@@ -20,9 +20,9 @@
 use super::Era;
 use super::session::SessionShared;
 use crate::layer::{ClientRoot, ClientRoots, RootsSource};
-use crate::wire::jsonrpc::Sink;
-use crate::wire::method::Method;
 use async_trait::async_trait;
+use duet_wire::jsonrpc::Sink;
+use duet_wire::method::Method;
 use serde::Deserialize;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -25,8 +25,8 @@ use crate::layer::{Change, Layer, Listener, LogLevel, NO_CAPABILITIES, Principal
 use crate::mrtr::seal::{DEFAULT_STATE_TTL, Sealer};
 use crate::signals::{OperationHistograms, Transport};
 use crate::state_key::{STATE_KEY_ENV, StateKey, StateKeys};
-use crate::wire::jsonrpc::{Response, RpcError, Sink};
-use crate::wire::message::{Incoming, Message, Request};
+use duet_wire::jsonrpc::{Response, RpcError, Sink};
+use duet_wire::message::{Incoming, Message, Request};
 use serde_json::value::RawValue;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;

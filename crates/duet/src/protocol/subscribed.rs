@@ -4,8 +4,8 @@
 //! without end, and an update is matched by looking its URI and the URIs above it up in a
 //! set, so it costs the same however many a subscriber holds.
 
-use crate::wire::canonical_uri::canonicalize;
-use crate::wire::jsonrpc::RpcError;
+use duet_wire::canonical_uri::canonicalize;
+use duet_wire::jsonrpc::RpcError;
 use serde_json::Value;
 use std::collections::HashSet;
 

@@ -4,8 +4,8 @@
 //! an exporter of its own can write it straight to the wire; [`RequestSpan::to_span_data`]
 //! gives it to any of the SDK's span processors.
 
-use crate::wire::jsonrpc::RequestId;
-use crate::wire::method::Method;
+use duet_wire::jsonrpc::RequestId;
+use duet_wire::method::Method;
 use opentelemetry::trace::{Event, Link, SpanContext, SpanId, SpanKind, Status};
 use opentelemetry::{InstrumentationScope, KeyValue};
 use opentelemetry_sdk::trace::{SpanData, SpanEvents, SpanLinks};

@@ -11,7 +11,7 @@ use super::{Call, tool_failure};
 use crate::layer::{Reply, RequestCx, TaskLink, TaskSupport};
 use crate::protocol::render::{self, Stamp};
 use crate::protocol::tasks::{self, Finished, Job, LegacyTask, Run};
-use crate::wire::jsonrpc::{Rendered, RpcError, code};
+use duet_wire::jsonrpc::{Rendered, RpcError, code};
 use futures::FutureExt;
 use serde::Serialize;
 use serde_json::{Map, Value};

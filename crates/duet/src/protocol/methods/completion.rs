@@ -3,7 +3,7 @@
 use super::Call;
 use super::prompts::string_arguments;
 use crate::layer::{Completion, CompletionArg, CompletionRef};
-use crate::wire::jsonrpc::{Rendered, RpcError};
+use duet_wire::jsonrpc::{Rendered, RpcError};
 use serde::Serialize;
 use serde_json::Value;
 

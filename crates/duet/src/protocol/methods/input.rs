@@ -13,7 +13,7 @@ use crate::mrtr::idempotency::{OnceError, once_under};
 use crate::mrtr::seal::Binding;
 use crate::mrtr::{missing_capabilities, missing_capability_error};
 use crate::signals;
-use crate::wire::jsonrpc::{Rendered, RpcError, code};
+use duet_wire::jsonrpc::{Rendered, RpcError, code};
 use futures::FutureExt;
 use serde::Serialize;
 use serde_json::{Map, Value};

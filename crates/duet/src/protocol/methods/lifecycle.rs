@@ -6,7 +6,7 @@ use crate::layer::{LogLevel, ServerInfo, TaskSupport, skill};
 use crate::protocol::render::Empty;
 use crate::protocol::tasks;
 use crate::protocol::{Era, Version};
-use crate::wire::jsonrpc::{Rendered, RpcError};
+use duet_wire::jsonrpc::{Rendered, RpcError};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 use std::sync::Arc;

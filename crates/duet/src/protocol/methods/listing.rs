@@ -7,7 +7,7 @@ use super::Call;
 use crate::layer::{ClientRoots, Listing};
 use crate::protocol::cursor;
 use crate::protocol::render::{self, Page};
-use crate::wire::jsonrpc::{Rendered, RpcError};
+use duet_wire::jsonrpc::{Rendered, RpcError};
 use serde::Serialize;
 use serde_json::Value;
 use std::borrow::Cow;

@@ -16,8 +16,8 @@ mod tools;
 use super::call::Call;
 use super::render::Empty;
 use crate::layer::LayerError;
-use crate::wire::jsonrpc::{Rendered, RpcError};
-use crate::wire::method::Method;
+use duet_wire::jsonrpc::{Rendered, RpcError};
+use duet_wire::method::Method;
 use serde_json::{Value, json};
 
 /// Runs the method of `call` into its rendered result. Each method that waits runs boxed, so
@@ -81,7 +81,7 @@ fn required_str<'a>(call: &'a Call<'_>, name: &str) -> Result<&'a str, RpcError>
 
 /// For resources and prompts, input that could not be had is an internal error.
 fn input_failed(message: String) -> RpcError {
-    RpcError::new(crate::wire::jsonrpc::code::INTERNAL_ERROR, message)
+    RpcError::new(duet_wire::jsonrpc::code::INTERNAL_ERROR, message)
 }
 
 /// The protocol error of a tool call whose layer failed: an unknown tool names itself.

@@ -3,7 +3,7 @@
 use super::{Call, input, required_str};
 use crate::layer::PromptResult;
 use crate::protocol::render;
-use crate::wire::jsonrpc::{Rendered, RpcError};
+use duet_wire::jsonrpc::{Rendered, RpcError};
 use serde_json::Value;
 use std::collections::BTreeMap;
 

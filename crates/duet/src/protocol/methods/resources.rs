@@ -3,7 +3,7 @@
 
 use super::{Call, input, required_str};
 use crate::layer::{LayerError, ResourceContents};
-use crate::wire::jsonrpc::{Rendered, RpcError, code};
+use duet_wire::jsonrpc::{Rendered, RpcError, code};
 use serde::Serialize;
 use serde_json::{Value, json};
 

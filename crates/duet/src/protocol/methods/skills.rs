@@ -5,7 +5,7 @@
 use super::listing::{page, plain};
 use super::{Call, required_str};
 use crate::layer::{Listing, Skill};
-use crate::wire::jsonrpc::{Rendered, RpcError};
+use duet_wire::jsonrpc::{Rendered, RpcError};
 use serde::Serialize;
 use serde_json::json;
 

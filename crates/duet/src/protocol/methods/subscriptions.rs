@@ -6,7 +6,7 @@ use super::{Call, required_str};
 use crate::protocol::listen::Filter;
 use crate::protocol::render::Empty;
 use crate::protocol::tasks::{self, TaskRecord};
-use crate::wire::jsonrpc::{Rendered, RpcError};
+use duet_wire::jsonrpc::{Rendered, RpcError};
 use serde_json::Value;
 
 /// Tasks one listen stream may follow.

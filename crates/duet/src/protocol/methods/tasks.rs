@@ -11,7 +11,7 @@ use super::{Call, required_str};
 use crate::protocol::cursor;
 use crate::protocol::render::{Empty, Page};
 use crate::protocol::tasks::{self, Status, TaskRecord};
-use crate::wire::jsonrpc::{Rendered, RpcError, code};
+use duet_wire::jsonrpc::{Rendered, RpcError, code};
 use serde_json::{Map, Value, json};
 
 /// The `_meta` key that ties a 2025-11-25 message to its task.

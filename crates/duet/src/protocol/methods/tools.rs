@@ -5,7 +5,7 @@
 use super::{Call, as_task, input, required_str, tool_failure};
 use crate::layer::ToolResult;
 use crate::protocol::render;
-use crate::wire::jsonrpc::{Rendered, RpcError};
+use duet_wire::jsonrpc::{Rendered, RpcError};
 use serde_json::{Map, Value};
 
 pub(super) async fn call(call: &Call<'_>) -> Result<Rendered, RpcError> {

@@ -25,7 +25,7 @@ use crate::protocol::Version;
 use crate::protocol::server::Shared;
 use crate::signals;
 use crate::wakers::Wakers;
-use crate::wire::jsonrpc::{Rendered, RequestId, RpcError, code};
+use duet_wire::jsonrpc::{Rendered, RequestId, RpcError, code};
 use futures::future::BoxFuture;
 use running::Running;
 use serde_json::{Map, Value, json};

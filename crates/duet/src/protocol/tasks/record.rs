@@ -4,7 +4,7 @@
 //! `tasks/result`).
 
 use crate::protocol::Version;
-use crate::wire::jsonrpc::RpcError;
+use duet_wire::jsonrpc::RpcError;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};

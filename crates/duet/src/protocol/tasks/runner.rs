@@ -12,7 +12,7 @@ use crate::layer::Reply;
 use crate::mrtr::{missing_capabilities, missing_capability_error};
 use crate::protocol::owed::panic_text;
 use crate::protocol::server::Shared;
-use crate::wire::jsonrpc::{RpcError, code};
+use duet_wire::jsonrpc::{RpcError, code};
 use futures::FutureExt;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};

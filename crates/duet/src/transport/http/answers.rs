@@ -3,7 +3,7 @@
 //! -32600), 405 with the methods allowed, 202, and the head of an SSE stream.
 
 use super::body::{self, Body};
-use crate::wire::jsonrpc::{RequestId, Response as RpcResponse, RpcError};
+use duet_wire::jsonrpc::{RequestId, Response as RpcResponse, RpcError};
 use http::header::{self, HeaderValue};
 use http::{Response, StatusCode};
 

@@ -3,7 +3,7 @@
 //! `protocol/admission.rs`) read from a request's header map.
 
 use crate::protocol::admission::{Mirrors, Param};
-use crate::wire::headers;
+use duet_wire::headers;
 use http::HeaderMap;
 use http::header::{AsHeaderName, HeaderName, HeaderValue};
 use std::borrow::Cow;

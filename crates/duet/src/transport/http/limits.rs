@@ -10,9 +10,9 @@
 
 use super::answers::rpc_error;
 use super::body::Body;
-use crate::wire::jsonrpc::{RequestId, Response as RpcResponse, RpcError};
-use crate::wire::message::{Incoming, Message, Request};
-use crate::wire::method::{Method, Primitive};
+use duet_wire::jsonrpc::{RequestId, Response as RpcResponse, RpcError};
+use duet_wire::message::{Incoming, Message, Request};
+use duet_wire::method::{Method, Primitive};
 use http::{HeaderValue, Response, StatusCode};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -85,7 +85,7 @@ impl Refusal {
 }
 
 /// The JSON-RPC code of a refusal.
-pub const RATE_LIMITED: i64 = crate::wire::jsonrpc::code::OVER_LIMIT;
+pub const RATE_LIMITED: i64 = duet_wire::jsonrpc::code::OVER_LIMIT;
 
 /// Tokens of one (principal, tool) pair; `rate` tokens a second, at most `rate` (or 1).
 struct Bucket {

@@ -18,7 +18,7 @@ use super::peers::Peers;
 use super::service::McpService;
 use crate::protocol::Server;
 use crate::signals;
-use crate::wire::jsonrpc::{Response, RpcError};
+use duet_wire::jsonrpc::{Response, RpcError};
 use futures::FutureExt;
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};

@@ -9,8 +9,8 @@
 //! it holds that many messages or bytes, or when a message found no room since the stream
 //! last took one and something still waits.
 
-use crate::wire::jsonrpc::{Response, RpcError, code};
-use crate::wire::message::Message;
+use duet_wire::jsonrpc::{Response, RpcError, code};
+use duet_wire::message::Message;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -177,7 +177,7 @@ fn too_large(answer: &Message<Response>, bytes: usize, waiting: usize) -> Messag
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::jsonrpc::{Rendered, RequestId};
+    use duet_wire::jsonrpc::{Rendered, RequestId};
 
     fn text(bytes: usize) -> Message<Response> {
         let result = Rendered::new(&"x".repeat(bytes)).unwrap();

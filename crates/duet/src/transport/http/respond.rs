@@ -13,10 +13,10 @@ use super::sessions::HttpSession;
 use crate::protocol::Version;
 use crate::protocol::owed::Owed;
 use crate::trace::RequestTrace;
-use crate::wire::jsonrpc::{Response as RpcResponse, Sink, code, encode};
-use crate::wire::message::Message;
-use crate::wire::method::Replies;
 use bytes::Bytes;
+use duet_wire::jsonrpc::{Response as RpcResponse, Sink, code, encode};
+use duet_wire::message::Message;
+use duet_wire::method::Replies;
 use http::header as h;
 use http::{HeaderMap, Response, StatusCode};
 use serde_json::Value;
@@ -349,7 +349,7 @@ mod tests {
     {
         use crate::layer::{Registry, ServerInfo};
         use crate::protocol::Server;
-        use crate::wire::jsonrpc::RequestId;
+        use duet_wire::jsonrpc::RequestId;
         use http_body_util::BodyExt;
         let registry = Registry::new(ServerInfo::new("t", "1"));
         let server = Server::new(Arc::new(registry), Default::default());
@@ -382,8 +382,8 @@ mod tests {
                 sink(serde_json::json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": i}}));
             }
             let done = RpcResponse::error(
-                Some(crate::wire::jsonrpc::RequestId::Int(7)),
-                crate::wire::jsonrpc::RpcError::internal(),
+                Some(duet_wire::jsonrpc::RequestId::Int(7)),
+                duet_wire::jsonrpc::RpcError::internal(),
             );
             Some(Message::One(done))
         };

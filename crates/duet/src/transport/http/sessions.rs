@@ -13,7 +13,7 @@ use crate::backplane::GetStream;
 use crate::layer::Principal;
 use crate::protocol::{Session, SessionSnapshot};
 use crate::signals::Transport;
-use crate::wire::jsonrpc::{Sink, encode};
+use duet_wire::jsonrpc::{Sink, encode};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};

@@ -148,7 +148,7 @@ async fn a_cancel_behind_a_full_house_still_frees_a_slot() {
 
 #[tokio::test]
 async fn the_first_request_to_arrive_decides_the_era() {
-    use crate::wire::key;
+    use duet_wire::key;
     let meta = serde_json::json!({
         key::PROTOCOL_VERSION: "2026-07-28",
         key::CLIENT_INFO: {"name": "t", "version": "1"},
@@ -166,6 +166,6 @@ async fn the_first_request_to_arrive_decides_the_era() {
         let got = answers(input.clone()).await;
         assert!(got[&1]["result"]["supportedVersions"].is_array(), "{:?}", got[&1]);
         assert!(got[&2]["result"]["tools"].is_array(), "{:?}", got[&2]);
-        assert_eq!(got[&3]["error"]["code"], crate::wire::jsonrpc::code::UNSUPPORTED_PROTOCOL_VERSION, "{:?}", got[&3]);
+        assert_eq!(got[&3]["error"]["code"], duet_wire::jsonrpc::code::UNSUPPORTED_PROTOCOL_VERSION, "{:?}", got[&3]);
     }
 }

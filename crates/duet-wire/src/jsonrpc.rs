@@ -1,7 +1,7 @@
 //! JSON-RPC 2.0 as MCP uses it: request ids, error objects and codes, and responses with
 //! their compact single-line encoding. A result is JSON text from the start ([`Rendered`]):
 //! the engine serializes each result from its type once, and a transport writes that text
-//! out as it is. Decoding what a client sends is [`crate::wire::message`]'s.
+//! out as it is. Decoding what a client sends is [`crate::message`]'s.
 
 use bytes::Bytes;
 use serde::{Deserialize, Serialize};
@@ -116,7 +116,7 @@ pub struct Rendered(Bytes);
 
 impl Rendered {
     /// Renders `value`; fails only for data JSON cannot hold (a map with non-string keys).
-    pub(crate) fn new(value: &impl Serialize) -> Result<Self, serde_json::Error> {
+    pub fn new(value: &impl Serialize) -> Result<Self, serde_json::Error> {
         // Room for a typical result, so that most are written without growing the buffer.
         let mut text = Vec::with_capacity(512);
         serde_json::to_writer(&mut text, value)?;
@@ -157,7 +157,7 @@ impl Response {
     /// Room for the line: enough for a result and an id of up to 15 characters (no
     /// growing), a guess for an error. Also what the response counts for where the bytes
     /// of answers held are bounded.
-    pub(crate) fn line_capacity(&self) -> usize {
+    pub fn line_capacity(&self) -> usize {
         const FRAME: usize = 48;
         match &self.result {
             Ok(text) => FRAME + text.as_bytes().len(),
@@ -193,7 +193,7 @@ impl Response {
 }
 
 /// A notification the server sends.
-pub(crate) fn notification(method: &str, params: Option<Value>) -> Value {
+pub fn notification(method: &str, params: Option<Value>) -> Value {
     let mut m = Map::with_capacity(3);
     m.insert("jsonrpc".into(), Value::from("2.0"));
     m.insert("method".into(), Value::from(method));
@@ -204,7 +204,7 @@ pub(crate) fn notification(method: &str, params: Option<Value>) -> Value {
 }
 
 /// Compact single-line JSON; non-ASCII characters are kept as they are.
-pub(crate) fn encode(value: &Value) -> String {
+pub fn encode(value: &Value) -> String {
     // Serializing a `Value` cannot fail: its keys are strings and its numbers finite.
     serde_json::to_string(value).unwrap_or_default()
 }
@@ -212,7 +212,7 @@ pub(crate) fn encode(value: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::message::Message;
+    use crate::message::Message;
     use serde_json::json;
 
     #[test]

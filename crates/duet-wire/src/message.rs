@@ -6,10 +6,10 @@
 //! message) decodes through the same rules. The engine answers with a `Message` of
 //! responses: one, or a batch.
 
-use crate::wire::canonical_uri::canonicalize;
-use crate::wire::jsonrpc::{RequestId, Response, RpcError};
-use crate::wire::key;
-use crate::wire::method::Method;
+use crate::canonical_uri::canonicalize;
+use crate::jsonrpc::{RequestId, Response, RpcError};
+use crate::key;
+use crate::method::Method;
 use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
