@@ -14,8 +14,8 @@ use super::answers::{http_error, rpc_error};
 use super::body::{self, Body};
 use super::outbox::{Full, Reserved};
 use super::post::{over_cap, parse_message, read_body, unless_json};
-use super::service::{Gated, HttpShared};
 use super::sessions::{HttpSession, Kind};
+use super::shared::{Gated, HttpShared};
 use super::stream::{StreamOpen, unless_events_accepted};
 use crate::backplane::{Event, Published, Routed};
 use crate::layer::Principal;
@@ -81,7 +81,7 @@ pub(super) async fn open<B>(shared: &Arc<HttpShared>, req: Gated<B>) -> Response
     if let Some(refused) = unless_events_accepted(&req.parts.headers) {
         return refused;
     }
-    let session = match shared.sessions.create(shared, &req.principal, Kind::LegacySse) {
+    let session = match shared.sessions.create(&req.principal, Kind::LegacySse) {
         Ok(created) => {
             if let Some(evicted) = created.evicted {
                 let (shared, principal) = (shared.clone(), req.principal.id.clone());

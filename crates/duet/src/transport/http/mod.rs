@@ -21,6 +21,7 @@ mod resume;
 mod scrape;
 mod service;
 mod sessions;
+mod shared;
 mod stream;
 
 pub use body::Body;

@@ -12,8 +12,8 @@ use super::headers::{HeaderMirrors, PROTOCOL_VERSION_HEADER};
 use super::headers::{SESSION_HEADER, header};
 use super::replicated;
 use super::respond::{Accept, Answering, is_json, replies_of, respond};
-use super::service::{Gated, HttpShared};
 use super::sessions::Kind;
+use super::shared::{Gated, HttpShared};
 use crate::layer::Principal;
 use crate::protocol::admission;
 use crate::protocol::owed::Owed;
@@ -236,7 +236,7 @@ async fn answer_handshake(
         .await;
     }
     if message.method() == Some(&Method::Initialize) {
-        let http_session = match shared.sessions.create(shared, &principal, Kind::Streamable) {
+        let http_session = match shared.sessions.create(&principal, Kind::Streamable) {
             Ok(created) => {
                 if let Some(evicted) = created.evicted {
                     replicated::end(shared, &evicted, &principal.id).await;

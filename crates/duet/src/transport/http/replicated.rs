@@ -14,8 +14,8 @@
 use super::answers::http_error;
 use super::body::Body;
 use super::resume::StreamName;
-use super::service::HttpShared;
 use super::sessions::{HttpSession, Kind};
+use super::shared::HttpShared;
 use crate::backplane::{Event, GetStream, Joined, Published, Routed, SWAP_ATTEMPTS, StoreError};
 use crate::layer::Principal;
 use crate::protocol::SessionSnapshot;
@@ -107,7 +107,7 @@ pub(super) async fn find(
         }
         return Ok(Some(held));
     }
-    match shared.sessions.adopt(shared, id, principal, record.revision, &record.state, record.stream) {
+    match shared.sessions.adopt(id, principal, record.revision, &record.state, record.stream) {
         Ok(created) => {
             if let Some(evicted) = created.evicted {
                 end(shared, &evicted, &principal.id).await;

@@ -8,8 +8,8 @@ use super::answers::{accepted, http_error, json, sse_response};
 use super::body::{self, Body};
 use super::headers::header;
 use super::resume::{Detach, PostStream};
-use super::service::HttpShared;
 use super::sessions::HttpSession;
+use super::shared::HttpShared;
 use crate::protocol::Version;
 use crate::protocol::owed::Owed;
 use crate::trace::RequestTrace;
@@ -157,7 +157,7 @@ struct Resumable {
 
 impl Resumable {
     fn open(shared: &Arc<HttpShared>, session: &HttpSession) -> Self {
-        let (stream, name) = PostStream::open(shared, &session.id);
+        let (stream, name) = PostStream::open(&shared.streams, &session.id);
         let primes = session.session.protocol_version().is_some_and(Version::primes_streams);
         let priming = primes.then(|| body::priming(&name.priming_id(None), shared.config.sse_retry));
         let close_after = shared.config.sse_close_after.filter(|_| primes);

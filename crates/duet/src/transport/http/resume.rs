@@ -16,8 +16,7 @@
 //! `retry` interval.
 
 use super::body;
-use super::service::HttpShared;
-use crate::backplane::{Event, LOG_CAPACITY, Logged, Published};
+use crate::backplane::{Backplane, Event, LOG_CAPACITY, Logged, Published};
 use crate::wakers::Wakers;
 use bytes::Bytes;
 use futures::Stream;
@@ -108,16 +107,16 @@ fn line_of(data: &str) -> (&str, bool) {
 /// Writes events to a stream's log and tells the readers.
 #[derive(Clone)]
 pub(super) struct LogWriter {
-    shared: Weak<HttpShared>,
+    streams: Weak<Streams>,
     replica: u64,
     tag: String,
     log: String,
 }
 
 impl LogWriter {
-    pub fn new(shared: &Arc<HttpShared>, session: &str, stream: &StreamName) -> Self {
+    pub fn new(streams: &Arc<Streams>, session: &str, stream: &StreamName) -> Self {
         let (tag, log) = (stream.tag(), stream.log(session));
-        LogWriter { shared: Arc::downgrade(shared), replica: shared.server.replica_id(), tag, log }
+        LogWriter { streams: Arc::downgrade(streams), replica: streams.replica, tag, log }
     }
 
     fn next_id(&self) -> String {
@@ -131,12 +130,12 @@ impl LogWriter {
     }
 
     fn append(&self, events: Vec<Logged>) {
-        let Some(shared) = self.shared.upgrade() else { return };
+        let Some(streams) = self.streams.upgrade() else { return };
         if events.is_empty() {
             return;
         }
-        let backplane = &shared.server.options().backplane;
-        backplane.events.append(&self.log, events, shared.config.event_retention);
+        let backplane = &streams.backplane;
+        backplane.events.append(&self.log, events, streams.retention);
         let event = Event::Logged { stream: self.log.clone() };
         backplane.bus.publish(Published { origin: self.replica, event });
     }
@@ -181,13 +180,13 @@ pub(super) struct PostStream {
 impl PostStream {
     /// A POST stream of `session`, known to this replica (so a client resuming it from
     /// another replica can ask for its events) until dropped.
-    pub fn open(shared: &Arc<HttpShared>, session: &str) -> (Arc<PostStream>, StreamName) {
+    pub fn open(streams: &Arc<Streams>, session: &str) -> (Arc<PostStream>, StreamName) {
         let name = StreamName::new_post();
         let stream = Arc::new(PostStream {
-            writer: LogWriter::new(shared, session, &name),
+            writer: LogWriter::new(streams, session, &name),
             kept: Mutex::new(Kept::Recent(VecDeque::new())),
         });
-        shared.streams.writing(&stream.writer.log, &stream);
+        streams.writing(&stream.writer.log, &stream);
         (stream, name)
     }
 
@@ -224,10 +223,10 @@ impl PostStream {
 
 impl Drop for PostStream {
     fn drop(&mut self) {
-        let Some(shared) = self.writer.shared.upgrade() else { return };
-        shared.streams.done_writing(&self.writer.log);
+        let Some(streams) = self.writer.streams.upgrade() else { return };
+        streams.done_writing(&self.writer.log);
         if let Kept::Recent(recent) = std::mem::replace(&mut *self.kept(), Kept::Logged) {
-            shared.streams.keep_finished(self.writer.clone(), recent);
+            streams.keep_finished(self.writer.clone(), recent);
         }
     }
 }
@@ -262,15 +261,34 @@ impl Drop for Detach {
 }
 
 /// The streams this replica writes or reads, by log: so that what the bus says of a log
-/// reaches them.
-#[derive(Default)]
+/// reaches them; and where their events go.
 pub(super) struct Streams {
     writers: Mutex<HashMap<String, Weak<PostStream>>>,
     readers: Wakers,
     finished: Mutex<FinishedStreams>,
+    /// Holds the logs, and tells the other replicas of appends.
+    backplane: Backplane,
+    /// This replica's id.
+    replica: u64,
+    /// How long a log keeps its events.
+    retention: Duration,
+    /// How long where a GET stream stopped is kept (a session's idle timeout).
+    cursor_ttl: Duration,
 }
 
 impl Streams {
+    pub fn new(backplane: Backplane, replica: u64, retention: Duration, cursor_ttl: Duration) -> Self {
+        Streams {
+            writers: Mutex::default(),
+            readers: Wakers::default(),
+            finished: Mutex::default(),
+            backplane,
+            replica,
+            retention,
+            cursor_ttl,
+        }
+    }
+
     /// Keeps the events of a stream that ended on its connection for [`FINISHED_KEPT`],
     /// within [`FINISHED_BYTES`] (the oldest go first).
     fn keep_finished(&self, writer: LogWriter, sent: VecDeque<Sent>) {
@@ -338,7 +356,7 @@ pub(super) struct Tail {
 }
 
 struct Reading {
-    shared: Arc<HttpShared>,
+    streams: Arc<Streams>,
     tail: Tail,
     notify: Arc<Notify>,
     pending: VecDeque<Logged>,
@@ -348,15 +366,15 @@ struct Reading {
 }
 
 /// The events of a log after `tail.after`, then whatever is appended to it, as SSE events.
-pub(super) fn tail(shared: Arc<HttpShared>, tail: Tail) -> impl Stream<Item = Bytes> + Send {
-    let notify = shared.streams.reading(&tail.log);
+pub(super) fn tail(streams: Arc<Streams>, tail: Tail) -> impl Stream<Item = Bytes> + Send {
+    let notify = streams.reading(&tail.log);
     if tail.post {
         let event = Event::Resuming { stream: tail.log.clone() };
-        shared.server.options().backplane.bus.publish(Published { origin: shared.server.replica_id(), event });
+        streams.backplane.bus.publish(Published { origin: streams.replica, event });
     }
     let saved = tail.after.clone();
     let reading = Reading {
-        shared,
+        streams,
         tail,
         notify,
         pending: VecDeque::new(),
@@ -390,8 +408,7 @@ impl Reading {
             let notified = self.notify.notified();
             tokio::pin!(notified);
             notified.as_mut().enable();
-            let backplane = &self.shared.server.options().backplane;
-            match backplane.events.read(&self.tail.log).await {
+            match self.streams.backplane.events.read(&self.tail.log).await {
                 Ok(events) => {
                     self.found_log |= !events.is_empty();
                     let start = match &self.tail.after {
@@ -424,8 +441,8 @@ impl Reading {
             return;
         }
         let Some(after) = self.tail.after.clone() else { return };
-        let keys = &self.shared.server.options().backplane.keys;
-        if let Err(e) = keys.put(key, after.as_bytes(), self.shared.config.session_idle_timeout).await {
+        let keys = &self.streams.backplane.keys;
+        if let Err(e) = keys.put(key, after.as_bytes(), self.streams.cursor_ttl).await {
             tracing::debug!(log = %self.tail.log, "cannot save where a stream stopped: {e}");
         }
         self.saved = Some(after);

@@ -12,9 +12,10 @@ use super::headers::header;
 use super::limits::Limiter;
 use super::resume::Streams;
 use super::sessions::SessionTable;
+use super::shared::{Gated, HttpShared};
 use super::{legacy, post, replicated, stream};
 use crate::auth::{AuthError, Authenticator, bearer_token};
-use crate::auth::{ChallengeError, ProtectedResource, RequestInfo, bearer, resolve};
+use crate::auth::{ChallengeError, ProtectedResource, RequestInfo, resolve};
 use crate::backplane::{Event, Published, Subscriber};
 use crate::layer::Principal;
 use crate::protocol::Server;
@@ -22,7 +23,6 @@ use crate::signals;
 use futures::future::BoxFuture;
 use http::header::{self, HeaderValue};
 use http::{HeaderMap, Method, Request, Response, StatusCode};
-use std::borrow::Cow;
 use std::convert::Infallible;
 use std::sync::{Arc, Weak};
 use std::task::{Context, Poll};
@@ -37,30 +37,6 @@ pub struct McpService {
     pub(crate) shared: Arc<HttpShared>,
 }
 
-pub(crate) struct HttpShared {
-    pub server: Server,
-    pub config: HttpConfig,
-    pub guard: OriginHostGuard,
-    pub sessions: SessionTable,
-    pub limiter: Limiter,
-    /// The hosts a trusted proxy may make a request's canonical URI with.
-    canonical_hosts: CanonicalHosts,
-    /// The resumable streams this replica writes or reads.
-    pub(super) streams: Streams,
-    /// Receives what other replicas tell this one's sessions; kept alive here, the bus
-    /// holds it weakly.
-    _routed: Arc<Subscriber>,
-}
-
-/// A request after the gates: its head, who sends it, and its body; and the canonical URI
-/// it was made to when a trusted proxy says it differs from the configured one.
-pub(crate) struct Gated<B> {
-    pub parts: http::request::Parts,
-    pub principal: Arc<Principal>,
-    pub body: B,
-    pub canonical: Option<String>,
-}
-
 impl McpService {
     pub fn new(server: Server, config: HttpConfig) -> Self {
         let guard = OriginHostGuard::new(
@@ -69,7 +45,10 @@ impl McpService {
             config.allowed_hosts.as_deref(),
             &config.cors_origins,
         );
-        let sessions = SessionTable::new(config.max_sessions, config.max_sessions_per_principal);
+        let (backplane, replica) = (server.options().backplane.clone(), server.replica_id());
+        let streams = Arc::new(Streams::new(backplane, replica, config.event_retention, config.session_idle_timeout));
+        let sessions =
+            SessionTable::new(server.clone(), streams.clone(), config.max_sessions, config.max_sessions_per_principal);
         let tasks_of = server.clone();
         let limiter =
             Limiter::new(config.rate_limits.clone(), Box::new(move |principal| tasks_of.running_tasks_of(principal)));
@@ -90,7 +69,6 @@ impl McpService {
                 }
             });
             server.options().backplane.bus.subscribe(&routed);
-            let streams = Streams::default();
             HttpShared { server, config, guard, sessions, limiter, canonical_hosts, streams, _routed: routed }
         });
         McpService { shared }
@@ -226,17 +204,6 @@ impl HttpShared {
         }
     }
 
-    /// The protected resource a request sees: the configured one, or, when a trusted proxy
-    /// forwarded the name the client used and the canonical URI follows it, the same at
-    /// `canonical`.
-    fn resource_at(&self, canonical: Option<&str>) -> Option<Cow<'_, ProtectedResource>> {
-        let configured = self.config.resource.as_ref()?;
-        Some(match canonical {
-            Some(url) => Cow::Owned(ProtectedResource { resource: url.to_string(), ..configured.clone() }),
-            None => Cow::Borrowed(configured),
-        })
-    }
-
     /// The principal of the request's bearer token (which must name `resource` as its
     /// audience), or the response that refuses it. The token goes no further than the
     /// authenticator.
@@ -265,31 +232,6 @@ impl HttpShared {
                 Err(Box::new(response))
             }
         }
-    }
-
-    /// 403 `insufficient_scope`, naming every scope the operation needs in one challenge,
-    /// for a request made to `canonical` (see [`Gated`]).
-    pub(crate) fn insufficient_scope(
-        &self,
-        required: &[String],
-        what: &str,
-        canonical: Option<&str>,
-    ) -> Response<Body> {
-        let description = format!("{what} requires the scopes: {}", required.join(" "));
-        let mut response = http_error(StatusCode::FORBIDDEN, &format!("Forbidden: {description}"));
-        let challenge = match self.resource_at(canonical) {
-            Some(resource) => resource.challenge(Some(ChallengeError::InsufficientScope(&description)), Some(required)),
-            None => bearer(&[
-                ("realm", "duet".into()),
-                ("error", "insufficient_scope".into()),
-                ("error_description", description.clone()),
-                ("scope", required.join(" ")),
-            ]),
-        };
-        if let Ok(value) = HeaderValue::from_str(&challenge) {
-            response.headers_mut().insert(header::WWW_AUTHENTICATE, value);
-        }
-        response
     }
 
     fn is_cors_origin(&self, origin: &HeaderValue) -> bool {

@@ -7,11 +7,10 @@
 //! its GET stream, or holding it last, else the one that made it ([`GetStream`]).
 
 use super::outbox::Outbox;
-use super::resume::{LogWriter, StreamName};
-use super::service::HttpShared;
+use super::resume::{LogWriter, StreamName, Streams};
 use crate::backplane::GetStream;
 use crate::layer::Principal;
-use crate::protocol::{Session, SessionSnapshot};
+use crate::protocol::{Server, Session, SessionSnapshot};
 use crate::signals::Transport;
 use duet_wire::jsonrpc::{Sink, encode};
 use std::collections::HashMap;
@@ -133,14 +132,19 @@ pub struct Unavailable(pub &'static str);
 
 pub struct SessionTable {
     sessions: Mutex<HashMap<String, Arc<HttpSession>>>,
+    /// The engine a session made here runs on.
+    server: Server,
+    /// Where a Streamable HTTP session's GET stream is written.
+    streams: Arc<Streams>,
     epoch: Instant,
     max_sessions: usize,
     max_per_principal: usize,
 }
 
 impl SessionTable {
-    pub fn new(max_sessions: usize, max_per_principal: usize) -> Self {
-        SessionTable { sessions: Mutex::new(HashMap::new()), epoch: Instant::now(), max_sessions, max_per_principal }
+    pub(super) fn new(server: Server, streams: Arc<Streams>, max_sessions: usize, max_per_principal: usize) -> Self {
+        let sessions = Mutex::new(HashMap::new());
+        SessionTable { sessions, server, streams, epoch: Instant::now(), max_sessions, max_per_principal }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<HttpSession>>> {
@@ -169,9 +173,9 @@ impl SessionTable {
     /// Creates a session for `principal`. At its cap (see [`cap_of`](Self::cap_of)) the least
     /// recently used idle session of that principal is evicted; when none is idle, or the
     /// table is full, creation fails.
-    pub fn create(&self, shared: &Arc<HttpShared>, principal: &Principal, kind: Kind) -> Result<Created, Unavailable> {
+    pub fn create(&self, principal: &Principal, kind: Kind) -> Result<Created, Unavailable> {
         let id = crate::client_ids::new();
-        self.insert(self.entry(shared, id, principal, kind, false), principal)
+        self.insert(self.entry(id, principal, kind, false), principal)
     }
 
     /// A copy of session `id`, another replica's, for `principal`, as revision `revision`
@@ -179,7 +183,6 @@ impl SessionTable {
     /// says. The copy already here if another request adopted it first.
     pub fn adopt(
         &self,
-        shared: &Arc<HttpShared>,
         id: &str,
         principal: &Principal,
         revision: u64,
@@ -189,7 +192,7 @@ impl SessionTable {
         if let Some(held) = self.get(id, principal) {
             return Ok(Created { session: held, evicted: None });
         }
-        let entry = self.entry(shared, id.to_string(), principal, Kind::Streamable, true);
+        let entry = self.entry(id.to_string(), principal, Kind::Streamable, true);
         if let Err(why) = entry.take_on(revision, snapshot, stream) {
             tracing::warn!(session = %id, "cannot adopt a session another replica made: {why}");
             return Err(Unavailable("Session state is not readable"));
@@ -197,17 +200,10 @@ impl SessionTable {
         self.insert(entry, principal)
     }
 
-    fn entry(
-        &self,
-        shared: &Arc<HttpShared>,
-        id: String,
-        principal: &Principal,
-        kind: Kind,
-        copy: bool,
-    ) -> Arc<HttpSession> {
+    fn entry(&self, id: String, principal: &Principal, kind: Kind, copy: bool) -> Arc<HttpSession> {
         let (send, outbox): (Sink, _) = match kind {
             Kind::Streamable => {
-                let log = LogWriter::new(shared, &id, &StreamName::Get);
+                let log = LogWriter::new(&self.streams, &id, &StreamName::Get);
                 (Arc::new(move |message| log.write(&encode(&message))), None)
             }
             Kind::LegacySse => {
@@ -216,7 +212,7 @@ impl SessionTable {
                 (Arc::new(move |message| pushed.push(encode(&message))), Some(outbox))
             }
         };
-        let session = shared.server.connect_over(Transport::Tcp, send, principal.clone());
+        let session = self.server.connect_over(Transport::Tcp, send, principal.clone());
         session.deliver_changes(!copy);
         // A Streamable HTTP session's messages reach its client once a GET stream is open.
         session.set_reachable(kind == Kind::LegacySse);
@@ -336,36 +332,36 @@ mod tests {
     use crate::layer::{Registry, ServerInfo};
     use crate::protocol::Server;
 
-    fn shared_of(registry: Registry) -> Arc<HttpShared> {
+    fn shared_of(registry: Registry) -> Arc<super::super::shared::HttpShared> {
         let server = Server::new(Arc::new(registry), Default::default());
         super::super::McpService::new(server, Default::default()).shared
     }
 
-    fn shared() -> Arc<HttpShared> {
+    fn shared() -> Arc<super::super::shared::HttpShared> {
         shared_of(Registry::new(ServerInfo::new("t", "1")))
     }
 
     #[tokio::test]
     async fn caps_and_ownership() {
         let shared = shared();
-        let table = SessionTable::new(3, 2);
+        let table = SessionTable::new(shared.server.clone(), shared.streams.clone(), 3, 2);
         let (alice, bob) = (Principal::new("alice", ["x"]), Principal::new("bob", ["x"]));
-        let a1 = table.create(&shared, &alice, Kind::Streamable).unwrap().session;
+        let a1 = table.create(&alice, Kind::Streamable).unwrap().session;
         assert_eq!(a1.id.len(), 32);
         assert!(table.get(&a1.id, &bob).is_none());
-        let a2 = table.create(&shared, &alice, Kind::Streamable).unwrap().session;
+        let a2 = table.create(&alice, Kind::Streamable).unwrap().session;
         table.get(&a1.id, &alice);
         // Alice is at her cap: her least recently used idle session (a2) goes.
-        let _a3 = table.create(&shared, &alice, Kind::Streamable).unwrap().session;
+        let _a3 = table.create(&alice, Kind::Streamable).unwrap().session;
         assert!(table.get(&a2.id, &alice).is_none() && table.get(&a1.id, &alice).is_some());
-        table.create(&shared, &bob, Kind::Streamable).unwrap();
-        assert_eq!(table.create(&shared, &bob, Kind::Streamable).err(), Some(Unavailable("Too many sessions")));
+        table.create(&bob, Kind::Streamable).unwrap();
+        assert_eq!(table.create(&bob, Kind::Streamable).err(), Some(Unavailable("Too many sessions")));
         // Every session of a principal streaming: nothing to evict.
-        let table = SessionTable::new(10, 1);
-        let s = table.create(&shared, &alice, Kind::Streamable).unwrap().session;
+        let table = SessionTable::new(shared.server.clone(), shared.streams.clone(), 10, 1);
+        let s = table.create(&alice, Kind::Streamable).unwrap().session;
         assert!(s.open_stream() && !s.open_stream());
         assert_eq!(
-            table.create(&shared, &alice, Kind::Streamable).err(),
+            table.create(&alice, Kind::Streamable).err(),
             Some(Unavailable("Too many sessions for this caller"))
         );
     }
@@ -373,18 +369,18 @@ mod tests {
     #[tokio::test]
     async fn anonymous_sessions_are_capped_by_the_servers_cap_alone() {
         let shared = shared();
-        let table = SessionTable::new(3, 1);
+        let table = SessionTable::new(shared.server.clone(), shared.streams.clone(), 3, 1);
         let anonymous = Principal::anonymous();
-        let made: Vec<_> = (0..3).map(|_| table.create(&shared, &anonymous, Kind::Streamable).unwrap()).collect();
+        let made: Vec<_> = (0..3).map(|_| table.create(&anonymous, Kind::Streamable).unwrap()).collect();
         assert!(made.iter().all(|m| m.evicted.is_none()), "the per-principal cap is not the anonymous one's");
         table.get(&made[0].session.id, &anonymous);
         // At the server's cap the least recently used idle session goes.
-        let fourth = table.create(&shared, &anonymous, Kind::Streamable).unwrap();
+        let fourth = table.create(&anonymous, Kind::Streamable).unwrap();
         assert_eq!(fourth.evicted.as_deref(), Some(made[1].session.id.as_str()));
         for held in [&made[0], &made[2], &fourth] {
             held.session.open_stream();
         }
-        assert_eq!(table.create(&shared, &anonymous, Kind::Streamable).err(), Some(Unavailable("Too many sessions")));
+        assert_eq!(table.create(&anonymous, Kind::Streamable).err(), Some(Unavailable("Too many sessions")));
     }
 
     #[tokio::test]
@@ -393,9 +389,9 @@ mod tests {
         let registry = Registry::new(ServerInfo::new("t", "1"));
         let feed = registry.change_feed();
         let shared = shared_of(registry);
-        let table = SessionTable::new(10, 10);
+        let table = SessionTable::new(shared.server.clone(), shared.streams.clone(), 10, 10);
         let p = Principal::anonymous();
-        let own = table.create(&shared, &p, Kind::Streamable).unwrap().session;
+        let own = table.create(&p, Kind::Streamable).unwrap().session;
         let snapshot = SessionSnapshot {
             version: "2025-11-25".into(),
             client_capabilities: serde_json::json!({}),
@@ -405,7 +401,7 @@ mod tests {
             roots_changes: 0,
         };
         own.session.restore(&snapshot).unwrap();
-        let copy = table.adopt(&shared, "0123", &p, 1, &snapshot, GetStream::default()).unwrap().session;
+        let copy = table.adopt("0123", &p, 1, &snapshot, GetStream::default()).unwrap().session;
         assert_eq!(copy.session.snapshot(), Some(snapshot.clone()));
         // No stream open anywhere: the replica that made the session delivers.
         feed.notify(Change::ToolsChanged);
@@ -433,20 +429,18 @@ mod tests {
         assert!(made[0].contains("tools/list_changed"));
         assert_eq!(copied.len(), 2, "{copied:?}");
         assert!(copied[0].contains("prompts/list_changed") && copied[1].contains("resources/list_changed"));
-        let again = table.adopt(&shared, "0123", &p, 1, &snapshot, GetStream::default()).unwrap().session;
+        let again = table.adopt("0123", &p, 1, &snapshot, GetStream::default()).unwrap().session;
         assert!(Arc::ptr_eq(&again, &copy), "adopted once");
-        assert!(
-            table.adopt(&shared, "0123", &Principal::new("bob", ["x"]), 1, &snapshot, GetStream::default()).is_err()
-        );
+        assert!(table.adopt("0123", &Principal::new("bob", ["x"]), 1, &snapshot, GetStream::default()).is_err());
     }
 
     #[tokio::test]
     async fn reaping_spares_streaming_sessions() {
         let shared = shared();
-        let table = SessionTable::new(10, 10);
+        let table = SessionTable::new(shared.server.clone(), shared.streams.clone(), 10, 10);
         let p = Principal::anonymous();
-        let idle = table.create(&shared, &p, Kind::Streamable).unwrap().session;
-        let busy = table.create(&shared, &p, Kind::Streamable).unwrap().session;
+        let idle = table.create(&p, Kind::Streamable).unwrap().session;
+        let busy = table.create(&p, Kind::Streamable).unwrap().session;
         busy.open_stream();
         std::thread::sleep(Duration::from_millis(5));
         assert_eq!(table.reap(Duration::from_millis(1)), 1);

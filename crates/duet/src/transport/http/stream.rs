@@ -12,8 +12,8 @@ use super::headers::{SESSION_HEADER, header};
 use super::replicated;
 use super::respond::Accept;
 use super::resume::{self, StreamName, Tail};
-use super::service::{Gated, HttpShared};
 use super::sessions::{HttpSession, Kind};
+use super::shared::{Gated, HttpShared};
 use crate::protocol::Version;
 use http::{HeaderMap, HeaderName, Response, StatusCode};
 use std::sync::Arc;
@@ -120,7 +120,7 @@ async fn get_stream(shared: &Arc<HttpShared>, session: Arc<HttpSession>, after: 
         stop: session.stop.clone(),
         cursor_key: Some(cursor_key),
     };
-    let events = futures::StreamExt::chain(futures::stream::iter(first), resume::tail(shared.clone(), tail));
+    let events = futures::StreamExt::chain(futures::stream::iter(first), resume::tail(shared.streams.clone(), tail));
     sse_response(body::sse(events, shared.config.keepalive_interval, guard))
 }
 
@@ -135,7 +135,7 @@ fn resume_post(shared: &Arc<HttpShared>, session: &HttpSession, stream: StreamNa
         stop: session.stop.clone(),
         cursor_key: None,
     };
-    let events = futures::StreamExt::chain(futures::stream::iter(first), resume::tail(shared.clone(), tail));
+    let events = futures::StreamExt::chain(futures::stream::iter(first), resume::tail(shared.streams.clone(), tail));
     sse_response(body::sse(events, shared.config.keepalive_interval, ()))
 }
 
