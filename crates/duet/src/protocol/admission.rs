@@ -7,8 +7,8 @@
 //! envelope alone.
 
 use super::envelope::{self, EnvelopeError, Terms};
-use super::server::Shared;
-use crate::layer::Principal;
+use super::mirrored::MirroredByTool;
+use crate::layer::{Layer, Principal};
 use duet_wire::canonical_uri::canonicalize;
 use duet_wire::jsonrpc::{RpcError, code};
 use duet_wire::message::{Incoming, Notification, Request};
@@ -69,7 +69,7 @@ pub(crate) fn batch(items: &[Incoming], declared: Option<Version>) -> Option<Rpc
 /// row names a primitive); the rest of the envelope; last, for a `tools/call`, each argument
 /// its tool mirrors (as `principal` sees the tool). Returns the terms the envelope carries.
 pub(crate) fn modern(
-    shared: &Shared,
+    (mirrored, layer): (&MirroredByTool, &dyn Layer),
     principal: &Principal,
     request: &mut Request,
     mirrors: Option<&dyn Mirrors>,
@@ -81,7 +81,7 @@ pub(crate) fn modern(
     let Some(mirrors) = mirrors else { return Ok(terms?) };
     check_headers(mirrors, request)?;
     let terms = terms?;
-    let args = shared.mirrored.of_call(request, shared.layer.as_ref(), principal);
+    let args = mirrored.of_call(request, layer, principal);
     check_mirrored(mirrors, request, &args)?;
     Ok(terms)
 }

@@ -2,26 +2,22 @@
 //! notifications go, and the session it belongs to (a handshake-era connection) or none (a
 //! one-shot request). Its method runs from here, and its result is rendered from here.
 
+use super::Version;
 use super::envelope::Terms;
-use super::owed::panic_text;
 use super::render::{self, CacheHints, Stamp};
 use super::roots::FromSession;
 use super::server::Shared;
 use super::session::SessionShared;
 use super::tasks::TaskCx;
-use super::{Version, methods};
 use crate::layer::{ClientRoots, Principal, RequestCx, RootsSource, TaskLink};
-use crate::signals::{ErrorType, Operation, Transport};
-use duet_wire::jsonrpc::{Rendered, RequestId, Response, RpcError, Sink};
+use crate::signals::Transport;
+use duet_wire::jsonrpc::{Rendered, RequestId, RpcError, Sink};
 use duet_wire::message::{Meta, Request};
-use duet_wire::method::{Method, Primitive};
-use futures::FutureExt;
+use duet_wire::method::Method;
 use serde::Serialize;
 use serde_json::{Map, Value};
-use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 pub(crate) struct Call<'a> {
@@ -59,6 +55,16 @@ impl Found {
         self.target.store(true, Ordering::Relaxed);
         self.tool_error.store(failed, Ordering::Relaxed);
     }
+
+    /// Whether the layer ran the tool or prompt the request names.
+    pub fn target(&self) -> bool {
+        self.target.load(Ordering::Relaxed)
+    }
+
+    /// Whether a tool's result was an error.
+    pub fn tool_error(&self) -> bool {
+        self.tool_error.load(Ordering::Relaxed)
+    }
 }
 
 impl<'a> Call<'a> {
@@ -84,46 +90,6 @@ impl<'a> Call<'a> {
 
     pub fn modern(&self) -> bool {
         self.terms.version.is_modern()
-    }
-
-    /// Runs the method to its response, and records how long it took; a panicking handler
-    /// is answered -32603.
-    pub async fn respond(self) -> Response {
-        let started = Instant::now();
-        let result = AssertUnwindSafe(methods::dispatch(&self)).catch_unwind().await.unwrap_or_else(|panic| {
-            tracing::error!(method = %self.method, panic = panic_text(panic.as_ref()), "a handler panicked");
-            Err(RpcError::internal())
-        });
-        let elapsed = started.elapsed();
-        let error = result.as_ref().err().map(|e| e.code);
-        let operation = self.operation(result.as_ref().err());
-        crate::trace::annotate(&operation);
-        tracing::debug!(elapsed_us = elapsed.as_micros() as u64, error, "request answered");
-        operation.record(&self.shared.operation_histograms, elapsed);
-        Response { id: Some(self.id), result }
-    }
-
-    /// What the signals say of this request, once it has its result (or `error`).
-    fn operation(&self, error: Option<&RpcError>) -> Operation<'_> {
-        let param = |key: &str| self.params.get(key).and_then(Value::as_str);
-        let (mut target, mut resource_uri) = (None, None);
-        match self.method.traits().target {
-            Some(Primitive::Resource) => resource_uri = param("uri"),
-            Some(kind) if self.found.target.load(Ordering::Relaxed) => target = param("name").map(|name| (kind, name)),
-            _ => {}
-        }
-        let error = match error {
-            Some(error) => Some(ErrorType::Code(error.code)),
-            None => self.found.tool_error.load(Ordering::Relaxed).then_some(ErrorType::Tool),
-        };
-        Operation {
-            method: &self.method,
-            target,
-            resource_uri,
-            version: self.version(),
-            error,
-            transport: self.transport,
-        }
     }
 
     /// The channel this request's messages to the client take: its own stream, else its

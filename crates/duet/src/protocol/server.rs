@@ -148,7 +148,7 @@ pub(crate) struct Shared {
     /// The folders of the skills served, indexed once per skills listing.
     pub directories: Directories,
     pub sealer: Sealer,
-    pub tasks: Tasks,
+    pub tasks: Arc<Tasks>,
     /// The handles of the requests' duration histogram, by labels.
     pub operation_histograms: OperationHistograms,
     /// The arguments each listed tool mirrors in headers, read once per listing.
@@ -198,7 +198,8 @@ impl Server {
                     shared.task_changed(id, true);
                 }
             });
-            let tasks = Tasks::new(options.tasks.clone(), options.backplane.keys.clone(), replica_id, task_changed);
+            let tasks =
+                Arc::new(Tasks::new(options.tasks.clone(), options.backplane.keys.clone(), replica_id, task_changed));
             layer.changes().subscribe(&listener);
             options.backplane.bus.subscribe(&subscriber);
             Shared {
@@ -333,7 +334,7 @@ impl Server {
         request: &mut Request,
         mirrors: Option<&dyn Mirrors>,
     ) -> Result<Terms, RpcError> {
-        admission::modern(&self.shared, principal, request, mirrors)
+        admission::modern((&self.shared.mirrored, self.shared.layer.as_ref()), principal, request, mirrors)
     }
 
     /// Answers one request whose terms the transport has read (over HTTP, the 2026 ladder

@@ -111,7 +111,7 @@ async fn start(
             None => {}
         }
     }
-    let (record, slot) = call.shared.tasks.create(call.shared, &call.principal, call.version(), way.ttl).await?;
+    let (record, slot) = call.shared.tasks.create(&call.principal, call.version(), way.ttl).await?;
     // A 2025-11-25 task's progress keeps its token and goes to the session; a 2026 task
     // sends none (the extension has nowhere to send them).
     let after = call.session.filter(|_| !call.modern()).map(|session| session.sink());

@@ -14,11 +14,16 @@ mod tasks;
 mod tools;
 
 use super::call::Call;
+use super::owed::panic_text;
 use super::render::Empty;
 use crate::layer::LayerError;
-use duet_wire::jsonrpc::{Rendered, RpcError};
-use duet_wire::method::Method;
+use crate::signals::{ErrorType, Operation};
+use duet_wire::jsonrpc::{Rendered, Response, RpcError};
+use duet_wire::method::{Method, Primitive};
+use futures::FutureExt;
 use serde_json::{Value, json};
+use std::panic::AssertUnwindSafe;
+use std::time::Instant;
 
 /// Runs the method of `call` into its rendered result. Each method that waits runs boxed, so
 /// a request's future is the size of its own method's, not of the largest: a listen stream
@@ -68,6 +73,48 @@ pub(crate) async fn dispatch(call: &Call<'_>) -> Result<Rendered, RpcError> {
         | Method::TaskStatus
         | Method::SubscriptionsAcknowledged
         | Method::Other(_) => Err(RpcError::method_not_found(method.as_str())),
+    }
+}
+
+impl Call<'_> {
+    /// Runs the method to its response, and records how long it took; a panicking handler
+    /// is answered -32603.
+    pub async fn respond(self) -> Response {
+        let started = Instant::now();
+        let result = AssertUnwindSafe(dispatch(&self)).catch_unwind().await.unwrap_or_else(|panic| {
+            tracing::error!(method = %self.method, panic = panic_text(panic.as_ref()), "a handler panicked");
+            Err(RpcError::internal())
+        });
+        let elapsed = started.elapsed();
+        let error = result.as_ref().err().map(|e| e.code);
+        let operation = self.operation(result.as_ref().err());
+        crate::trace::annotate(&operation);
+        tracing::debug!(elapsed_us = elapsed.as_micros() as u64, error, "request answered");
+        operation.record(&self.shared.operation_histograms, elapsed);
+        Response { id: Some(self.id), result }
+    }
+
+    /// What the signals say of this request, once it has its result (or `error`).
+    fn operation(&self, error: Option<&RpcError>) -> Operation<'_> {
+        let param = |key: &str| self.params.get(key).and_then(Value::as_str);
+        let (mut target, mut resource_uri) = (None, None);
+        match self.method.traits().target {
+            Some(Primitive::Resource) => resource_uri = param("uri"),
+            Some(kind) if self.found.target() => target = param("name").map(|name| (kind, name)),
+            _ => {}
+        }
+        let error = match error {
+            Some(error) => Some(ErrorType::Code(error.code)),
+            None => self.found.tool_error().then_some(ErrorType::Tool),
+        };
+        Operation {
+            method: &self.method,
+            target,
+            resource_uri,
+            version: self.version(),
+            error,
+            transport: self.transport,
+        }
     }
 }
 

@@ -22,7 +22,6 @@ use crate::backplane::{Keys, StoreError};
 use crate::client_ids;
 use crate::layer::{LayerError, LogLevel, Principal, Reply, RequestCx, RootsSource, TaskLink};
 use crate::protocol::Version;
-use crate::protocol::server::Shared;
 use crate::signals;
 use crate::wakers::Wakers;
 use duet_wire::jsonrpc::{Rendered, RequestId, RpcError, code};
@@ -148,13 +147,13 @@ pub(crate) struct Tasks {
 
 /// A task running on this replica: counted against the bound until dropped.
 pub(crate) struct Slot {
-    shared: Arc<Shared>,
+    tasks: Arc<Tasks>,
     id: String,
 }
 
 impl Drop for Slot {
     fn drop(&mut self) {
-        self.shared.tasks.running().remove(&self.id);
+        self.tasks.running().remove(&self.id);
         metrics::gauge!(signals::TASKS_ACTIVE).decrement(1);
     }
 }
@@ -197,8 +196,7 @@ impl Tasks {
     /// run on this replica. Returns once `tasks/get` finds it, anywhere; refused when the
     /// owner or this replica has as many as it may.
     pub async fn create(
-        &self,
-        shared: &Arc<Shared>,
+        self: &Arc<Self>,
         owner: &Principal,
         version: Version,
         ttl: Duration,
@@ -212,7 +210,7 @@ impl Tasks {
             }
             running.insert(id.clone(), &owner.id);
             metrics::gauge!(signals::TASKS_ACTIVE).increment(1);
-            Slot { shared: shared.clone(), id: id.clone() }
+            Slot { tasks: self.clone(), id: id.clone() }
         };
         let (ttl_ms, poll_ms) = (ttl.as_millis() as u64, self.options.poll_interval.as_millis() as u64);
         let record = TaskRecord::new(id, &owner.id, version, ttl_ms, poll_ms, self.replica);
