@@ -5,9 +5,8 @@
 use super::Version;
 use super::envelope::Terms;
 use super::render::{self, CacheHints, Stamp};
-use super::roots::FromSession;
-use super::server::Shared;
-use super::session::SessionShared;
+use super::session::state::{FromSession, SessionShared};
+use super::shared::Shared;
 use super::tasks::TaskCx;
 use crate::layer::{ClientRoots, Principal, RequestCx, RootsSource, TaskLink};
 use crate::signals::Transport;

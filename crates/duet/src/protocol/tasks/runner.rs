@@ -11,7 +11,7 @@ use super::{Finished, Job, Run, Slot, Tasks};
 use crate::layer::Reply;
 use crate::mrtr::{missing_capabilities, missing_capability_error};
 use crate::protocol::owed::panic_text;
-use crate::protocol::server::Shared;
+use crate::protocol::shared::Shared;
 use duet_wire::jsonrpc::{RpcError, code};
 use futures::FutureExt;
 use serde_json::value::RawValue;

@@ -6,28 +6,29 @@
 //! roots (`roots.rs`). A 2026-07-28 request needs none of this: over HTTP it runs without
 //! a session ([`Server::answer`]).
 
+mod roots;
+mod snapshot;
+pub(crate) mod state;
+
+pub use snapshot::SessionSnapshot;
+pub(crate) use state::AskError;
+use state::SessionShared;
+
 use super::admission;
 use super::batch;
 use super::call::Call;
 use super::envelope::{self, Terms};
-use super::listen::change_notification;
 use super::owed::Owed;
-use super::roots::SessionRoots;
-use super::server::Server;
-use super::snapshot::SessionSnapshot;
-use super::subscribed::Subscribed;
+use super::shared::Server;
 use super::{Era, Version};
-use crate::layer::{Change, LogLevel, NO_CAPABILITIES, Principal};
-use crate::signals::{self, Transport};
+use crate::layer::{LogLevel, Principal};
+use crate::signals::Transport;
 use duet_wire::jsonrpc::{RequestId, Response, RpcError, Sink, code};
 use duet_wire::message::{Incoming, Message, Notification, Request};
 use duet_wire::method::Method;
 use serde_json::{Value, json};
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
-use tokio::sync::oneshot;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use tokio_util::sync::CancellationToken;
 
 /// One connection's session. Cheap to clone.
@@ -36,63 +37,9 @@ pub struct Session {
     pub(crate) inner: Arc<SessionShared>,
 }
 
-pub(crate) struct SessionShared {
-    pub server: Server,
-    principal: Arc<Principal>,
-    pub(super) send: Sink,
-    state: Mutex<SessionState>,
-    inflight: Mutex<HashMap<RequestId, CancellationToken>>,
-    pub(super) closed: CancellationToken,
-    /// Requests duet sent to the client (handshake era), waiting for its responses.
-    pending: Mutex<HashMap<RequestId, oneshot::Sender<Result<Value, RpcError>>>>,
-    next_request: AtomicU64,
-    /// Whether layer changes are delivered through this session's send; not where another
-    /// replica holding the same session delivers them.
-    changes_here: AtomicBool,
-    /// How the connection came, for the signals (`None`: the program did not say).
-    pub transport: Option<Transport>,
-    opened: Instant,
-    pub(super) roots: SessionRoots,
-}
-
-pub(crate) struct SessionState {
-    pub era: Option<Era>,
-    pub version: Option<Version>,
-    pub init_responded: bool,
-    pub initialized: bool,
-    pub client_capabilities: Arc<Value>,
-    pub log_threshold: LogLevel,
-    pub subscriptions: Subscribed,
-}
-
 impl Session {
     pub(crate) fn new(server: Server, send: Sink, principal: Arc<Principal>, transport: Option<Transport>) -> Self {
-        let state = SessionState {
-            era: None,
-            version: None,
-            init_responded: false,
-            initialized: false,
-            client_capabilities: NO_CAPABILITIES.clone(),
-            log_threshold: server.options().default_log_level,
-            subscriptions: Subscribed::default(),
-        };
-        signals::session_opened();
-        Session {
-            inner: Arc::new(SessionShared {
-                server,
-                principal,
-                send,
-                state: Mutex::new(state),
-                inflight: Mutex::new(HashMap::new()),
-                closed: CancellationToken::new(),
-                pending: Mutex::new(HashMap::new()),
-                next_request: AtomicU64::new(1),
-                changes_here: AtomicBool::new(true),
-                transport,
-                opened: Instant::now(),
-                roots: SessionRoots::default(),
-            }),
-        }
+        Session { inner: Arc::new(SessionShared::new(server, send, principal, transport)) }
     }
 
     pub fn server(&self) -> &Server {
@@ -222,14 +169,6 @@ impl Session {
 }
 
 impl SessionShared {
-    pub(crate) fn state(&self) -> MutexGuard<'_, SessionState> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    pub(crate) fn era(&self) -> Option<Era> {
-        self.state().era
-    }
-
     /// The era rule in arrival order: a session without an era becomes 2026-07-28 when a
     /// request with a valid envelope arrives (the same test [`route`](Self::route) applies
     /// when the request runs). `initialize` decides the other era when it runs; transports
@@ -371,70 +310,6 @@ impl SessionShared {
             }
         }
     }
-
-    /// Where what the server sends this session unprompted goes.
-    pub(crate) fn sink(&self) -> Sink {
-        self.send.clone()
-    }
-
-    /// Sends a request to the client (handshake era) and waits for its answer, at most
-    /// `limit`.
-    pub(crate) async fn ask(
-        &self,
-        notify: &Sink,
-        method: &str,
-        params: Option<Value>,
-        limit: Duration,
-    ) -> Result<Value, AskError> {
-        // The replica's id in it: the client's answer may reach another replica's copy of
-        // this session, which must not take it for one of its own questions.
-        let n = self.next_request.fetch_add(1, Ordering::Relaxed);
-        let id = RequestId::Str(format!("duet-{:x}-{n}", self.server.replica_id()));
-        let (tx, rx) = oneshot::channel();
-        self.pending.lock().unwrap_or_else(|p| p.into_inner()).insert(id.clone(), tx);
-        let _forget = Forget { session: self, id: id.clone() };
-        let mut request = json!({"jsonrpc": "2.0", "id": id.to_value(), "method": method});
-        if let Some(params) = params {
-            request["params"] = params;
-        }
-        notify(request);
-        match tokio::time::timeout(limit, rx).await {
-            Ok(Ok(Ok(result))) => Ok(result),
-            Ok(Ok(Err(error))) => Err(AskError::Rejected(error)),
-            Ok(Err(_)) => Err(AskError::NoChannel),
-            Err(_) => Err(AskError::Timeout(limit)),
-        }
-    }
-
-    /// Delivers a layer change to this handshake-era session: list changes once it is
-    /// initialized, resource updates for the URIs it subscribed to that the layer lets its
-    /// principal see ([`Layer::may_see_resource`](crate::layer::Layer::may_see_resource)).
-    pub(crate) fn emit_change(&self, change: &Change) {
-        if !self.changes_here.load(Ordering::Acquire) {
-            return;
-        }
-        let deliver = match change {
-            Change::ResourceUpdated(uri) => {
-                let covered = self.state().subscriptions.covers(uri);
-                covered && self.server.layer().may_see_resource(&self.principal, uri)
-            }
-            _ => self.state().initialized,
-        };
-        if deliver {
-            (self.send)(change_notification(change, None));
-        }
-    }
-}
-
-/// Why a request to the client got no usable answer.
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum AskError {
-    #[error("the client did not answer within {} s", .0.as_secs())]
-    Timeout(Duration),
-    #[error("the client answered with an error: {} ({})", .0.message, .0.code)]
-    Rejected(RpcError),
-    #[error("this connection cannot carry requests to the client (a stateless request has no channel back)")]
-    NoChannel,
 }
 
 /// A running request: cancels its token and forgets it when the request ends.
@@ -444,13 +319,6 @@ struct InFlight {
     cancel: CancellationToken,
 }
 
-impl Drop for SessionShared {
-    fn drop(&mut self) {
-        let version = self.state.get_mut().unwrap_or_else(|p| p.into_inner()).version;
-        signals::session_ended(self.opened.elapsed(), version, self.transport);
-    }
-}
-
 impl Drop for InFlight {
     fn drop(&mut self) {
         self.cancel.cancel();
@@ -458,17 +326,5 @@ impl Drop for InFlight {
         if inflight.get(&self.id).is_some_and(|t| t == &self.cancel) {
             inflight.remove(&self.id);
         }
-    }
-}
-
-/// Drops a pending client request when its waiter goes away.
-struct Forget<'a> {
-    session: &'a SessionShared,
-    id: RequestId,
-}
-
-impl Drop for Forget<'_> {
-    fn drop(&mut self) {
-        self.session.pending.lock().unwrap_or_else(|p| p.into_inner()).remove(&self.id);
     }
 }
