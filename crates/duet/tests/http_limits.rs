@@ -682,8 +682,10 @@ async fn an_answer_nobody_reads_is_let_go_after_the_write_timeout() {
     socket.set_recv_buffer_size(4096).unwrap();
     let mut stream = socket.connect(ts.addr).await.unwrap();
     stream.write_all(&[head.into_bytes(), body].concat()).await.unwrap();
-    // The answer, over 30 MB, waits for a client that does not read.
-    tokio::time::sleep(Duration::from_secs(4)).await;
+    // The answer, over 30 MB, waits for a client that does not read: from its first byte
+    // (making it may take seconds on a loaded machine), longer than the write timeout.
+    within(Duration::from_secs(60), "the answer's first byte", stream.peek(&mut [0u8; 1])).await.unwrap();
+    tokio::time::sleep(Duration::from_secs(3)).await;
     let read = read_until_closed(&mut stream, Duration::from_secs(20)).await;
     assert!(read.starts_with(b"HTTP/1.1 200"), "{:?}", String::from_utf8_lossy(&read[..read.len().min(200)]));
     assert!(read.len() < 30 << 20, "the whole answer was kept for a client that did not read: {} bytes", read.len());
