@@ -4,7 +4,7 @@
 //! route on it without reading the body. This module reads those declarations out of a
 //! schema, refusing the invalid ones (a tool that declares one is not registered), finds the
 //! value each one mirrors in a call's arguments. The HTTP transport keeps each listing's
-//! declarations by tool name (`transport/http/mirrored.rs`).
+//! declarations by tool name (`protocol/mirrored.rs`).
 //!
 //! What is valid, as the revision says: the name is a non-empty HTTP token (RFC 9110 `tchar`s:
 //! no spaces, colons, control or non-ASCII characters), unique among the schema's

@@ -2,7 +2,7 @@
 //! works in, as a handler reads them from its request ([`RequestCx::client_roots`]). The
 //! engine asks for them when [`ServerOptions::client_roots`] is on and the client declared
 //! the `roots` capability, and asks again when the client says they changed
-//! (`protocol/roots.rs`); what a layer does with them is its own business: a file server
+//! (`protocol/session/state.rs`); what a layer does with them is its own business: a file server
 //! serves only what lies under them.
 //!
 //! [`RequestCx::client_roots`]: super::RequestCx::client_roots

@@ -1,10 +1,11 @@
-//! A session: the state of one connection that lasts (stdio, a handshake-era HTTP session,
-//! a legacy SSE session). Its first request decides its era; a handshake-era session holds
-//! what `initialize` agreed on, its log threshold and resource subscriptions, and the
-//! requests duet sent its client. Requests on it can be cancelled by
-//! `notifications/cancelled`, and it receives change notifications. It learns its client's
-//! roots (`roots.rs`). A 2026-07-28 request needs none of this: over HTTP it runs without
-//! a session ([`Server::answer`]).
+//! A session: one connection that lasts (stdio, a handshake-era HTTP session, a legacy SSE
+//! session), and how its messages are taken in. Its first request decides its era, in
+//! arrival order; each later message is routed by the era rules (`admission.rs`, and the
+//! session's own: a handshake-era session refuses the 2026 envelope). Requests on it can be
+//! cancelled by `notifications/cancelled`. What its requests act on (what `initialize`
+//! agreed, subscriptions, questions to the client, change delivery, the client's roots) is
+//! `state.rs`; what replicas share of it, `snapshot.rs`. A 2026-07-28 request needs none of
+//! this: over HTTP it runs without a session ([`Server::answer`]).
 
 mod roots;
 mod snapshot;
