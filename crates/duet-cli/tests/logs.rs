@@ -43,7 +43,7 @@ fn json_logs_carry_the_request_they_belong_to() {
         .find(|line| line["message"] == "request answered" && line["span"]["jsonrpc.request.id"] == "2")
         .unwrap_or_else(|| panic!("no log line of request 2:\n{}", done.stderr));
     assert_eq!(answered["level"], "DEBUG");
-    assert_eq!(answered["target"], "duet::protocol::call");
+    assert_eq!(answered["target"], "duet::protocol::methods");
     let span = &answered["span"];
     assert_eq!(
         (&span["mcp.method.name"], &span["principal"], &span["trace_id"]),
