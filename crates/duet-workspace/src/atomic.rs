@@ -24,7 +24,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 /// What the target was when the user was asked; the write fails if that changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Expect {
+pub(crate) enum Expect {
     /// No file: it is created, and never replaces one that appeared since.
     Absent,
     /// A regular file: it is replaced, keeping its permission bits.
@@ -32,7 +32,7 @@ pub enum Expect {
 }
 
 /// Writes `bytes` as the file `path` under `root` (absolute, resolved by confinement).
-pub fn write(root: &Root, path: &Path, bytes: &[u8], expect: Expect) -> io::Result<()> {
+pub(crate) fn write(root: &Root, path: &Path, bytes: &[u8], expect: Expect) -> io::Result<()> {
     let (dir, name) = dir_and_name(root, path)?;
     let mode = expected(&dir, &name, expect)?;
     let temp = temp_name();
@@ -53,7 +53,7 @@ pub fn write(root: &Root, path: &Path, bytes: &[u8], expect: Expect) -> io::Resu
 
 /// Moves the regular file `from` (under `from_root`) to `to` (under `to_root`, maybe the
 /// same), both resolved by confinement; `to`'s missing directories are created.
-pub fn rename(from_root: &Root, from: &Path, to_root: &Root, to: &Path, expect: Expect) -> io::Result<()> {
+pub(crate) fn rename(from_root: &Root, from: &Path, to_root: &Root, to: &Path, expect: Expect) -> io::Result<()> {
     let ((from_dir, from_name), (to_dir, to_name)) = (dir_and_name(from_root, from)?, dir_and_name(to_root, to)?);
     expected(&from_dir, &from_name, Expect::File)?;
     expected(&to_dir, &to_name, expect)?;
@@ -67,7 +67,7 @@ pub fn rename(from_root: &Root, from: &Path, to_root: &Root, to: &Path, expect: 
 
 /// Creates directory `path` (resolved by confinement, under `root`) and those missing on
 /// its way.
-pub fn create_dir(root: &Root, path: &Path) -> io::Result<()> {
+pub(crate) fn create_dir(root: &Root, path: &Path) -> io::Result<()> {
     open_dir(root, path).map(drop)
 }
 

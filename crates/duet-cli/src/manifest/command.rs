@@ -19,7 +19,7 @@ use tracing::{Instrument, Span};
 
 /// How long a command may run and how much of its output is kept.
 #[derive(Debug, Clone, Copy)]
-pub struct Limits {
+pub(super) struct Limits {
     pub timeout: Duration,
     /// Bytes of stdout returned; the rest is read and dropped, with a note.
     pub stdout: usize,
@@ -34,7 +34,7 @@ impl Default for Limits {
 }
 
 /// A tool's command, ready to run.
-pub struct Command {
+pub(super) struct Command {
     /// The tool's name, for messages.
     pub tool: String,
     pub program: String,
@@ -60,7 +60,7 @@ enum Ended {
 impl Command {
     /// Runs the command for validated arguments (defaults filled in). Every failure is a
     /// tool error result.
-    pub async fn run(&self, args: &Map<String, Value>, cx: &RequestCx) -> ToolResult {
+    pub(super) async fn run(&self, args: &Map<String, Value>, cx: &RequestCx) -> ToolResult {
         let span = self.span();
         self.run_in(args, cx, &span).instrument(span.clone()).await
     }

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use url::Url;
 
 /// Where the metadata of a resource lives: this prefix, then the resource's path.
-pub const WELL_KNOWN: &str = "/.well-known/oauth-protected-resource";
+pub(super) const WELL_KNOWN: &str = "/.well-known/oauth-protected-resource";
 
 /// What the server publishes about itself as an OAuth protected resource.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -109,7 +109,7 @@ impl ProtectedResource {
 }
 
 /// `Bearer k="v", …` with each value made a valid quoted string.
-pub fn bearer(params: &[(&str, String)]) -> String {
+pub(crate) fn bearer(params: &[(&str, String)]) -> String {
     let parts: Vec<String> = params.iter().map(|(k, v)| format!("{k}=\"{}\"", quoted(v))).collect();
     if parts.is_empty() { "Bearer".into() } else { format!("Bearer {}", parts.join(", ")) }
 }
@@ -125,7 +125,7 @@ fn quoted(value: &str) -> String {
 }
 
 /// The URL of an endpoint on `host:port` (IPv6 literals bracketed).
-pub fn endpoint_url(scheme: &str, host: &str, port: u16, path: &str) -> String {
+pub(crate) fn endpoint_url(scheme: &str, host: &str, port: u16, path: &str) -> String {
     let host = if host.contains(':') && !host.starts_with('[') { format!("[{host}]") } else { host.to_owned() };
     format!("{scheme}://{host}:{port}{path}")
 }

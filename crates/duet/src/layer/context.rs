@@ -65,7 +65,7 @@ pub(crate) struct TaskLink {
 }
 
 impl TaskLink {
-    pub fn new(sink: Option<Sink>) -> Arc<Self> {
+    pub(crate) fn new(sink: Option<Sink>) -> Arc<Self> {
         Arc::new(TaskLink {
             asked: AtomicBool::new(false),
             wake: Notify::new(),
@@ -75,19 +75,19 @@ impl TaskLink {
     }
 
     /// Whether the handler asked to become a task.
-    pub fn was_asked(&self) -> bool {
+    pub(crate) fn was_asked(&self) -> bool {
         self.asked.load(Ordering::Acquire)
     }
 
     /// Resolves once the handler asked to become a task.
-    pub async fn asked(&self) {
+    pub(crate) async fn asked(&self) {
         if !self.asked.load(Ordering::Acquire) {
             self.wake.notified().await;
         }
     }
 
     /// The call is a task from now on; its notifications go to `sink`.
-    pub fn became(&self, sink: Option<Sink>) {
+    pub(crate) fn became(&self, sink: Option<Sink>) {
         self.is_task.store(true, Ordering::Release);
         *self.sink.lock().unwrap_or_else(|p| p.into_inner()) = sink;
     }
@@ -97,7 +97,7 @@ impl TaskLink {
     }
 
     /// A sink that sends where the call's notifications go at the time, else to `fallback`.
-    pub fn current_sink(self: &Arc<Self>, fallback: Sink) -> Sink {
+    pub(crate) fn current_sink(self: &Arc<Self>, fallback: Sink) -> Sink {
         let link = self.clone();
         Arc::new(move |message| match link.sink() {
             Some(sink) => sink(message),

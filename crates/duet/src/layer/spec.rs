@@ -34,11 +34,11 @@ pub(crate) struct Common {
 pub(crate) struct Roles(BTreeSet<String>);
 
 impl Roles {
-    pub fn allow(&self, who: &Principal) -> bool {
+    pub(crate) fn allow(&self, who: &Principal) -> bool {
         self.0.is_empty() || self.0.iter().any(|r| who.has_role(r))
     }
 
-    pub fn is_everyone(&self) -> bool {
+    pub(crate) fn is_everyone(&self) -> bool {
         self.0.is_empty()
     }
 }

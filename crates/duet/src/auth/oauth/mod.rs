@@ -136,7 +136,7 @@ impl fmt::Debug for OAuth {
 
 /// Checks an authorization-server URL: absolute, and https unless on the loopback
 /// interface (or `require_https` is off).
-pub fn check_server_url(what: &str, url: &str, require_https: bool) -> Result<(), String> {
+pub(crate) fn check_server_url(what: &str, url: &str, require_https: bool) -> Result<(), String> {
     let parsed = reqwest::Url::parse(url).map_err(|e| format!("{what} {url:?} is not an absolute URL: {e}"))?;
     let Some(host) = parsed.host_str() else { return Err(format!("{what} {url:?} has no host")) };
     let bare = host.trim_start_matches('[').trim_end_matches(']');
@@ -271,7 +271,7 @@ impl OAuth {
 }
 
 /// The scopes of a token: `scope` (space-separated, RFC 9068 / RFC 7662) or `scp`.
-pub fn scopes_of(claims: &Map<String, Value>) -> Vec<String> {
+pub(crate) fn scopes_of(claims: &Map<String, Value>) -> Vec<String> {
     let mut scopes: Vec<String> = match claims.get("scope").or_else(|| claims.get("scp")) {
         Some(Value::String(s)) => s.split_whitespace().map(str::to_owned).collect(),
         Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).map(str::to_owned).collect(),

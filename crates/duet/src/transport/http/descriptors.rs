@@ -72,25 +72,25 @@ pub(crate) fn exhausted(error: &io::Error) -> bool {
 pub(crate) struct Reserve(Option<OwnedFd>);
 
 impl Reserve {
-    pub fn new() -> Reserve {
+    pub(super) fn new() -> Reserve {
         let mut reserve = Reserve(None);
         reserve.restore();
         reserve
     }
 
     /// Frees the reserved descriptor; `true` when there was one.
-    pub fn release(&mut self) -> bool {
+    pub(super) fn release(&mut self) -> bool {
         self.0.take().is_some()
     }
 
     /// Keeps `fd` as the reserve: the descriptor a refusal used is never freed for another
     /// thread to take before the reserve is back.
-    pub fn keep(&mut self, fd: OwnedFd) {
+    pub(super) fn keep(&mut self, fd: OwnedFd) {
         self.0 = Some(fd);
     }
 
     /// Takes a descriptor back into reserve if it has none and one is free.
-    pub fn restore(&mut self) {
+    pub(super) fn restore(&mut self) {
         if self.0.is_none() {
             self.0 = File::open("/dev/null").ok().map(OwnedFd::from);
         }
@@ -104,12 +104,12 @@ pub(crate) struct Exhaustion {
 }
 
 impl Exhaustion {
-    pub fn new() -> Exhaustion {
+    pub(super) fn new() -> Exhaustion {
         Exhaustion { pause: Duration::ZERO, since_logged: None }
     }
 
     /// Notes one failed accept; returns how long to wait before the next.
-    pub fn failed(&mut self, error: &io::Error) -> Duration {
+    pub(super) fn failed(&mut self, error: &io::Error) -> Duration {
         self.pause = (self.pause * 2).clamp(Duration::from_millis(10), Duration::from_secs(1));
         match &mut self.since_logged {
             Some((at, count)) if at.elapsed() < LOG_EVERY => *count += 1,
@@ -123,7 +123,7 @@ impl Exhaustion {
     }
 
     /// An accept succeeded: the next failure starts over.
-    pub fn recovered(&mut self) {
+    pub(super) fn recovered(&mut self) {
         if self.since_logged.take().is_some() {
             tracing::info!("accepting connections again");
         }

@@ -13,7 +13,7 @@ pub(super) struct StdoutGuard {
 }
 
 impl StdoutGuard {
-    pub fn protect() -> io::Result<StdoutGuard> {
+    pub(super) fn protect() -> io::Result<StdoutGuard> {
         io::stdout().flush()?;
         let saved = dup(io::stdout().as_raw_fd())?;
         // SAFETY: dup2 on two descriptors this process has open; it only rebinds fd 1.
@@ -24,7 +24,7 @@ impl StdoutGuard {
     }
 
     /// A stream on the real stdout, for protocol lines only.
-    pub fn protocol_stream(&self) -> io::Result<File> {
+    pub(super) fn protocol_stream(&self) -> io::Result<File> {
         Ok(File::from(dup(self.saved.as_raw_fd())?))
     }
 }
