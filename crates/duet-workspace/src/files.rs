@@ -11,10 +11,11 @@
 
 use super::paths::Root;
 use crate::counted::count;
+use rustix::fs::{Mode, OFlags};
 use std::ffi::OsStr;
-use std::fs::{File, Metadata, OpenOptions};
+use std::fs::{File, Metadata};
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -113,7 +114,8 @@ pub(crate) fn open_regular(path: &Path) -> io::Result<File> {
     if !std::fs::metadata(path)?.is_file() {
         return Err(not_regular());
     }
-    let file = OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY).open(path)?;
+    let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
+    let file = File::from(rustix::fs::open(path, flags, Mode::empty())?);
     if !file.metadata()?.is_file() {
         return Err(not_regular());
     }
@@ -499,9 +501,7 @@ mod tests {
     fn only_regular_files_without_other_links_are_opened() {
         let dir = tempfile::TempDir::new().unwrap();
         let root = dir.path().canonicalize().unwrap();
-        let fifo = std::ffi::CString::new(root.join("pipe").to_str().unwrap()).unwrap();
-        // SAFETY: a NUL-terminated path, and a mode.
-        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        rustix::fs::mkfifoat(rustix::fs::CWD, root.join("pipe"), Mode::from_raw_mode(0o600)).unwrap();
         std::fs::write(root.join("file"), "f").unwrap();
         std::fs::hard_link(root.join("file"), root.join("link")).unwrap();
         // Not opened at all, so nothing waits for a writer.

@@ -512,9 +512,7 @@ mod tests {
     }
 
     fn mkfifo(path: &Path) {
-        let name = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
-        // SAFETY: a NUL-terminated path, and a mode.
-        assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+        rustix::fs::mkfifoat(rustix::fs::CWD, path, rustix::fs::Mode::from_raw_mode(0o600)).unwrap();
     }
 
     #[test]

@@ -8,6 +8,8 @@
 use super::schema::Output;
 use super::template::Argv;
 use duet::layer::{RequestCx, ToolResult};
+use rustix::io::Errno;
+use rustix::process::{Pid, Signal, kill_process_group};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 use std::io;
@@ -283,12 +285,10 @@ struct Group {
 impl Group {
     fn kill(&mut self) {
         if let Some(leader) = self.leader.take() {
-            // SAFETY: killpg only sends a signal, to the group the child leads.
-            if unsafe { libc::killpg(leader as libc::pid_t, libc::SIGKILL) } != 0 {
-                let e = std::io::Error::last_os_error();
-                if e.raw_os_error() != Some(libc::ESRCH) {
-                    tracing::warn!("cannot kill process group {leader}: {e}");
-                }
+            let Some(group) = i32::try_from(leader).ok().and_then(Pid::from_raw) else { return };
+            match kill_process_group(group, Signal::KILL) {
+                Ok(()) | Err(Errno::SRCH) => {}
+                Err(e) => tracing::warn!("cannot kill process group {leader}: {e}"),
             }
         }
     }
