@@ -13,6 +13,7 @@ static ANONYMOUS: LazyLock<Arc<Principal>> = LazyLock::new(|| Arc::new(Principal
 pub struct RequestInfo<'a> {
     /// `"stdio"`, `"http"` or `"sse"`.
     pub transport: &'static str,
+    /// The HTTP request's headers (none over stdio).
     pub headers: &'a HeaderMap,
     /// The principal an authenticator vouched for, if any.
     pub principal: Option<&'a Principal>,

@@ -21,7 +21,9 @@ pub struct ProtectedResource {
     /// The scopes a client should ask for (PRM `scopes_supported`, and `scope=` of the 401
     /// challenge).
     pub scopes_supported: Vec<String>,
+    /// A name for people (PRM `resource_name`).
     pub resource_name: Option<String>,
+    /// Where people read about it (PRM `resource_documentation`, a URL).
     pub resource_documentation: Option<String>,
 }
 
@@ -35,6 +37,7 @@ pub enum ChallengeError<'a> {
 }
 
 impl ProtectedResource {
+    /// The metadata of `resource`, whose tokens `authorization_servers` issue.
     pub fn new(resource: impl Into<String>, authorization_servers: Vec<String>) -> Self {
         ProtectedResource { resource: resource.into(), authorization_servers, ..Self::default() }
     }

@@ -28,6 +28,7 @@ pub fn paginate(
     Ok((start..end, next))
 }
 
+/// The cursor of the page of a `kind` list that starts at `offset`.
 pub fn encode(kind: &str, offset: usize) -> String {
     URL_SAFE_NO_PAD.encode(json!({"k": kind, "o": offset}).to_string())
 }

@@ -19,8 +19,11 @@ use std::sync::Arc;
 /// handshake-era session agreed on them at `initialize`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Terms {
+    /// The protocol revision.
     pub version: Version,
+    /// The capabilities the client declared.
     pub client_capabilities: Arc<Value>,
+    /// The lowest level of log messages the client wants; `None`: none.
     pub log_level: Option<LogLevel>,
 }
 
@@ -36,7 +39,9 @@ pub fn era_of(meta: &Meta, declared: Option<Version>) -> Era {
 /// the headers, and other problems after.
 #[derive(Debug, Clone, PartialEq)]
 pub enum EnvelopeError {
+    /// A key the envelope must carry is absent.
     Missing(RpcError),
+    /// A key is there but its value is not one duet takes.
     Invalid(RpcError),
 }
 

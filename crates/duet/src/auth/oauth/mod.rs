@@ -35,7 +35,9 @@ use std::time::Duration;
 pub struct IntrospectionConfig {
     /// `None`: the `introspection_endpoint` of the authorization server's metadata.
     pub endpoint: Option<String>,
+    /// duet's client id at the authorization server.
     pub client_id: String,
+    /// Its secret (HTTP Basic authentication).
     pub client_secret: String,
 }
 
@@ -79,6 +81,7 @@ pub struct OAuthConfig {
 }
 
 impl OAuthConfig {
+    /// Tokens of `issuer`, with its metadata's endpoints and the default limits.
     pub fn new(issuer: impl Into<String>) -> Self {
         OAuthConfig {
             issuer: issuer.into(),
@@ -109,8 +112,11 @@ impl OAuthConfig {
 /// Why the validator cannot be set up.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum OAuthSetupError {
+    /// The configuration is not usable (a URL that is not https, no way to check tokens).
     #[error("{0}")]
     Config(String),
+    /// What the authorization server publishes could not be fetched or used (its metadata,
+    /// its keys).
     #[error("{0}")]
     Discovery(String),
 }
@@ -235,14 +241,17 @@ impl OAuth {
         Ok(OAuth { issuer: config.issuer, jwks, introspection, leeway: config.leeway, algorithms: config.algorithms })
     }
 
+    /// The authorization server's issuer identifier.
     pub fn issuer(&self) -> &str {
         &self.issuer
     }
 
+    /// Where its signing keys are fetched, when JWTs are verified here.
     pub fn jwks_uri(&self) -> Option<&str> {
         self.jwks.as_ref().map(Jwks::uri)
     }
 
+    /// Where tokens are introspected, when they are.
     pub fn introspection_endpoint(&self) -> Option<&str> {
         self.introspection.as_ref().map(Introspector::endpoint)
     }

@@ -24,7 +24,9 @@ use std::net::{IpAddr, Ipv6Addr};
 /// Why a request was refused: the status and the message to answer with.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rejection {
+    /// The HTTP status.
     pub status: u16,
+    /// The body, as text.
     pub message: &'static str,
 }
 

@@ -35,6 +35,7 @@ pub struct RateLimits {
 }
 
 impl RateLimits {
+    /// Whether no limit is set.
     pub fn is_off(&self) -> bool {
         self.requests_per_second.is_none() && self.tool_calls_per_second.is_empty() && self.max_in_flight.is_none()
     }
