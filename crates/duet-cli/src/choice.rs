@@ -15,13 +15,13 @@ use std::sync::Arc;
 const DEFAULT_MANIFEST: &str = "duet.toml";
 
 /// The layer the options name, to inspect or call once.
-pub fn layer(args: &LayerArgs) -> Result<Arc<dyn Layer>, Usage> {
+pub(crate) fn layer(args: &LayerArgs) -> Result<Arc<dyn Layer>, Usage> {
     build(args, false, &Backplane::memory())
 }
 
 /// The layer the options name, to serve: a workspace is watched, and what the layer keeps
 /// for replicas (the test fixtures' idempotency keys) lives in `backplane`.
-pub fn served(args: &LayerArgs, backplane: &Backplane) -> Result<Arc<dyn Layer>, Usage> {
+pub(crate) fn served(args: &LayerArgs, backplane: &Backplane) -> Result<Arc<dyn Layer>, Usage> {
     build(args, true, backplane)
 }
 
@@ -42,7 +42,7 @@ fn manifest(args: &LayerArgs) -> Option<&Path> {
 
 /// The directories of the workspace the options name, if they name one (the working
 /// directory by default).
-pub fn workspace_roots(args: &LayerArgs) -> Option<Vec<PathBuf>> {
+pub(crate) fn workspace_roots(args: &LayerArgs) -> Option<Vec<PathBuf>> {
     #[cfg(feature = "fixtures")]
     if args.fixtures.is_some() {
         return None;
@@ -55,7 +55,7 @@ pub fn workspace_roots(args: &LayerArgs) -> Option<Vec<PathBuf>> {
 
 /// Whether the layer the options name reads the client's roots: a workspace narrows what it
 /// serves to them, and the test registry shows them; no other layer reads them.
-pub fn reads_client_roots(args: &LayerArgs) -> bool {
+pub(crate) fn reads_client_roots(args: &LayerArgs) -> bool {
     #[cfg(feature = "fixtures")]
     if let Some(fixtures) = args.fixtures {
         return fixtures == crate::fixtures::Fixtures::Testkit;
@@ -99,7 +99,7 @@ fn build(
     Ok(workspace)
 }
 
-pub fn principal(args: &PrincipalArgs) -> Principal {
+pub(crate) fn principal(args: &PrincipalArgs) -> Principal {
     if args.roles.is_empty() && args.principal_id.is_none() {
         return Principal::local();
     }

@@ -7,13 +7,13 @@ use std::process::ExitCode;
 
 #[derive(Parser, Debug)]
 #[command(name = "duet", version, about = "One MCP server for both protocol eras")]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     pub command: Command,
 }
 
 #[derive(Subcommand, Debug)]
-pub enum Command {
+pub(crate) enum Command {
     /// Serve MCP over stdio (default) or HTTP.
     ///
     /// Without a layer option, duet serves the working directory read-only (or the duet.toml
@@ -39,7 +39,7 @@ pub enum Command {
 /// What to serve. Without an option: the `duet.toml` manifest in the working directory
 /// when there is one, else the working directory as a workspace.
 #[derive(clap::Args, Debug, Default)]
-pub struct LayerArgs {
+pub(crate) struct LayerArgs {
     /// A built-in registry: the test registry, the conformance-suite fixtures, or the
     /// benchmark tools.
     // Its conflicts are declared here, so that a build without it names none (clap's
@@ -66,7 +66,7 @@ pub struct LayerArgs {
 
 /// Who the in-process commands act as: the local user unless a role or id is given.
 #[derive(clap::Args, Debug, Default)]
-pub struct PrincipalArgs {
+pub(crate) struct PrincipalArgs {
     /// A role of the caller (repeatable).
     #[arg(long = "role", value_name = "ROLE")]
     pub roles: Vec<String>,
@@ -76,7 +76,7 @@ pub struct PrincipalArgs {
 }
 
 #[derive(clap::Args, Debug)]
-pub struct ListArgs {
+pub(crate) struct ListArgs {
     #[command(flatten)]
     pub layer: LayerArgs,
     #[command(flatten)]
@@ -87,7 +87,7 @@ pub struct ListArgs {
 }
 
 #[derive(clap::Args, Debug)]
-pub struct CallArgs {
+pub(crate) struct CallArgs {
     /// The tool to call.
     pub tool: String,
     /// The arguments: a JSON object, @FILE, or - for stdin.
@@ -103,7 +103,7 @@ pub struct CallArgs {
 }
 
 #[derive(clap::Args, Debug)]
-pub struct ReadArgs {
+pub(crate) struct ReadArgs {
     /// The resource URI.
     pub uri: String,
     #[command(flatten)]
@@ -113,7 +113,7 @@ pub struct ReadArgs {
 }
 
 #[derive(clap::Args, Debug)]
-pub struct ConfigArgs {
+pub(crate) struct ConfigArgs {
     /// The client to register duet with.
     #[arg(long, value_enum)]
     pub client: Client,
@@ -146,7 +146,7 @@ pub struct ConfigArgs {
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Client {
+pub(crate) enum Client {
     ClaudeDesktop,
     ClaudeCode,
     Cursor,
@@ -154,13 +154,13 @@ pub enum Client {
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ConfigTransport {
+pub(crate) enum ConfigTransport {
     Stdio,
     Http,
 }
 
 #[derive(clap::Args, Debug)]
-pub struct ServeArgs {
+pub(crate) struct ServeArgs {
     #[command(flatten)]
     pub layer: LayerArgs,
     /// stdio, or HTTP (`http` = `streamable-http`; `sse` adds the legacy /sse endpoints).
@@ -223,7 +223,7 @@ pub struct ServeArgs {
 
 /// What the replicas of one server share.
 #[derive(clap::Args, Debug, Default)]
-pub struct ReplicaArgs {
+pub(crate) struct ReplicaArgs {
     /// The store replicas share (idempotency keys, sessions, tasks, change events):
     /// redis://[USER:PASSWORD@]HOST:PORT/DB, or rediss:// for Redis over TLS. Needs a shared
     /// state key; everything stored and published is authenticated with a key derived from it.
@@ -243,7 +243,7 @@ pub struct ReplicaArgs {
 /// How tasks (tool calls that run on after their request, polled by the client) live, and
 /// how many there may be.
 #[derive(clap::Args, Debug)]
-pub struct TaskArgs {
+pub(crate) struct TaskArgs {
     /// Seconds a task lives from its creation: work still running then is stopped and the
     /// task fails; a task counts against its principal's bound until then.
     #[arg(long, value_name = "SECONDS", default_value_t = 3600, value_parser = clap::value_parser!(u64).range(1..))]
@@ -261,7 +261,7 @@ pub struct TaskArgs {
 }
 
 impl TaskArgs {
-    pub fn options(&self) -> duet::protocol::TaskOptions {
+    pub(crate) fn options(&self) -> duet::protocol::TaskOptions {
         duet::protocol::TaskOptions {
             ttl: std::time::Duration::from_secs(self.task_ttl),
             max_per_principal: self.max_tasks_per_principal as usize,
@@ -274,7 +274,7 @@ impl TaskArgs {
 
 /// Options of the HTTP transports; refused with `--transport stdio`.
 #[derive(clap::Args, Debug, Default)]
-pub struct HttpArgs {
+pub(crate) struct HttpArgs {
     /// Address to bind.
     #[arg(long)]
     pub host: Option<String>,
@@ -365,13 +365,13 @@ pub struct HttpArgs {
 
 /// `--proxy-header`.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ProxyHeader {
+pub(crate) enum ProxyHeader {
     XForwarded,
     Forwarded,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Transport {
+pub(crate) enum Transport {
     Stdio,
     Http,
     StreamableHttp,
@@ -379,7 +379,7 @@ pub enum Transport {
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LogLevel {
+pub(crate) enum LogLevel {
     Debug,
     Info,
     Warning,
@@ -387,20 +387,20 @@ pub enum LogLevel {
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LogFormat {
+pub(crate) enum LogFormat {
     Text,
     Json,
 }
 
 impl Cli {
     /// The `--log-format` of a command line that does not parse, as far as it can be read.
-    pub fn requested_format() -> LogFormat {
+    pub(crate) fn requested_format() -> LogFormat {
         let matches = Cli::command().ignore_errors(true).try_get_matches().ok();
         let serve = matches.as_ref().and_then(|m| m.subcommand_matches("serve"));
         serve.and_then(|m| m.get_one::<LogFormat>("log_format").copied()).unwrap_or(LogFormat::Text)
     }
 
-    pub fn log_format(&self) -> LogFormat {
+    pub(crate) fn log_format(&self) -> LogFormat {
         match &self.command {
             Command::Serve(args) => args.log_format,
             _ => LogFormat::Text,
@@ -409,13 +409,13 @@ impl Cli {
 
     /// Where spans are exported and which (`--otlp-endpoint`, `--otlp-sample-ratio`), checked;
     /// `None` when they are not.
-    pub fn otlp(&self) -> Result<Option<duet_otlp::Export>, Usage> {
+    pub(crate) fn otlp(&self) -> Result<Option<duet_otlp::Export>, Usage> {
         let Command::Serve(args) = &self.command else { return Ok(None) };
         let Some(endpoint) = &args.otlp_endpoint else { return Ok(None) };
         duet_otlp::Export::new(endpoint, args.otlp_sample_ratio).map(Some).map_err(otlp_usage)
     }
 
-    pub fn log_level(&self) -> &'static str {
+    pub(crate) fn log_level(&self) -> &'static str {
         let level = match &self.command {
             Command::Serve(args) => args.log_level,
             _ => LogLevel::Warning,
@@ -429,7 +429,7 @@ impl Cli {
     }
 
     /// Runs the command; `tracer` makes each request's span while spans are exported.
-    pub async fn run(self, tracer: Option<Tracer>) -> anyhow::Result<ExitCode> {
+    pub(crate) async fn run(self, tracer: Option<Tracer>) -> anyhow::Result<ExitCode> {
         use crate::commands;
         match self.command {
             Command::Serve(args) => crate::serve::run(*args, tracer).await,

@@ -9,7 +9,7 @@ use duet::layer::Layer;
 use std::sync::Arc;
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Fixtures {
+pub(crate) enum Fixtures {
     Testkit,
     Conformance,
     /// `echo` and 200 numbered tools, for the benchmark harness.
@@ -19,7 +19,7 @@ pub enum Fixtures {
 impl Fixtures {
     /// The registry, with what it keeps for replicas (the test registry's idempotency keys)
     /// in `backplane`.
-    pub fn registry(self, backplane: &Backplane) -> Arc<dyn Layer> {
+    pub(crate) fn registry(self, backplane: &Backplane) -> Arc<dyn Layer> {
         match self {
             Fixtures::Testkit => Arc::new(fixtures::testkit::registry_on(backplane.keys.clone())),
             Fixtures::Conformance => Arc::new(fixtures::conformance::registry()),

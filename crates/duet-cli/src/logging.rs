@@ -32,7 +32,7 @@ fn json() -> bool {
 /// A line for whoever runs duet, at any log level: where it listens, why it stops. The text
 /// format writes it as it is, for the scripts that wait for `listening on`; the JSON format
 /// as an object whose `message` it is.
-pub fn notice(line: impl Display) {
+pub(crate) fn notice(line: impl Display) {
     if json() {
         tracing::info!(target: NOTICE, "{line}");
     } else {
@@ -42,7 +42,7 @@ pub fn notice(line: impl Display) {
 
 /// `Error: …`: why duet gives up, at any log level and in the log's format (an `ERROR`
 /// object in JSON).
-pub fn error(message: impl Display) {
+pub(crate) fn error(message: impl Display) {
     if json() {
         tracing::error!(target: NOTICE, "{message}");
     } else {
@@ -51,17 +51,17 @@ pub fn error(message: impl Display) {
 }
 
 /// The installed subscriber's exporter, if any: shut down before exit so the last spans go.
-pub struct Telemetry {
+pub(crate) struct Telemetry {
     traces: Option<(SdkTracerProvider, Tracer)>,
 }
 
 impl Telemetry {
     /// The tracer of each request's span, while spans are exported.
-    pub fn tracer(&self) -> Option<Tracer> {
+    pub(crate) fn tracer(&self) -> Option<Tracer> {
         self.traces.as_ref().map(|(_, tracer)| tracer.clone())
     }
 
-    pub fn shutdown(self) {
+    pub(crate) fn shutdown(self) {
         if let Some((provider, _)) = self.traces
             && let Err(e) = provider.shutdown_with_timeout(LAST_EXPORT)
         {
@@ -78,7 +78,7 @@ fn colour() -> bool {
 }
 
 /// Installs the process's subscriber, with the span exporter when `otlp` says where to.
-pub fn init(level: &str, format: LogFormat, otlp: Option<&duet_otlp::Export>) -> anyhow::Result<Telemetry> {
+pub(crate) fn init(level: &str, format: LogFormat, otlp: Option<&duet_otlp::Export>) -> anyhow::Result<Telemetry> {
     let filter = EnvFilter::try_from_env("DUET_LOG")
         .unwrap_or_else(|_| {
             EnvFilter::new(format!("duet={level},duet_cli={level},duet_workspace={level},opentelemetry_sdk=warn"))

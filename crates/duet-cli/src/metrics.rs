@@ -12,7 +12,7 @@ use std::time::Duration;
 /// one is held in memory (8 bytes), so a shorter upkeep keeps less at high rates.
 const UPKEEP: Duration = Duration::from_secs(1);
 
-pub async fn serve(addr: &str) -> anyhow::Result<MetricsEndpoint> {
+pub(crate) async fn serve(addr: &str) -> anyhow::Result<MetricsEndpoint> {
     let buckets = |name: &str| Matcher::Full(name.to_owned());
     let handle = PrometheusBuilder::new()
         .set_buckets_for_metric(buckets(OPERATION_DURATION), &DURATION_BUCKETS)?

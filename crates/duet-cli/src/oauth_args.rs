@@ -15,13 +15,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 /// The client id duet introspects tokens with.
-pub const CLIENT_ID_ENV: &str = "DUET_OAUTH_CLIENT_ID";
+pub(crate) const CLIENT_ID_ENV: &str = "DUET_OAUTH_CLIENT_ID";
 /// Its secret (only ever read from the environment).
-pub const CLIENT_SECRET_ENV: &str = "DUET_OAUTH_CLIENT_SECRET";
+pub(crate) const CLIENT_SECRET_ENV: &str = "DUET_OAUTH_CLIENT_SECRET";
 
 /// OAuth resource-server options of `duet serve` (HTTP transports only).
 #[derive(clap::Args, Debug, Default)]
-pub struct OAuthArgs {
+pub(crate) struct OAuthArgs {
     /// Accept OAuth access tokens issued by this authorization server (its issuer URL);
     /// serves Protected Resource Metadata naming it.
     #[arg(long, value_name = "URL")]
@@ -117,7 +117,7 @@ fn audience(args: &OAuthArgs, config: &HttpConfig) -> Result<String, Usage> {
 
 /// Applies the options: the scope map to the layer and the configuration, and the OAuth
 /// validator (discovered now, so a wrong issuer fails at start) to the configuration.
-pub async fn apply(
+pub(crate) async fn apply(
     args: &OAuthArgs,
     transport: Transport,
     layer: Arc<dyn Layer>,

@@ -11,14 +11,14 @@ use duet::backplane::{Backplane, RedisBackplane};
 use duet::state_key::{STATE_KEY_ENV, StateKeys};
 
 /// What [`shared`] found.
-pub struct Shared {
+pub(crate) struct Shared {
     pub state_keys: Option<StateKeys>,
     pub backplane: Backplane,
 }
 
 /// The state keys and the backplane the options name; connects to the store now, so an
 /// unreachable one stops the start.
-pub async fn shared(args: &ReplicaArgs) -> Result<Shared, Usage> {
+pub(crate) async fn shared(args: &ReplicaArgs) -> Result<Shared, Usage> {
     let state_keys = state_keys(args)?;
     let backplane = match (&args.store, &state_keys) {
         (None, _) => Backplane::memory(),

@@ -16,7 +16,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub async fn run(args: ServeArgs, tracer: Option<Tracer>) -> anyhow::Result<ExitCode> {
+pub(crate) async fn run(args: ServeArgs, tracer: Option<Tracer>) -> anyhow::Result<ExitCode> {
     let http = match args.transport {
         Transport::Stdio => stdio_only(&args.http).map(|()| None),
         transport => http_config(&args.http, transport).map(|mut config| {

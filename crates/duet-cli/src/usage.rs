@@ -4,10 +4,10 @@
 use std::process::ExitCode;
 
 #[derive(Debug)]
-pub struct Usage(pub String);
+pub(crate) struct Usage(pub String);
 
 impl Usage {
-    pub fn exit(self) -> ExitCode {
+    pub(crate) fn exit(self) -> ExitCode {
         crate::logging::error(&self.0);
         ExitCode::from(2)
     }

@@ -11,8 +11,6 @@ mod common;
 
 use common::{ANSWER, Duet};
 use serde_json::{Value, json};
-use std::ffi::CString;
-use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::time::Duration;
 use tempfile::TempDir;
@@ -21,9 +19,8 @@ const VERSION: &str = "2025-06-18";
 
 /// A FIFO at `path`.
 fn mkfifo(path: &Path) {
-    let name = CString::new(path.as_os_str().as_bytes()).unwrap();
-    // SAFETY: a NUL-terminated path, and a mode.
-    assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0, "mkfifo {}", path.display());
+    let mode = rustix::fs::Mode::from_raw_mode(0o600);
+    rustix::fs::mkfifoat(rustix::fs::CWD, path, mode).unwrap_or_else(|e| panic!("mkfifo {}: {e}", path.display()));
 }
 
 /// `duet serve --root DIR` plus `extra`, initialized.
@@ -83,7 +80,7 @@ fn fifos_block_neither_listing_nor_reading_nor_shutdown() {
     let found = call(&mut duet, 5, "search_files", json!({"pattern": "hello|inside"}));
     assert_eq!(found["structuredContent"]["matches"].as_array().map(Vec::len), Some(1), "{found}");
 
-    duet_testing::process::signal(duet.child(), libc::SIGTERM);
+    duet_testing::process::signal(duet.child(), rustix::process::Signal::TERM);
     let exited = duet_testing::process::exit_within(duet.child(), Duration::from_secs(20));
     assert_eq!(exited.expect("exits after SIGTERM").code(), Some(0));
 }

@@ -121,7 +121,7 @@ fn no_token_reaches_the_log() {
         assert!(response.starts_with("HTTP/1.1 "), "{response:?}");
     }
     let mut duet = duet;
-    duet_testing::process::signal(duet.child(), libc::SIGTERM);
+    duet_testing::process::signal(duet.child(), rustix::process::Signal::TERM);
     let done = duet.finish(EXIT);
     let lines = json_lines(&done.stderr);
     assert!(lines.iter().any(|l| l["message"] == "request answered"), "{}", done.stderr);

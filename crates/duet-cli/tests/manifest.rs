@@ -9,6 +9,7 @@
 mod common;
 
 use common::{ANSWER, CAPABILITIES_KEY, Duet, VERSION_KEY};
+use rustix::process::{Pid, Signal, kill_process};
 use serde_json::{Value, json};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -80,8 +81,7 @@ fn assert_ended(pid: i32, how: &str) {
         std::thread::sleep(Duration::from_millis(20));
     }
     if sleeping(pid) {
-        // SAFETY: kill only sends a signal, to the test's own leftover process.
-        unsafe { libc::kill(pid, libc::SIGKILL) };
+        let _ = Pid::from_raw(pid).map(|pid| kill_process(pid, Signal::KILL));
         panic!("the sleep {pid} a command started survived its {how}");
     }
 }

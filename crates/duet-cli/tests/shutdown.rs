@@ -4,6 +4,7 @@
 //! stdio tests.)
 
 use duet_testing::process;
+use rustix::process::Signal;
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -39,7 +40,7 @@ impl HttpDuet {
         HttpDuet { child, addr }
     }
 
-    fn signal(&self, signal: i32) {
+    fn signal(&self, signal: Signal) {
         process::signal(&self.child, signal);
     }
 
@@ -114,7 +115,7 @@ fn sigterm_over_http_finishes_what_runs_and_exits_0() {
     let call = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "slow", "arguments": {"steps": 50}}});
     let in_session = duet.post(&format!("Mcp-Session-Id: {session}\r\nMCP-Protocol-Version: 2025-11-25\r\n"), call);
     std::thread::sleep(Duration::from_millis(300));
-    duet.signal(libc::SIGTERM);
+    duet.signal(Signal::TERM);
     std::thread::sleep(Duration::from_millis(100));
     assert!(TcpStream::connect(duet.addr).is_err(), "still accepting after SIGTERM");
 
@@ -135,9 +136,9 @@ fn a_second_signal_exits_at_once() {
     // Ten seconds of work: the grace would wait for it.
     let _slow = duet.send(1, "tools/call", Some("slow"), json!({"name": "slow", "arguments": {"steps": 500}}));
     std::thread::sleep(Duration::from_millis(300));
-    duet.signal(libc::SIGTERM);
+    duet.signal(Signal::TERM);
     std::thread::sleep(Duration::from_millis(300));
     assert_eq!(duet.exit_within(Duration::ZERO), None, "still finishing the call after one signal");
-    duet.signal(libc::SIGINT);
+    duet.signal(Signal::INT);
     assert_eq!(duet.exit_within(Duration::from_secs(3)), Some(130));
 }

@@ -612,7 +612,7 @@ fn sigterm_over_stdio_answers_what_runs_and_exits_0() {
     duet.initialize("2025-11-25");
     duet.request(json!(7), "tools/call", json!({"name": "slow", "arguments": {"steps": 50}}));
     std::thread::sleep(Duration::from_millis(300));
-    duet_testing::process::signal(duet.child(), libc::SIGTERM);
+    duet_testing::process::signal(duet.child(), rustix::process::Signal::TERM);
     let answer = duet.response(&json!(7));
     assert_eq!(answer["result"]["structuredContent"]["done"], 50, "{answer}");
     let exited = duet_testing::process::exit_within(duet.child(), Duration::from_secs(10));

@@ -88,7 +88,12 @@ impl Export {
 pub enum Refused {
     /// The endpoint is not an http:// or https:// URL.
     #[error("{given:?}: {why}")]
-    Endpoint { given: String, why: String },
+    Endpoint {
+        /// The endpoint as given.
+        given: String,
+        /// What is wrong with it.
+        why: String,
+    },
     /// The sample ratio is not a probability.
     #[error("{0}: a ratio from 0 to 1 is needed")]
     SampleRatio(f64),

@@ -1,14 +1,14 @@
 //! A child process a test started: signalled and waited for by its PID, with a deadline,
 //! so a test that stops a server never hangs on it.
 
+use rustix::process::{Pid, Signal, kill_process};
 use std::process::{Child, ExitStatus};
 use std::time::{Duration, Instant};
 
-/// Sends `signal` (`libc::SIGTERM`...) to `child`.
-pub fn signal(child: &Child, signal: i32) {
-    let pid = i32::try_from(child.id()).expect("a PID");
-    // SAFETY: kill only sends a signal, to a process this test started.
-    assert_eq!(unsafe { libc::kill(pid, signal) }, 0, "kill({pid}, {signal})");
+/// Sends `signal` (`Signal::TERM`...) to `child`.
+pub fn signal(child: &Child, signal: Signal) {
+    let pid = i32::try_from(child.id()).ok().and_then(Pid::from_raw).expect("a PID");
+    kill_process(pid, signal).unwrap_or_else(|e| panic!("kill({pid:?}, {signal:?}): {e}"));
 }
 
 /// How `child` exited, if it does within `timeout`.

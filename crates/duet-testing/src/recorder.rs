@@ -19,6 +19,7 @@ pub struct Recorder {
 }
 
 impl Recorder {
+    /// An empty recorder for a client that speaks `version`.
     pub fn new(version: &str) -> Self {
         Recorder { version: version.to_string(), seen: Arc::default() }
     }
@@ -29,10 +30,12 @@ impl Recorder {
         Arc::new(move |message| seen.lock().unwrap().push(message))
     }
 
+    /// How many messages it holds.
     pub fn len(&self) -> usize {
         self.seen.lock().unwrap().len()
     }
 
+    /// Whether it holds none.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

@@ -15,10 +15,15 @@ pub type Sink = Arc<dyn Fn(Value) + Send + Sync>;
 
 /// JSON-RPC and MCP error codes.
 pub mod code {
+    /// The message is not JSON.
     pub const PARSE_ERROR: i64 = -32700;
+    /// The message is JSON but not a valid request.
     pub const INVALID_REQUEST: i64 = -32600;
+    /// No such method (or not in this era).
     pub const METHOD_NOT_FOUND: i64 = -32601;
+    /// The params are not what the method takes.
     pub const INVALID_PARAMS: i64 = -32602;
+    /// The server failed.
     pub const INTERNAL_ERROR: i64 = -32603;
     /// Resource not found, handshake era only.
     pub const RESOURCE_NOT_FOUND: i64 = -32002;
@@ -37,7 +42,9 @@ pub mod code {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum RequestId {
+    /// An integer id.
     Int(i64),
+    /// A string id.
     Str(String),
 }
 
@@ -51,6 +58,7 @@ impl RequestId {
         }
     }
 
+    /// The id as JSON.
     pub fn to_value(&self) -> Value {
         match self {
             RequestId::Int(i) => Value::from(*i),
@@ -72,38 +80,48 @@ impl fmt::Display for RequestId {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, thiserror::Error)]
 #[error("{message} ({code})")]
 pub struct RpcError {
+    /// The error code (see [`code`]).
     pub code: i64,
+    /// What went wrong, in a sentence.
     pub message: String,
+    /// More about it, for a program.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data: Option<Value>,
 }
 
 impl RpcError {
+    /// An error of `code` saying `message`, with no data.
     pub fn new(code: i64, message: impl Into<String>) -> Self {
         RpcError { code, message: message.into(), data: None }
     }
 
+    /// The error with `data`.
     pub fn with_data(mut self, data: Value) -> Self {
         self.data = Some(data);
         self
     }
 
+    /// -32700: the message is not JSON.
     pub fn parse_error() -> Self {
         Self::new(code::PARSE_ERROR, "Parse error")
     }
 
+    /// -32600, saying `message`.
     pub fn invalid_request(message: impl Into<String>) -> Self {
         Self::new(code::INVALID_REQUEST, message)
     }
 
+    /// -32601, with the method as its data.
     pub fn method_not_found(method: &str) -> Self {
         Self::new(code::METHOD_NOT_FOUND, "Method not found").with_data(Value::from(method))
     }
 
+    /// -32602, saying `message`.
     pub fn invalid_params(message: impl Into<String>) -> Self {
         Self::new(code::INVALID_PARAMS, message)
     }
 
+    /// -32603, saying no more.
     pub fn internal() -> Self {
         Self::new(code::INTERNAL_ERROR, "Internal error")
     }
@@ -123,6 +141,7 @@ impl Rendered {
         Ok(Rendered(text.into()))
     }
 
+    /// The JSON text.
     pub fn as_bytes(&self) -> &[u8] {
         &self.0
     }
@@ -136,11 +155,14 @@ impl Rendered {
 /// One response: the id it answers (null when the request could not be read) and its result.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Response {
+    /// The id of the request it answers; `None` (null) when that could not be read.
     pub id: Option<RequestId>,
+    /// The result, or the error.
     pub result: Result<Rendered, RpcError>,
 }
 
 impl Response {
+    /// An error response.
     pub fn error(id: Option<RequestId>, error: RpcError) -> Self {
         Response { id, result: Err(error) }
     }
@@ -150,6 +172,7 @@ impl Response {
         self.result.map(|text| text.to_value())
     }
 
+    /// The error's code, when it is an error.
     pub fn error_code(&self) -> Option<i64> {
         self.result.as_ref().err().map(|e| e.code)
     }

@@ -21,35 +21,48 @@ use std::fmt;
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum Message<T = Incoming> {
+    /// A single message.
     One(T),
+    /// A JSON array of messages (a JSON-RPC batch).
     Batch(Vec<T>),
 }
 
 /// A request: its id, its method, its params without `_meta`, and its `_meta`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Request {
+    /// Its id, which the response carries back.
     pub id: RequestId,
+    /// Its method.
     pub method: Method,
+    /// Its params, less `_meta`.
     pub params: Map<String, Value>,
+    /// Its `params._meta`.
     pub meta: Meta,
 }
 
 /// A notification: a request without an id, never answered.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Notification {
+    /// Its method.
     pub method: Method,
+    /// Its params, less `_meta`.
     pub params: Map<String, Value>,
+    /// Its `params._meta`.
     pub meta: Meta,
 }
 
 /// What one message turned out to be.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Incoming {
+    /// A request, to be answered.
     Request(Request),
+    /// A notification.
     Notification(Notification),
     /// A response from the client: ignored unless something waits for it.
     Response {
+        /// The id of the server's request it answers.
         id: Option<RequestId>,
+        /// The result, or the error.
         outcome: Result<Value, RpcError>,
     },
     /// A notification whose params are not an object: dropped silently.
@@ -64,9 +77,13 @@ pub enum Incoming {
 /// nothing.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Meta {
+    /// `io.modelcontextprotocol/protocolVersion`.
     pub protocol_version: Option<Value>,
+    /// `io.modelcontextprotocol/clientCapabilities`.
     pub client_capabilities: Option<Value>,
+    /// `io.modelcontextprotocol/logLevel`.
     pub log_level: Option<Value>,
+    /// `progressToken`.
     pub progress_token: Option<Value>,
     /// Keys MCP does not reserve for the envelope (`traceparent`, a vendor's own).
     pub other: Map<String, Value>,

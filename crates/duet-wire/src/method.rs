@@ -15,9 +15,13 @@ use std::fmt;
 /// `Mcp-Name`), but no scope guards it: only the principal that started it reaches it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Primitive {
+    /// A tool, named by `name`.
     Tool,
+    /// A prompt, named by `name`.
     Prompt,
+    /// A resource, named by `uri`.
     Resource,
+    /// A task, named by `taskId`.
     Task,
 }
 
@@ -56,24 +60,33 @@ pub enum Replies {
 /// Which eras have a method.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Eras {
+    /// 2024-11-05 to 2025-11-25 only.
     Handshake,
+    /// 2026-07-28 only.
     Modern,
+    /// Every revision.
     Both,
+    /// None: a method duet does not know.
     Neither,
 }
 
 /// Who sends a method.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Sender {
+    /// The client sends it; duet serves it.
     Client,
+    /// duet sends it; the client answers (a request) or takes note (a notification).
     Server,
 }
 
 /// One row of the table: what duet knows about a method.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Traits {
+    /// The method's name on the wire.
     pub name: &'static str,
+    /// Who sends it.
     pub sender: Sender,
+    /// Which eras have it.
     pub eras: Eras,
     /// Whether its complete 2026 result carries `ttlMs` and `cacheScope`.
     pub cacheable: bool,
@@ -81,6 +94,7 @@ pub struct Traits {
     pub asks: bool,
     /// The primitive it uses, named by the parameter [`Primitive::param`].
     pub target: Option<Primitive>,
+    /// How its answer travels over Streamable HTTP.
     pub replies: Replies,
     /// Whether handling it may change what a handshake-era session holds (what another
     /// replica serving the session must learn).
@@ -92,7 +106,12 @@ macro_rules! table {
         /// A method, as decoded or as sent: one of the table's, or another name.
         #[derive(Debug, Clone, PartialEq, Eq, Hash)]
         pub enum Method {
-            $($(#[$doc])* $variant,)*
+            $(
+                #[doc = concat!("`", $name, "`")]
+                #[doc = ""]
+                $(#[$doc])*
+                $variant,
+            )*
             /// A method duet does not know; no era has it.
             Other(Box<str>),
         }
@@ -159,15 +178,15 @@ table! {
     TasksGet                 "tasks/get"                   Client Both       false  false Task     Once      false;
     TasksUpdate              "tasks/update"                Client Modern     false  false Task     Once      false;
     TasksCancel              "tasks/cancel"                Client Both       false  false Task     Once      false;
-    /// `tasks/result` (2025-11-25): waits for the task to end, asking the client for the
-    /// input it needs on the way.
+    /// Waits for the task to end (2025-11-25), asking the client for the input it needs on
+    /// the way.
     TasksResult              "tasks/result"                Client Handshake  false  false Task     MayNotify false;
     TasksList                "tasks/list"                  Client Handshake  false  false none     Once      false;
-    /// `notifications/initialized`: the client finished the handshake.
+    /// The client finished the handshake.
     Initialized              "notifications/initialized"   Client Handshake  false  false none     Once      true;
-    /// `notifications/cancelled`: the client gave up on one of its requests.
+    /// The client gave up on one of its requests.
     Cancelled                "notifications/cancelled"     Client Both       false  false none     Once      false;
-    /// `notifications/roots/list_changed`: the client's roots changed.
+    /// The client's roots changed.
     RootsListChanged         "notifications/roots/list_changed" Client Handshake false false none  Once      true;
     // What the server sends: requests its client answers (in the handshake era as requests,
     // in 2026 as the input requests of an `input_required` result), then notifications.

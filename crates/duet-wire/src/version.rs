@@ -5,17 +5,24 @@ use std::fmt;
 /// A protocol revision.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Version {
+    /// `2024-11-05`: the first, with the HTTP+SSE transport.
     V2024_11_05,
+    /// `2025-03-26`: Streamable HTTP, batches, audio, completions.
     V2025_03_26,
+    /// `2025-06-18`: structured output, elicitation, no batches.
     V2025_06_18,
+    /// `2025-11-25`: experimental tasks, stream polling.
     V2025_11_25,
+    /// `2026-07-28`: stateless, a `_meta` envelope on every request.
     V2026_07_28,
 }
 
 /// The two eras: `initialize` and sessions, or a `_meta` envelope on every request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Era {
+    /// `initialize`, then a session: 2024-11-05 to 2025-11-25.
     Handshake,
+    /// Every request carries its terms: 2026-07-28.
     Modern,
 }
 
@@ -33,29 +40,33 @@ impl Version {
     /// What an HTTP request without `MCP-Protocol-Version` is taken to speak.
     pub const DEFAULT_HTTP: Version = Version::V2025_03_26;
 
+    /// The revision named `s`, if duet speaks it.
     pub fn parse(s: &str) -> Option<Version> {
         NAMES.iter().position(|v| *v == s).map(|i| Self::ALL[i])
     }
 
+    /// Its name: `2025-06-18`...
     pub fn as_str(self) -> &'static str {
         NAMES[self as usize]
     }
 
+    /// The era it belongs to.
     pub fn era(self) -> Era {
         if self == Version::V2026_07_28 { Era::Modern } else { Era::Handshake }
     }
 
+    /// Whether it is 2026-07-28's era.
     pub fn is_modern(self) -> bool {
         self.era() == Era::Modern
     }
 
-    /// JSON-RPC batches were allowed up to 2025-03-26.
     /// Whether its Streamable HTTP streams start with a priming event and may be ended by
     /// the server for the client to poll (SEP-1699).
     pub fn primes_streams(self) -> bool {
         self == Version::V2025_11_25
     }
 
+    /// JSON-RPC batches were allowed up to 2025-03-26.
     pub fn allows_batches(self) -> bool {
         self <= Version::V2025_03_26
     }
@@ -65,6 +76,7 @@ impl Version {
         self >= Version::V2025_03_26
     }
 
+    /// Audio content arrived in 2025-03-26.
     pub fn has_audio(self) -> bool {
         self >= Version::V2025_03_26
     }

@@ -13,18 +13,18 @@
 
 use super::files;
 use super::paths::Root;
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, fchmod, linkat, mkdirat, open, openat, renameat, statat, unlinkat};
+use rustix::io::Errno;
 use std::ffi::{CStr, CString, OsStr};
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{self, Write};
-use std::os::fd::{AsRawFd, FromRawFd};
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// What the target was when the user was asked; the write fails if that changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Expect {
+pub(crate) enum Expect {
     /// No file: it is created, and never replaces one that appeared since.
     Absent,
     /// A regular file: it is replaced, keeping its permission bits.
@@ -32,7 +32,7 @@ pub enum Expect {
 }
 
 /// Writes `bytes` as the file `path` under `root` (absolute, resolved by confinement).
-pub fn write(root: &Root, path: &Path, bytes: &[u8], expect: Expect) -> io::Result<()> {
+pub(crate) fn write(root: &Root, path: &Path, bytes: &[u8], expect: Expect) -> io::Result<()> {
     let (dir, name) = dir_and_name(root, path)?;
     let mode = expected(&dir, &name, expect)?;
     let temp = temp_name();
@@ -40,34 +40,33 @@ pub fn write(root: &Root, path: &Path, bytes: &[u8], expect: Expect) -> io::Resu
     let written = (|| {
         file.write_all(bytes)?;
         if let Some(mode) = mode {
-            // SAFETY: a descriptor we own.
-            cvt(unsafe { libc::fchmod(file.as_raw_fd(), mode) })?;
+            fchmod(&file, mode)?;
         }
         file.sync_all()?;
         take_name(&dir, &temp, &dir, &name, expect)
     })();
     // After a rename the temporary name is gone already; in every other case it goes now.
-    let _ = unlink_at(&dir, &temp);
+    let _ = unlinkat(&dir, &temp, AtFlags::empty());
     written
 }
 
 /// Moves the regular file `from` (under `from_root`) to `to` (under `to_root`, maybe the
 /// same), both resolved by confinement; `to`'s missing directories are created.
-pub fn rename(from_root: &Root, from: &Path, to_root: &Root, to: &Path, expect: Expect) -> io::Result<()> {
+pub(crate) fn rename(from_root: &Root, from: &Path, to_root: &Root, to: &Path, expect: Expect) -> io::Result<()> {
     let ((from_dir, from_name), (to_dir, to_name)) = (dir_and_name(from_root, from)?, dir_and_name(to_root, to)?);
     expected(&from_dir, &from_name, Expect::File)?;
     expected(&to_dir, &to_name, expect)?;
     take_name(&from_dir, &from_name, &to_dir, &to_name, expect)?;
     if expect == Expect::Absent {
         // Linked under its new name; now the old one goes.
-        unlink_at(&from_dir, &from_name)?;
+        unlinkat(&from_dir, &from_name, AtFlags::empty())?;
     }
     Ok(())
 }
 
 /// Creates directory `path` (resolved by confinement, under `root`) and those missing on
 /// its way.
-pub fn create_dir(root: &Root, path: &Path) -> io::Result<()> {
+pub(crate) fn create_dir(root: &Root, path: &Path) -> io::Result<()> {
     open_dir(root, path).map(drop)
 }
 
@@ -85,10 +84,12 @@ fn changed(what: &str) -> io::Error {
 
 /// Checks that `name` in `dir` is still what the user was asked about; the permission bits
 /// of the file there, if any.
-fn expected(dir: &File, name: &CStr, expect: Expect) -> io::Result<Option<libc::mode_t>> {
+fn expected(dir: &File, name: &CStr, expect: Expect) -> io::Result<Option<Mode>> {
     match (stat_at(dir, name)?, expect) {
         (None, Expect::Absent) => Ok(None),
-        (Some(stat), Expect::File) if (stat.st_mode & libc::S_IFMT) == libc::S_IFREG => Ok(Some(stat.st_mode & 0o7777)),
+        (Some(stat), Expect::File) if FileType::from_raw_mode(stat.st_mode) == FileType::RegularFile => {
+            Ok(Some(Mode::from_raw_mode(stat.st_mode)))
+        }
         (None, Expect::File) => Err(changed("was removed")),
         (Some(_), Expect::Absent) => Err(changed("was created")),
         (Some(_), Expect::File) => Err(changed("stopped being a regular file")),
@@ -99,10 +100,10 @@ fn expected(dir: &File, name: &CStr, expect: Expect) -> io::Result<Option<libc::
 /// there, or as a new name (a hard link) that fails if one appeared meanwhile.
 fn take_name(from_dir: &File, from: &CStr, to_dir: &File, to: &CStr, expect: Expect) -> io::Result<()> {
     match expect {
-        Expect::File => rename_at(from_dir, from, to_dir, to),
-        Expect::Absent => link_at(from_dir, from, to_dir, to).map_err(|e| match e.kind() {
-            io::ErrorKind::AlreadyExists => changed("was created"),
-            _ => e,
+        Expect::File => Ok(renameat(from_dir, from, to_dir, to)?),
+        Expect::Absent => linkat(from_dir, from, to_dir, to, AtFlags::empty()).map_err(|e| match e {
+            Errno::EXIST => changed("was created"),
+            _ => e.into(),
         }),
     }
 }
@@ -124,21 +125,18 @@ fn open_dir(root: &Root, path: &Path) -> io::Result<File> {
     if !base.starts_with(&root.path) {
         return Err(refuse());
     }
-    let mut dir = OpenOptions::new().read(true).custom_flags(libc::O_DIRECTORY | libc::O_CLOEXEC).open(base)?;
+    let mut dir = File::from(open(base, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())?);
     if files::opened_path(&dir, base).as_deref() != Some(base) {
         return Err(refuse());
     }
     for name in missing.iter().rev() {
         let name = c_name(name)?;
-        let created: libc::mode_t = 0o777;
-        // SAFETY: a directory descriptor we own and a NUL-terminated name.
-        match cvt(unsafe { libc::mkdirat(dir.as_raw_fd(), name.as_ptr(), created) }) {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-            Err(e) => return Err(e),
+        match mkdirat(&dir, &name, Mode::from_raw_mode(0o777)) {
+            Ok(()) | Err(Errno::EXIST) => {}
+            Err(e) => return Err(e.into()),
         }
-        let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
-        dir = open_at(&dir, &name, flags)?;
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        dir = File::from(openat(&dir, &name, flags, Mode::empty())?);
     }
     Ok(dir)
 }
@@ -154,53 +152,19 @@ fn temp_name() -> CString {
     CString::new(format!(".duet-write-{}-{n}.tmp", std::process::id())).unwrap_or_default()
 }
 
-/// `Ok` unless a libc call returned -1; then the reason in `errno`.
-fn cvt(result: libc::c_int) -> io::Result<()> {
-    if result == -1 { Err(io::Error::last_os_error()) } else { Ok(()) }
-}
-
-fn open_at(dir: &File, name: &CStr, flags: libc::c_int) -> io::Result<File> {
-    let mode: libc::c_uint = 0o666;
-    // SAFETY: a directory descriptor we own and a NUL-terminated name.
-    let fd = unsafe { libc::openat(dir.as_raw_fd(), name.as_ptr(), flags, mode) };
-    cvt(fd)?;
-    // SAFETY: openat just returned this descriptor; nothing else owns it.
-    Ok(unsafe { File::from_raw_fd(fd) })
-}
-
 /// A new file for writing, never through a link (the mode is subject to the umask).
 fn create_at(dir: &File, name: &CStr) -> io::Result<File> {
-    open_at(dir, name, libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC)
+    let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    Ok(File::from(openat(dir, name, flags, Mode::from_raw_mode(0o666))?))
 }
 
 /// What `name` in `dir` is, without following a link; `None` when there is nothing.
-fn stat_at(dir: &File, name: &CStr) -> io::Result<Option<libc::stat>> {
-    let mut stat = std::mem::MaybeUninit::<libc::stat>::uninit();
-    // SAFETY: a directory descriptor we own, a NUL-terminated name, room for one stat.
-    let result = unsafe { libc::fstatat(dir.as_raw_fd(), name.as_ptr(), stat.as_mut_ptr(), libc::AT_SYMLINK_NOFOLLOW) };
-    match cvt(result) {
-        // SAFETY: fstatat succeeded, so it filled the stat in.
-        Ok(()) => Ok(Some(unsafe { stat.assume_init() })),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e),
+fn stat_at(dir: &File, name: &CStr) -> io::Result<Option<rustix::fs::Stat>> {
+    match statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(stat) => Ok(Some(stat)),
+        Err(Errno::NOENT) => Ok(None),
+        Err(e) => Err(e.into()),
     }
-}
-
-fn rename_at(from_dir: &File, from: &CStr, to_dir: &File, to: &CStr) -> io::Result<()> {
-    let (from_fd, to_fd) = (from_dir.as_raw_fd(), to_dir.as_raw_fd());
-    // SAFETY: directory descriptors we own and NUL-terminated names.
-    cvt(unsafe { libc::renameat(from_fd, from.as_ptr(), to_fd, to.as_ptr()) })
-}
-
-fn link_at(from_dir: &File, from: &CStr, to_dir: &File, to: &CStr) -> io::Result<()> {
-    let (from_fd, to_fd) = (from_dir.as_raw_fd(), to_dir.as_raw_fd());
-    // SAFETY: directory descriptors we own and NUL-terminated names.
-    cvt(unsafe { libc::linkat(from_fd, from.as_ptr(), to_fd, to.as_ptr(), 0) })
-}
-
-fn unlink_at(dir: &File, name: &CStr) -> io::Result<()> {
-    // SAFETY: a directory descriptor we own and a NUL-terminated name.
-    cvt(unsafe { libc::unlinkat(dir.as_raw_fd(), name.as_ptr(), 0) })
 }
 
 #[cfg(test)]

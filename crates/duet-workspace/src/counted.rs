@@ -4,7 +4,7 @@
 use std::fmt::Display;
 
 /// `n` and `noun`, singular when `n` is 1 and plural otherwise.
-pub fn count<N: Display + PartialEq + From<u8>>(n: N, noun: &str) -> String {
+pub(crate) fn count<N: Display + PartialEq + From<u8>>(n: N, noun: &str) -> String {
     if n == N::from(1) { format!("{n} {noun}") } else { format!("{n} {}", plural(noun)) }
 }
 

@@ -12,7 +12,7 @@ const DIFF_CONTEXT: usize = 3;
 const LISTED_LINES: usize = 10;
 
 /// One replacement to make.
-pub struct Edit {
+pub(crate) struct Edit {
     pub old_text: String,
     pub new_text: String,
     /// Replace every exact occurrence rather than require exactly one.
@@ -20,7 +20,7 @@ pub struct Edit {
 }
 
 /// How one edit applied.
-pub struct Applied {
+pub(crate) struct Applied {
     /// How many occurrences it replaced.
     pub replacements: usize,
     /// The lines they started on, in the text as it was when this edit applied.
@@ -35,7 +35,7 @@ pub struct Applied {
 
 /// Why an edit did not apply.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Refusal {
+pub(crate) enum Refusal {
     NotFound,
     /// Several exact occurrences, and not `replace_all`.
     Several(Vec<usize>),
@@ -45,7 +45,7 @@ pub enum Refusal {
 
 impl Refusal {
     /// The refusal, for a file the client knows as `name`.
-    pub fn message(&self, name: &str) -> String {
+    pub(crate) fn message(&self, name: &str) -> String {
         match self {
             Refusal::NotFound => format!(
                 "old_text was not found in {name}, neither exactly nor with whitespace ignored; nothing was changed"
@@ -68,7 +68,7 @@ impl Refusal {
 
 /// Applies `edits` to `text` in order, each to what the ones before it made; the new text
 /// and how each applied, or the first edit that did not apply (by index) and why.
-pub fn apply(text: &str, edits: &[Edit]) -> Result<(String, Vec<Applied>), (usize, Refusal)> {
+pub(crate) fn apply(text: &str, edits: &[Edit]) -> Result<(String, Vec<Applied>), (usize, Refusal)> {
     let mut text = text.to_string();
     let mut applied = Vec::with_capacity(edits.len());
     for (i, edit) in edits.iter().enumerate() {
@@ -179,7 +179,7 @@ fn apply_loose(text: &str, edit: &Edit) -> Result<(String, Applied), Refusal> {
 }
 
 /// The unified diff from `old` to `new` of the file `name`, with a few lines of context.
-pub fn unified_diff(name: &str, old: &str, new: &str) -> String {
+pub(crate) fn unified_diff(name: &str, old: &str, new: &str) -> String {
     TextDiff::from_lines(old, new)
         .unified_diff()
         .context_radius(DIFF_CONTEXT)
@@ -201,7 +201,7 @@ fn line_numbers(text: &str, starts: &[usize]) -> Vec<usize> {
 }
 
 /// `line 4`, `lines 4, 9, 12`, or the first [`LISTED_LINES`] and how many more.
-pub fn list_lines(lines: &[usize]) -> String {
+pub(crate) fn list_lines(lines: &[usize]) -> String {
     let shown: Vec<String> = lines.iter().take(LISTED_LINES).map(usize::to_string).collect();
     let more = lines.len().saturating_sub(LISTED_LINES);
     match (lines.len(), more) {

@@ -11,31 +11,32 @@
 
 use super::paths::Root;
 use crate::counted::count;
+use rustix::fs::{Mode, OFlags};
 use std::ffi::OsStr;
-use std::fs::{File, Metadata, OpenOptions};
+use std::fs::{File, Metadata};
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// The most bytes one read returns: a whole file, or a range of its lines.
-pub const MAX_READ_BYTES: u64 = 1024 * 1024;
+pub(crate) const MAX_READ_BYTES: u64 = 1024 * 1024;
 /// How much of a file decides whether it is binary.
-pub const SNIFF_BYTES: usize = 8 * 1024;
+pub(crate) const SNIFF_BYTES: usize = 8 * 1024;
 /// How far past a requested range lines are still counted, to report a file's total.
 const COUNT_LIMIT_BYTES: u64 = 64 * 1024 * 1024;
 /// How much a tail read takes at a time, going backwards from the end.
 const TAIL_BLOCK_BYTES: u64 = 64 * 1024;
 
 /// A whole file's contents.
-pub enum Body {
+pub(crate) enum Body {
     Text(String),
     Binary(Vec<u8>),
 }
 
 /// Why a read returned nothing.
 #[derive(Debug)]
-pub enum ReadError {
+pub(crate) enum ReadError {
     /// The whole file is over [`MAX_READ_BYTES`].
     TooLarge {
         size: u64,
@@ -69,7 +70,7 @@ impl From<io::Error> for ReadError {
 
 impl ReadError {
     /// The refusal, for a file the client knows as `name`.
-    pub fn message(&self, name: &str) -> String {
+    pub(crate) fn message(&self, name: &str) -> String {
         let limit = format!("{} ({MAX_READ_BYTES} bytes)", human_size(MAX_READ_BYTES));
         match self {
             ReadError::TooLarge { size } => format!(
@@ -103,7 +104,7 @@ impl ReadError {
 /// Opens `path` for reading if it is a regular file (links followed). Its type is looked at
 /// before opening, so a device is never opened; the open does not wait (`O_NONBLOCK`), so a
 /// FIFO swapped in since cannot block it; and what was opened is looked at again.
-pub fn open_regular(path: &Path) -> io::Result<File> {
+pub(crate) fn open_regular(path: &Path) -> io::Result<File> {
     let not_regular = || {
         io::Error::new(
             io::ErrorKind::InvalidInput,
@@ -113,7 +114,8 @@ pub fn open_regular(path: &Path) -> io::Result<File> {
     if !std::fs::metadata(path)?.is_file() {
         return Err(not_regular());
     }
-    let file = OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY).open(path)?;
+    let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
+    let file = File::from(rustix::fs::open(path, flags, Mode::empty())?);
     if !file.metadata()?.is_file() {
         return Err(not_regular());
     }
@@ -121,7 +123,7 @@ pub fn open_regular(path: &Path) -> io::Result<File> {
 }
 
 /// Refuses a regular file with other hard links, unless `root` follows them.
-pub fn check_hard_links(meta: &Metadata, root: &Root) -> io::Result<()> {
+pub(crate) fn check_hard_links(meta: &Metadata, root: &Root) -> io::Result<()> {
     if meta.nlink() > 1 && !root.follows_hard_links() {
         return Err(io::Error::new(
             io::ErrorKind::PermissionDenied,
@@ -136,7 +138,7 @@ pub fn check_hard_links(meta: &Metadata, root: &Root) -> io::Result<()> {
 /// may have been swapped for a link since: what was actually opened is checked again, both
 /// that it lies under the root and, when it is not the file the path named, that it is not
 /// excluded; and it must have no other hard links ([`check_hard_links`]).
-pub fn open(path: &Path, root: &Root) -> io::Result<File> {
+pub(crate) fn open(path: &Path, root: &Root) -> io::Result<File> {
     let file = open_regular(path)?;
     check_hard_links(&file.metadata()?, root)?;
     let refuse = |why: &str| Err(io::Error::new(io::ErrorKind::PermissionDenied, why.to_string()));
@@ -151,7 +153,7 @@ pub fn open(path: &Path, root: &Root) -> io::Result<File> {
 }
 
 /// Where the file opened from `path` really is, if that can be told.
-pub fn opened_path(file: &File, path: &Path) -> Option<std::path::PathBuf> {
+pub(crate) fn opened_path(file: &File, path: &Path) -> Option<std::path::PathBuf> {
     #[cfg(target_os = "linux")]
     {
         use std::os::fd::AsRawFd;
@@ -179,14 +181,14 @@ fn same_file(_: &File, _: &Path) -> bool {
 
 /// Binary means a NUL byte or invalid UTF-8 in `head` (a sequence cut off at its end is
 /// not invalid: the head may end mid-character).
-pub fn looks_binary(head: &[u8]) -> bool {
+pub(crate) fn looks_binary(head: &[u8]) -> bool {
     let head = &head[..head.len().min(SNIFF_BYTES)];
     head.contains(&0) || std::str::from_utf8(head).is_err_and(|e| e.error_len().is_some())
 }
 
 /// A whole file under `root`: text if it is valid UTF-8 and its head looks like text,
 /// else bytes.
-pub fn read_whole(path: &Path, root: &Root) -> Result<Body, ReadError> {
+pub(crate) fn read_whole(path: &Path, root: &Root) -> Result<Body, ReadError> {
     let file = open(path, root)?;
     let size = file.metadata()?.len();
     if size > MAX_READ_BYTES {
@@ -205,7 +207,7 @@ pub fn read_whole(path: &Path, root: &Root) -> Result<Body, ReadError> {
 }
 
 /// Lines `first..=last` (1-based) of a text file.
-pub struct Lines {
+pub(crate) struct Lines {
     pub text: String,
     pub first: usize,
     /// The last line returned.
@@ -216,7 +218,7 @@ pub struct Lines {
 
 /// Lines `start..=end` of a text file (to its end without `end`), at most
 /// [`MAX_READ_BYTES`] of them, from files of any size.
-pub fn read_lines(path: &Path, root: &Root, start: usize, end: Option<usize>) -> Result<Lines, ReadError> {
+pub(crate) fn read_lines(path: &Path, root: &Root, start: usize, end: Option<usize>) -> Result<Lines, ReadError> {
     let file = open(path, root)?;
     let size = file.metadata()?.len();
     let mut reader = BufReader::with_capacity(64 * 1024, file);
@@ -232,7 +234,7 @@ pub fn read_lines(path: &Path, root: &Root, start: usize, end: Option<usize>) ->
 }
 
 /// The last lines of a text file.
-pub struct Tail {
+pub(crate) struct Tail {
     pub text: String,
     /// How many lines `text` holds.
     pub lines: usize,
@@ -243,7 +245,7 @@ pub struct Tail {
 /// The last `count` lines of a text file, at most [`MAX_READ_BYTES`] of them, read
 /// backwards from its end a block at a time: a file of any size costs only what those
 /// lines hold. A final line break ends the last line; it does not start another.
-pub fn read_tail(path: &Path, root: &Root, count: usize) -> Result<Tail, ReadError> {
+pub(crate) fn read_tail(path: &Path, root: &Root, count: usize) -> Result<Tail, ReadError> {
     let mut file = open(path, root)?;
     let size = file.metadata()?.len();
     let mut head = Vec::with_capacity(SNIFF_BYTES);
@@ -295,12 +297,12 @@ pub fn read_tail(path: &Path, root: &Root, count: usize) -> Result<Tail, ReadErr
 }
 
 /// What one look at a file tells: binary or not, and how many lines text has.
-pub struct Sniffed {
+pub(crate) struct Sniffed {
     pub binary: bool,
     pub lines: Option<usize>,
 }
 
-pub fn sniff(path: &Path, root: &Root) -> Result<Sniffed, ReadError> {
+pub(crate) fn sniff(path: &Path, root: &Root) -> Result<Sniffed, ReadError> {
     let mut reader = BufReader::with_capacity(64 * 1024, open(path, root)?);
     if looks_binary(reader.fill_buf()?) {
         return Ok(Sniffed { binary: true, lines: None });
@@ -357,7 +359,7 @@ fn scan_lines(reader: &mut impl BufRead, range: Option<(usize, Option<usize>)>) 
 }
 
 /// The MIME type of a file, from its name and, when known, whether its contents are text.
-pub fn mime_type(path: &Path, text: Option<bool>) -> String {
+pub(crate) fn mime_type(path: &Path, text: Option<bool>) -> String {
     let extension = path.extension().and_then(OsStr::to_str).map(str::to_ascii_lowercase);
     let guess = match extension.as_deref() {
         // mime_guess says MPEG transport stream; in a source tree it is TypeScript.
@@ -394,7 +396,7 @@ fn textual(mime: &str) -> bool {
 }
 
 /// `2024-05-01T12:00:00Z`; `None` before 1970.
-pub fn rfc3339(time: SystemTime) -> Option<String> {
+pub(crate) fn rfc3339(time: SystemTime) -> Option<String> {
     let secs = i64::try_from(time.duration_since(UNIX_EPOCH).ok()?.as_secs()).ok()?;
     let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
     // Howard Hinnant's civil_from_days.
@@ -411,7 +413,7 @@ pub fn rfc3339(time: SystemTime) -> Option<String> {
 }
 
 /// `1.5 MiB`, `12.0 KiB`, `300 bytes`.
-pub fn human_size(bytes: u64) -> String {
+pub(crate) fn human_size(bytes: u64) -> String {
     match bytes {
         b if b >= 1 << 30 => format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64),
         b if b >= 1 << 20 => format!("{:.1} MiB", b as f64 / (1u64 << 20) as f64),
@@ -499,9 +501,7 @@ mod tests {
     fn only_regular_files_without_other_links_are_opened() {
         let dir = tempfile::TempDir::new().unwrap();
         let root = dir.path().canonicalize().unwrap();
-        let fifo = std::ffi::CString::new(root.join("pipe").to_str().unwrap()).unwrap();
-        // SAFETY: a NUL-terminated path, and a mode.
-        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        rustix::fs::mkfifoat(rustix::fs::CWD, root.join("pipe"), Mode::from_raw_mode(0o600)).unwrap();
         std::fs::write(root.join("file"), "f").unwrap();
         std::fs::hard_link(root.join("file"), root.join("link")).unwrap();
         // Not opened at all, so nothing waits for a writer.

@@ -16,7 +16,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The paths found, as the tools write them.
-pub struct Found {
+pub(crate) struct Found {
     pub paths: Vec<String>,
     /// More files matched than `paths` holds.
     pub truncated: bool,
@@ -25,7 +25,7 @@ pub struct Found {
 /// The files under `scope` the request may reach (`reachable`) whose path relative to the
 /// directory `asked` for (the one of them holding it) matches `glob`: the first `limit`.
 /// `None` when `cancelled` said so before the walk ended.
-pub fn matching(
+pub(crate) fn matching(
     shared: &Shared,
     scope: &[Resolved],
     reachable: &(dyn Fn(&Path) -> bool + Sync),

@@ -21,7 +21,7 @@ use duet::layer::{ClientRoot, ReachCheck};
 use std::path::Path;
 
 /// What one request may reach.
-pub struct InForce<'a> {
+pub(crate) struct InForce<'a> {
     roots: &'a Roots,
     /// `None`: the client stated no roots, and every workspace root is in force.
     narrowed: Option<Narrowed>,
@@ -38,7 +38,7 @@ struct Narrowed {
 
 impl<'a> InForce<'a> {
     /// The roots in force when the client listed `client` (`None`: it stated none).
-    pub fn new(roots: &'a Roots, client: Option<&[ClientRoot]>) -> InForce<'a> {
+    pub(crate) fn new(roots: &'a Roots, client: Option<&[ClientRoot]>) -> InForce<'a> {
         let narrowed = client.map(|client| Narrowed {
             dirs: in_force(roots, client),
             client: client.iter().map(|r| r.uri.clone()).collect(),
@@ -48,27 +48,27 @@ impl<'a> InForce<'a> {
 
     /// The same, for a request that may reach only what `reach` allows (`None`: everything,
     /// see [`RequestCx::reach_check`](duet::layer::RequestCx::reach_check)).
-    pub fn reaching(self, reach: Option<ReachCheck>) -> InForce<'a> {
+    pub(crate) fn reaching(self, reach: Option<ReachCheck>) -> InForce<'a> {
         InForce { reach, ..self }
     }
 
     /// Whether the request may reach `abs`, a path under a root: `Err` says why not.
-    pub fn reachable(&self, abs: &Path) -> Result<(), String> {
+    pub(crate) fn reachable(&self, abs: &Path) -> Result<(), String> {
         self.reach.as_ref().map_or(Ok(()), |check| check(&uri::from_path(abs)))
     }
 
     /// The workspace's roots.
-    pub fn roots(&self) -> &'a Roots {
+    pub(crate) fn roots(&self) -> &'a Roots {
         self.roots
     }
 
     /// Whether the client narrowed the workspace.
-    pub fn is_narrowed(&self) -> bool {
+    pub(crate) fn is_narrowed(&self) -> bool {
         self.narrowed.is_some()
     }
 
     /// Whether `abs`, a canonical path under a root, is in force and may be reached.
-    pub fn covers(&self, abs: &Path) -> bool {
+    pub(crate) fn covers(&self, abs: &Path) -> bool {
         self.in_roots(abs) && self.reachable(abs).is_ok()
     }
 
@@ -79,12 +79,12 @@ impl<'a> InForce<'a> {
 
     /// Whether `abs`, a canonical path under a root, is in force or holds a directory that
     /// is: whether anything under it may be served.
-    pub fn reaches(&self, abs: &Path) -> bool {
+    pub(crate) fn reaches(&self, abs: &Path) -> bool {
         self.narrowed.as_ref().is_none_or(|n| n.dirs.iter().any(|d| abs.starts_with(&d.abs) || d.abs.starts_with(abs)))
     }
 
     /// The roots in force, as refusals and the log say it.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let paths = |dirs: &mut dyn Iterator<Item = &Path>| {
             dirs.map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
         };
@@ -106,7 +106,7 @@ impl<'a> InForce<'a> {
     }
 
     /// [`Roots::resolve`], in force.
-    pub fn resolve(&self, input: &str) -> Result<Resolved, PathError> {
+    pub(crate) fn resolve(&self, input: &str) -> Result<Resolved, PathError> {
         self.reach_as_named(input)?;
         let resolved = self.roots.resolve(input).map_err(|e| self.refusal(e))?;
         self.admit(input, &resolved.abs)?;
@@ -115,7 +115,7 @@ impl<'a> InForce<'a> {
 
     /// [`Roots::resolve_scope`], in force: a directory above the roots in force stands for
     /// those under it.
-    pub fn resolve_scope(&self, input: &str) -> Result<Vec<Resolved>, PathError> {
+    pub(crate) fn resolve_scope(&self, input: &str) -> Result<Vec<Resolved>, PathError> {
         self.reach_as_named(input)?;
         let scope = self.roots.resolve_scope(input).map_err(|e| self.refusal(e))?;
         for asked in &scope {
@@ -139,7 +139,7 @@ impl<'a> InForce<'a> {
     }
 
     /// [`Roots::resolve_write`], in force.
-    pub fn resolve_write(&self, input: &str) -> Result<WriteTarget, PathError> {
+    pub(crate) fn resolve_write(&self, input: &str) -> Result<WriteTarget, PathError> {
         self.reach_as_named(input)?;
         let target = self.roots.resolve_write(input).map_err(|e| self.refusal(e))?;
         self.admit(input, &target.abs)?;
@@ -147,7 +147,7 @@ impl<'a> InForce<'a> {
     }
 
     /// [`Roots::resolve_dir_write`], in force.
-    pub fn resolve_dir_write(&self, input: &str) -> Result<WriteTarget, PathError> {
+    pub(crate) fn resolve_dir_write(&self, input: &str) -> Result<WriteTarget, PathError> {
         self.reach_as_named(input)?;
         let target = self.roots.resolve_dir_write(input).map_err(|e| self.refusal(e))?;
         self.admit(input, &target.abs)?;

@@ -18,13 +18,13 @@ const MAX_COMPLETIONS: usize = duet::layer::MAX_COMPLETION_VALUES;
 
 /// The served files under each root, in the order of the roots.
 #[derive(Debug)]
-pub struct Listing {
+pub(crate) struct Listing {
     roots: Vec<Dir>,
 }
 
 /// The served entries of one directory, in name order (bytewise, as the walk sorts them).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct Dir {
+pub(crate) struct Dir {
     entries: Vec<Entry>,
 }
 
@@ -37,7 +37,7 @@ struct Entry {
 
 /// Which paths a completion offers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Want {
+pub(crate) enum Want {
     Files,
     /// Directories that hold a listed file.
     Dirs,
@@ -46,7 +46,7 @@ pub enum Want {
 /// The paths a completion found: the first [`MAX_COMPLETIONS`] in name order, and how many
 /// there were in all.
 #[derive(Debug, Default, PartialEq, Eq)]
-pub struct Completions {
+pub(crate) struct Completions {
     pub values: Vec<String>,
     pub total: usize,
 }
@@ -54,33 +54,33 @@ pub struct Completions {
 impl Listing {
     /// Walks every root. `on_dir` is told each served directory as the walk reads it (the
     /// watcher starts watching it there). Where roots nest, a file belongs to the innermost.
-    pub fn scan(roots: &Roots, on_dir: &mut dyn FnMut(&Path)) -> Listing {
+    pub(crate) fn scan(roots: &Roots, on_dir: &mut dyn FnMut(&Path)) -> Listing {
         let all: Vec<&Path> = roots.iter().map(|r| r.path.as_path()).collect();
         let roots = all.iter().map(|top| Dir::scan(top, &all, on_dir)).collect();
         Listing { roots }
     }
 
     /// How many files it lists.
-    pub fn files(&self) -> usize {
+    pub(crate) fn files(&self) -> usize {
         self.roots.iter().map(Dir::files).sum()
     }
 
-    pub fn is_file(&self, root: usize, rel: &str) -> bool {
+    pub(crate) fn is_file(&self, root: usize, rel: &str) -> bool {
         self.roots[root].find(rel).is_some_and(|e| e.dir.is_none())
     }
 
-    pub fn is_dir(&self, root: usize, rel: &str) -> bool {
+    pub(crate) fn is_dir(&self, root: usize, rel: &str) -> bool {
         rel.is_empty() || self.roots[root].find(rel).is_some_and(|e| e.dir.is_some())
     }
 
     /// Lists a file (and the directories on its way); whether it was not listed before.
-    pub fn add_file(&mut self, root: usize, rel: &str) -> bool {
+    pub(crate) fn add_file(&mut self, root: usize, rel: &str) -> bool {
         self.roots[root].put(rel, None)
     }
 
     /// Puts `dir` at `rel` in place of whatever was there; whether that changed which files
     /// are listed.
-    pub fn put_dir(&mut self, root: usize, rel: &str, dir: Dir) -> bool {
+    pub(crate) fn put_dir(&mut self, root: usize, rel: &str, dir: Dir) -> bool {
         if rel.is_empty() {
             let before = std::mem::replace(&mut self.roots[root], dir);
             return !before.same_files(&self.roots[root]);
@@ -89,7 +89,7 @@ impl Listing {
     }
 
     /// Forgets the file or directory at `rel`; how many files that took off the listing.
-    pub fn remove(&mut self, root: usize, rel: &str) -> usize {
+    pub(crate) fn remove(&mut self, root: usize, rel: &str) -> usize {
         let Some((parent, name)) = split_last(rel) else {
             return std::mem::take(&mut self.roots[root]).files();
         };
@@ -102,7 +102,12 @@ impl Listing {
 
     /// Up to `limit` files `in_force` (root and relative path; 0: no limit) that come after
     /// `after` in walk order, from the first file without it, and whether more follow.
-    pub fn page(&self, in_force: &InForce, after: Option<(usize, &str)>, limit: usize) -> (Vec<(usize, String)>, bool) {
+    pub(crate) fn page(
+        &self,
+        in_force: &InForce,
+        after: Option<(usize, &str)>,
+        limit: usize,
+    ) -> (Vec<(usize, String)>, bool) {
         let limit = if limit == 0 { usize::MAX - 1 } else { limit };
         let mut found = Vec::new();
         let (first_root, mut after) = match after {
@@ -130,7 +135,7 @@ impl Listing {
     }
 
     /// Every directory it holds (each root's included), as absolute paths.
-    pub fn dirs(&self, roots: &Roots) -> Vec<PathBuf> {
+    pub(crate) fn dirs(&self, roots: &Roots) -> Vec<PathBuf> {
         let mut out = Vec::new();
         for (root, dir) in roots.iter().zip(&self.roots) {
             out.push(root.path.clone());
@@ -142,7 +147,7 @@ impl Listing {
     /// The listed paths (of the kind `want`) within the roots `in_force` that start with
     /// `prefix`: the tools' paths, or with `root`, paths relative to that root (a
     /// template's `{+path}`).
-    pub fn complete(&self, in_force: &InForce, prefix: &str, want: Want, root: Option<usize>) -> Completions {
+    pub(crate) fn complete(&self, in_force: &InForce, prefix: &str, want: Want, root: Option<usize>) -> Completions {
         let roots = in_force.roots();
         let mut found = Found::default();
         for (index, dir) in self.roots.iter().enumerate() {
@@ -175,7 +180,7 @@ impl Dir {
     /// The served files and directories under `top`, walked in name order, telling
     /// `on_dir` each directory (`top` first) as the walk reads it. The directories of
     /// `roots` below `top` are left to their own listing.
-    pub fn scan(top: &Path, roots: &[&Path], on_dir: &mut dyn FnMut(&Path)) -> Dir {
+    pub(crate) fn scan(top: &Path, roots: &[&Path], on_dir: &mut dyn FnMut(&Path)) -> Dir {
         let nested: Vec<PathBuf> =
             roots.iter().filter(|r| r.starts_with(top) && **r != top).map(|r| r.to_path_buf()).collect();
         // The directories the walk is in, from `top` down (the first `depth` of them), each
@@ -216,7 +221,7 @@ impl Dir {
     }
 
     /// How many files it holds, at any depth.
-    pub fn files(&self) -> usize {
+    pub(crate) fn files(&self) -> usize {
         self.entries.iter().map(|e| e.dir.as_ref().map_or(1, |d| d.files())).sum()
     }
 

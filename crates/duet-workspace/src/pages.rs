@@ -25,7 +25,7 @@ struct Cursor {
 
 /// The page after `cursor` (from the start without one), at most `limit` resources (0: all),
 /// of the files `in_force`.
-pub fn page(
+pub(crate) fn page(
     shared: &Shared,
     in_force: &InForce,
     cursor: Option<&str>,
@@ -90,7 +90,7 @@ fn resource(roots: &Roots, root: usize, rel: &str) -> Option<Resource> {
 
 /// A file as a resource: its URI, its name as the tools write it, its MIME type by name,
 /// its size and when it was last modified.
-pub fn describe(roots: &Roots, root: usize, path: &Path, meta: &std::fs::Metadata) -> Resource {
+pub(crate) fn describe(roots: &Roots, root: usize, path: &Path, meta: &std::fs::Metadata) -> Resource {
     let last_modified = meta.modified().ok().and_then(files::rfc3339);
     Resource {
         uri: uri::from_path(path),

@@ -25,7 +25,7 @@ use std::path::{Component, Path, PathBuf};
 
 /// One directory the workspace serves.
 #[derive(Debug)]
-pub struct Root {
+pub(crate) struct Root {
     /// The directory's own name, made unique among the roots.
     pub name: String,
     /// The canonical absolute path.
@@ -39,22 +39,22 @@ pub struct Root {
 }
 
 impl Root {
-    pub fn follows_hard_links(&self) -> bool {
+    pub(crate) fn follows_hard_links(&self) -> bool {
         self.follow_hard_links
     }
 
     /// Why `abs`, a path under this root, is not served; `None` when it is.
-    pub fn excluded(&self, abs: &Path) -> Option<Exclusion> {
+    pub(crate) fn excluded(&self, abs: &Path) -> Option<Exclusion> {
         self.rules.excluded(&self.path, abs)
     }
 }
 
 /// The roots of a workspace, in the order given.
 #[derive(Debug)]
-pub struct Roots(Vec<Root>);
+pub(crate) struct Roots(Vec<Root>);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     File,
     Dir,
 }
@@ -62,7 +62,7 @@ pub enum Kind {
 /// A path inside the workspace, checked: it exists, lies under its root once links are
 /// resolved, and is a regular file or a directory.
 #[derive(Debug, Clone)]
-pub struct Resolved {
+pub(crate) struct Resolved {
     /// The index of its root.
     pub root: usize,
     /// The canonical absolute path.
@@ -73,7 +73,7 @@ pub struct Resolved {
 /// A file (or a directory) a tool may write, checked: it lies under its root once links
 /// are resolved, and it is a regular file (a directory) or does not exist yet.
 #[derive(Debug)]
-pub struct WriteTarget {
+pub(crate) struct WriteTarget {
     /// The index of its root.
     pub root: usize,
     /// Where it is or will be: canonical up to the last directory that exists, then the
@@ -84,7 +84,7 @@ pub struct WriteTarget {
 
 /// Why a path was refused.
 #[derive(Debug)]
-pub enum PathError {
+pub(crate) enum PathError {
     Invalid {
         input: String,
         reason: String,
@@ -171,7 +171,7 @@ impl fmt::Display for PathError {
 
 impl PathError {
     /// The protocol error of a refused resource or prompt path.
-    pub fn to_layer(&self) -> LayerError {
+    pub(crate) fn to_layer(&self) -> LayerError {
         match self {
             PathError::NotFound(_) => LayerError::NotFound(self.to_string()),
             PathError::Denied { .. } => LayerError::AccessDenied(self.to_string()),
@@ -183,7 +183,7 @@ impl PathError {
 impl Roots {
     /// Checks and names the roots: each must be an existing directory. The same directory
     /// given twice is served once.
-    pub fn new(paths: Vec<PathBuf>) -> Result<Roots, WorkspaceError> {
+    pub(crate) fn new(paths: Vec<PathBuf>) -> Result<Roots, WorkspaceError> {
         if paths.is_empty() {
             return Err(WorkspaceError::NoRoots);
         }
@@ -216,32 +216,32 @@ impl Roots {
 
     /// Serves files with other hard links too (`--follow-hard-links`): a hard link is
     /// another name of the same file, which may lie outside the roots or be ignored.
-    pub fn follow_hard_links(mut self) -> Roots {
+    pub(crate) fn follow_hard_links(mut self) -> Roots {
         for root in &mut self.0 {
             root.follow_hard_links = true;
         }
         self
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = &Root> {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &Root> {
         self.0.iter()
     }
 
-    pub fn get(&self, index: usize) -> &Root {
+    pub(crate) fn get(&self, index: usize) -> &Root {
         &self.0[index]
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.0.len()
     }
 
     /// One root, for every root.
-    pub fn all(&self) -> Vec<Resolved> {
+    pub(crate) fn all(&self) -> Vec<Resolved> {
         (0..self.0.len()).map(|root| Resolved { root, abs: self.0[root].path.clone(), kind: Kind::Dir }).collect()
     }
 
     /// The root an absolute path lies under (the innermost, when roots nest).
-    pub fn owner(&self, abs: &Path) -> Option<usize> {
+    pub(crate) fn owner(&self, abs: &Path) -> Option<usize> {
         self.0
             .iter()
             .enumerate()
@@ -252,7 +252,7 @@ impl Roots {
 
     /// How the tools write a path under root `root`: relative to it with one root, prefixed
     /// by its name with several. What they write, they accept back.
-    pub fn display(&self, root: usize, abs: &Path) -> String {
+    pub(crate) fn display(&self, root: usize, abs: &Path) -> String {
         let rel = abs.strip_prefix(&self.0[root].path).unwrap_or(Path::new(""));
         let rel: Vec<_> = rel.components().map(|c| c.as_os_str().to_string_lossy()).collect();
         match (self.0.len(), rel.is_empty()) {
@@ -264,7 +264,7 @@ impl Roots {
     }
 
     /// Resolves a path that must name one file or directory.
-    pub fn resolve(&self, input: &str) -> Result<Resolved, PathError> {
+    pub(crate) fn resolve(&self, input: &str) -> Result<Resolved, PathError> {
         match self.locate(input)? {
             Some((root, candidate)) => self.check(root, &candidate, input),
             None => Err(PathError::AllRoots(input.into())),
@@ -272,7 +272,7 @@ impl Roots {
     }
 
     /// Resolves a path that may name every root at once (`.` with several roots).
-    pub fn resolve_scope(&self, input: &str) -> Result<Vec<Resolved>, PathError> {
+    pub(crate) fn resolve_scope(&self, input: &str) -> Result<Vec<Resolved>, PathError> {
         match self.locate(input)? {
             Some((root, candidate)) => Ok(vec![self.check(root, &candidate, input)?]),
             None => Ok(self.all()),
@@ -284,7 +284,7 @@ impl Roots {
     /// is checked as for reading, and the path as resolved through that directory must not
     /// be excluded either; the directories still missing are created only when it is
     /// written.
-    pub fn resolve_write(&self, input: &str) -> Result<WriteTarget, PathError> {
+    pub(crate) fn resolve_write(&self, input: &str) -> Result<WriteTarget, PathError> {
         if input.ends_with('/') {
             return Err(PathError::Directory(input.into()));
         }
@@ -293,7 +293,7 @@ impl Roots {
 
     /// Resolves a directory a tool may create: an existing one is checked as for reading; a
     /// missing one as a new file is by [`Roots::resolve_write`].
-    pub fn resolve_dir_write(&self, input: &str) -> Result<WriteTarget, PathError> {
+    pub(crate) fn resolve_dir_write(&self, input: &str) -> Result<WriteTarget, PathError> {
         self.resolve_writable(input, Kind::Dir)
     }
 

@@ -12,17 +12,17 @@ use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 /// The longest glob accepted. Real globs are tens of bytes (`**/*.{rs,toml,md}`); a long
 /// list of alternatives stays well under this, and a glob this long compiles to at most a
 /// few hundred KiB.
-pub const MAX_GLOB_BYTES: usize = 1024;
+pub(crate) const MAX_GLOB_BYTES: usize = 1024;
 
 /// The longest search pattern accepted, literal or not. Real patterns are well under 1 KiB
 /// (a long alternation of identifiers, a few KiB). The costliest shape measured, a
 /// case-insensitive alternation of words of `k` and `s` (each folds to three forms), takes
 /// about 25 MiB at this length; twice as long took twice that.
-pub const MAX_PATTERN_BYTES: usize = 16 * 1024;
+pub(crate) const MAX_PATTERN_BYTES: usize = 16 * 1024;
 
 /// Refuses `text` when it is longer than `max` bytes, saying what it is (`the glob`,
 /// `the pattern`) and both sizes; the text itself is not echoed back.
-pub fn within(what: &str, text: &str, max: usize) -> Result<(), String> {
+pub(crate) fn within(what: &str, text: &str, max: usize) -> Result<(), String> {
     if text.len() <= max {
         return Ok(());
     }
@@ -36,7 +36,7 @@ pub fn within(what: &str, text: &str, max: usize) -> Result<(), String> {
 
 /// A client's glob, matched against paths relative to a directory; `*` crosses `/` (as in
 /// `rg --glob`). Refused with a message when too long, malformed, or too large to compile.
-pub fn glob(text: &str) -> Result<GlobSet, String> {
+pub(crate) fn glob(text: &str) -> Result<GlobSet, String> {
     within("the glob", text, MAX_GLOB_BYTES)?;
     compile_glob(text)
 }

@@ -21,7 +21,7 @@ const MAX_TREE_ENTRIES: usize = 300;
 /// How deep a directory summary goes.
 const TREE_DEPTH: usize = 4;
 
-pub fn register(registry: &mut Registry<Arc<Shared>>) -> Result<(), RegistryError> {
+pub(crate) fn register(registry: &mut Registry<Arc<Shared>>) -> Result<(), RegistryError> {
     registry.prompt(
         spec("review_file", review_file)
             .title("Review a file")
@@ -38,7 +38,7 @@ pub fn register(registry: &mut Registry<Arc<Shared>>) -> Result<(), RegistryErro
 }
 
 /// What the `path` argument of prompt `name` completes with: files, or directories.
-pub fn completes(name: &str) -> Option<Want> {
+pub(crate) fn completes(name: &str) -> Option<Want> {
     match name {
         "review_file" => Some(Want::Files),
         "summarize_directory" => Some(Want::Dirs),

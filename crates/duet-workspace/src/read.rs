@@ -19,7 +19,7 @@ const MAX_FILES: usize = 50;
 /// The most bytes one `read_multiple_files` call returns, all files together.
 const MAX_TOTAL_BYTES: u64 = 4 * files::MAX_READ_BYTES;
 
-pub fn register(registry: &mut Registry<Arc<Shared>>) -> Result<(), RegistryError> {
+pub(crate) fn register(registry: &mut Registry<Arc<Shared>>) -> Result<(), RegistryError> {
     registry.tool(
         spec("read_file", |_, in_force, args, _| read_file(in_force, args)).title("Read a file").description(format!(
             "Reads a text file, whole, a range of its lines (start_line and end_line, 1-based, inclusive), \

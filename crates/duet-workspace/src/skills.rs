@@ -26,11 +26,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// Where skills live in a root, first found first served.
-pub const PLACES: [&str; 4] = [".claude/skills", ".agents/skills", ".github/skills", "skills"];
+pub(crate) const PLACES: [&str; 4] = [".claude/skills", ".agents/skills", ".github/skills", "skills"];
 
 /// The skills of the roots at one moment.
 #[derive(Default)]
-pub struct Skills {
+pub(crate) struct Skills {
     listing: Listing<Skill>,
     /// Each skill file's URI: its root and its path.
     files: HashMap<String, (usize, PathBuf)>,
@@ -38,7 +38,7 @@ pub struct Skills {
 
 impl Skills {
     /// Finds the skills under `roots`.
-    pub fn scan(roots: &Roots) -> Skills {
+    pub(crate) fn scan(roots: &Roots) -> Skills {
         let mut found = Skills::default();
         let mut listing = Vec::new();
         for (index, root) in roots.iter().enumerate() {
@@ -75,17 +75,17 @@ impl Skills {
         found
     }
 
-    pub fn listing(&self) -> Listing<Skill> {
+    pub(crate) fn listing(&self) -> Listing<Skill> {
         self.listing.clone()
     }
 
     /// The `SKILL.md` of each skill, as `resources/list` shows it.
-    pub fn manifests(&self) -> impl Iterator<Item = Resource> + '_ {
+    pub(crate) fn manifests(&self) -> impl Iterator<Item = Resource> + '_ {
         self.listing.iter().map(Skill::manifest_resource)
     }
 
     /// The root and path of the skill file at `uri`.
-    pub fn file(&self, uri: &str) -> Option<(usize, &Path)> {
+    pub(crate) fn file(&self, uri: &str) -> Option<(usize, &Path)> {
         self.files.get(uri).map(|(root, path)| (*root, path.as_path()))
     }
 }
@@ -137,7 +137,7 @@ fn read_bounded(root: &Root, path: &Path, limit: u64) -> Result<Vec<u8>, String>
 
 /// The folders to watch for skills: in each root, the folders on the way to each place
 /// skills live, and the folders in those places a walk serves, as far as they exist.
-pub fn dirs(roots: &Roots) -> Vec<PathBuf> {
+pub(crate) fn dirs(roots: &Roots) -> Vec<PathBuf> {
     let mut dirs = Vec::new();
     for root in roots.iter() {
         for place in PLACES.map(|place| root.path.join(place)) {
@@ -154,6 +154,6 @@ pub fn dirs(roots: &Roots) -> Vec<PathBuf> {
 
 /// Whether `relative` (a path under a root) is one of the places skills live, lies in one,
 /// or is a folder on the way to one: what the watcher must not drop as hidden.
-pub fn on_the_way(relative: &Path) -> bool {
+pub(crate) fn on_the_way(relative: &Path) -> bool {
     PLACES.iter().map(Path::new).any(|place| relative.starts_with(place) || place.starts_with(relative))
 }

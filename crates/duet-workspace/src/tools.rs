@@ -25,9 +25,9 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 const MAX_TREE_DEPTH: usize = 20;
 
 /// A tool's work: a result, or the message of a tool error.
-pub type ToolOutcome = Result<ToolResult, String>;
+pub(crate) type ToolOutcome = Result<ToolResult, String>;
 
-pub fn register(registry: &mut Registry<Arc<Shared>>) -> Result<(), RegistryError> {
+pub(crate) fn register(registry: &mut Registry<Arc<Shared>>) -> Result<(), RegistryError> {
     registry.tool(
         spec("list_directory", |shared, in_force, args, _| list_directory(shared, in_force, args))
             .title("List a directory")
@@ -74,7 +74,7 @@ pub fn register(registry: &mut Registry<Arc<Shared>>) -> Result<(), RegistryErro
 
 /// The most walks matching a client's pattern (`search_files`, `find_files`) the workspace
 /// runs at once; others wait for one to finish. Compiling the pattern counts too.
-pub const MAX_CONCURRENT_WALKS: usize = 4;
+pub(crate) const MAX_CONCURRENT_WALKS: usize = 4;
 
 /// Whether a tool waits for one of the [`MAX_CONCURRENT_WALKS`] turns before its work.
 #[derive(Clone, Copy)]
@@ -85,7 +85,7 @@ enum Turn {
 
 /// A read-only tool whose blocking body gets the shared state, the roots in force, its
 /// arguments (their type is the input schema) and the request context.
-pub fn spec<A, F>(name: &'static str, work: F) -> ToolSpec<Arc<Shared>>
+pub(crate) fn spec<A, F>(name: &'static str, work: F) -> ToolSpec<Arc<Shared>>
 where
     A: DeserializeOwned + JsonSchema + Send + 'static,
     F: Fn(&Shared, &InForce, A, &Cx) -> ToolOutcome + Send + Sync + Copy + 'static,
@@ -95,7 +95,7 @@ where
 
 /// A read-only tool that walks the tree matching a client's pattern: like [`spec`], but its
 /// body runs only once it has a turn, waited for without holding a blocking thread.
-pub fn walking_spec<A, F>(name: &'static str, work: F) -> ToolSpec<Arc<Shared>>
+pub(crate) fn walking_spec<A, F>(name: &'static str, work: F) -> ToolSpec<Arc<Shared>>
 where
     A: DeserializeOwned + JsonSchema + Send + 'static,
     F: Fn(&Shared, &InForce, A, &Cx) -> ToolOutcome + Send + Sync + Copy + 'static,
@@ -138,7 +138,7 @@ async fn wait_for_turn(walks: &Arc<Semaphore>, tool: &str, cx: &Cx) -> Result<Ow
 /// Drops the `format` schemars gives Rust's integer types (`uint`, `uint64`) throughout a
 /// schema: JSON has integers, not Rust's widths, and some clients refuse a format they do
 /// not know. Every argument and result type of the read-only tools is transformed so.
-pub fn json_integers(schema: &mut Schema) {
+pub(crate) fn json_integers(schema: &mut Schema) {
     if schema.get("type").and_then(Value::as_str) == Some("integer") {
         schema.remove("format");
     }
@@ -158,12 +158,12 @@ macro_rules! path_doc {
 pub(crate) use path_doc;
 
 /// Text for the model plus the same facts as structured content.
-pub fn structured(text: String, value: impl Serialize) -> ToolOutcome {
+pub(crate) fn structured(text: String, value: impl Serialize) -> ToolOutcome {
     let value = serde_json::to_value(value).map_err(|e| format!("cannot encode the result: {e}"))?;
     Ok(ToolResult { structured_content: Some(value), ..ToolResult::text(text) })
 }
 
-pub fn dot() -> String {
+pub(crate) fn dot() -> String {
     ".".into()
 }
 

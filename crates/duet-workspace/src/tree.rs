@@ -16,7 +16,7 @@ use std::path::Path;
 /// One entry of a tree, in walk order (a directory before what it holds).
 #[derive(Serialize, JsonSchema)]
 #[schemars(transform = json_integers)]
-pub struct Entry {
+pub(crate) struct Entry {
     /// How far below the top it is: 0 for the directory walked, 1 for its entries; with
     /// several roots walked at once, each root is at 1.
     #[serde(skip)]
@@ -35,7 +35,7 @@ pub struct Entry {
 
 impl Entry {
     /// `src/`, `src/main.rs (1.2 KiB)`, `link (symbolic link)`.
-    pub fn line(&self) -> String {
+    pub(crate) fn line(&self) -> String {
         match (self.kind, self.size) {
             ("directory", _) => format!("{}/", self.path),
             ("symlink", _) => format!("{} (symbolic link)", self.path),
@@ -46,7 +46,7 @@ impl Entry {
 }
 
 /// The entries under some directories, at most `depth` levels below each.
-pub struct Tree {
+pub(crate) struct Tree {
     pub entries: Vec<Entry>,
     /// The bound was reached: there are more entries than `entries` holds.
     pub truncated: bool,
@@ -57,7 +57,7 @@ pub struct Tree {
 impl Tree {
     /// Walks each of `scope` (one directory, or every root) down to `depth`, keeping the
     /// first `max` entries the request may reach (`reachable`).
-    pub fn walk(
+    pub(crate) fn walk(
         shared: &Shared,
         scope: &[Resolved],
         reachable: &dyn Fn(&Path) -> bool,
@@ -94,13 +94,13 @@ impl Tree {
     }
 
     /// One line an entry, indented by depth.
-    pub fn lines(&self) -> Vec<String> {
+    pub(crate) fn lines(&self) -> Vec<String> {
         self.entries.iter().map(|e| format!("{}{}", "  ".repeat(e.depth), e.line())).collect()
     }
 
     /// The entries below the top, nested: each directory holds its `children`, except
     /// those at the depth limit, whose contents were not walked.
-    pub fn nested(&self) -> Vec<Node> {
+    pub(crate) fn nested(&self) -> Vec<Node> {
         let mut at = self.entries.iter().position(|e| e.depth >= 1).unwrap_or(self.entries.len());
         children(&self.entries, &mut at, 1, self.deepest)
     }
@@ -109,7 +109,7 @@ impl Tree {
 /// An entry with what it holds, as `directory_tree` returns it.
 #[derive(Serialize, JsonSchema)]
 #[schemars(transform = json_integers)]
-pub struct Node {
+pub(crate) struct Node {
     name: String,
     path: String,
     #[serde(rename = "type")]

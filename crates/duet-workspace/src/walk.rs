@@ -31,10 +31,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 /// The directory git keeps its repository in; never served, whatever the ignore files say.
-pub const GIT_DIR: &str = ".git";
+pub(crate) const GIT_DIR: &str = ".git";
 
 /// The longest one walk runs: past it, it yields nothing more (logged).
-pub const MAX_WALK_TIME: Duration = Duration::from_secs(120);
+pub(crate) const MAX_WALK_TIME: Duration = Duration::from_secs(120);
 
 /// The ignore file in a directory that the walker must not open, and whether it is git's
 /// exclude file (which a walk can do without) or an ignore file (which it cannot).
@@ -63,13 +63,13 @@ fn unwalkable(dir: &Path) -> Option<Unwalkable> {
 }
 
 /// A walker over `dir` with the workspace's rules; callers add a depth limit if they want.
-pub fn walker(dir: &Path) -> WalkBuilder {
+pub(crate) fn walker(dir: &Path) -> WalkBuilder {
     walker_skipping(dir, Vec::new())
 }
 
 /// The same walker, which also leaves out the directories `skip` (other roots nested in
 /// this one, listed with their own).
-pub fn walker_skipping(dir: &Path, skip: Vec<PathBuf>) -> WalkBuilder {
+pub(crate) fn walker_skipping(dir: &Path, skip: Vec<PathBuf>) -> WalkBuilder {
     walker_until(dir, skip, Instant::now() + MAX_WALK_TIME)
 }
 
@@ -124,7 +124,7 @@ fn walker_until(dir: &Path, skip: Vec<PathBuf>, deadline: Instant) -> WalkBuilde
 
 /// The regular files under `dir` (or `dir` itself, when it is a file) whose paths are
 /// UTF-8, in walk order. Entries that cannot be read are skipped.
-pub fn files(dir: &Path) -> impl Iterator<Item = DirEntry> {
+pub(crate) fn files(dir: &Path) -> impl Iterator<Item = DirEntry> {
     walker(dir).build().filter_map(served_entry).filter(|e| !is_dir(e))
 }
 
@@ -133,18 +133,18 @@ const MAX_THREADS: usize = 8;
 
 /// The same walk over `threads` threads, for work that does not need name order: the
 /// visitor gets entries in no particular order, directories included.
-pub fn parallel(dir: &Path, threads: usize) -> WalkParallel {
+pub(crate) fn parallel(dir: &Path, threads: usize) -> WalkParallel {
     walker(dir).threads(threads).build_parallel()
 }
 
 /// How many threads a parallel walk takes: one per core, at most [`MAX_THREADS`].
-pub fn threads() -> usize {
+pub(crate) fn threads() -> usize {
     std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get).min(MAX_THREADS)
 }
 
 /// A walked entry that is a directory or a regular file with a UTF-8 path; `None` for
 /// anything else, and for entries that cannot be read (logged).
-pub fn served_entry(entry: Result<DirEntry, ignore::Error>) -> Option<DirEntry> {
+pub(crate) fn served_entry(entry: Result<DirEntry, ignore::Error>) -> Option<DirEntry> {
     match entry {
         Ok(entry) => {
             let kind = entry.file_type().is_some_and(|t| t.is_file() || t.is_dir());
@@ -158,13 +158,13 @@ pub fn served_entry(entry: Result<DirEntry, ignore::Error>) -> Option<DirEntry> 
 }
 
 /// Whether a walked entry is a directory (links are not followed, so never a link to one).
-pub fn is_dir(entry: &DirEntry) -> bool {
+pub(crate) fn is_dir(entry: &DirEntry) -> bool {
     entry.file_type().is_some_and(|t| t.is_dir())
 }
 
 /// Why a path under a root is not served.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Exclusion {
+pub(crate) enum Exclusion {
     /// It lies inside a `.git` directory.
     GitDir,
     /// An ignore file rules it out (or rules out a directory it lies in); the kind of file
@@ -179,7 +179,7 @@ const MAX_CACHED_DIRS: usize = 4096;
 /// matchers are built once and kept while its ignore files stay as they were: every check
 /// looks at their size and modification time, so an edited `.gitignore` counts at once,
 /// watcher or not.
-pub struct Rules {
+pub(crate) struct Rules {
     cache: Mutex<Cache>,
 }
 
@@ -235,7 +235,7 @@ impl Default for Rules {
 }
 
 impl Rules {
-    pub fn new() -> Rules {
+    pub(crate) fn new() -> Rules {
         Rules { cache: Mutex::new(Cache::default()) }
     }
 
@@ -243,7 +243,7 @@ impl Rules {
     /// lies in, is ignored; or whether it lies in a `.git` directory. Hidden names alone
     /// exclude nothing. `root` itself is never excluded, and neither is a path not under
     /// it (confinement refuses those for other reasons).
-    pub fn excluded(&self, root: &Path, path: &Path) -> Option<Exclusion> {
+    pub(crate) fn excluded(&self, root: &Path, path: &Path) -> Option<Exclusion> {
         let rel = path.strip_prefix(root).ok()?;
         let parts: Vec<_> = rel.components().filter(|c| !matches!(c, Component::CurDir)).collect();
         if parts.iter().any(|c| c.as_os_str() == GIT_DIR) {
@@ -512,9 +512,7 @@ mod tests {
     }
 
     fn mkfifo(path: &Path) {
-        let name = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
-        // SAFETY: a NUL-terminated path, and a mode.
-        assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+        rustix::fs::mkfifoat(rustix::fs::CWD, path, rustix::fs::Mode::from_raw_mode(0o600)).unwrap();
     }
 
     #[test]

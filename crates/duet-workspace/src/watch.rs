@@ -43,14 +43,14 @@ const LONGEST: Duration = Duration::from_secs(2);
 const IGNORE_FILES: [&str; 2] = [".gitignore", ".ignore"];
 
 /// A running watch of the roots; dropping it stops the watch.
-pub struct Watcher {
+pub(crate) struct Watcher {
     _watches: Arc<Mutex<Watches>>,
 }
 
 impl Watcher {
     /// Starts the watch: the directories listed so far are watched when this returns (and
     /// those the first walk lists later, as it lists them).
-    pub fn start(shared: Arc<Shared>, feed: Arc<ChangeFeed>) -> Result<Watcher, WorkspaceError> {
+    pub(crate) fn start(shared: Arc<Shared>, feed: Arc<ChangeFeed>) -> Result<Watcher, WorkspaceError> {
         let failed = |e: &dyn std::fmt::Display| WorkspaceError::Watch(e.to_string());
         let (events, received) = std::sync::mpsc::channel();
         let watches = Watches::new(move |event| {

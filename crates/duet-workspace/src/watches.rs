@@ -19,7 +19,7 @@ const CHANGES: EventKindMask = EventKindMask::CREATE
     .union(EventKindMask::MODIFY_NAME)
     .union(EventKindMask::ACCESS_CLOSE);
 
-pub struct Watches {
+pub(crate) struct Watches {
     watcher: RecommendedWatcher,
     watched: HashSet<PathBuf>,
     exhausted: bool,
@@ -27,13 +27,13 @@ pub struct Watches {
 
 impl Watches {
     /// A watcher that hands its events to `handler`, watching nothing yet.
-    pub fn new(handler: impl EventHandler) -> notify::Result<Watches> {
+    pub(crate) fn new(handler: impl EventHandler) -> notify::Result<Watches> {
         let watcher = RecommendedWatcher::new(handler, Config::default().with_event_kinds(CHANGES))?;
         Ok(Watches { watcher, watched: HashSet::new(), exhausted: false })
     }
 
     /// Watches `dir` (not what is under it), unless it is already.
-    pub fn add(&mut self, dir: &Path) {
+    pub(crate) fn add(&mut self, dir: &Path) {
         if self.exhausted || self.watched.contains(dir) {
             return;
         }
@@ -54,7 +54,7 @@ impl Watches {
     }
 
     /// Stops watching `dir` and the directories under it, but those `keep` names.
-    pub fn forget_under(&mut self, dir: &Path, keep: impl Fn(&Path) -> bool) {
+    pub(crate) fn forget_under(&mut self, dir: &Path, keep: impl Fn(&Path) -> bool) {
         let gone: Vec<PathBuf> = self.watched.iter().filter(|d| d.starts_with(dir) && !keep(d)).cloned().collect();
         for path in gone {
             // A directory deleted took its watch with it; one moved away or now ignored
@@ -67,7 +67,7 @@ impl Watches {
 
 /// Watches each of `dirs` (those watched already cost a look-up), taking the lock for a
 /// few at a time.
-pub fn watch_all(watches: &Arc<Mutex<Watches>>, dirs: Vec<PathBuf>) {
+pub(crate) fn watch_all(watches: &Arc<Mutex<Watches>>, dirs: Vec<PathBuf>) {
     for some in dirs.chunks(256) {
         let mut watches = watches.lock().unwrap_or_else(|p| p.into_inner());
         for dir in some {

@@ -35,7 +35,7 @@ const PREVIEW_CHARS: usize = 120;
 /// What a write tool's blocking body answers: a result, the question, or a tool error.
 type WriteOutcome = Result<Reply<ToolResult>, String>;
 
-pub fn register(registry: &mut Registry<Arc<Shared>>) -> Result<(), RegistryError> {
+pub(crate) fn register(registry: &mut Registry<Arc<Shared>>) -> Result<(), RegistryError> {
     registry.tool(
         spec("write_file", write_file, true, true)
             .title("Write a file")

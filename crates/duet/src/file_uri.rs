@@ -16,26 +16,37 @@ const HEX: &[u8; 16] = b"0123456789ABCDEF";
 /// Why a URI names no local path.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FileUriError {
+    /// It is not a `file:` URI.
     #[error("not a file:// URI")]
     NotFile,
+    /// It does not parse as a URI.
     #[error("not a valid URI: {0}")]
     Invalid(String),
+    /// It has a query or a fragment.
     #[error("file URIs take no query or fragment (escape '?' and '#' in names as %3F and %23)")]
     QueryOrFragment,
+    /// A `%` starts no valid escape.
     #[error("bad percent-escape in the path")]
     BadEscape,
+    /// A segment is `..`.
     #[error("'..' is not allowed in a file URI")]
     Parent,
+    /// The decoded path is not UTF-8.
     #[error("the path is not valid UTF-8 once decoded")]
     NotUtf8,
+    /// A name holds an escaped `/`, `\` or NUL.
     #[error("a name in the path holds an escaped separator or NUL (%2F, %5C or %00)")]
     EscapedSeparator,
+    /// It names another host.
     #[error("it names a file on another host ({0}), which this system cannot open")]
     OtherHost(String),
+    /// It names a Windows drive on a system without drives.
     #[error("it names a Windows drive ({0}), which this system does not have")]
     WindowsDrive(String),
+    /// On Windows: it names no drive and no share.
     #[error("it names neither a drive nor a share, which a Windows path needs (file:///C:/… or file://server/share/…)")]
     NoDrive,
+    /// On Windows: it names a server but no share.
     #[error("it names a server but no share (file://server/share/…)")]
     NoShare,
 }

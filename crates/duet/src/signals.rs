@@ -112,7 +112,7 @@ pub(crate) enum ErrorType {
 
 impl Operation<'_> {
     /// Observes the request's duration in its histogram, one of `histograms`.
-    pub fn record(&self, histograms: &OperationHistograms, elapsed: Duration) {
+    pub(crate) fn record(&self, histograms: &OperationHistograms, elapsed: Duration) {
         let method = match self.method {
             Method::Other(_) => "other",
             known => known.traits().name,

@@ -21,21 +21,27 @@ impl fmt::Debug for StateKey {
     }
 }
 
+/// Why a state key (or `DUET_STATE_KEY`) was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum KeyError {
+    /// It decodes to this many bytes, not 32.
     #[error("a state key must be 32 bytes written as base64 or hex (the one given has length {0})")]
     Length(usize),
+    /// It is neither hex nor base64.
     #[error("a state key must be 32 bytes written as base64 or hex")]
     Encoding,
+    /// The variable holds more than two keys.
     #[error("{STATE_KEY_ENV} holds at most two keys: CURRENT[,PREVIOUS]")]
     TooMany,
 }
 
 impl StateKey {
+    /// A new random key (the thread's CSPRNG, seeded by the operating system).
     pub fn random() -> Self {
         StateKey(rand::random())
     }
 
+    /// The key of these bytes.
     pub fn from_bytes(bytes: [u8; 32]) -> Self {
         StateKey(bytes)
     }
@@ -64,15 +70,19 @@ impl StateKey {
 /// The key that seals and, during a rotation, the previous key that still opens.
 #[derive(Debug, Clone)]
 pub struct StateKeys {
+    /// Seals, and opens.
     pub current: StateKey,
+    /// Only opens: the key before a rotation, for the states sealed with it.
     pub previous: Option<StateKey>,
 }
 
 impl StateKeys {
+    /// One key, and no previous one.
     pub fn new(current: StateKey) -> Self {
         StateKeys { current, previous: None }
     }
 
+    /// The keys with `previous` opening too.
     pub fn with_previous(mut self, previous: StateKey) -> Self {
         self.previous = Some(previous);
         self

@@ -13,7 +13,7 @@ pub(crate) struct Wakers {
 
 impl Wakers {
     /// What wakes whoever waits here on `key`; keep it while waiting.
-    pub fn watch(&self, key: &str) -> Arc<Notify> {
+    pub(crate) fn watch(&self, key: &str) -> Arc<Notify> {
         let mut by_key = self.by_key.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(notify) = by_key.get(key).and_then(Weak::upgrade) {
             return notify;
@@ -25,7 +25,7 @@ impl Wakers {
     }
 
     /// Wakes whoever waits here on `key` now.
-    pub fn wake(&self, key: &str) {
+    pub(crate) fn wake(&self, key: &str) {
         let notify = self.by_key.lock().unwrap_or_else(|p| p.into_inner()).get(key).and_then(Weak::upgrade);
         if let Some(notify) = notify {
             notify.notify_waiters();

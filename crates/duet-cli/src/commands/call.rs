@@ -34,7 +34,7 @@ fn arguments(spec: Option<&str>) -> Result<Map<String, Value>, Usage> {
     }
 }
 
-pub async fn run(args: CallArgs) -> anyhow::Result<ExitCode> {
+pub(crate) async fn run(args: CallArgs) -> anyhow::Result<ExitCode> {
     let (layer, arguments) = match (choice::layer(&args.layer), arguments(args.args.as_deref())) {
         (Ok(layer), Ok(arguments)) => (layer, arguments),
         (Err(usage), _) | (_, Err(usage)) => return Ok(usage.exit()),

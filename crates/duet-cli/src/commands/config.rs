@@ -206,7 +206,7 @@ fn snippet(args: &ConfigArgs) -> Result<(Value, String), Usage> {
     Ok((value, hint.join("\n")))
 }
 
-pub fn run(args: ConfigArgs) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: ConfigArgs) -> anyhow::Result<ExitCode> {
     match snippet(&args) {
         Ok((value, hint)) => {
             println!("{}", serde_json::to_string_pretty(&value)?);

@@ -41,7 +41,7 @@ fn show(
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn tools(args: ListArgs) -> anyhow::Result<ExitCode> {
+pub(crate) fn tools(args: ListArgs) -> anyhow::Result<ExitCode> {
     show(args, |layer, who| {
         let tools = layer.tools(who);
         let rows = tools.iter().map(|t| (t.name.clone(), shorten(t.about.description.as_deref()))).collect();
@@ -49,7 +49,7 @@ pub fn tools(args: ListArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-pub fn resources(args: ListArgs) -> anyhow::Result<ExitCode> {
+pub(crate) fn resources(args: ListArgs) -> anyhow::Result<ExitCode> {
     show(args, |layer, who| {
         let (resources, templates) = (layer.resources(who), layer.templates(who));
         let rows = resources
@@ -65,7 +65,7 @@ pub fn resources(args: ListArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-pub fn prompts(args: ListArgs) -> anyhow::Result<ExitCode> {
+pub(crate) fn prompts(args: ListArgs) -> anyhow::Result<ExitCode> {
     show(args, |layer, who| {
         let prompts = layer.prompts(who);
         let rows = prompts

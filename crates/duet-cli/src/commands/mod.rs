@@ -2,11 +2,11 @@
 //! and print the snippets that register duet with MCP clients. stdout carries the result
 //! only; exit code 0, 1 (the tool or read failed) or 2 (usage).
 
-pub mod call;
-pub mod config;
-pub mod inspect;
+pub(crate) mod call;
+pub(crate) mod config;
+pub(crate) mod inspect;
 mod progress;
-pub mod read;
+pub(crate) mod read;
 
 use std::fmt::Display;
 use std::process::ExitCode;

@@ -9,18 +9,18 @@ use std::io::IsTerminal as _;
 use std::sync::{Arc, Mutex};
 
 /// The progress of one call.
-pub struct Progress {
+pub(super) struct Progress {
     /// On a terminal, the bar (made at the first notification).
     bar: Option<Mutex<Option<ProgressBar>>>,
 }
 
 impl Progress {
-    pub fn new() -> Arc<Progress> {
+    pub(super) fn new() -> Arc<Progress> {
         Arc::new(Progress { bar: std::io::stderr().is_terminal().then(|| Mutex::new(None)) })
     }
 
     /// The sink a call's notifications go to: progress is shown, the rest dropped.
-    pub fn sink(self: &Arc<Self>) -> Sink {
+    pub(super) fn sink(self: &Arc<Self>) -> Sink {
         let progress = self.clone();
         Arc::new(move |message: Value| {
             if message["method"] == "notifications/progress" {
@@ -54,7 +54,7 @@ impl Progress {
     }
 
     /// Takes the bar off the terminal before the result is printed.
-    pub fn finish(&self) {
+    pub(super) fn finish(&self) {
         if let Some(bar) = self.bar.as_ref().and_then(|b| b.lock().unwrap_or_else(|p| p.into_inner()).take()) {
             bar.finish_and_clear();
         }

@@ -8,7 +8,7 @@ use crate::cli::ReadArgs;
 use duet::layer::{Reply, RequestCx, ResourceBody};
 use std::process::ExitCode;
 
-pub async fn run(args: ReadArgs) -> anyhow::Result<ExitCode> {
+pub(crate) async fn run(args: ReadArgs) -> anyhow::Result<ExitCode> {
     let layer = match choice::layer(&args.layer) {
         Ok(layer) => layer,
         Err(usage) => return Ok(usage.exit()),

@@ -14,7 +14,7 @@ use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 
 /// What a tool's arguments compile to.
-pub struct Args {
+pub(super) struct Args {
     /// The `inputSchema`: an object with one property per argument and no others.
     pub schema: Value,
     /// The value of each argument that has a default.
@@ -22,7 +22,12 @@ pub struct Args {
 }
 
 /// Checks the declarations of tool `tool`, found at `at` (its `args` table).
-pub fn compile(tool: &str, decls: &BTreeMap<String, ArgDecl>, at: &Place, locator: &Locator) -> Result<Args, Problem> {
+pub(super) fn compile(
+    tool: &str,
+    decls: &BTreeMap<String, ArgDecl>,
+    at: &Place,
+    locator: &Locator,
+) -> Result<Args, Problem> {
     let mut ordered: Vec<_> = decls.iter().collect();
     ordered.sort_by_key(|(name, _)| locator.offset(&at.key(name)));
     let mut properties = Map::new();

@@ -8,6 +8,8 @@
 use super::schema::Output;
 use super::template::Argv;
 use duet::layer::{RequestCx, ToolResult};
+use rustix::io::Errno;
+use rustix::process::{Pid, Signal, kill_process_group};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 use std::io;
@@ -19,7 +21,7 @@ use tracing::{Instrument, Span};
 
 /// How long a command may run and how much of its output is kept.
 #[derive(Debug, Clone, Copy)]
-pub struct Limits {
+pub(super) struct Limits {
     pub timeout: Duration,
     /// Bytes of stdout returned; the rest is read and dropped, with a note.
     pub stdout: usize,
@@ -34,7 +36,7 @@ impl Default for Limits {
 }
 
 /// A tool's command, ready to run.
-pub struct Command {
+pub(super) struct Command {
     /// The tool's name, for messages.
     pub tool: String,
     pub program: String,
@@ -60,7 +62,7 @@ enum Ended {
 impl Command {
     /// Runs the command for validated arguments (defaults filled in). Every failure is a
     /// tool error result.
-    pub async fn run(&self, args: &Map<String, Value>, cx: &RequestCx) -> ToolResult {
+    pub(super) async fn run(&self, args: &Map<String, Value>, cx: &RequestCx) -> ToolResult {
         let span = self.span();
         self.run_in(args, cx, &span).instrument(span.clone()).await
     }
@@ -283,12 +285,10 @@ struct Group {
 impl Group {
     fn kill(&mut self) {
         if let Some(leader) = self.leader.take() {
-            // SAFETY: killpg only sends a signal, to the group the child leads.
-            if unsafe { libc::killpg(leader as libc::pid_t, libc::SIGKILL) } != 0 {
-                let e = std::io::Error::last_os_error();
-                if e.raw_os_error() != Some(libc::ESRCH) {
-                    tracing::warn!("cannot kill process group {leader}: {e}");
-                }
+            let Some(group) = i32::try_from(leader).ok().and_then(Pid::from_raw) else { return };
+            match kill_process_group(group, Signal::KILL) {
+                Ok(()) | Err(Errno::SRCH) => {}
+                Err(e) => tracing::warn!("cannot kill process group {leader}: {e}"),
             }
         }
     }

@@ -15,22 +15,22 @@ enum Step {
 
 /// A field of the manifest, from the root.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Place(Vec<Step>);
+pub(crate) struct Place(Vec<Step>);
 
 impl Place {
-    pub fn root() -> Self {
+    pub(crate) fn root() -> Self {
         Place(Vec::new())
     }
 
     /// The field `key` of this table.
-    pub fn key(&self, key: &str) -> Self {
+    pub(crate) fn key(&self, key: &str) -> Self {
         let mut steps = self.0.clone();
         steps.push(Step::Key(key.to_string()));
         Place(steps)
     }
 
     /// The element `index` of this array.
-    pub fn index(&self, index: usize) -> Self {
+    pub(crate) fn index(&self, index: usize) -> Self {
         let mut steps = self.0.clone();
         steps.push(Step::Index(index));
         Place(steps)
@@ -38,20 +38,20 @@ impl Place {
 }
 
 /// Finds places in one manifest's text.
-pub struct Locator<'a> {
+pub(super) struct Locator<'a> {
     text: &'a str,
     root: Option<Spanned<DeTable<'a>>>,
 }
 
 impl<'a> Locator<'a> {
-    pub fn new(text: &'a str) -> Self {
+    pub(super) fn new(text: &'a str) -> Self {
         Locator { text, root: DeTable::parse(text).ok() }
     }
 
     /// The byte offset of a place: its key when it has one (`command = ...`, `[tool.args.x]`),
     /// else its value (`[[tool]]`). A place that is not written (a missing field) resolves
     /// to the deepest part of it that is.
-    pub fn offset(&self, place: &Place) -> usize {
+    pub(super) fn offset(&self, place: &Place) -> usize {
         let Some(root) = &self.root else { return 0 };
         let mut table = Some(root.get_ref());
         let mut array: Option<&DeArray<'a>> = None;
@@ -83,7 +83,7 @@ impl<'a> Locator<'a> {
     /// The entry written around an offset, as errors name it: `tool "deploy"`,
     /// `resource "notes://index"`, `prompt #2` (when it has no name); `None` outside the
     /// `[[tool]]`, `[[resource]]` and `[[prompt]]` entries.
-    pub fn entry_around(&self, offset: usize) -> Option<String> {
+    pub(super) fn entry_around(&self, offset: usize) -> Option<String> {
         let root = self.root.as_ref()?;
         // Each entry starts at its header; the last one starting before the offset holds it.
         let mut around: Option<(usize, Option<String>)> = None;
@@ -116,7 +116,7 @@ impl<'a> Locator<'a> {
     }
 
     /// 1-based line and column (in characters) of a byte offset.
-    pub fn line_column(&self, offset: usize) -> (usize, usize) {
+    pub(super) fn line_column(&self, offset: usize) -> (usize, usize) {
         let before = self.text.get(..offset).unwrap_or(self.text);
         let line = before.matches('\n').count() + 1;
         let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;

@@ -33,7 +33,7 @@ use std::path::{Path, PathBuf};
 
 /// Why a manifest could not be loaded.
 #[derive(Debug)]
-pub enum ManifestError {
+pub(crate) enum ManifestError {
     /// The file could not be read.
     Read { path: PathBuf, source: std::io::Error },
     /// The file is not a valid manifest; `line` and `column` (1-based) point at the field.
@@ -62,20 +62,20 @@ impl std::error::Error for ManifestError {
 
 /// A check that failed: the field it concerns and what is wrong, before it has a line.
 #[derive(Debug)]
-pub struct Problem {
+pub(crate) struct Problem {
     place: Place,
     message: String,
 }
 
 impl Problem {
-    pub fn new(place: Place, message: impl Into<String>) -> Self {
+    pub(crate) fn new(place: Place, message: impl Into<String>) -> Self {
         Problem { place, message: message.into() }
     }
 }
 
 /// Reads and checks the manifest at `path`; relative paths inside it (`cwd`, `file`) are
 /// relative to its directory.
-pub fn load(path: &Path) -> Result<Registry, ManifestError> {
+pub(crate) fn load(path: &Path) -> Result<Registry, ManifestError> {
     let text =
         std::fs::read_to_string(path).map_err(|source| ManifestError::Read { path: path.to_path_buf(), source })?;
     parse(&text, path)
@@ -83,7 +83,7 @@ pub fn load(path: &Path) -> Result<Registry, ManifestError> {
 
 /// Checks manifest text as if read from `path` (which names it in errors and anchors its
 /// relative paths; the file need not exist).
-pub fn parse(text: &str, path: &Path) -> Result<Registry, ManifestError> {
+pub(crate) fn parse(text: &str, path: &Path) -> Result<Registry, ManifestError> {
     let locator = Locator::new(text);
     let invalid = |offset: usize, message: String| {
         let (line, column) = locator.line_column(offset);

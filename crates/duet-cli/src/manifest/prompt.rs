@@ -9,7 +9,7 @@ use duet::layer::{Content, HandlerError, PromptMessage, PromptResult, PromptSpec
 use std::collections::BTreeSet;
 
 /// Checks a prompt's declaration (found at `at`) and builds its spec.
-pub fn compile(decl: PromptDecl, at: &Place, locator: &Locator) -> Result<PromptSpec, Problem> {
+pub(super) fn compile(decl: PromptDecl, at: &Place, locator: &Locator) -> Result<PromptSpec, Problem> {
     let name = decl.name.clone();
     let fail = |place: Place, message: String| Problem::new(place, format!("prompt {name:?}: {message}"));
     if name.trim().is_empty() {

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// Checks a resource's declaration (found at `at`) and builds its spec.
-pub fn compile(decl: ResourceDecl, at: &Place, dir: &Path) -> Result<ResourceSpec, Problem> {
+pub(super) fn compile(decl: ResourceDecl, at: &Place, dir: &Path) -> Result<ResourceSpec, Problem> {
     let uri = decl.uri.clone();
     let fail = |place: Place, message: String| Problem::new(place, format!("resource {uri:?}: {message}"));
     if !valid_uri(&uri) {

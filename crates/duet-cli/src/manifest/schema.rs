@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 /// A whole manifest.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Manifest {
+pub(super) struct Manifest {
     pub server: ServerDecl,
     #[serde(default)]
     pub tool: Vec<ToolDecl>,
@@ -24,7 +24,7 @@ pub struct Manifest {
 /// `[server]`: who the server says it is.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ServerDecl {
+pub(super) struct ServerDecl {
     pub name: String,
     pub version: String,
     pub title: Option<String>,
@@ -34,7 +34,7 @@ pub struct ServerDecl {
 /// `[[tool]]`: a command run with typed arguments, never through a shell.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ToolDecl {
+pub(super) struct ToolDecl {
     pub name: String,
     pub title: Option<String>,
     pub description: String,
@@ -67,7 +67,7 @@ pub struct ToolDecl {
 /// `[tool.args.NAME]`: one argument, which becomes one property of the `inputSchema`.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ArgDecl {
+pub(super) struct ArgDecl {
     #[serde(rename = "type")]
     pub kind: ArgType,
     pub description: Option<String>,
@@ -91,7 +91,7 @@ pub struct ArgDecl {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum ArgType {
+pub(super) enum ArgType {
     String,
     Integer,
     Number,
@@ -101,7 +101,7 @@ pub enum ArgType {
 }
 
 impl ArgType {
-    pub fn name(self) -> &'static str {
+    pub(super) fn name(self) -> &'static str {
         match self {
             ArgType::String => "string",
             ArgType::Integer => "integer",
@@ -115,7 +115,7 @@ impl ArgType {
 /// `task = "optional" | "required"`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum TaskDecl {
+pub(super) enum TaskDecl {
     Optional,
     Required,
 }
@@ -123,7 +123,7 @@ pub enum TaskDecl {
 /// What a tool's stdout is.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Output {
+pub(super) enum Output {
     /// Returned as one text block.
     #[default]
     Text,
@@ -135,7 +135,7 @@ pub enum Output {
 /// `annotations = { ... }`: the behaviour hints clients see.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct AnnotationsDecl {
+pub(super) struct AnnotationsDecl {
     pub read_only: Option<bool>,
     pub destructive: Option<bool>,
     pub idempotent: Option<bool>,
@@ -145,7 +145,7 @@ pub struct AnnotationsDecl {
 /// `[[resource]]`: fixed text, or a file read on each request.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ResourceDecl {
+pub(super) struct ResourceDecl {
     pub uri: String,
     pub name: String,
     pub title: Option<String>,
@@ -161,7 +161,7 @@ pub struct ResourceDecl {
 /// `[[prompt]]`: a template rendered into one user message.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct PromptDecl {
+pub(super) struct PromptDecl {
     pub name: String,
     pub title: Option<String>,
     pub description: String,
@@ -175,7 +175,7 @@ pub struct PromptDecl {
 /// `[prompt.args.NAME]`.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct PromptArgDecl {
+pub(super) struct PromptArgDecl {
     pub description: Option<String>,
     #[serde(default)]
     pub required: bool,
@@ -187,7 +187,7 @@ pub struct PromptArgDecl {
 /// `[[skill]]`: a skill folder (SEP-2640), read once at load.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct SkillDecl {
+pub(super) struct SkillDecl {
     /// The folder holding `SKILL.md`, relative to the manifest's directory; its name is the
     /// skill's.
     pub dir: String,

@@ -9,7 +9,7 @@ use duet::layer::SkillSpec;
 use std::path::Path;
 
 /// Checks a skill's declaration (found at `at`) and reads its folder.
-pub fn compile(decl: SkillDecl, at: &Place, dir: &Path) -> Result<SkillSpec, Problem> {
+pub(super) fn compile(decl: SkillDecl, at: &Place, dir: &Path) -> Result<SkillSpec, Problem> {
     let folder = dir.join(&decl.dir);
     let fail = |place: Place, message: String| Problem::new(place, format!("skill {:?}: {message}", decl.dir));
     check_roles(&decl.roles, at, &format!("skill {:?}", decl.dir))?;

@@ -17,13 +17,13 @@ enum Piece {
 
 /// A string with `{name}` placeholders.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Template {
+pub(super) struct Template {
     source: String,
     pieces: Vec<Piece>,
 }
 
 /// Whether `name` can be an argument's name (and so a placeholder).
-pub fn valid_name(name: &str) -> bool {
+pub(super) fn valid_name(name: &str) -> bool {
     let mut chars = name.chars();
     chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
@@ -31,7 +31,7 @@ pub fn valid_name(name: &str) -> bool {
 
 impl Template {
     /// Parses a template; the error says what is wrong with it.
-    pub fn parse(source: &str) -> Result<Self, String> {
+    pub(super) fn parse(source: &str) -> Result<Self, String> {
         let mut pieces = Vec::new();
         let mut text = String::new();
         let mut chars = source.chars().peekable();
@@ -80,12 +80,12 @@ impl Template {
     }
 
     /// The template as written.
-    pub fn source(&self) -> &str {
+    pub(super) fn source(&self) -> &str {
         &self.source
     }
 
     /// The names of its placeholders, in order (repeats included).
-    pub fn placeholders(&self) -> impl Iterator<Item = &str> {
+    pub(super) fn placeholders(&self) -> impl Iterator<Item = &str> {
         self.pieces.iter().filter_map(|p| match p {
             Piece::Arg(name) => Some(name.as_str()),
             Piece::Text(_) => None,
@@ -93,7 +93,7 @@ impl Template {
     }
 
     /// The argument's name when the template is exactly one placeholder (`"{path}"`).
-    pub fn whole_arg(&self) -> Option<&str> {
+    pub(super) fn whole_arg(&self) -> Option<&str> {
         match self.pieces.as_slice() {
             [Piece::Arg(name)] => Some(name),
             _ => None,
@@ -102,7 +102,7 @@ impl Template {
 
     /// The placeholders the template begins with, before any text: those whose values can
     /// begin what it renders.
-    pub fn leading_args(&self) -> impl Iterator<Item = &str> {
+    pub(super) fn leading_args(&self) -> impl Iterator<Item = &str> {
         self.pieces.iter().map_while(|p| match p {
             Piece::Arg(name) => Some(name.as_str()),
             Piece::Text(_) => None,
@@ -111,7 +111,7 @@ impl Template {
 
     /// Fills the placeholders; `lookup` answers `None` for an argument that has no value,
     /// which is an error naming it.
-    pub fn render(&self, lookup: impl Fn(&str) -> Option<String>) -> Result<String, String> {
+    pub(super) fn render(&self, lookup: impl Fn(&str) -> Option<String>) -> Result<String, String> {
         let mut out = String::new();
         for piece in &self.pieces {
             match piece {
@@ -123,14 +123,14 @@ impl Template {
     }
 
     /// Fills the placeholders, an argument without a value giving the empty string.
-    pub fn render_lenient(&self, lookup: impl Fn(&str) -> Option<String>) -> String {
+    pub(super) fn render_lenient(&self, lookup: impl Fn(&str) -> Option<String>) -> String {
         self.render(|name| Some(lookup(name).unwrap_or_default())).unwrap_or_default()
     }
 }
 
 /// A single value as one argv element or piece of text: strings as they are, numbers and
 /// booleans as JSON writes them (integral numbers without a fraction).
-pub fn scalar(value: &Value) -> Option<String> {
+pub(super) fn scalar(value: &Value) -> Option<String> {
     match value {
         Value::String(s) => Some(s.clone()),
         Value::Bool(b) => Some(b.to_string()),
@@ -144,7 +144,7 @@ pub fn scalar(value: &Value) -> Option<String> {
 
 /// A value as text in a message: a single value as [`scalar`] writes it, an array's items
 /// joined by ", ".
-pub fn text_of(value: &Value) -> Option<String> {
+pub(super) fn text_of(value: &Value) -> Option<String> {
     match value {
         Value::Array(items) => Some(items.iter().filter_map(scalar).collect::<Vec<_>>().join(", ")),
         other => scalar(other),
@@ -152,20 +152,20 @@ pub fn text_of(value: &Value) -> Option<String> {
 }
 
 /// Whether an element is the literal `--` after which commands read no more options.
-pub fn ends_options(element: &Template) -> bool {
+pub(super) fn ends_options(element: &Template) -> bool {
     element.source() == "--"
 }
 
 /// The argv of a command: one template per element, after the program.
 #[derive(Debug, Clone)]
-pub struct Argv {
+pub(super) struct Argv {
     elements: Vec<Template>,
     /// The arguments whose values may begin an element with `-` (`allow_leading_dash`).
     dashes: BTreeSet<String>,
 }
 
 impl Argv {
-    pub fn new(elements: Vec<Template>, dashes: BTreeSet<String>) -> Self {
+    pub(super) fn new(elements: Vec<Template>, dashes: BTreeSet<String>) -> Self {
         Argv { elements, dashes }
     }
 
@@ -173,7 +173,7 @@ impl Argv {
     /// the argument has no value and becomes one element per item for an array; a
     /// placeholder inside a longer element needs a value. Before a literal `--`, a value
     /// that would begin an element with `-` is refused unless its argument allows it.
-    pub fn render(&self, args: &Map<String, Value>) -> Result<Vec<String>, String> {
+    pub(super) fn render(&self, args: &Map<String, Value>) -> Result<Vec<String>, String> {
         let mut argv = Vec::with_capacity(self.elements.len());
         let mut options = true;
         let value = |name: &str| args.get(name).and_then(scalar);

@@ -23,7 +23,7 @@ use std::time::Duration;
 const DEFAULT_TIMEOUT: u64 = 60;
 
 /// Checks a tool's declaration (found at `at`) and builds its spec.
-pub fn compile(decl: ToolDecl, at: &Place, dir: &Path, locator: &Locator) -> Result<ToolSpec, Problem> {
+pub(super) fn compile(decl: ToolDecl, at: &Place, dir: &Path, locator: &Locator) -> Result<ToolSpec, Problem> {
     let name = decl.name.clone();
     let fail = |place: Place, message: String| Problem::new(place, format!("tool {name:?}: {message}"));
     if !valid_tool_name(&name) {

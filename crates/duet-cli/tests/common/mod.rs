@@ -8,7 +8,7 @@
 
 // Only the tests of replicas use it.
 #[allow(dead_code)]
-pub mod redis_server;
+pub(crate) mod redis_server;
 
 use duet_testing::Schemas;
 use serde_json::{Value, json};
@@ -20,14 +20,14 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// How long to wait for an answer the server should send promptly.
-pub const ANSWER: Duration = Duration::from_secs(10);
+pub(crate) const ANSWER: Duration = Duration::from_secs(10);
 
 /// The 2026 request envelope key of the protocol version.
-pub const VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
+pub(crate) const VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
 /// The 2026 request envelope key of the client's capabilities.
-pub const CAPABILITIES_KEY: &str = "io.modelcontextprotocol/clientCapabilities";
+pub(crate) const CAPABILITIES_KEY: &str = "io.modelcontextprotocol/clientCapabilities";
 /// The `_meta` key tagging messages of a listen stream.
-pub const SUBSCRIPTION_KEY: &str = "io.modelcontextprotocol/subscriptionId";
+pub(crate) const SUBSCRIPTION_KEY: &str = "io.modelcontextprotocol/subscriptionId";
 
 /// One line the server wrote to stdout.
 enum Out {
@@ -37,7 +37,7 @@ enum Out {
 }
 
 /// A running `duet` process.
-pub struct Duet {
+pub(crate) struct Duet {
     child: Child,
     stdin: Option<ChildStdin>,
     stdout: mpsc::Receiver<Out>,
@@ -56,7 +56,7 @@ pub struct Duet {
 }
 
 /// How a process ended.
-pub struct Finished {
+pub(crate) struct Finished {
     pub status: ExitStatus,
     /// Every stdout message, in order.
     pub messages: Vec<Value>,
@@ -69,16 +69,16 @@ pub struct Finished {
 
 impl Duet {
     /// `duet serve --fixtures testkit`, checked against the schema of `version`.
-    pub fn testkit(version: &str) -> Duet {
+    pub(crate) fn testkit(version: &str) -> Duet {
         Duet::spawn(&["serve", "--fixtures", "testkit"], version)
     }
 
-    pub fn spawn(args: &[&str], version: &str) -> Duet {
+    pub(crate) fn spawn(args: &[&str], version: &str) -> Duet {
         Duet::spawn_with_env(args, &[], version)
     }
 
     /// [`spawn`](Self::spawn) with `env` added to the environment.
-    pub fn spawn_with_env(args: &[&str], env: &[(&str, &str)], version: &str) -> Duet {
+    pub(crate) fn spawn_with_env(args: &[&str], env: &[(&str, &str)], version: &str) -> Duet {
         let mut child = Command::new(env!("CARGO_BIN_EXE_duet"))
             .args(args)
             .envs(env.iter().copied())
@@ -136,7 +136,7 @@ impl Duet {
     }
 
     /// Writes `message` as one line, remembering the method of a request for its answer.
-    pub fn send(&mut self, message: &Value) {
+    pub(crate) fn send(&mut self, message: &Value) {
         let mut line = serde_json::to_vec(message).unwrap();
         line.push(b'\n');
         self.send_raw(&line);
@@ -144,7 +144,7 @@ impl Duet {
 
     /// Writes bytes as they are (include the newline), remembering the method of each
     /// request among them (one per line, or in a batch) for its answer.
-    pub fn send_raw(&mut self, bytes: &[u8]) {
+    pub(crate) fn send_raw(&mut self, bytes: &[u8]) {
         for line in bytes.split(|&b| b == b'\n') {
             let Ok(message) = serde_json::from_slice::<Value>(line) else { continue };
             for item in message.as_array().map_or(std::slice::from_ref(&message), Vec::as_slice) {
@@ -159,17 +159,17 @@ impl Duet {
     }
 
     /// Sends a request.
-    pub fn request(&mut self, id: Value, method: &str, params: Value) {
+    pub(crate) fn request(&mut self, id: Value, method: &str, params: Value) {
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
     }
 
     /// Sends a notification.
-    pub fn notify(&mut self, method: &str, params: Value) {
+    pub(crate) fn notify(&mut self, method: &str, params: Value) {
         self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}));
     }
 
     /// `initialize` at `version` plus `notifications/initialized`; returns the result.
-    pub fn initialize(&mut self, version: &str) -> Value {
+    pub(crate) fn initialize(&mut self, version: &str) -> Value {
         self.request(json!("init"), "initialize", init_params(version));
         let answer = self.response(&json!("init"));
         self.notify("notifications/initialized", json!({}));
@@ -177,13 +177,13 @@ impl Duet {
     }
 
     /// Closes stdin: the server sees EOF.
-    pub fn close_stdin(&mut self) {
+    pub(crate) fn close_stdin(&mut self) {
         self.stdin = None;
         self.closed_at.get_or_insert_with(Instant::now);
     }
 
     /// The next stdout message, or None if stdout closed or `timeout` passed.
-    pub fn next_message(&mut self, timeout: Duration) -> Option<Value> {
+    pub(crate) fn next_message(&mut self, timeout: Duration) -> Option<Value> {
         if self.stdout_closed {
             return None;
         }
@@ -201,7 +201,7 @@ impl Duet {
     }
 
     /// The first message (already seen or arriving within [`ANSWER`]) that matches `wanted`.
-    pub fn wait_for(&mut self, what: &str, wanted: impl Fn(&Value) -> bool) -> Value {
+    pub(crate) fn wait_for(&mut self, what: &str, wanted: impl Fn(&Value) -> bool) -> Value {
         if let Some(found) = self.seen.iter().find(|m| wanted(m)) {
             return found.clone();
         }
@@ -218,18 +218,18 @@ impl Duet {
     }
 
     /// The response to the request with `id`.
-    pub fn response(&mut self, id: &Value) -> Value {
+    pub(crate) fn response(&mut self, id: &Value) -> Value {
         self.wait_for(&format!("response to {id}"), |m| is_response_to(m, id))
     }
 
     /// The process, to signal it or wait for it (`duet_testing::process`).
-    pub fn child(&mut self) -> &mut Child {
+    pub(crate) fn child(&mut self) -> &mut Child {
         &mut self.child
     }
 
     /// Closes stdin and waits up to `timeout` for the process to exit (killing it and
     /// failing otherwise), then collects the rest of stdout and all of stderr.
-    pub fn finish(mut self, timeout: Duration) -> Finished {
+    pub(crate) fn finish(mut self, timeout: Duration) -> Finished {
         self.close_stdin();
         let deadline = Instant::now() + timeout;
         let status = loop {
@@ -270,7 +270,7 @@ impl Duet {
     /// The first stderr line containing `text`, waited for up to [`ANSWER`]; of a JSON log
     /// line (`--log-format json`), its message.
     #[allow(dead_code)] // the stdio tests read stderr only once the process is done
-    pub fn stderr_line(&self, text: &str) -> String {
+    pub(crate) fn stderr_line(&self, text: &str) -> String {
         let deadline = Instant::now() + ANSWER;
         let message = |line: &str| {
             let json = serde_json::from_str::<Value>(line).ok();
@@ -345,7 +345,7 @@ impl Drop for Duet {
 }
 
 /// `initialize` params at `version`.
-pub fn init_params(version: &str) -> Value {
+pub(crate) fn init_params(version: &str) -> Value {
     json!({
         "protocolVersion": version,
         "capabilities": {},
@@ -354,52 +354,52 @@ pub fn init_params(version: &str) -> Value {
 }
 
 /// The 2026 `_meta` envelope.
-pub fn envelope() -> Value {
+pub(crate) fn envelope() -> Value {
     json!({VERSION_KEY: "2026-07-28", CAPABILITIES_KEY: {}})
 }
 
 /// `params` with the 2026 envelope added as `_meta`.
-pub fn enveloped(mut params: Value) -> Value {
+pub(crate) fn enveloped(mut params: Value) -> Value {
     params["_meta"] = envelope();
     params
 }
 
-pub fn is_response_to(message: &Value, id: &Value) -> bool {
+pub(crate) fn is_response_to(message: &Value, id: &Value) -> bool {
     message.get("method").is_none() && message.get("id") == Some(id)
 }
 
-pub fn is_notification(message: &Value, method: &str) -> bool {
+pub(crate) fn is_notification(message: &Value, method: &str) -> bool {
     message.get("id").is_none() && message["method"] == method
 }
 
 /// The responses among `messages` to the request with `id`.
-pub fn responses_to<'a>(messages: &'a [Value], id: &Value) -> Vec<&'a Value> {
+pub(crate) fn responses_to<'a>(messages: &'a [Value], id: &Value) -> Vec<&'a Value> {
     messages.iter().filter(|m| is_response_to(m, id)).collect()
 }
 
 /// Messages one per line, for failure output.
-pub fn lines(messages: &[Value]) -> String {
+pub(crate) fn lines(messages: &[Value]) -> String {
     messages.iter().map(Value::to_string).collect::<Vec<_>>().join("\n")
 }
 
 impl Finished {
     /// Asserts a clean exit (code 0).
-    pub fn assert_success(&self) {
+    pub(crate) fn assert_success(&self) {
         assert_eq!(self.status.code(), Some(0), "duet exited with {}; stderr:\n{}", self.status, self.stderr);
     }
 
-    pub fn responses_to(&self, id: &Value) -> Vec<&Value> {
+    pub(crate) fn responses_to(&self, id: &Value) -> Vec<&Value> {
         responses_to(&self.messages, id)
     }
 
     /// The one response to `id`.
-    pub fn response(&self, id: &Value) -> &Value {
+    pub(crate) fn response(&self, id: &Value) -> &Value {
         let found = self.responses_to(id);
         assert_eq!(found.len(), 1, "expected one response to {id}; stdout:\n{}", lines(&self.messages));
         found[0]
     }
 
-    pub fn notifications(&self, method: &str) -> Vec<&Value> {
+    pub(crate) fn notifications(&self, method: &str) -> Vec<&Value> {
         self.messages.iter().filter(|m| is_notification(m, method)).collect()
     }
 }

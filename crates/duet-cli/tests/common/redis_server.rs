@@ -15,13 +15,13 @@ fn redis_bin() -> String {
 }
 
 /// The files of a TLS Redis: its CA's certificate, its own certificate and key.
-pub struct Tls {
+pub(crate) struct Tls {
     pub ca: PathBuf,
     pub cert: PathBuf,
     pub key: PathBuf,
 }
 
-pub struct RedisServer {
+pub(crate) struct RedisServer {
     child: Child,
     pub port: u16,
     tls: Option<Tls>,
@@ -30,12 +30,12 @@ pub struct RedisServer {
 }
 
 impl RedisServer {
-    pub fn start() -> RedisServer {
+    pub(crate) fn start() -> RedisServer {
         RedisServer::start_with(None)
     }
 
     /// A Redis that speaks TLS only (`rediss://`), with `tls`'s certificate.
-    pub fn start_tls(tls: Tls) -> RedisServer {
+    pub(crate) fn start_tls(tls: Tls) -> RedisServer {
         RedisServer::start_with(Some(tls))
     }
 
@@ -69,7 +69,7 @@ impl RedisServer {
         redis
     }
 
-    pub fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         let scheme = if self.tls.is_some() { "rediss" } else { "redis" };
         format!("{scheme}://127.0.0.1:{}/0", self.port)
     }
@@ -85,7 +85,7 @@ impl RedisServer {
     }
 
     /// What `redis-cli` prints for the command `args`, without its last line break.
-    pub fn cli(&self, args: &[&str]) -> String {
+    pub(crate) fn cli(&self, args: &[&str]) -> String {
         let out = self.redis_cli().args(args).output().expect("redis-cli runs");
         assert!(out.status.success(), "redis-cli {args:?}: {}", String::from_utf8_lossy(&out.stderr));
         let text = String::from_utf8(out.stdout).expect("redis-cli prints UTF-8");
@@ -93,7 +93,7 @@ impl RedisServer {
     }
 
     /// The one key matching `pattern`.
-    pub fn key(&self, pattern: &str) -> String {
+    pub(crate) fn key(&self, pattern: &str) -> String {
         let keys = self.cli(&["--scan", "--pattern", pattern]);
         let keys: Vec<&str> = keys.lines().collect();
         assert_eq!(keys.len(), 1, "one key matching {pattern:?}: {keys:?}");
@@ -101,7 +101,7 @@ impl RedisServer {
     }
 
     /// Listens to `channel` as a plain Redis client; returns once subscribed.
-    pub fn subscribe(&self, channel: &str) -> Subscription {
+    pub(crate) fn subscribe(&self, channel: &str) -> Subscription {
         let mut child = self
             .redis_cli()
             .args(["--raw", "SUBSCRIBE", channel])
@@ -126,14 +126,14 @@ impl RedisServer {
 }
 
 /// `redis-cli SUBSCRIBE` to one channel: the messages published on it, as they come.
-pub struct Subscription {
+pub(crate) struct Subscription {
     child: Child,
     messages: mpsc::Receiver<String>,
 }
 
 impl Subscription {
     /// The first message received within `within` that `wanted` picks.
-    pub fn find(&self, within: Duration, wanted: impl Fn(&str) -> bool) -> Option<String> {
+    pub(crate) fn find(&self, within: Duration, wanted: impl Fn(&str) -> bool) -> Option<String> {
         let deadline = Instant::now() + within;
         loop {
             let left = deadline.checked_duration_since(Instant::now())?;
@@ -161,7 +161,7 @@ impl Drop for RedisServer {
 }
 
 /// A CA made now and a certificate it signed for 127.0.0.1, in `dir` (with `openssl`).
-pub fn issue_certificates(dir: &Path) -> Tls {
+pub(crate) fn issue_certificates(dir: &Path) -> Tls {
     let path = |name: &str| dir.join(name).to_str().expect("a UTF-8 path").to_string();
     let (ca, ca_key, cert, key, request, extensions) =
         (path("ca.pem"), path("ca.key"), path("redis.pem"), path("redis.key"), path("redis.csr"), path("san.cnf"));

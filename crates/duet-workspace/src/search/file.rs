@@ -23,7 +23,7 @@ use std::os::unix::fs::MetadataExt;
 
 /// What one file holds for the search.
 #[derive(Debug, Default)]
-pub struct FileMatches {
+pub(super) struct FileMatches {
     /// Its first matches (at most the query's `max_results`), in line order.
     pub matches: Vec<Match>,
     /// Whether it has matches past those.
@@ -32,17 +32,17 @@ pub struct FileMatches {
 
 /// Why a file's search ended early.
 #[derive(Debug)]
-pub struct Cancelled;
+pub(super) struct Cancelled;
 
 /// A thread's searcher, used file after file so its buffers are made once.
-pub struct FileSearcher {
+pub(super) struct FileSearcher {
     searcher: Searcher,
     /// The head of the file in hand: all of it, when it is small.
     head: Vec<u8>,
 }
 
 impl FileSearcher {
-    pub fn new(query: &Query) -> FileSearcher {
+    pub(super) fn new(query: &Query) -> FileSearcher {
         FileSearcher { searcher: query.searcher(), head: Vec::with_capacity(files::SNIFF_BYTES) }
     }
 
@@ -50,7 +50,7 @@ impl FileSearcher {
     /// `root_dev`), naming its matches `name()`; `None` when it is over
     /// [`MAX_SEARCHED_BYTES`] and not searched. A file that cannot be opened or read, or
     /// that looks binary, holds no matches.
-    pub fn search(
+    pub(super) fn search(
         &mut self,
         entry: &DirEntry,
         root: &Root,

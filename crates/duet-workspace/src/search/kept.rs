@@ -10,7 +10,7 @@ use super::file::FileMatches;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-pub struct Kept {
+pub(super) struct Kept {
     max_results: usize,
     /// By path, in the order paths sort in (component by component, as a walk in name
     /// order visits them).
@@ -20,13 +20,13 @@ pub struct Kept {
 }
 
 impl Kept {
-    pub fn new(max_results: usize) -> Kept {
+    pub(super) fn new(max_results: usize) -> Kept {
         Kept { max_results, files: BTreeMap::new(), counted: 0 }
     }
 
     /// Adds a searched file's matches, then drops the files that sort after the first
     /// `max_results + 1` matches.
-    pub fn add(&mut self, name: &str, file: FileMatches) {
+    pub(super) fn add(&mut self, name: &str, file: FileMatches) {
         if file.matches.is_empty() && !file.more {
             return;
         }
@@ -44,12 +44,12 @@ impl Kept {
 
     /// The last path that can hold a kept match, once `max_results + 1` matches are known:
     /// a file or directory whose path sorts after it cannot change the result.
-    pub fn cutoff(&self) -> Option<&Path> {
+    pub(super) fn cutoff(&self) -> Option<&Path> {
         (self.counted > self.max_results).then(|| self.files.last_key_value().map(|(path, _)| path.as_path()))?
     }
 
     /// The first `max_results` matches by path then line, and whether there were more.
-    pub fn into_matches(self) -> (Vec<Match>, bool) {
+    pub(super) fn into_matches(self) -> (Vec<Match>, bool) {
         let truncated = self.counted > self.max_results;
         let matches = self.files.into_values().flat_map(|file| file.matches).take(self.max_results).collect();
         (matches, truncated)

@@ -13,7 +13,7 @@ mod kept;
 mod parallel;
 mod render;
 
-pub use parallel::{Feedback, search};
+pub(crate) use parallel::{Feedback, search};
 
 use super::in_force::InForce;
 use super::tools::{ToolOutcome, dot, json_integers, path_doc, structured, walking_spec};
@@ -44,7 +44,7 @@ const MAX_CONTEXT: usize = 20;
 /// [`patterns::MAX_PATTERN_BYTES`].)
 const MAX_COMPILED_BYTES: usize = 10 * 1024 * 1024;
 
-pub fn register(registry: &mut Registry<Arc<Shared>>) -> Result<(), RegistryError> {
+pub(crate) fn register(registry: &mut Registry<Arc<Shared>>) -> Result<(), RegistryError> {
     let tool = walking_spec("search_files", search_files)
         .title("Search file contents")
         .description(
@@ -62,7 +62,7 @@ pub fn register(registry: &mut Registry<Arc<Shared>>) -> Result<(), RegistryErro
 #[derive(Deserialize, JsonSchema)]
 #[schemars(transform = json_integers)]
 #[serde(deny_unknown_fields)]
-pub struct SearchArgs {
+pub(crate) struct SearchArgs {
     /// The regular expression (or, with literal, the text) to find; at most 16 KiB.
     #[schemars(length(min = 1))]
     pattern: String,
@@ -101,7 +101,7 @@ impl SearchArgs {
 /// One matching line.
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(transform = json_integers)]
-pub struct Match {
+pub(crate) struct Match {
     pub path: String,
     pub line: usize,
     pub text: String,
@@ -118,7 +118,7 @@ pub struct Match {
 /// A line around a match.
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(transform = json_integers)]
-pub struct Line {
+pub(crate) struct Line {
     pub line: usize,
     pub text: String,
 }
@@ -126,7 +126,7 @@ pub struct Line {
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(transform = json_integers)]
 #[serde(rename_all = "camelCase")]
-pub struct Found {
+pub(crate) struct Found {
     pub matches: Vec<Match>,
     /// Files searched. When truncated, files that sort after the kept matches may have been skipped.
     pub files_scanned: usize,
@@ -137,7 +137,7 @@ pub struct Found {
 }
 
 /// What to look for.
-pub struct Query {
+pub(crate) struct Query {
     matcher: RegexMatcher,
     glob: Option<GlobSet>,
     max_results: usize,
@@ -146,7 +146,7 @@ pub struct Query {
 }
 
 impl Query {
-    pub fn new(args: &SearchArgs) -> Result<Query, String> {
+    pub(crate) fn new(args: &SearchArgs) -> Result<Query, String> {
         let what = if args.literal { "pattern" } else { "regular expression" };
         patterns::within(&format!("the {what}"), &args.pattern, patterns::MAX_PATTERN_BYTES)?;
         // Searched a line at a time (multi-line only lets `^` and `$` match at the ends of

@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::Instant;
 
 /// How a search reports and learns it should stop; both are called from the walk's threads.
-pub struct Feedback<'a> {
+pub(crate) struct Feedback<'a> {
     pub cancelled: &'a (dyn Fn() -> bool + Sync),
     /// Files scanned and matching lines found so far, in increasing order, never once the
     /// search is cancelled.
@@ -65,7 +65,7 @@ impl Progress {
 /// Searches the files under `scope` that the request may reach (`reachable`) on the walk's threads (one per core, up to 8): progress on the first file, then at most every
 /// [`PROGRESS_EVERY`], and once more at the end; a look at `cancelled` before every entry
 /// and every read.
-pub fn search(
+pub(crate) fn search(
     shared: &Shared,
     scope: &[Resolved],
     reachable: &(dyn Fn(&Path) -> bool + Sync),

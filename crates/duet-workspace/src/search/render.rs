@@ -6,7 +6,7 @@ use super::{Found, Match};
 use crate::counted::count;
 use std::collections::HashSet;
 
-pub fn text(pattern: &str, found: &Found) -> String {
+pub(super) fn text(pattern: &str, found: &Found) -> String {
     let matched: HashSet<(&str, usize)> = found.matches.iter().map(|m| (m.path.as_str(), m.line)).collect();
     let mut text = Vec::new();
     // The line last written, to join a match's context to its neighbour's.

@@ -19,7 +19,7 @@ use duet::protocol::{Server, ServerOptions, Session};
 use duet::wire::Version;
 use duet::wire::jsonrpc::{RpcError, Sink};
 use duet::wire::message::Message;
-pub use duet_testing::Recorder;
+pub(crate) use duet_testing::Recorder;
 use duet_testing::Schemas;
 use serde_json::{Value, json};
 use std::future::Future;
@@ -30,17 +30,17 @@ use std::time::Duration;
 use tempfile::TempDir;
 
 /// The longest one step may take before a test fails instead of hanging.
-pub const WAIT: Duration = Duration::from_secs(5);
+pub(crate) const WAIT: Duration = Duration::from_secs(5);
 
 /// The revisions negotiated with `initialize`.
-pub const HANDSHAKE: [Version; 4] =
+pub(crate) const HANDSHAKE: [Version; 4] =
     [Version::V2024_11_05, Version::V2025_03_26, Version::V2025_06_18, Version::V2025_11_25];
 
 /// The bytes of `data/blob.bin`: binary (a NUL), though it contains "hello".
-pub const BLOB: &[u8] = b"\x89PNG\r\n\x1a\n\0hello\xff";
+pub(crate) const BLOB: &[u8] = b"\x89PNG\r\n\x1a\n\0hello\xff";
 
 /// A temporary directory with a small project in it, and a workspace serving it.
-pub struct Fixture {
+pub(crate) struct Fixture {
     pub dir: TempDir,
     /// The directory's canonical path.
     pub root: PathBuf,
@@ -49,13 +49,13 @@ pub struct Fixture {
 
 impl Fixture {
     /// A project with text, binary, ignored and hidden files, served read-only.
-    pub fn new() -> Fixture {
+    pub(crate) fn new() -> Fixture {
         Fixture::with(Access::ReadOnly)
     }
 
     /// The project plus `files` (a path relative to the root, and its contents), served
     /// read-only.
-    pub fn with_files(files: impl IntoIterator<Item = (String, &'static str)>) -> Fixture {
+    pub(crate) fn with_files(files: impl IntoIterator<Item = (String, &'static str)>) -> Fixture {
         let f = Fixture::new();
         for (rel, contents) in files {
             write(&f.root, &rel, contents);
@@ -64,7 +64,7 @@ impl Fixture {
     }
 
     /// The same project, with the write tools.
-    pub fn writable() -> Fixture {
+    pub(crate) fn writable() -> Fixture {
         Fixture::with(Access::ConfirmedWrites)
     }
 
@@ -86,22 +86,22 @@ impl Fixture {
 
     /// The same directory served by a new read-only workspace, which sees what was written
     /// or linked since the first one opened.
-    pub fn reopened(self) -> Fixture {
+    pub(crate) fn reopened(self) -> Fixture {
         let ws = Workspace::open(vec![self.root.clone()], Access::ReadOnly).unwrap();
         Fixture { ws, ..self }
     }
 
     /// The `file://` URI of a path relative to the root.
-    pub fn uri(&self, rel: &str) -> String {
+    pub(crate) fn uri(&self, rel: &str) -> String {
         duet::file_uri::from_path(&self.root.join(rel))
     }
 
     /// Calls a tool through the layer; the result must be complete.
-    pub async fn tool(&self, name: &str, args: Value) -> ToolResult {
+    pub(crate) async fn tool(&self, name: &str, args: Value) -> ToolResult {
         call_tool(&self.ws, name, args, &cx()).await
     }
 
-    pub async fn read(&self, uri: &str) -> Result<Vec<ResourceContents>, LayerError> {
+    pub(crate) async fn read(&self, uri: &str) -> Result<Vec<ResourceContents>, LayerError> {
         match self.ws.read_resource(uri, cx()).await? {
             Reply::Complete(contents) => Ok(contents),
             Reply::InputRequired(_) => panic!("reading {uri} asked for input"),
@@ -109,18 +109,18 @@ impl Fixture {
     }
 }
 
-pub fn write(root: &Path, rel: &str, contents: impl AsRef<[u8]>) {
+pub(crate) fn write(root: &Path, rel: &str, contents: impl AsRef<[u8]>) {
     let path = root.join(rel);
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(path, contents).unwrap();
 }
 
 /// A context for an in-process call by the local user.
-pub fn cx() -> RequestCx {
+pub(crate) fn cx() -> RequestCx {
     RequestCx::builder(Principal::local()).build()
 }
 
-pub async fn call_tool(ws: &Workspace, name: &str, args: Value, cx: &RequestCx) -> ToolResult {
+pub(crate) async fn call_tool(ws: &Workspace, name: &str, args: Value, cx: &RequestCx) -> ToolResult {
     let Value::Object(args) = args else { panic!("arguments must be an object") };
     match ws.call_tool(name, args, cx.clone()).await {
         Ok(Reply::Complete(result)) => result,
@@ -129,25 +129,25 @@ pub async fn call_tool(ws: &Workspace, name: &str, args: Value, cx: &RequestCx) 
 }
 
 /// The text blocks of a tool result, joined by newlines.
-pub fn text(result: &ToolResult) -> String {
+pub(crate) fn text(result: &ToolResult) -> String {
     let value = serde_json::to_value(result).unwrap();
     let blocks = value["content"].as_array().unwrap().iter().filter_map(|c| c["text"].as_str());
     blocks.collect::<Vec<_>>().join("\n")
 }
 
 /// The message of a tool error (the result must be one).
-pub fn tool_error(result: &ToolResult) -> String {
+pub(crate) fn tool_error(result: &ToolResult) -> String {
     assert!(result.is_error, "expected a tool error, got {result:?}");
     text(result)
 }
 
 /// Runs `future`, failing the test when it takes longer than [`WAIT`].
-pub async fn bounded<F: Future>(what: &str, future: F) -> F::Output {
+pub(crate) async fn bounded<F: Future>(what: &str, future: F) -> F::Output {
     tokio::time::timeout(WAIT, future).await.unwrap_or_else(|_| panic!("{what} took longer than {WAIT:?}"))
 }
 
 /// One engine session over a workspace, speaking one protocol version.
-pub struct Client {
+pub(crate) struct Client {
     pub session: Session,
     pub version: Version,
     /// What the session sent unprompted (change notifications).
@@ -157,7 +157,7 @@ pub struct Client {
 
 impl Client {
     /// A registered session, initialized at `version` unless that is 2026-07-28.
-    pub async fn connect(ws: &Arc<Workspace>, version: Version) -> Client {
+    pub(crate) async fn connect(ws: &Arc<Workspace>, version: Version) -> Client {
         let server = Server::new(ws.clone(), ServerOptions { page_size: 3, ..ServerOptions::default() });
         let sent = Recorder::new(version.as_str());
         let session = server.connect(sent.sink(), Principal::local());
@@ -177,12 +177,12 @@ impl Client {
 
     /// A client of a session already connected, which sends what it sends unprompted to
     /// `sent`; nothing is asked yet.
-    pub fn over(session: Session, version: Version, sent: Recorder) -> Client {
+    pub(crate) fn over(session: Session, version: Version, sent: Recorder) -> Client {
         Client { session, version, sent, ids: AtomicI64::new(1) }
     }
 
     /// A request with the next id, enveloped at 2026-07-28.
-    pub fn message(&self, method: &str, params: Value) -> Value {
+    pub(crate) fn message(&self, method: &str, params: Value) -> Value {
         let mut params = params;
         if self.version.is_modern() {
             let meta = params.as_object_mut().unwrap().entry("_meta").or_insert_with(|| json!({}));
@@ -195,7 +195,7 @@ impl Client {
     }
 
     /// Sends a message, its notifications going to `sink`; checks a result's schema.
-    pub async fn send(&self, method: &str, message: Value, sink: Option<Sink>) -> Result<Value, RpcError> {
+    pub(crate) async fn send(&self, method: &str, message: Value, sink: Option<Sink>) -> Result<Value, RpcError> {
         let answer = bounded(&format!("the answer to {method}"), self.session.handle(message, sink, None)).await;
         let Some(Message::One(response)) = answer else { panic!("{method} should get one response, got {answer:?}") };
         let outcome = response.into_value();
@@ -206,13 +206,13 @@ impl Client {
     }
 
     /// The result of a request that must succeed.
-    pub async fn request(&self, method: &str, params: Value) -> Value {
+    pub(crate) async fn request(&self, method: &str, params: Value) -> Value {
         let message = self.message(method, params);
         self.send(method, message, None).await.unwrap_or_else(|e| panic!("{method} at {}: {e:?}", self.version))
     }
 
     /// The error of a request that must fail.
-    pub async fn error(&self, method: &str, params: Value) -> RpcError {
+    pub(crate) async fn error(&self, method: &str, params: Value) -> RpcError {
         let message = self.message(method, params);
         match self.send(method, message, None).await {
             Err(error) => error,
@@ -221,7 +221,7 @@ impl Client {
     }
 
     /// Every item of a list method, walking its pages.
-    pub async fn list_all(&self, method: &str, key: &str) -> Vec<Value> {
+    pub(crate) async fn list_all(&self, method: &str, key: &str) -> Vec<Value> {
         let mut items = Vec::new();
         let mut params = json!({});
         loop {

@@ -8,15 +8,15 @@
 use super::*;
 use duet::layer::InputRequired;
 
-pub const YES: fn() -> Value = || json!({"action": "accept", "content": {"ok": true}});
+pub(super) const YES: fn() -> Value = || json!({"action": "accept", "content": {"ok": true}});
 
 /// A context for a client that can show the confirmation form, with no answer yet.
-pub fn asking() -> RequestCx {
+pub(super) fn asking() -> RequestCx {
     RequestCx::builder(Principal::local()).client_capabilities(json!({"elicitation": {}})).build()
 }
 
 /// A context bringing `answer` to the question `asked`, as a client's second run does.
-pub fn answering(asked: &InputRequired, answer: Value) -> RequestCx {
+pub(super) fn answering(asked: &InputRequired, answer: Value) -> RequestCx {
     RequestCx::builder(Principal::local())
         .client_capabilities(json!({"elicitation": {}}))
         .input_responses(json!({"confirm": answer}).as_object().cloned().unwrap())
@@ -24,13 +24,13 @@ pub fn answering(asked: &InputRequired, answer: Value) -> RequestCx {
         .build()
 }
 
-pub async fn call(f: &Fixture, tool: &str, args: &Value, cx: &RequestCx) -> Reply<ToolResult> {
+pub(super) async fn call(f: &Fixture, tool: &str, args: &Value, cx: &RequestCx) -> Reply<ToolResult> {
     let Value::Object(args) = args.clone() else { panic!("arguments must be an object") };
     f.ws.call_tool(tool, args, cx.clone()).await.unwrap_or_else(|e| panic!("{tool}: {e:?}"))
 }
 
 /// The first run, which must ask.
-pub async fn ask(f: &Fixture, tool: &str, args: &Value) -> InputRequired {
+pub(super) async fn ask(f: &Fixture, tool: &str, args: &Value) -> InputRequired {
     match call(f, tool, args, &asking()).await {
         Reply::InputRequired(asked) => asked,
         Reply::Complete(result) => panic!("{tool} {args} should ask first, got {result:?}"),
@@ -38,7 +38,7 @@ pub async fn ask(f: &Fixture, tool: &str, args: &Value) -> InputRequired {
 }
 
 /// The second run, bringing `answer`; it must complete.
-pub async fn answer(f: &Fixture, tool: &str, args: &Value, asked: &InputRequired, answer: Value) -> ToolResult {
+pub(super) async fn answer(f: &Fixture, tool: &str, args: &Value, asked: &InputRequired, answer: Value) -> ToolResult {
     match call(f, tool, args, &answering(asked, answer)).await {
         Reply::Complete(result) => result,
         Reply::InputRequired(again) => panic!("{tool} {args} asked again: {again:?}"),
@@ -46,24 +46,24 @@ pub async fn answer(f: &Fixture, tool: &str, args: &Value, asked: &InputRequired
 }
 
 /// Asks, then says yes.
-pub async fn confirmed(f: &Fixture, tool: &str, args: Value) -> ToolResult {
+pub(super) async fn confirmed(f: &Fixture, tool: &str, args: Value) -> ToolResult {
     let asked = ask(f, tool, &args).await;
     answer(f, tool, &args, &asked, YES()).await
 }
 
 /// What the user is asked.
-pub fn question(asked: &InputRequired) -> String {
+pub(super) fn question(asked: &InputRequired) -> String {
     let request = &asked.requests["confirm"];
     assert_eq!(request["method"], "elicitation/create");
     assert_eq!(request["params"]["requestedSchema"]["properties"]["ok"], json!({"type": "boolean"}));
     request["params"]["message"].as_str().unwrap().to_string()
 }
 
-pub fn read(f: &Fixture, rel: &str) -> String {
+pub(super) fn read(f: &Fixture, rel: &str) -> String {
     std::fs::read_to_string(f.root.join(rel)).unwrap()
 }
 
-pub const README: &str = "# Demo\nhello world\n";
+pub(super) const README: &str = "# Demo\nhello world\n";
 
 const WRITE_TOOLS: [&str; 4] = ["write_file", "edit_file", "create_directory", "move_file"];
 
@@ -275,7 +275,7 @@ async fn edit_file_refuses_none_or_several_occurrences_unless_told() {
 
 impl Fixture {
     /// A call by a client that can ask the user; it must complete (a refusal before asking).
-    pub async fn call_with_elicitation(&self, tool: &str, args: Value) -> ToolResult {
+    pub(crate) async fn call_with_elicitation(&self, tool: &str, args: Value) -> ToolResult {
         match call(self, tool, &args, &asking()).await {
             Reply::Complete(result) => result,
             Reply::InputRequired(asked) => panic!("{tool} {args} asked {asked:?} instead of refusing"),
@@ -283,11 +283,11 @@ impl Fixture {
     }
 }
 
-pub const SECRET: &str = "TOP SECRET outside the workspace";
+pub(super) const SECRET: &str = "TOP SECRET outside the workspace";
 
 /// Every write tool refuses `path` before asking anything, saying `why`; nothing changes.
 /// `move_file` refuses it as the source and as the destination.
-pub async fn refused(f: &Fixture, path: &str, why: &str) {
+pub(super) async fn refused(f: &Fixture, path: &str, why: &str) {
     for (tool, args) in [
         ("write_file", json!({"path": path, "content": "written"})),
         ("edit_file", json!({"path": path, "old_text": "SECRET", "new_text": "written"})),

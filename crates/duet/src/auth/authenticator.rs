@@ -25,10 +25,12 @@ pub enum AuthError {
 }
 
 impl AuthError {
+    /// The token is not good: answered with 401.
     pub fn invalid(reason: impl Into<String>) -> Self {
         AuthError::Invalid(reason.into())
     }
 
+    /// The token could not be checked: answered with 503.
     pub fn unavailable(reason: impl Into<String>) -> Self {
         AuthError::Unavailable(reason.into())
     }
@@ -58,15 +60,18 @@ impl fmt::Debug for AuthChain {
 }
 
 impl AuthChain {
+    /// The chain with `link` asked last.
     pub fn with(mut self, link: Arc<dyn Authenticator>) -> Self {
         self.links.push(link);
         self
     }
 
+    /// How many authenticators it asks.
     pub fn len(&self) -> usize {
         self.links.len()
     }
 
+    /// Whether it asks none.
     pub fn is_empty(&self) -> bool {
         self.links.is_empty()
     }

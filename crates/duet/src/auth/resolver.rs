@@ -13,6 +13,7 @@ static ANONYMOUS: LazyLock<Arc<Principal>> = LazyLock::new(|| Arc::new(Principal
 pub struct RequestInfo<'a> {
     /// `"stdio"`, `"http"` or `"sse"`.
     pub transport: &'static str,
+    /// The HTTP request's headers (none over stdio).
     pub headers: &'a HeaderMap,
     /// The principal an authenticator vouched for, if any.
     pub principal: Option<&'a Principal>,
@@ -30,7 +31,7 @@ pub type PrincipalResolver = Arc<dyn Fn(&RequestInfo<'_>) -> Option<Principal> +
 
 /// The default order: the authenticated principal, then the local user for stdio, then
 /// anonymous (one principal shared by every such request).
-pub fn default_principal(info: &RequestInfo<'_>) -> Arc<Principal> {
+pub(super) fn default_principal(info: &RequestInfo<'_>) -> Arc<Principal> {
     match (info.principal, info.transport) {
         (Some(p), _) => Arc::new(p.clone()),
         (None, "stdio") => Arc::new(Principal::local()),
@@ -40,7 +41,7 @@ pub fn default_principal(info: &RequestInfo<'_>) -> Arc<Principal> {
 
 /// Runs `custom` (if any) and falls back to the default order, keeping the authenticated
 /// principal when the custom resolver declines.
-pub fn resolve(custom: Option<&PrincipalResolver>, info: &RequestInfo<'_>) -> Arc<Principal> {
+pub(crate) fn resolve(custom: Option<&PrincipalResolver>, info: &RequestInfo<'_>) -> Arc<Principal> {
     custom.and_then(|r| r(info)).map(Arc::new).unwrap_or_else(|| default_principal(info))
 }
 

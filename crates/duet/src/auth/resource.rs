@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use url::Url;
 
 /// Where the metadata of a resource lives: this prefix, then the resource's path.
-pub const WELL_KNOWN: &str = "/.well-known/oauth-protected-resource";
+pub(super) const WELL_KNOWN: &str = "/.well-known/oauth-protected-resource";
 
 /// What the server publishes about itself as an OAuth protected resource.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -21,7 +21,9 @@ pub struct ProtectedResource {
     /// The scopes a client should ask for (PRM `scopes_supported`, and `scope=` of the 401
     /// challenge).
     pub scopes_supported: Vec<String>,
+    /// A name for people (PRM `resource_name`).
     pub resource_name: Option<String>,
+    /// Where people read about it (PRM `resource_documentation`, a URL).
     pub resource_documentation: Option<String>,
 }
 
@@ -35,6 +37,7 @@ pub enum ChallengeError<'a> {
 }
 
 impl ProtectedResource {
+    /// The metadata of `resource`, whose tokens `authorization_servers` issue.
     pub fn new(resource: impl Into<String>, authorization_servers: Vec<String>) -> Self {
         ProtectedResource { resource: resource.into(), authorization_servers, ..Self::default() }
     }
@@ -109,7 +112,7 @@ impl ProtectedResource {
 }
 
 /// `Bearer k="v", …` with each value made a valid quoted string.
-pub fn bearer(params: &[(&str, String)]) -> String {
+pub(crate) fn bearer(params: &[(&str, String)]) -> String {
     let parts: Vec<String> = params.iter().map(|(k, v)| format!("{k}=\"{}\"", quoted(v))).collect();
     if parts.is_empty() { "Bearer".into() } else { format!("Bearer {}", parts.join(", ")) }
 }
@@ -125,7 +128,7 @@ fn quoted(value: &str) -> String {
 }
 
 /// The URL of an endpoint on `host:port` (IPv6 literals bracketed).
-pub fn endpoint_url(scheme: &str, host: &str, port: u16, path: &str) -> String {
+pub(crate) fn endpoint_url(scheme: &str, host: &str, port: u16, path: &str) -> String {
     let host = if host.contains(':') && !host.starts_with('[') { format!("[{host}]") } else { host.to_owned() };
     format!("{scheme}://{host}:{port}{path}")
 }

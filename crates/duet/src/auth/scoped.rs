@@ -31,6 +31,7 @@ pub struct ScopedLayer {
 }
 
 impl ScopedLayer {
+    /// `inner`, with what each principal sees and may call limited by `map`.
     pub fn new(inner: Arc<dyn Layer>, map: Arc<ScopeMap>) -> Self {
         ScopedLayer {
             inner,

@@ -43,10 +43,22 @@ use std::path::Path;
 /// A scope file that cannot be used, with the reason.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ScopeMapError {
+    /// The file could not be read.
     #[error("cannot read the scope map {path}: {reason}")]
-    Read { path: String, reason: String },
+    Read {
+        /// The file.
+        path: String,
+        /// Why it could not be read.
+        reason: String,
+    },
+    /// The map is not valid.
     #[error("invalid scope map{}: {reason}", path.as_deref().map(|p| format!(" {p}")).unwrap_or_default())]
-    Invalid { path: Option<String>, reason: String },
+    Invalid {
+        /// The file, when it came from one.
+        path: Option<String>,
+        /// What is wrong with it.
+        reason: String,
+    },
 }
 
 const MATCH: MatchOptions =
@@ -235,6 +247,7 @@ impl ScopeMap {
         required.iter().filter(|s| !held.contains(*s)).cloned().collect()
     }
 
+    /// Whether `who` holds every scope the map requires of `kind` `name`.
     pub fn allows(&self, kind: Primitive, name: &str, who: &Principal) -> bool {
         self.missing(kind, name, who).is_empty()
     }

@@ -15,7 +15,9 @@ use subtle::{ConditionallySelectable, ConstantTimeEq};
 /// A parsed `TOKEN[:ROLES[:ID]]` or `env:VAR[:ROLES[:ID]]` spec.
 #[derive(Clone, PartialEq, Eq)]
 pub struct TokenSpec {
+    /// The token a client presents.
     pub token: String,
+    /// Who it stands for.
     pub principal: Principal,
 }
 
@@ -165,10 +167,12 @@ impl TokenAuth {
         self.lookup(bearer_token(authorization?)?)
     }
 
+    /// How many tokens it knows.
     pub fn len(&self) -> usize {
         self.entries.len()
     }
 
+    /// Whether it knows none.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }

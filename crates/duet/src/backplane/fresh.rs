@@ -46,7 +46,7 @@ pub(super) struct Stamper {
 
 impl Stamper {
     /// `published`, stamped as sent at `now` (ms since the epoch) with the next sequence.
-    pub fn stamp(&self, published: Published, now: u64) -> Stamped {
+    pub(super) fn stamp(&self, published: Published, now: u64) -> Stamped {
         Stamped { sent: now, sequence: self.next.fetch_add(1, Ordering::Relaxed), published }
     }
 }
@@ -62,7 +62,7 @@ pub(super) enum Refusal {
 
 impl Refusal {
     /// Its label in [`crate::signals::BACKPLANE_REJECTIONS`].
-    pub fn label(self) -> &'static str {
+    pub(super) fn label(self) -> &'static str {
         match self {
             Refusal::Old => "bus_stale",
             Refusal::Replayed => "bus_replay",
@@ -79,7 +79,7 @@ pub(super) struct Freshness {
 impl Freshness {
     /// Whether `stamped`, received at `now` (ms since the epoch), is fresh; if it is, it is
     /// remembered as accepted.
-    pub fn admit(&self, stamped: &Stamped, now: u64) -> Result<(), Refusal> {
+    pub(super) fn admit(&self, stamped: &Stamped, now: u64) -> Result<(), Refusal> {
         let max_age = MAX_AGE.as_millis() as u64;
         if stamped.sent.abs_diff(now) > max_age {
             return Err(Refusal::Old);

@@ -47,20 +47,20 @@ pub(super) struct BackplaneMac {
 }
 
 impl BackplaneMac {
-    pub fn new(keys: &StateKeys) -> Self {
+    pub(super) fn new(keys: &StateKeys) -> Self {
         BackplaneMac { current: derive(&keys.current), previous: keys.previous.as_ref().map(derive) }
     }
 
     /// The key prefix a deployment gets when it names none: `duet:` and 8 hex digits of a
     /// hash of the derived key, so deployments with different state keys sharing one Redis
     /// never mix. It says nothing useful about the key.
-    pub fn default_prefix(&self) -> String {
+    pub(super) fn default_prefix(&self) -> String {
         let digest = Sha256::digest(self.current);
         format!("duet:{}:", hex::encode(&digest[..4]))
     }
 
     /// `payload` with its tag in front, for storing under `place`.
-    pub fn seal(&self, kind: Kind, place: &str, payload: &[u8]) -> Vec<u8> {
+    pub(super) fn seal(&self, kind: Kind, place: &str, payload: &[u8]) -> Vec<u8> {
         let tag = mac(&self.current, kind, place, payload).finalize().into_bytes();
         let mut sealed = hex::encode(tag).into_bytes();
         sealed.extend_from_slice(payload);
@@ -70,7 +70,7 @@ impl BackplaneMac {
     /// The payload of `sealed`, read from `place`, if its tag is right under either key.
     /// What fails is logged (never the value) and counted in
     /// [`signals::BACKPLANE_REJECTIONS`].
-    pub fn open<'a>(&self, kind: Kind, place: &str, sealed: &'a [u8]) -> Option<&'a [u8]> {
+    pub(super) fn open<'a>(&self, kind: Kind, place: &str, sealed: &'a [u8]) -> Option<&'a [u8]> {
         let opened = sealed.split_at_checked(TAG_HEX_LEN).and_then(|(tag, payload)| {
             let tag = hex::decode(tag).ok()?;
             let verifies = |key: &[u8; 32]| mac(key, kind, place, payload).verify_slice(&tag).is_ok();

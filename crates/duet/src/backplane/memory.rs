@@ -29,6 +29,7 @@ impl Default for MemoryKeys {
 }
 
 impl MemoryKeys {
+    /// An empty store.
     pub fn new() -> Self {
         Self::default()
     }
@@ -95,6 +96,7 @@ pub struct MemoryBus {
 }
 
 impl MemoryBus {
+    /// A bus with no subscribers.
     pub fn new() -> Self {
         Self::default()
     }
@@ -166,6 +168,7 @@ pub struct MemoryEvents {
 }
 
 impl MemoryEvents {
+    /// No logs yet.
     pub fn new() -> Self {
         Self::default()
     }
@@ -218,6 +221,7 @@ pub struct MemoryRosters {
 }
 
 impl MemoryRosters {
+    /// No rosters yet.
     pub fn new() -> Self {
         Self::default()
     }

@@ -58,9 +58,11 @@ pub trait Keys: Send + Sync {
 pub struct Published {
     /// The replica that sent it (a server's `replica_id`).
     pub origin: u64,
+    /// What happened there.
     pub event: Event,
 }
 
+/// What one replica tells the others.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Event {
     /// A change the origin's layer raised.
@@ -74,18 +76,28 @@ pub enum Event {
     /// `revision` counts the writes of the session's record: a copy takes on no older one.
     /// The state is the engine's, as JSON: the backplane carries it without reading it.
     Session {
+        /// The session's id.
         session: String,
+        /// Its state, or `None` once it ended.
         state: Option<serde_json::Value>,
+        /// Where its GET stream is.
         #[serde(flatten)]
         stream: GetStream,
+        /// How many writes its record has had.
         #[serde(default)]
         revision: u64,
     },
     /// The origin appended to the [`EventLog`] of `stream`: whoever reads it reads again.
-    Logged { stream: String },
+    Logged {
+        /// The stream's id.
+        stream: String,
+    },
     /// A client asks to pick up `stream` where it broke: the replica writing the stream
     /// starts keeping its events in the [`EventLog`].
-    Resuming { stream: String },
+    Resuming {
+        /// The stream's id.
+        stream: String,
+    },
     /// The record of a task changed on the origin (its id): the replica running it looks
     /// at it again (an answer came, or it was cancelled), and listen streams that follow it
     /// tell their clients.
@@ -126,8 +138,10 @@ impl GetStream {
     }
 }
 
+/// A message posted to one replica for a session another replica handles.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Routed {
+    /// The session's id.
     pub session: String,
     /// Who sent it, as the origin authenticated them.
     pub principal: Principal,
@@ -156,6 +170,7 @@ pub trait Bus: Send + Sync {
 pub struct Logged {
     /// Unique within the stream's session; no line breaks.
     pub id: String,
+    /// The event's `data`, as the stream wrote it.
     pub data: String,
 }
 
@@ -180,10 +195,12 @@ pub trait EventLog: Send + Sync {
 /// What [`Rosters::join`] says.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Joined {
+    /// The member is in.
     Joined,
     /// The roster is full: its oldest member whose time has passed (the one to end to make
     /// room), or `None` when every member's time is still to come.
     Full {
+        /// The oldest member whose time has passed.
         oldest: Option<String>,
     },
 }
@@ -212,9 +229,13 @@ pub(crate) const SWAP_ATTEMPTS: usize = 64;
 /// The shared part of a set of replicas. Cheap to clone; clones share.
 #[derive(Clone)]
 pub struct Backplane {
+    /// Shared keys and values: session records, tasks, sealed states spent.
     pub keys: Arc<dyn Keys>,
+    /// What the replicas tell each other.
     pub bus: Arc<dyn Bus>,
+    /// The recent events of resumable streams.
     pub events: Arc<dyn EventLog>,
+    /// The sessions of each principal and of the whole server, for the session caps.
     pub rosters: Arc<dyn Rosters>,
     /// What it is, for logs: `memory`, or the store's address.
     name: Arc<str>,
@@ -247,6 +268,7 @@ impl Backplane {
         }
     }
 
+    /// What it is, for logs: `memory`, or the store's address.
     pub fn name(&self) -> &str {
         &self.name
     }

@@ -8,8 +8,11 @@ use std::sync::{Arc, Mutex, Weak};
 /// One change in what a layer serves.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Change {
+    /// The list of tools changed.
     ToolsChanged,
+    /// The list of prompts changed.
     PromptsChanged,
+    /// The list of resources (or templates) changed.
     ResourcesChanged,
     /// The contents of one resource changed.
     ResourceUpdated(String),
@@ -37,6 +40,7 @@ impl<T> Default for Feed<T> {
 }
 
 impl<T> Feed<T> {
+    /// A feed with no listeners.
     pub fn new() -> Self {
         Self::default()
     }

@@ -12,15 +12,21 @@ use serde_with::skip_serializing_none;
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Annotations {
+    /// Who the content is meant for: the user, the model (assistant), or both.
     pub audience: Option<Vec<Role>>,
+    /// How important it is, from 0 (least) to 1 (most).
     pub priority: Option<f64>,
+    /// When it last changed, as an ISO 8601 timestamp.
     pub last_modified: Option<String>,
 }
 
+/// A side of the conversation: who a message or a piece of content is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
+    /// The human user.
     User,
+    /// The model.
     Assistant,
 }
 
@@ -28,31 +34,46 @@ pub enum Role {
 #[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Content {
+    /// What the block holds: text, an image, audio, a link or a resource.
     #[serde(flatten)]
     pub kind: ContentKind,
+    /// Who it is for and how much it matters.
     pub annotations: Option<Annotations>,
+    /// Metadata for the client (`_meta`), passed through as given.
     #[serde(rename = "_meta")]
     pub meta: Option<Map<String, Value>>,
 }
 
+/// The kinds of content block, tagged by `type` on the wire.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ContentKind {
+    /// Plain text.
     Text {
+        /// The text.
         text: String,
     },
+    /// An image.
     Image {
+        /// The image's bytes, base64-encoded.
         data: String,
+        /// Its media type (`image/png`...).
         #[serde(rename = "mimeType")]
         mime_type: String,
     },
+    /// A sound.
     Audio {
+        /// The audio's bytes, base64-encoded.
         data: String,
+        /// Its media type (`audio/wav`...).
         #[serde(rename = "mimeType")]
         mime_type: String,
     },
+    /// A link to a resource the client may read (`resource_link`).
     ResourceLink(ResourceLink),
+    /// A resource's contents, embedded.
     Resource {
+        /// The contents.
         resource: ResourceContents,
     },
 }
@@ -62,15 +83,22 @@ pub enum ContentKind {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ResourceLink {
+    /// The resource's URI.
     pub uri: String,
+    /// Its name, for a program.
     pub name: String,
+    /// Its name for people.
     pub title: Option<String>,
+    /// What it is.
     pub description: Option<String>,
+    /// Its media type, when known.
     pub mime_type: Option<String>,
+    /// Its size in bytes, when known.
     pub size: Option<u64>,
 }
 
 impl ResourceLink {
+    /// A link to `uri`, named `name`, with nothing else said of it.
     pub fn new(uri: impl Into<String>, name: impl Into<String>) -> Self {
         ResourceLink { uri: uri.into(), name: name.into(), title: None, description: None, mime_type: None, size: None }
     }
@@ -81,6 +109,7 @@ impl Content {
         Content { kind, annotations: None, meta: None }
     }
 
+    /// A text block.
     pub fn text(text: impl Into<String>) -> Self {
         Self::of(ContentKind::Text { text: text.into() })
     }
@@ -95,14 +124,17 @@ impl Content {
         Self::of(ContentKind::Audio { data: b64(bytes), mime_type: mime_type.into() })
     }
 
+    /// A link to a resource.
     pub fn link(link: ResourceLink) -> Self {
         Self::of(ContentKind::ResourceLink(link))
     }
 
+    /// A resource's contents, embedded.
     pub fn resource(resource: ResourceContents) -> Self {
         Self::of(ContentKind::Resource { resource })
     }
 
+    /// The block with `annotations`.
     pub fn with_annotations(mut self, annotations: Annotations) -> Self {
         self.annotations = Some(annotations);
         self
@@ -114,23 +146,30 @@ impl Content {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ResourceContents {
+    /// The resource's URI.
     pub uri: String,
+    /// Its media type, when known.
     pub mime_type: Option<String>,
+    /// The text or the bytes.
     #[serde(flatten)]
     pub body: ResourceBody,
+    /// Metadata for the client (`_meta`), passed through as given.
     #[serde(rename = "_meta")]
     pub meta: Option<Map<String, Value>>,
 }
 
+/// The body of a resource: `text` or `blob` on the wire.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ResourceBody {
+    /// Text.
     Text(String),
     /// Base64 of the bytes.
     Blob(String),
 }
 
 impl ResourceContents {
+    /// A text resource.
     pub fn text(uri: impl Into<String>, mime_type: impl Into<String>, text: impl Into<String>) -> Self {
         ResourceContents {
             uri: uri.into(),
@@ -140,6 +179,7 @@ impl ResourceContents {
         }
     }
 
+    /// A binary resource, from raw bytes (base64-encoded here).
     pub fn blob(uri: impl Into<String>, mime_type: impl Into<String>, bytes: &[u8]) -> Self {
         ResourceContents {
             uri: uri.into(),
@@ -155,19 +195,25 @@ impl ResourceContents {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolResult {
+    /// The blocks the model reads.
     pub content: Vec<Content>,
+    /// The structured output (`structuredContent`), which matches the tool's output schema.
     pub structured_content: Option<Value>,
+    /// Whether the call failed (`isError`): an error the model can read and act on.
     #[serde(default)]
     pub is_error: bool,
+    /// Metadata for the client (`_meta`), passed through as given.
     #[serde(rename = "_meta")]
     pub meta: Option<Map<String, Value>>,
 }
 
 impl ToolResult {
+    /// A result of `content`.
     pub fn new(content: Vec<Content>) -> Self {
         ToolResult { content, ..Default::default() }
     }
 
+    /// A result of one text block.
     pub fn text(text: impl Into<String>) -> Self {
         Self::new(vec![Content::text(text)])
     }
@@ -184,6 +230,7 @@ impl ToolResult {
         ToolResult { structured_content: Some(value), ..Self::text(text) }
     }
 
+    /// The result with one more block.
     pub fn with_content(mut self, content: Content) -> Self {
         self.content.push(content);
         self
@@ -193,28 +240,36 @@ impl ToolResult {
 /// One message of a prompt.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PromptMessage {
+    /// Who says it.
     pub role: Role,
+    /// What is said.
     pub content: Content,
 }
 
 impl PromptMessage {
+    /// A message from the user.
     pub fn user(content: Content) -> Self {
         PromptMessage { role: Role::User, content }
     }
 
+    /// A message from the model.
     pub fn assistant(content: Content) -> Self {
         PromptMessage { role: Role::Assistant, content }
     }
 }
 
+/// What `prompts/get` returns: a prompt's messages, filled in with its arguments.
 #[skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PromptResult {
+    /// What the prompt is for, if the server says.
     pub description: Option<String>,
+    /// The messages, in order.
     pub messages: Vec<PromptMessage>,
 }
 
 impl PromptResult {
+    /// A result of `messages`, with no description.
     pub fn new(messages: Vec<PromptMessage>) -> Self {
         PromptResult { description: None, messages }
     }
@@ -225,8 +280,11 @@ impl PromptResult {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Completion {
+    /// The completion values, at most 100.
     pub values: Vec<String>,
+    /// How many values there are in all, when known.
     pub total: Option<u64>,
+    /// Whether there are more values than those sent.
     pub has_more: Option<bool>,
 }
 

@@ -65,7 +65,7 @@ pub(crate) struct TaskLink {
 }
 
 impl TaskLink {
-    pub fn new(sink: Option<Sink>) -> Arc<Self> {
+    pub(crate) fn new(sink: Option<Sink>) -> Arc<Self> {
         Arc::new(TaskLink {
             asked: AtomicBool::new(false),
             wake: Notify::new(),
@@ -75,19 +75,19 @@ impl TaskLink {
     }
 
     /// Whether the handler asked to become a task.
-    pub fn was_asked(&self) -> bool {
+    pub(crate) fn was_asked(&self) -> bool {
         self.asked.load(Ordering::Acquire)
     }
 
     /// Resolves once the handler asked to become a task.
-    pub async fn asked(&self) {
+    pub(crate) async fn asked(&self) {
         if !self.asked.load(Ordering::Acquire) {
             self.wake.notified().await;
         }
     }
 
     /// The call is a task from now on; its notifications go to `sink`.
-    pub fn became(&self, sink: Option<Sink>) {
+    pub(crate) fn became(&self, sink: Option<Sink>) {
         self.is_task.store(true, Ordering::Release);
         *self.sink.lock().unwrap_or_else(|p| p.into_inner()) = sink;
     }
@@ -97,7 +97,7 @@ impl TaskLink {
     }
 
     /// A sink that sends where the call's notifications go at the time, else to `fallback`.
-    pub fn current_sink(self: &Arc<Self>, fallback: Sink) -> Sink {
+    pub(crate) fn current_sink(self: &Arc<Self>, fallback: Sink) -> Sink {
         let link = self.clone();
         Arc::new(move |message| match link.sink() {
             Some(sink) => sink(message),
@@ -176,10 +176,12 @@ impl<S> RequestCx<S> {
         self.reach.clone()
     }
 
+    /// Who made the request.
     pub fn principal(&self) -> &Principal {
         &self.inner.principal
     }
 
+    /// The JSON-RPC id of the request, when it has one (an in-process call may not).
     pub fn request_id(&self) -> Option<&RequestId> {
         self.inner.request_id.as_ref()
     }
@@ -326,17 +328,20 @@ impl<S> RequestCx<S> {
         self.inner.cancel.cancelled().await
     }
 
+    /// Whether the client cancelled the request (or went away).
     pub fn is_cancelled(&self) -> bool {
         self.inner.cancel.is_cancelled()
     }
 }
 
 impl RequestCxBuilder {
+    /// The request's JSON-RPC id.
     pub fn request_id(mut self, id: RequestId) -> Self {
         self.request_id = Some(id);
         self
     }
 
+    /// The capabilities the client declared; none unless given.
     pub fn client_capabilities(mut self, caps: impl Into<Arc<Value>>) -> Self {
         self.client_capabilities = Some(caps.into());
         self
@@ -348,6 +353,7 @@ impl RequestCxBuilder {
         self
     }
 
+    /// The progress token the request carried; progress is sent only with one.
     pub fn progress_token(mut self, token: Option<RequestId>) -> Self {
         self.progress_token = token;
         self
@@ -359,16 +365,20 @@ impl RequestCxBuilder {
         self
     }
 
+    /// The token that cancels the request; a fresh one unless given.
     pub fn cancel(mut self, token: CancellationToken) -> Self {
         self.cancel = Some(token);
         self
     }
 
+    /// The client's answers to the input requests of a previous run, by key
+    /// ([`RequestCx::input_responses`]).
     pub fn input_responses(mut self, responses: Map<String, Value>) -> Self {
         self.input_responses = responses;
         self
     }
 
+    /// The state a previous run left ([`RequestCx::request_state`]).
     pub fn state(mut self, state: Option<Value>) -> Self {
         self.state = state;
         self
@@ -393,6 +403,7 @@ impl RequestCxBuilder {
         self
     }
 
+    /// The context, with what was not given left at its default.
     pub fn build(self) -> RequestCx {
         let inner = Inner {
             principal: self.principal,
@@ -415,8 +426,11 @@ impl RequestCxBuilder {
 /// The user's answer to an elicitation form.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Elicited<T> {
+    /// The user submitted the form: its content.
     Accepted(T),
+    /// The user said no.
     Declined,
+    /// The user dismissed the form without choosing.
     Cancelled,
 }
 

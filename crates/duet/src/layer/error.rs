@@ -12,25 +12,41 @@ pub const ACCESS_DENIED: i64 = -31001;
 /// Code of a request refused because the caller made too many.
 pub const RATE_LIMITED: i64 = -31029;
 
+/// Why a layer could not answer a request: each becomes a JSON-RPC error ([`LayerError::to_rpc`]).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum LayerError {
     /// No such tool, prompt or resource (or the caller may not see it).
     #[error("{0}")]
     NotFound(String),
+    /// The arguments (or a cursor) do not fit what the primitive takes: -32602.
     #[error("{message}")]
-    InvalidArguments { message: String, data: Option<Value> },
+    InvalidArguments {
+        /// What is wrong with them.
+        message: String,
+        /// Details for the client (the error's `data`).
+        data: Option<Value>,
+    },
+    /// The caller may not make this request: [`ACCESS_DENIED`].
     #[error("{0}")]
     AccessDenied(String),
+    /// The caller made too many requests: [`RATE_LIMITED`].
     #[error("{0}")]
     RateLimited(String),
     /// The request needs a client capability the request did not declare (2026: -32021).
     #[error("{message}")]
-    MissingCapability { message: String, required: Value },
+    MissingCapability {
+        /// What the client lacks, in words.
+        message: String,
+        /// The capabilities needed, as a `ClientCapabilities` object.
+        required: Value,
+    },
+    /// The layer failed: -32603.
     #[error("{0}")]
     Internal(String),
 }
 
 impl LayerError {
+    /// Invalid arguments, with no details for the client.
     pub fn invalid_arguments(message: impl Into<String>) -> Self {
         LayerError::InvalidArguments { message: message.into(), data: None }
     }

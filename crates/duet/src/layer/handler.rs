@@ -31,6 +31,7 @@ where
 
 /// What a handler's future may produce.
 pub trait IntoReply<T> {
+    /// The reply, or the handler's error.
     fn into_reply(self) -> Result<Reply<T>, HandlerError>;
 
     /// The JSON Schema of the structured content this type carries: a tool whose handler

@@ -4,16 +4,25 @@
 
 use serde::Serialize;
 
+/// A log message's severity, ordered least severe first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum LogLevel {
+    /// Detail for debugging.
     Debug,
+    /// Normal operation.
     Info,
+    /// Normal but worth noticing.
     Notice,
+    /// Something may be wrong.
     Warning,
+    /// Something failed.
     Error,
+    /// A failure of a part of the system.
     Critical,
+    /// Someone must act now.
     Alert,
+    /// The system is unusable.
     Emergency,
 }
 
@@ -30,6 +39,7 @@ impl LogLevel {
         LogLevel::Emergency,
     ];
 
+    /// Its name on the wire: `debug`, `info`...
     pub fn as_str(self) -> &'static str {
         match self {
             LogLevel::Debug => "debug",

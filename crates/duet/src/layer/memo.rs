@@ -23,20 +23,25 @@ struct Entry<V> {
 }
 
 impl<K: Eq + Hash, V: Clone> PerListing<K, V> {
-    pub fn new(max: usize) -> Self {
+    pub(crate) fn new(max: usize) -> Self {
         PerListing { max, entries: Mutex::default() }
     }
 
     /// The value of `listing` and `key`, made by `make` from the key the first time (outside
     /// the lock).
-    pub fn get_or_make<T: Send + Sync + 'static>(&self, listing: &Listing<T>, key: K, make: impl FnOnce(&K) -> V) -> V {
+    pub(crate) fn get_or_make<T: Send + Sync + 'static>(
+        &self,
+        listing: &Listing<T>,
+        key: K,
+        make: impl FnOnce(&K) -> V,
+    ) -> V {
         match self.get_or_try_make(listing, key, |k| Ok::<V, Infallible>(make(k))) {
             Ok(value) => value,
         }
     }
 
     /// Like [`PerListing::get_or_make`] with a `make` that may fail; a failure is not kept.
-    pub fn get_or_try_make<T: Send + Sync + 'static, E>(
+    pub(crate) fn get_or_try_make<T: Send + Sync + 'static, E>(
         &self,
         listing: &Listing<T>,
         key: K,
@@ -62,7 +67,7 @@ impl<K: Eq + Hash, V: Clone> PerListing<K, V> {
     }
 
     #[cfg(test)]
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.lock().len()
     }
 }

@@ -15,7 +15,7 @@
 use serde_json::{Map, Value};
 
 /// The schema keyword that declares a mirrored argument.
-pub const KEYWORD: &str = "x-mcp-header";
+pub(crate) const KEYWORD: &str = "x-mcp-header";
 
 /// One argument a request must mirror in a header.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -63,6 +63,7 @@ pub type Listing<T> = Arc<Vec<T>>;
 /// One page of resources that a layer made itself (see [`Layer::resource_page`]).
 #[derive(Debug, Clone, Default)]
 pub struct ResourcePage {
+    /// The resources of this page.
     pub resources: Vec<Resource>,
     /// Where the next page starts; `None` on the last page. The client sends it back as it
     /// was given, so it is opaque to the client and the engine.
@@ -72,11 +73,14 @@ pub struct ResourcePage {
 /// What `completion/complete` completes: a prompt's argument or a template's variable.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CompletionRef {
+    /// An argument of the prompt `name`.
     Prompt {
+        /// The prompt's name.
         name: String,
     },
     /// `uri` is the template string exactly as listed.
     Resource {
+        /// The template.
         uri: String,
     },
 }
@@ -84,8 +88,11 @@ pub enum CompletionRef {
 /// The argument being completed, its partial value, and the values of the others.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CompletionArg {
+    /// The argument's (or template variable's) name.
     pub name: String,
+    /// What the user typed of it so far.
     pub value: String,
+    /// The values already given to the other arguments, by name.
     pub context: BTreeMap<String, String>,
 }
 
@@ -94,10 +101,15 @@ pub struct CompletionArg {
 /// and return the same [`Listing`] while nothing changed, so its rendered pages are reused.
 #[async_trait]
 pub trait Layer: Send + Sync + 'static {
+    /// The server's name, version and instructions.
     fn info(&self) -> &ServerInfo;
+    /// The tools `who` may see and call.
     fn tools(&self, who: &Principal) -> Listing<Tool>;
+    /// The resources `who` may see and read.
     fn resources(&self, who: &Principal) -> Listing<Resource>;
+    /// The resource templates `who` may see.
     fn templates(&self, who: &Principal) -> Listing<ResourceTemplate>;
+    /// The prompts `who` may see and get.
     fn prompts(&self, who: &Principal) -> Listing<Prompt>;
 
     /// The resources listed to `who` when its client listed its roots (see
@@ -122,6 +134,8 @@ pub trait Layer: Send + Sync + 'static {
     /// Runs a tool. Only an unknown (or hidden) tool is an error; every other failure is a
     /// result with `isError: true`. Each call gets its request's context to keep.
     async fn call_tool(&self, name: &str, args: ToolArgs, cx: RequestCx) -> Result<Reply<ToolResult>, LayerError>;
+    /// Reads a resource, by a URI listed or made from a template; an unknown (or hidden)
+    /// resource is an error, and so is a read that failed.
     async fn read_resource(&self, uri: &str, cx: RequestCx) -> Result<Reply<Vec<ResourceContents>>, LayerError>;
 
     /// A page of resources the layer makes itself, for a layer with too many resources to
@@ -140,6 +154,7 @@ pub trait Layer: Send + Sync + 'static {
         None
     }
 
+    /// Fills in a prompt with its arguments; an unknown (or hidden) prompt is an error.
     async fn get_prompt(&self, name: &str, args: PromptArgs, cx: RequestCx) -> Result<Reply<PromptResult>, LayerError>;
     /// Completion values; an unknown reference completes to nothing rather than failing.
     async fn complete(&self, of: CompletionRef, arg: CompletionArg, cx: RequestCx) -> Result<Completion, LayerError>;

@@ -18,8 +18,11 @@ const ANONYMOUS: &str = "anonymous";
 /// An authenticated (or anonymous) caller: an id, roles and free-form attributes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Principal {
+    /// Who it is: sessions, tasks and keys are kept apart by it.
     pub id: String,
+    /// What it may see: a primitive registered for roles is shown only to their holders.
     pub roles: BTreeSet<String>,
+    /// What the authenticator said of it besides (an OAuth token's scopes and issuer...).
     pub attributes: Map<String, Value>,
 }
 
@@ -82,11 +85,13 @@ impl Principal {
         self.id == ANONYMOUS
     }
 
+    /// The principal with one more attribute.
     pub fn with_attribute(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
         self.attributes.insert(key.into(), value.into());
         self
     }
 
+    /// Whether it holds `role`.
     pub fn has_role(&self, role: &str) -> bool {
         self.roles.contains(role)
     }

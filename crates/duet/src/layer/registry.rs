@@ -13,17 +13,39 @@ use super::*;
 use std::collections::HashMap;
 use std::time::Duration;
 
+/// Why the registry refused a tool, resource, template, prompt or skill.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RegistryError {
+    /// Another of the same kind has that name (or URI).
     #[error("{kind} {name:?} is already registered")]
-    Duplicate { kind: &'static str, name: String },
+    Duplicate {
+        /// `tool`, `resource`, `template`, `prompt` or `skill`.
+        kind: &'static str,
+        /// The name or URI registered twice.
+        name: String,
+    },
+    /// The tool's name is not 1 to 128 of the characters the specification allows.
     #[error("invalid tool name {0:?}: use 1 to 128 of A-Z a-z 0-9 _ . -")]
     InvalidName(String),
+    /// The tool's input or output schema does not compile as a JSON Schema.
     #[error("the {which} of tool {tool:?} is not a valid JSON Schema: {reason}")]
-    InvalidSchema { tool: String, which: &'static str, reason: String },
+    InvalidSchema {
+        /// The tool's name.
+        tool: String,
+        /// `inputSchema` or `outputSchema`.
+        which: &'static str,
+        /// What the schema compiler said.
+        reason: String,
+    },
     /// An `x-mcp-header` declaration of the tool's input schema breaks the rules of SEP-2243.
     #[error("tool {tool:?} cannot mirror an argument in a header: {reason}")]
-    InvalidHeader { tool: String, reason: String },
+    InvalidHeader {
+        /// The tool's name.
+        tool: String,
+        /// The rule broken.
+        reason: String,
+    },
+    /// A resource template's URI template does not parse.
     #[error(transparent)]
     Template(#[from] super::template::TemplateError),
     /// The skill breaks a rule of SEP-2640 (its frontmatter, its name, its files).
@@ -31,7 +53,12 @@ pub enum RegistryError {
     InvalidSkill(String),
     /// A resource's URI cannot be made canonical, the only spelling clients reach it by.
     #[error("resource {uri:?}: {reason}")]
-    InvalidUri { uri: String, reason: duet_wire::canonical_uri::InvalidUri },
+    InvalidUri {
+        /// The URI as registered.
+        uri: String,
+        /// Why it cannot be made canonical.
+        reason: duet_wire::canonical_uri::InvalidUri,
+    },
 }
 
 /// Tools, resources, templates and prompts registered by a program, and the state `S` its
@@ -123,6 +150,7 @@ impl<D: Clone + Send + Sync + 'static, E> Shelf<D, E> {
 }
 
 impl Registry<()> {
+    /// An empty registry whose handlers share no state.
     pub fn new(info: ServerInfo) -> Self {
         Registry::with_state(info, ())
     }
@@ -156,6 +184,9 @@ impl<S: Clone + Send + Sync + 'static> Registry<S> {
         self.feed.clone()
     }
 
+    /// Registers a tool. Refused when its name is taken or invalid, a schema does not
+    /// compile (the input schema's root must be `type: object`), or a mirrored-header
+    /// declaration breaks SEP-2243.
     pub fn tool(&mut self, spec: ToolSpec<S>) -> Result<&mut Self, RegistryError> {
         let Spec {
             parts: ToolParts { name, input_schema, output_schema, annotations, timeout, task_support, handler },
@@ -175,6 +206,8 @@ impl<S: Clone + Send + Sync + 'static> Registry<S> {
         Ok(self)
     }
 
+    /// Registers a resource, listed and read by its canonical URI. Refused when that URI is
+    /// taken or cannot be made canonical.
     pub fn resource(&mut self, spec: ResourceSpec<S>) -> Result<&mut Self, RegistryError> {
         let Spec { parts: ResourceParts { uri, name, mime_type, size, handler }, common } = spec;
         // Listed as it is read: in the canonical spelling every request's URI is given.
@@ -186,6 +219,8 @@ impl<S: Clone + Send + Sync + 'static> Registry<S> {
         Ok(self)
     }
 
+    /// Registers a resource template; a read tries the templates longest first. Refused
+    /// when the template does not parse or is taken.
     pub fn template(&mut self, spec: TemplateSpec<S>) -> Result<&mut Self, RegistryError> {
         let Spec { parts: TemplateParts { uri_template, name, mime_type, completions, handler }, common } = spec;
         let template = UriTemplate::parse(&uri_template)?;
@@ -198,6 +233,7 @@ impl<S: Clone + Send + Sync + 'static> Registry<S> {
         Ok(self)
     }
 
+    /// Registers a prompt. Refused when its name is taken.
     pub fn prompt(&mut self, spec: PromptSpec<S>) -> Result<&mut Self, RegistryError> {
         let Spec { parts: PromptParts { name, arguments, completions, handler }, common } = spec;
         let Common { about, roles } = common;

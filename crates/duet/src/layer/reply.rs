@@ -9,7 +9,9 @@ use serde_json::{Map, Value, json};
 /// Complete, or input required from the client before the request can finish.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Reply<T> {
+    /// The answer.
     Complete(T),
+    /// What the handler needs from the client first; it runs again with the answers.
     InputRequired(InputRequired),
 }
 
@@ -27,10 +29,12 @@ impl<T> From<T> for Reply<T> {
 pub struct InputRequired {
     /// `{method, params}` objects by key.
     pub requests: Map<String, Value>,
+    /// The handler's own state, handed back to its next run.
     pub state: Option<Value>,
 }
 
 impl InputRequired {
+    /// Nothing asked yet.
     pub fn new() -> Self {
         Self::default()
     }

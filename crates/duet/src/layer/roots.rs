@@ -17,7 +17,9 @@ use std::sync::Arc;
 /// One root the client listed: a `file://` URI, and a name for people.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ClientRoot {
+    /// The root's `file://` URI.
     pub uri: String,
+    /// A name for people.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
 }

@@ -46,6 +46,7 @@ pub struct Skill {
 /// One file of a skill: where to read it, and what its bytes must hash to.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SkillFile {
+    /// The `skill://` URI it is read at.
     pub uri: String,
     /// `sha256:` and 64 lowercase hex digits.
     pub digest: String,

@@ -34,11 +34,11 @@ pub(crate) struct Common {
 pub(crate) struct Roles(BTreeSet<String>);
 
 impl Roles {
-    pub fn allow(&self, who: &Principal) -> bool {
+    pub(crate) fn allow(&self, who: &Principal) -> bool {
         self.0.is_empty() || self.0.iter().any(|r| who.has_role(r))
     }
 
-    pub fn is_everyone(&self) -> bool {
+    pub(crate) fn is_everyone(&self) -> bool {
         self.0.is_empty()
     }
 }
@@ -48,21 +48,25 @@ impl<P> Spec<P> {
         Spec { parts, common: Common::default() }
     }
 
+    /// A name for people.
     pub fn title(mut self, title: impl Into<String>) -> Self {
         self.common.about.title = Some(title.into());
         self
     }
 
+    /// What it is and does, for the model.
     pub fn description(mut self, description: impl Into<String>) -> Self {
         self.common.about.description = Some(description.into());
         self
     }
 
+    /// Icons a client may show.
     pub fn icons(mut self, icons: Vec<Icon>) -> Self {
         self.common.about.icons = Some(icons);
         self
     }
 
+    /// Metadata listed with it (`_meta`).
     pub fn meta(mut self, meta: Map<String, Value>) -> Self {
         self.common.about.meta = Some(meta);
         self
@@ -155,6 +159,7 @@ impl<S: 'static> Spec<ToolParts<S>> {
         self
     }
 
+    /// Hints about the tool's behaviour.
     pub fn annotations(mut self, annotations: ToolAnnotations) -> Self {
         self.parts.annotations = Some(annotations);
         self
@@ -223,11 +228,13 @@ impl<S: 'static> Spec<ResourceParts<S>> {
         Self::fixed(name, ResourceContents::blob(uri, mime_type, bytes)).size(bytes.len() as u64)
     }
 
+    /// The resource's media type, as listed.
     pub fn mime_type(mut self, mime_type: impl Into<String>) -> Self {
         self.parts.mime_type = Some(mime_type.into());
         self
     }
 
+    /// The resource's size in bytes, as listed.
     pub fn size(mut self, size: u64) -> Self {
         self.parts.size = Some(size);
         self
@@ -248,6 +255,8 @@ pub struct TemplateParts<S> {
 }
 
 impl<S: 'static> Spec<TemplateParts<S>> {
+    /// Resources at the URIs `uri_template` makes, read by `handler` (it gets the URI and
+    /// the template's variables, decoded).
     pub fn new<F, Fut>(uri_template: impl Into<String>, name: impl Into<String>, handler: F) -> Self
     where
         F: Fn((String, BTreeMap<String, String>), RequestCx<S>) -> Fut + Send + Sync + 'static,
@@ -263,6 +272,7 @@ impl<S: 'static> Spec<TemplateParts<S>> {
         })
     }
 
+    /// The media type of the resources it makes, as listed.
     pub fn mime_type(mut self, mime_type: impl Into<String>) -> Self {
         self.parts.mime_type = Some(mime_type.into());
         self
@@ -292,6 +302,7 @@ pub struct PromptParts<S> {
 }
 
 impl<S: 'static> Spec<PromptParts<S>> {
+    /// A prompt named `name`, whose messages `handler` makes from the arguments.
     pub fn new<F, Fut>(name: impl Into<String>, handler: F) -> Self
     where
         F: Fn(BTreeMap<String, String>, RequestCx<S>) -> Fut + Send + Sync + 'static,
@@ -306,6 +317,7 @@ impl<S: 'static> Spec<PromptParts<S>> {
         })
     }
 
+    /// An argument the prompt takes; an empty description is left out.
     pub fn argument(mut self, name: impl Into<String>, description: impl Into<String>, required: bool) -> Self {
         self.parts.arguments.push(PromptArgument {
             name: name.into(),

@@ -20,14 +20,18 @@ pub struct UriTemplate {
     names: Vec<String>,
 }
 
+/// A URI template that does not parse, or that this implementation does not take.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid URI template {template:?}: {reason}")]
 pub struct TemplateError {
+    /// The template as given.
     pub template: String,
+    /// What is wrong with it.
     pub reason: &'static str,
 }
 
 impl UriTemplate {
+    /// Parses an RFC 6570 template.
     pub fn parse(template: &str) -> Result<Self, TemplateError> {
         let err = |reason| TemplateError { template: template.to_string(), reason };
         // Longest match first (greedy groups), so a `{+path}` takes as much as the template
@@ -70,6 +74,7 @@ impl UriTemplate {
         Ok(UriTemplate { source: template.to_string(), pattern, names })
     }
 
+    /// The template as given.
     pub fn as_str(&self) -> &str {
         &self.source
     }

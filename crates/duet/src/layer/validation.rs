@@ -14,7 +14,7 @@ pub(crate) struct Schemas {
 
 impl Schemas {
     /// Compiles a tool's schemas; the input schema's root must be `type: object`.
-    pub fn compile(tool: &str, input: &Value, output: Option<&Value>) -> Result<Self, RegistryError> {
+    pub(super) fn compile(tool: &str, input: &Value, output: Option<&Value>) -> Result<Self, RegistryError> {
         let compile = |which, schema: &Value| {
             jsonschema::validator_for(schema).map_err(|e| RegistryError::InvalidSchema {
                 tool: tool.to_string(),
@@ -35,13 +35,13 @@ impl Schemas {
     }
 
     /// Why `arguments` do not fit the input schema; `None` when they do.
-    pub fn argument_problems(&self, arguments: &Value) -> Option<String> {
+    pub(super) fn argument_problems(&self, arguments: &Value) -> Option<String> {
         problems(&self.input, arguments)
     }
 
     /// `result` if its structured content fits the output schema (or there is none, or it is
     /// a tool error already), else the tool error that says why.
-    pub fn check_output(&self, tool: &str, result: ToolResult) -> ToolResult {
+    pub(super) fn check_output(&self, tool: &str, result: ToolResult) -> ToolResult {
         let (Some(validator), false) = (&self.output, result.is_error) else {
             return result;
         };

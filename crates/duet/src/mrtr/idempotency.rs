@@ -22,12 +22,14 @@ const DONE: &[u8] = b"done:";
 /// Why [`at_most_once`] did not run the effect.
 #[derive(Debug, thiserror::Error)]
 pub enum OnceError<E> {
+    /// Another call with the same key is running the effect now.
     #[error("the same request is already being processed; try again shortly")]
     InProgress,
     /// The key could not be claimed or recorded: whether the effect ran is unknown to this
     /// call, so it was not run.
     #[error(transparent)]
     Store(StoreError),
+    /// The effect ran and failed (the key is released).
     #[error(transparent)]
     Failed(E),
 }

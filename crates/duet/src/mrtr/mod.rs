@@ -6,7 +6,7 @@
 //! and the at-most-once helper for side effects.
 
 pub mod idempotency;
-pub mod seal;
+pub(crate) mod seal;
 
 use duet_wire::jsonrpc::{RpcError, code};
 use duet_wire::method::Method;
@@ -15,7 +15,7 @@ use serde_json::{Map, Value, json};
 /// The error of a request that needs the client capabilities `required` (as
 /// `missing_capabilities` gives them): -32021 on 2026-07-28 (`modern`), which defines it;
 /// -32602 on the handshake era, which does not.
-pub fn missing_capability_error(required: Value, modern: bool) -> RpcError {
+pub(crate) fn missing_capability_error(required: Value, modern: bool) -> RpcError {
     let names: Vec<&str> = required.as_object().map(|m| m.keys().map(String::as_str).collect()).unwrap_or_default();
     let code = if modern { code::MISSING_CLIENT_CAPABILITY } else { code::INVALID_PARAMS };
     RpcError::new(

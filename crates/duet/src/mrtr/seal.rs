@@ -18,7 +18,7 @@ use sha2::{Digest, Sha256};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// How long a sealed state stays valid unless configured otherwise.
-pub const DEFAULT_STATE_TTL: Duration = Duration::from_secs(300);
+pub(crate) const DEFAULT_STATE_TTL: Duration = Duration::from_secs(300);
 
 /// What one sealed state is bound to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,7 +32,7 @@ pub(crate) struct Binding {
 }
 
 impl Binding {
-    pub fn new(principal: &str, method: &Method, target: &str, arguments: &Value) -> Self {
+    pub(crate) fn new(principal: &str, method: &Method, target: &str, arguments: &Value) -> Self {
         Binding {
             principal: principal.to_string(),
             method: method.clone(),
@@ -151,11 +151,11 @@ fn now() -> u64 {
 }
 
 impl Sealer {
-    pub fn new(keys: StateKeys, ttl: Duration) -> Self {
+    pub(crate) fn new(keys: StateKeys, ttl: Duration) -> Self {
         Sealer { keys, ttl }
     }
 
-    pub fn seal(&self, binding: &Binding, asked: Vec<String>, state: Option<Value>) -> String {
+    pub(crate) fn seal(&self, binding: &Binding, asked: Vec<String>, state: Option<Value>) -> String {
         let payload = Payload {
             p: binding.principal.clone(),
             m: binding.method.as_str().to_string(),
@@ -175,7 +175,7 @@ impl Sealer {
         URL_SAFE_NO_PAD.encode(out)
     }
 
-    pub fn open(&self, token: &str, binding: &Binding) -> Result<Opened, StateError> {
+    pub(crate) fn open(&self, token: &str, binding: &Binding) -> Result<Opened, StateError> {
         let raw = URL_SAFE_NO_PAD.decode(token).map_err(|_| StateError::Malformed)?;
         if raw.len() <= NONCE {
             return Err(StateError::Malformed);

@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 /// The MIME type of a directory resource.
-pub const DIRECTORY: &str = "inode/directory";
+pub(super) const DIRECTORY: &str = "inode/directory";
 
 /// How many listings' indexes are kept before starting over.
 const MAX_LISTINGS: usize = 64;
@@ -31,7 +31,7 @@ impl Default for Directories {
 impl Directories {
     /// The children of the folder at `uri` among `skills`' files; `None` when no file lies
     /// under it (then it is not a folder the server serves).
-    pub fn children(&self, skills: &Listing<Skill>, uri: &str) -> Option<Listing<Resource>> {
+    pub(crate) fn children(&self, skills: &Listing<Skill>, uri: &str) -> Option<Listing<Resource>> {
         self.memo.get_or_make(skills, (), |_| Arc::new(index(skills))).get(uri).cloned()
     }
 }

@@ -2,6 +2,9 @@
 //! `_meta` envelope a modern request carries: its protocol version, the client's
 //! capabilities, and optionally a log level (client info is not kept). The envelope is read
 //! once per request into the [`Terms`] the request runs under.
+// Its `pub` items are the fuzz targets' (`crate::fuzzing`, feature `fuzzing`); without
+// that feature nothing outside the crate reaches them.
+#![cfg_attr(not(feature = "fuzzing"), allow(unreachable_pub))]
 
 use crate::layer::{LogLevel, NO_CAPABILITIES};
 use duet_wire::jsonrpc::{RpcError, code};
@@ -16,8 +19,11 @@ use std::sync::Arc;
 /// handshake-era session agreed on them at `initialize`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Terms {
+    /// The protocol revision.
     pub version: Version,
+    /// The capabilities the client declared.
     pub client_capabilities: Arc<Value>,
+    /// The lowest level of log messages the client wants; `None`: none.
     pub log_level: Option<LogLevel>,
 }
 
@@ -33,7 +39,9 @@ pub fn era_of(meta: &Meta, declared: Option<Version>) -> Era {
 /// the headers, and other problems after.
 #[derive(Debug, Clone, PartialEq)]
 pub enum EnvelopeError {
+    /// A key the envelope must carry is absent.
     Missing(RpcError),
+    /// A key is there but its value is not one duet takes.
     Invalid(RpcError),
 }
 
@@ -46,7 +54,7 @@ impl From<EnvelopeError> for RpcError {
 }
 
 /// The -32602 error of a 2026 request without both required envelope keys.
-pub fn missing_keys(meta: &Meta) -> Option<RpcError> {
+pub(crate) fn missing_keys(meta: &Meta) -> Option<RpcError> {
     let missing: Vec<&str> = [
         (key::PROTOCOL_VERSION, meta.protocol_version.is_none()),
         (key::CLIENT_CAPABILITIES, meta.client_capabilities.is_none()),
@@ -63,7 +71,7 @@ pub fn missing_keys(meta: &Meta) -> Option<RpcError> {
 }
 
 /// The -32022 error of a version duet does not serve on this path.
-pub fn unsupported_version(requested: &Value) -> RpcError {
+pub(crate) fn unsupported_version(requested: &Value) -> RpcError {
     let shown = requested.as_str().map_or_else(|| requested.to_string(), str::to_string);
     RpcError::new(code::UNSUPPORTED_PROTOCOL_VERSION, format!("Unsupported protocol version: {shown}"))
         .with_data(json!({"supported": Version::MODERN, "requested": requested}))

@@ -22,7 +22,7 @@ use tokio_util::sync::CancellationToken;
 
 /// What one listen stream asked for (and duet honours).
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Filter {
+pub(crate) struct Filter {
     tools: bool,
     prompts: bool,
     resources: bool,
@@ -34,7 +34,7 @@ pub struct Filter {
 impl Filter {
     /// The filter a listen request's params ask for; its `resourceSubscriptions` within
     /// `bounds`.
-    pub fn parse(params: &Map<String, Value>, bounds: Bounds) -> Result<Filter, RpcError> {
+    pub(crate) fn parse(params: &Map<String, Value>, bounds: Bounds) -> Result<Filter, RpcError> {
         let Some(Value::Object(n)) = params.get("notifications") else {
             return Err(RpcError::invalid_params("subscriptions/listen requires a notifications filter"));
         };
@@ -53,7 +53,7 @@ impl Filter {
     }
 
     /// The filter as honoured, for the acknowledgement.
-    pub fn honoured(&self) -> Value {
+    pub(crate) fn honoured(&self) -> Value {
         let mut m = Map::new();
         for (key, on) in [
             ("toolsListChanged", self.tools),
@@ -73,7 +73,7 @@ impl Filter {
         Value::Object(m)
     }
 
-    pub fn wants(&self, change: &Change) -> bool {
+    pub(crate) fn wants(&self, change: &Change) -> bool {
         match change {
             Change::ToolsChanged => self.tools,
             Change::PromptsChanged => self.prompts,
@@ -84,7 +84,7 @@ impl Filter {
 }
 
 /// The wire notification of a change, with extra params (such as a subscription id).
-pub fn change_notification(change: &Change, meta: Option<Map<String, Value>>) -> Value {
+pub(super) fn change_notification(change: &Change, meta: Option<Map<String, Value>>) -> Value {
     let (method, mut params) = match change {
         Change::ToolsChanged => (Method::ToolsListChanged.as_str(), Map::new()),
         Change::PromptsChanged => (Method::PromptsListChanged.as_str(), Map::new()),
@@ -154,7 +154,7 @@ fn task_notification(record: &TaskRecord, id: &RequestId) -> Value {
 
 /// The open listen streams of one server.
 #[derive(Default)]
-pub struct Listens {
+pub(crate) struct Listens {
     streams: Mutex<HashMap<u64, Entry>>,
     next: AtomicU64,
     closing: CancellationToken,
@@ -182,24 +182,24 @@ impl Listens {
         self.lock().len()
     }
 
-    pub fn close_all(&self) {
+    pub(crate) fn close_all(&self) {
         self.closing.cancel();
     }
 
     /// Whether some stream follows task `id`.
-    pub fn follows(&self, id: &str) -> bool {
+    pub(crate) fn follows(&self, id: &str) -> bool {
         self.lock().values().any(|e| e.filter.tasks.iter().any(|t| t == id))
     }
 
     /// Sends the status of a task to the streams that follow it.
-    pub fn dispatch_task(&self, record: &TaskRecord) {
+    pub(crate) fn dispatch_task(&self, record: &TaskRecord) {
         for entry in self.lock().values_mut().filter(|e| e.filter.tasks.contains(&record.id)) {
             entry.send_task(record);
         }
     }
 
     /// Sends `change` to the streams that want it and may see it (by `layer`'s rules).
-    pub fn dispatch(&self, change: &Change, layer: &dyn Layer) {
+    pub(crate) fn dispatch(&self, change: &Change, layer: &dyn Layer) {
         for entry in self.lock().values().filter(|e| e.wants(change, layer)) {
             (entry.notify)(change_notification(change, Some(subscription_meta(&entry.id))));
         }
@@ -209,7 +209,7 @@ impl Listens {
     /// (the caller's, which it follows from now on), then events until the server closes
     /// the stream or the request is cancelled (the caller drops this future). Returns the
     /// `_meta` of the final result.
-    pub async fn run(
+    pub(crate) async fn run(
         &self,
         id: &RequestId,
         who: Arc<Principal>,

@@ -32,7 +32,7 @@ impl Default for MirroredByTool {
 impl MirroredByTool {
     /// The arguments `request` must mirror: those its tool declares when it is a
     /// `tools/call` of a tool `who` sees; none otherwise.
-    pub fn of_call(&self, request: &Request, layer: &dyn Layer, who: &Principal) -> Arc<[MirroredArg]> {
+    pub(crate) fn of_call(&self, request: &Request, layer: &dyn Layer, who: &Principal) -> Arc<[MirroredArg]> {
         match (&request.method, request.params.get("name").and_then(Value::as_str)) {
             (Method::ToolsCall, Some(tool)) => self.of(&layer.tools(who), tool),
             _ => Arc::new([]),
@@ -41,7 +41,7 @@ impl MirroredByTool {
 
     /// What tool `name` of `listing` mirrors (empty for a tool that mirrors nothing or is
     /// not listed).
-    pub fn of(&self, listing: &Listing<Tool>, name: &str) -> Arc<[MirroredArg]> {
+    pub(crate) fn of(&self, listing: &Listing<Tool>, name: &str) -> Arc<[MirroredArg]> {
         let by_tool = self.memo.get_or_make(listing, (), |_| Arc::new(by_tool(listing)));
         by_tool.get(name).cloned().unwrap_or_else(|| Arc::new([]))
     }

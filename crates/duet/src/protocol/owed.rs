@@ -24,7 +24,7 @@ pub(crate) enum Owed {
 }
 
 impl Owed {
-    pub fn of(message: &Message) -> Owed {
+    pub(crate) fn of(message: &Message) -> Owed {
         match message {
             Message::One(_) => message.requests().next().map_or(Owed::Nothing, |r| Owed::One(r.id.clone())),
             Message::Batch(_) => {
@@ -35,7 +35,7 @@ impl Owed {
     }
 
     /// The answer when the work was lost (`why`, logged): -32603 for every request owed.
-    pub fn lost(self, why: &str) -> Option<Message<Response>> {
+    pub(crate) fn lost(self, why: &str) -> Option<Message<Response>> {
         let internal = |id: RequestId| Response::error(Some(id), RpcError::internal());
         match self {
             Owed::Nothing => {
@@ -54,7 +54,7 @@ impl Owed {
     }
 
     /// Runs `work`; if it panics, the owed answer instead.
-    pub async fn guard<F>(self, work: F) -> Option<Message<Response>>
+    pub(crate) async fn guard<F>(self, work: F) -> Option<Message<Response>>
     where
         F: Future<Output = Option<Message<Response>>>,
     {

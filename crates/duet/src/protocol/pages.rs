@@ -25,7 +25,7 @@ impl Default for Pages {
 
 impl Pages {
     /// The page of `listing` at `start` for `version`, rendered by `render` the first time.
-    pub fn get_or_render<T: Send + Sync + 'static>(
+    pub(crate) fn get_or_render<T: Send + Sync + 'static>(
         &self,
         kind: &'static str,
         listing: &Listing<T>,

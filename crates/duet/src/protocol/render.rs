@@ -18,6 +18,7 @@ use std::borrow::Cow;
 /// Cache hints stamped on the cacheable results of 2026 requests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CacheHints {
+    /// How long a client may reuse the result, in milliseconds (`ttlMs`).
     pub ttl_ms: u64,
     /// `"private"` (per authorization context) or `"public"`.
     pub scope: &'static str,

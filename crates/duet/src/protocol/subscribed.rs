@@ -36,7 +36,7 @@ pub(crate) struct Subscribed(HashSet<String>);
 impl Subscribed {
     /// Subscribes to `uri`: refused when it is too long, or when it is new and the set holds
     /// as many as it may.
-    pub fn insert(&mut self, uri: &str, bounds: Bounds) -> Result<(), RpcError> {
+    pub(crate) fn insert(&mut self, uri: &str, bounds: Bounds) -> Result<(), RpcError> {
         bounds.check("uri", uri)?;
         if self.0.contains(uri) {
             return Ok(());
@@ -52,13 +52,13 @@ impl Subscribed {
         Ok(())
     }
 
-    pub fn remove(&mut self, uri: &str) {
+    pub(crate) fn remove(&mut self, uri: &str) {
         self.0.remove(uri);
     }
 
     /// The URIs a listen request's `resourceSubscriptions` lists (entries that are not
     /// strings are left out), within `bounds`, each made canonical as a request's `uri` is.
-    pub fn listed(uris: &[Value], bounds: Bounds) -> Result<Subscribed, RpcError> {
+    pub(crate) fn listed(uris: &[Value], bounds: Bounds) -> Result<Subscribed, RpcError> {
         if uris.len() > bounds.count {
             let why = format!(
                 "notifications.resourceSubscriptions lists {} URIs; a listen stream may follow at most {}",
@@ -79,12 +79,12 @@ impl Subscribed {
         Ok(Subscribed(set))
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
 
     /// The URIs, sorted.
-    pub fn sorted(&self) -> Vec<String> {
+    pub(crate) fn sorted(&self) -> Vec<String> {
         let mut uris: Vec<String> = self.0.iter().cloned().collect();
         uris.sort_unstable();
         uris
@@ -92,7 +92,7 @@ impl Subscribed {
 
     /// Whether a subscription covers an update of `uri`: `uri` itself, or a URI above it,
     /// which is `uri` cut just before one of its slashes or just after it.
-    pub fn covers(&self, uri: &str) -> bool {
+    pub(crate) fn covers(&self, uri: &str) -> bool {
         if self.0.is_empty() {
             return false;
         }

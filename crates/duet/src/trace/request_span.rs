@@ -21,8 +21,11 @@ pub struct RequestSpan {
     pub context: SpanContext,
     /// The caller's span, if the caller sent one.
     pub parent_span_id: SpanId,
+    /// Whether that span is the caller's (true) or one of this process.
     pub parent_is_remote: bool,
+    /// When the request arrived.
     pub start: SystemTime,
+    /// When it was answered.
     pub end: SystemTime,
     /// The first word of the span's name: the method's name, `_OTHER` for a method duet does
     /// not know, `message` for a response, or `batch` for a batch (which has no attributes).
@@ -42,6 +45,7 @@ pub struct RequestSpan {
     /// `gen_ai.tool.name` or `gen_ai.prompt.name`, whichever the request named; the second
     /// word of the span's name.
     pub tool: Option<String>,
+    /// `gen_ai.prompt.name`, as [`RequestSpan::tool`].
     pub prompt: Option<String>,
     /// `mcp.resource.uri`.
     pub resource_uri: Option<String>,
@@ -50,11 +54,17 @@ pub struct RequestSpan {
     /// What a handler set through the OpenTelemetry API, and how much of it past the limits
     /// (the SDK's default, 128 of each) was dropped.
     pub attributes: Vec<KeyValue>,
+    /// The events a handler added.
     pub events: Vec<Event>,
+    /// The links a handler added.
     pub links: Vec<Link>,
+    /// Attributes dropped past the limit.
     pub dropped_attributes: u32,
+    /// Events dropped past the limit.
     pub dropped_events: u32,
+    /// Links dropped past the limit.
     pub dropped_links: u32,
+    /// The span's status: unset, or an error with its description.
     pub status: Status,
     /// The name a handler gave the span, in place of duet's.
     pub renamed: Option<Cow<'static, str>>,

@@ -85,6 +85,7 @@ impl std::fmt::Debug for Tracer {
 }
 
 impl Tracer {
+    /// Spans sampled by `sampler`, each handed to `sink` when its request ends.
     pub fn new(sampler: impl ShouldSample + 'static, sink: impl SpanSink) -> Tracer {
         Tracer { sampler: Arc::new(sampler), ids: RandomIdGenerator::default(), sink: Arc::new(sink) }
     }

@@ -74,6 +74,7 @@ impl Raw {
         self.without(name).header(name, value)
     }
 
+    /// No header `name`.
     pub fn without(mut self, name: &str) -> Raw {
         self.headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
         self
@@ -93,6 +94,8 @@ impl Raw {
         self
     }
 
+    /// The request as sent: its head, headers, `Content-Length` (for a body sent with one)
+    /// and body; a verbatim one as given.
     pub fn bytes(&self) -> Vec<u8> {
         if self.verbatim {
             return self.head.clone();
@@ -195,11 +198,13 @@ fn expect(status: Option<u16>, body: Body) -> Expect {
 }
 
 impl Expect {
+    /// The answer also carries header `name` with `value`.
     pub fn with_header(mut self, name: &'static str, value: impl Into<String>) -> Expect {
         self.headers.push((name, Some(value.into())));
         self
     }
 
+    /// The answer carries no header `name`.
     pub fn without_header(mut self, name: &'static str) -> Expect {
         self.headers.push((name, None));
         self
@@ -247,6 +252,7 @@ impl Expect {
 
 /// A real server and the clients that check it still serves.
 pub struct Bench {
+    /// The server the cases are sent to.
     pub ts: TestServer,
     /// A handshake-era session (2025-11-25) the cases send to.
     pub session: String,
@@ -388,6 +394,7 @@ impl Bench {
         }
     }
 
+    /// Shuts the server down.
     pub async fn stop(self) {
         self.ts.stop().await;
     }

@@ -9,7 +9,7 @@ use duet::protocol::{Server, ServerOptions, Session};
 use duet::wire::Version;
 use duet::wire::jsonrpc::{RequestId, Response, RpcError, Sink};
 use duet::wire::message::Message;
-pub use duet_testing::Recorder;
+pub(crate) use duet_testing::Recorder;
 use duet_testing::Schemas;
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
@@ -19,29 +19,29 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 
 /// The revisions negotiated with `initialize`, oldest first.
-pub const HANDSHAKE: [Version; 4] =
+pub(crate) const HANDSHAKE: [Version; 4] =
     [Version::V2024_11_05, Version::V2025_03_26, Version::V2025_06_18, Version::V2025_11_25];
-pub const MODERN: Version = Version::V2026_07_28;
+pub(crate) const MODERN: Version = Version::V2026_07_28;
 
 /// The longest one step may take before the test fails instead of hanging.
-pub const WAIT: Duration = Duration::from_secs(5);
+pub(crate) const WAIT: Duration = Duration::from_secs(5);
 
 /// The `_meta` key a listen stream tags its notifications with.
-pub const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+pub(crate) const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 
 /// A server over the test registry with pages of three, and the registry's change feed.
-pub fn testkit_server() -> (Server, Arc<ChangeFeed>) {
+pub(crate) fn testkit_server() -> (Server, Arc<ChangeFeed>) {
     testkit_server_with(ServerOptions { page_size: 3, ..Default::default() })
 }
 
-pub fn testkit_server_with(options: ServerOptions) -> (Server, Arc<ChangeFeed>) {
+pub(crate) fn testkit_server_with(options: ServerOptions) -> (Server, Arc<ChangeFeed>) {
     let registry = testkit::registry();
     let feed = registry.change_feed();
     (Server::new(Arc::new(registry), options), feed)
 }
 
 /// The capabilities the test server declares (all of them; 2024-11-05 has no completions).
-pub fn testkit_capabilities() -> Value {
+pub(crate) fn testkit_capabilities() -> Value {
     json!({
         "tools": {"listChanged": true},
         "resources": {"subscribe": true, "listChanged": true},
@@ -52,22 +52,22 @@ pub fn testkit_capabilities() -> Value {
 }
 
 /// Who the test server says it is.
-pub fn testkit_server_info() -> Value {
+pub(crate) fn testkit_server_info() -> Value {
     json!({"name": "duet-testkit", "version": env!("CARGO_PKG_VERSION"), "title": "duet"})
 }
 
 /// Asserts an error object's code and message.
-pub fn assert_error(error: &RpcError, code: i64, message: &str) {
+pub(crate) fn assert_error(error: &RpcError, code: i64, message: &str) {
     assert_eq!((error.code, error.message.as_str()), (code, message), "{error:?}");
 }
 
 /// Runs `future`, failing the test when it takes longer than [`WAIT`].
-pub async fn bounded<F: Future>(what: &str, future: F) -> F::Output {
+pub(crate) async fn bounded<F: Future>(what: &str, future: F) -> F::Output {
     tokio::time::timeout(WAIT, future).await.unwrap_or_else(|_| panic!("{what} took longer than {WAIT:?}"))
 }
 
 /// Polls `done` every few milliseconds until it holds, failing the test after [`WAIT`].
-pub async fn eventually(what: &str, done: impl Fn() -> bool) {
+pub(crate) async fn eventually(what: &str, done: impl Fn() -> bool) {
     bounded(what, async {
         while !done() {
             tokio::time::sleep(Duration::from_millis(5)).await;
@@ -77,7 +77,7 @@ pub async fn eventually(what: &str, done: impl Fn() -> bool) {
 }
 
 /// `params` with the 2026 `_meta` envelope merged into its `_meta`.
-pub fn enveloped(params: Value) -> Value {
+pub(crate) fn enveloped(params: Value) -> Value {
     let mut params = match params {
         Value::Object(m) => m,
         Value::Null => Map::new(),
@@ -91,22 +91,22 @@ pub fn enveloped(params: Value) -> Value {
 }
 
 /// The methods of some notifications, in order.
-pub fn methods(notifications: &[Value]) -> Vec<&str> {
+pub(crate) fn methods(notifications: &[Value]) -> Vec<&str> {
     notifications.iter().map(|n| n["method"].as_str().expect("a notification has a method")).collect()
 }
 
 /// The `params` of the notifications with this method, in order.
-pub fn params_of(notifications: &[Value], method: &str) -> Vec<Value> {
+pub(crate) fn params_of(notifications: &[Value], method: &str) -> Vec<Value> {
     notifications.iter().filter(|n| n["method"] == method).map(|n| n["params"].clone()).collect()
 }
 
 /// The `name` of each listed item.
-pub fn names(items: &[Value]) -> Vec<String> {
+pub(crate) fn names(items: &[Value]) -> Vec<String> {
     items.iter().map(|i| i["name"].as_str().expect("a listed item has a name").into()).collect()
 }
 
 /// The text of every text block of a tool result.
-pub fn texts(result: &Value) -> Vec<String> {
+pub(crate) fn texts(result: &Value) -> Vec<String> {
     let content = result["content"].as_array().expect("content is an array");
     content
         .iter()
@@ -125,7 +125,7 @@ fn methods_by_id(message: &Value) -> HashMap<String, String> {
 }
 
 /// One session of a server, the version it speaks, and what the session sent unprompted.
-pub struct Client {
+pub(crate) struct Client {
     pub server: Server,
     pub session: Session,
     /// The version this client expects to speak; everything is checked against it.
@@ -138,14 +138,14 @@ pub struct Client {
 impl Client {
     /// A session of `server` for the local user, as stdio or an HTTP session opens one;
     /// not yet initialized.
-    pub fn connect(server: &Server, version: Version) -> Client {
+    pub(crate) fn connect(server: &Server, version: Version) -> Client {
         let sent = Recorder::new(version.as_str());
         let session = server.connect(sent.sink(), Principal::local());
         Client { server: server.clone(), session, version, sent, ids: AtomicI64::new(1) }
     }
 
     /// A handshake-era client of the test registry, initialized at `version`.
-    pub async fn handshake(version: Version) -> (Client, Arc<ChangeFeed>) {
+    pub(crate) async fn handshake(version: Version) -> (Client, Arc<ChangeFeed>) {
         let (server, feed) = testkit_server();
         let client = Client::connect(&server, version);
         client.initialize(version.as_str()).await;
@@ -153,21 +153,21 @@ impl Client {
     }
 
     /// A 2026-07-28 client of the test registry: every request it makes is enveloped.
-    pub fn modern() -> (Client, Arc<ChangeFeed>) {
+    pub(crate) fn modern() -> (Client, Arc<ChangeFeed>) {
         let (server, feed) = testkit_server();
         (Client::connect(&server, MODERN), feed)
     }
 
     /// `initialize` asking for `requested` (the answer must be this client's version),
     /// then `notifications/initialized`.
-    pub async fn initialize(&self, requested: &str) -> Value {
+    pub(crate) async fn initialize(&self, requested: &str) -> Value {
         let result = self.initialize_only(requested).await;
         self.notify("notifications/initialized", json!({})).await;
         result
     }
 
     /// `initialize` without the `notifications/initialized` that should follow it.
-    pub async fn initialize_only(&self, requested: &str) -> Value {
+    pub(crate) async fn initialize_only(&self, requested: &str) -> Value {
         let params = json!({
             "protocolVersion": requested,
             "capabilities": {},
@@ -179,25 +179,25 @@ impl Client {
     }
 
     /// A request with the next numeric id (enveloped on 2026-07-28).
-    pub fn message(&self, method: &str, params: Value) -> Value {
+    pub(crate) fn message(&self, method: &str, params: Value) -> Value {
         let id = self.ids.fetch_add(1, Ordering::Relaxed);
         self.message_with_id(json!(id), method, params)
     }
 
-    pub fn message_with_id(&self, id: Value, method: &str, params: Value) -> Value {
+    pub(crate) fn message_with_id(&self, id: Value, method: &str, params: Value) -> Value {
         let params = if self.version.is_modern() { enveloped(params) } else { params };
         json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
     }
 
     /// Hands one decoded message (or batch) to the session, as a transport does; its
     /// notifications go to the session's `send`.
-    pub async fn send(&self, message: Value) -> Option<Message<Response>> {
+    pub(crate) async fn send(&self, message: Value) -> Option<Message<Response>> {
         self.send_via(message, None).await
     }
 
     /// Like [`Client::send`], with the request's notifications going to `sink` (an SSE
     /// stream of one POST).
-    pub async fn send_via(&self, message: Value, sink: Option<Sink>) -> Option<Message<Response>> {
+    pub(crate) async fn send_via(&self, message: Value, sink: Option<Sink>) -> Option<Message<Response>> {
         let methods = methods_by_id(&message);
         let answer =
             bounded(&format!("the answer to {message}"), self.session.handle(message.clone(), sink, None)).await;
@@ -224,7 +224,7 @@ impl Client {
     }
 
     /// The single response to a single message.
-    pub async fn answer(&self, message: Value) -> Response {
+    pub(crate) async fn answer(&self, message: Value) -> Response {
         match self.send(message.clone()).await {
             Some(Message::One(response)) => response,
             other => panic!("{message} should get one response, got {other:?}"),
@@ -232,12 +232,12 @@ impl Client {
     }
 
     /// The result of a request that must succeed.
-    pub async fn request(&self, method: &str, params: Value) -> Value {
+    pub(crate) async fn request(&self, method: &str, params: Value) -> Value {
         self.request_via(method, params, None).await
     }
 
     /// The result of a request that must succeed, its notifications going to `sink`.
-    pub async fn request_via(&self, method: &str, params: Value, sink: Option<&Recorder>) -> Value {
+    pub(crate) async fn request_via(&self, method: &str, params: Value, sink: Option<&Recorder>) -> Value {
         let message = self.message(method, params);
         let id = message["id"].clone();
         let response = match self.send_via(message, sink.map(Recorder::sink)).await {
@@ -249,7 +249,7 @@ impl Client {
     }
 
     /// The error of a request that must fail.
-    pub async fn error(&self, method: &str, params: Value) -> RpcError {
+    pub(crate) async fn error(&self, method: &str, params: Value) -> RpcError {
         let message = self.message(method, params);
         let id = message["id"].clone();
         let response = self.answer(message).await;
@@ -261,13 +261,13 @@ impl Client {
     }
 
     /// Sends a notification, which is never answered.
-    pub async fn notify(&self, method: &str, params: Value) {
+    pub(crate) async fn notify(&self, method: &str, params: Value) {
         let message = json!({"jsonrpc": "2.0", "method": method, "params": params});
         assert_eq!(self.send(message).await, None, "{method} was answered");
     }
 
     /// Every item of a list method, walking its pages; each full page but the last.
-    pub async fn list_all(&self, method: &str, key: &str) -> Vec<Value> {
+    pub(crate) async fn list_all(&self, method: &str, key: &str) -> Vec<Value> {
         let page_size = self.server.options().page_size;
         let mut items = Vec::new();
         let mut params = json!({});
@@ -290,7 +290,7 @@ impl Client {
 
     /// The session keeps answering: `ping` on the handshake era (also before initialize),
     /// and the first page of `tools/list` once it may be asked.
-    pub async fn assert_alive(&self) {
+    pub(crate) async fn assert_alive(&self) {
         let modern = self.version.is_modern();
         if !modern {
             assert_eq!(self.request("ping", json!({})).await, json!({}));

@@ -7,7 +7,7 @@ use duet::layer::Principal;
 use duet::wire::Version;
 use serde_json::{Value, json};
 
-pub async fn everyday_requests(client: &Client) {
+pub(crate) async fn everyday_requests(client: &Client) {
     lists(client).await;
     tool_calls(client).await;
     progress_and_logs(client).await;

@@ -11,12 +11,15 @@ use std::sync::atomic::{AtomicI64, Ordering};
 #[derive(Clone)]
 pub struct Client {
     http: reqwest::Client,
+    /// The server's origin: `http://127.0.0.1:PORT`.
     pub base: String,
     /// Where `post`, `get` and `delete` go.
     pub url: String,
+    /// The protocol version it speaks.
     pub version: String,
     /// Send `MCP-Protocol-Version: <version>` on handshake-era requests.
     pub version_header: bool,
+    /// The `Mcp-Session-Id` it sends, once it has one.
     pub session_id: Option<String>,
     /// Headers sent on every request (e.g. `Authorization`, `Origin`).
     sticky: Vec<(String, String)>,
@@ -40,6 +43,7 @@ impl Client {
         }
     }
 
+    /// Whether it speaks 2026-07-28.
     pub fn is_modern(&self) -> bool {
         self.version == MODERN
     }
@@ -51,15 +55,18 @@ impl Client {
         self
     }
 
+    /// This client with a bearer token on every request.
     pub fn with_token(self, token: &str) -> Client {
         self.with_header("authorization", &format!("Bearer {token}"))
     }
 
+    /// This client in session `id`.
     pub fn with_session(mut self, id: &str) -> Client {
         self.session_id = Some(id.to_string());
         self
     }
 
+    /// This client without a session.
     pub fn without_session(mut self) -> Client {
         self.session_id = None;
         self
@@ -75,6 +82,7 @@ impl Client {
         Client { url: format!("{}{path}", self.base), ..self.clone() }
     }
 
+    /// A request id this client has not used.
     pub fn next_id(&self) -> Value {
         json!(self.ids.fetch_add(1, Ordering::Relaxed))
     }
@@ -148,6 +156,7 @@ impl Client {
         self.to_endpoint(Method::GET).header("accept", "text/event-stream")
     }
 
+    /// A DELETE on the endpoint (ends the session).
     pub fn delete(&self) -> Req {
         self.to_endpoint(Method::DELETE)
     }

@@ -10,8 +10,11 @@ use serde_json::Value;
 /// A whole HTTP answer.
 #[derive(Debug)]
 pub struct Exchange {
+    /// The HTTP status.
     pub status: StatusCode,
+    /// The response headers.
     pub headers: HeaderMap,
+    /// The body, as text.
     pub body: String,
     /// The body as JSON, when it is JSON.
     pub json: Option<Value>,
@@ -55,18 +58,22 @@ impl Exchange {
         exchange
     }
 
+    /// The (first) value of header `name`, when it is text.
     pub fn header(&self, name: &str) -> Option<&str> {
         header_of(&self.headers, name)
     }
 
+    /// The `Content-Type`, or `""`.
     pub fn content_type(&self) -> &str {
         self.header("content-type").unwrap_or_default()
     }
 
+    /// Whether the answer is an event stream.
     pub fn is_sse(&self) -> bool {
         self.content_type().starts_with("text/event-stream")
     }
 
+    /// Asserts the status, showing the body when it is another.
     pub fn expect_status(&self, status: StatusCode) -> &Exchange {
         assert_eq!(self.status, status, "unexpected status; body: {}", self.body);
         self
@@ -80,6 +87,7 @@ impl Exchange {
         responses[0]
     }
 
+    /// The result of the one response, which must not be an error.
     pub fn result(&self) -> &Value {
         let response = self.response();
         response.get("result").unwrap_or_else(|| panic!("an error, not a result: {response}"))

@@ -11,6 +11,7 @@ pub struct LegacySession {
     pub stream: EventStream,
     /// A client posting to the session's message endpoint.
     pub messages: Client,
+    /// The session's id, from the `endpoint` event.
     pub id: String,
     /// What `initialize` answered.
     pub initialized: Value,

@@ -42,8 +42,11 @@ use std::time::Duration;
 
 /// The longest one step may take before the test fails instead of hanging.
 pub const WAIT: Duration = Duration::from_secs(5);
+/// The stateless revision.
 pub const MODERN: &str = "2026-07-28";
+/// The newest handshake-era revision.
 pub const LATEST: &str = "2025-11-25";
+/// An `Accept` for a POST: JSON or an event stream.
 pub const ACCEPT_BOTH: &str = "application/json, text/event-stream";
 
 /// Runs `future`, failing the test when it takes longer than [`WAIT`].

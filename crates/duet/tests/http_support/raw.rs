@@ -14,17 +14,22 @@ use tokio::net::TcpStream;
 /// A raw HTTP response read off a socket.
 #[derive(Debug)]
 pub struct RawResponse {
+    /// `HTTP/1.1 200 OK`.
     pub status_line: String,
+    /// The status line and the headers.
     pub head: String,
+    /// The body, as text.
     pub body: String,
 }
 
 impl RawResponse {
+    /// The status code.
     pub fn status(&self) -> u16 {
         let code = self.status_line.split(' ').nth(1).unwrap_or_default();
         code.parse().unwrap_or_else(|_| panic!("a bad status line {:?}", self.status_line))
     }
 
+    /// The value of the first header `name`.
     pub fn header(&self, name: &str) -> Option<&str> {
         self.head.lines().skip(1).find_map(|line| {
             let (n, v) = line.split_once(':')?;
@@ -32,6 +37,7 @@ impl RawResponse {
         })
     }
 
+    /// The body as JSON, which it must be.
     pub fn json(&self) -> Value {
         serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {:?}", self.body))
     }

@@ -19,7 +19,9 @@ pub struct TestServer {
     http: Option<HttpServer>,
     /// The engine handed to `HttpServer::bind` (a clone shares its state).
     pub server: Server,
+    /// The test registry's change feed, to raise changes with.
     pub feed: Arc<ChangeFeed>,
+    /// The address it listens on.
     pub addr: SocketAddr,
     /// `http://127.0.0.1:<port>`
     pub base: String,
@@ -29,6 +31,7 @@ pub struct TestServer {
 }
 
 impl TestServer {
+    /// A server of its own, on an in-process backplane.
     pub async fn start(config: HttpConfig) -> TestServer {
         TestServer::start_on(config, Backplane::memory()).await
     }
@@ -61,6 +64,7 @@ impl TestServer {
         TestServer { base: format!("http://{addr}"), url, addr, server, feed, http: Some(http), http_client }
     }
 
+    /// The HTTP server, while it runs.
     pub fn http(&self) -> &HttpServer {
         self.http.as_ref().expect("the server is running")
     }
@@ -70,6 +74,7 @@ impl TestServer {
         self.http.take().expect("the server is running")
     }
 
+    /// How many handshake-era sessions it holds.
     pub fn session_count(&self) -> usize {
         self.http().service().session_count()
     }

@@ -9,10 +9,13 @@ use serde_json::Value;
 /// One Server-Sent Event.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SseEvent {
+    /// The event's `id`, if it has one.
     pub id: Option<String>,
     /// The `retry` interval in milliseconds.
     pub retry: Option<u64>,
+    /// Its `event` type (`message` for JSON-RPC).
     pub event: Option<String>,
+    /// Its `data` lines, joined.
     pub data: String,
 }
 
@@ -22,6 +25,7 @@ impl SseEvent {
         self.id.is_some() && self.event.is_none() && self.data.is_empty()
     }
 
+    /// The data as JSON, which it must be.
     pub fn json(&self) -> Value {
         serde_json::from_str(&self.data).unwrap_or_else(|e| panic!("event data is not JSON ({e}): {:?}", self.data))
     }
@@ -60,7 +64,9 @@ pub(super) fn parse_event(block: &str) -> Option<SseEvent> {
 /// An open event stream read event by event (a GET stream, a legacy stream, a listen
 /// stream, or a request stream). Dropping it closes the connection.
 pub struct EventStream {
+    /// The HTTP status.
     pub status: StatusCode,
+    /// The response headers.
     pub headers: HeaderMap,
     response: reqwest::Response,
     buf: Vec<u8>,
@@ -81,6 +87,7 @@ impl EventStream {
         }
     }
 
+    /// The (first) value of header `name`, when it is text.
     pub fn header(&self, name: &str) -> Option<&str> {
         header_of(&self.headers, name)
     }

@@ -9,24 +9,24 @@ use tokio::process::{Child, Command};
 
 /// The binary under test: `DUET_BIN`, else `target/debug/duet`, built with the `fixtures`
 /// feature it serves them with.
-pub fn duet_bin() -> PathBuf {
+pub(crate) fn duet_bin() -> PathBuf {
     let bin = std::env::var("DUET_BIN").map(PathBuf::from).unwrap_or_else(|_| repo_root().join("target/debug/duet"));
     assert!(bin.exists(), "{} is missing: run `cargo build -p duet-cli --features fixtures` first", bin.display());
     bin
 }
 
 /// A `duet serve` that listens, or how it ended: exit code and stderr.
-pub enum Started {
+pub(crate) enum Started {
     Listening { child: Child, url: String },
     Exited { code: Option<i32>, stderr: String },
 }
 
-pub async fn serve(args: &[&str], env: &[(&str, &str)]) -> Started {
+pub(crate) async fn serve(args: &[&str], env: &[(&str, &str)]) -> Started {
     serve_fixtures("testkit", args, env).await
 }
 
 /// [`serve`] with the built-in registry `fixtures` instead of the test registry.
-pub async fn serve_fixtures(fixtures: &str, args: &[&str], env: &[(&str, &str)]) -> Started {
+pub(crate) async fn serve_fixtures(fixtures: &str, args: &[&str], env: &[(&str, &str)]) -> Started {
     let mut command = Command::new(duet_bin());
     command
         .args(["serve", "--fixtures", fixtures, "--transport", "http", "--port", "0"])

@@ -5,7 +5,7 @@
 //! protocol with a bearer token.
 #![allow(dead_code)]
 
-pub mod cli;
+pub(crate) mod cli;
 
 use duet::auth::ProtectedResource;
 use duet::auth::oauth::{IntrospectionConfig, OAuth, OAuthConfig};
@@ -26,12 +26,12 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
-pub const MODERN: &str = "2026-07-28";
+pub(crate) const MODERN: &str = "2026-07-28";
 /// Every scope the provider grants.
-pub const ALL_SCOPES: &str = "mcp:tools mcp:admin files:read files:write";
+pub(crate) const ALL_SCOPES: &str = "mcp:tools mcp:admin files:read files:write";
 
 /// The scopes duet's test primitives need.
-pub const SCOPE_MAP: &str = r#"
+pub(crate) const SCOPE_MAP: &str = r#"
 scopes_supported = ["mcp:tools", "files:read"]
 
 [tools]
@@ -48,7 +48,7 @@ admin_reset = ["mcp:tools", "mcp:admin"]
 
 /// The scopes of the testkit's tools for `duet serve --scope-map`: `linked` needs
 /// `mcp:admin` too.
-pub const CLI_SCOPE_MAP: &str = r#"
+pub(crate) const CLI_SCOPE_MAP: &str = r#"
 scopes_supported = ["mcp:tools"]
 
 [tools]
@@ -56,7 +56,7 @@ scopes_supported = ["mcp:tools"]
 linked = ["mcp:tools", "mcp:admin"]
 "#;
 
-pub fn repo_root() -> PathBuf {
+pub(crate) fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().expect("the repository root")
 }
 
@@ -67,7 +67,7 @@ fn provider_dir() -> PathBuf {
 static INSTALL: Mutex<bool> = Mutex::new(false);
 
 /// Installs the provider's pinned npm packages unless they are there.
-pub fn ensure_installed() {
+pub(crate) fn ensure_installed() {
     let mut done = INSTALL.lock().unwrap_or_else(|p| p.into_inner());
     let dir = provider_dir();
     if *done || (dir.join("node_modules/oidc-provider").is_dir() && dir.join("node_modules/.bin/node").exists()) {
@@ -84,14 +84,14 @@ pub fn ensure_installed() {
 }
 
 /// A unique scratch file path (removed by its owner).
-pub fn scratch(name: &str) -> PathBuf {
+pub(crate) fn scratch(name: &str) -> PathBuf {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
     std::env::temp_dir().join(format!("duet-oauth-{}-{n}-{name}", std::process::id()))
 }
 
 /// A running `oidc-provider`.
-pub struct Provider {
+pub(crate) struct Provider {
     child: Child,
     pub issuer: String,
     http: reqwest::Client,
@@ -99,7 +99,7 @@ pub struct Provider {
 
 impl Provider {
     /// Starts a provider whose signing keys live in `keys` (made there on first use).
-    pub async fn start(keys: &Path) -> Provider {
+    pub(crate) async fn start(keys: &Path) -> Provider {
         ensure_installed();
         let dir = provider_dir();
         let node =
@@ -140,7 +140,7 @@ impl Provider {
     }
 
     /// The token endpoint's raw answer for a client-credentials grant.
-    pub async fn token_response(&self, client: &str, resource: &str, scope: &str) -> Value {
+    pub(crate) async fn token_response(&self, client: &str, resource: &str, scope: &str) -> Value {
         let mut form = vec![("grant_type", "client_credentials"), ("resource", resource)];
         if !scope.is_empty() {
             form.push(("scope", scope));
@@ -157,30 +157,30 @@ impl Provider {
     }
 
     /// An access token for `client`, issued for `resource` with `scope`.
-    pub async fn token(&self, client: &str, resource: &str, scope: &str) -> String {
+    pub(crate) async fn token(&self, client: &str, resource: &str, scope: &str) -> String {
         let answer = self.token_response(client, resource, scope).await;
         answer["access_token"].as_str().unwrap_or_else(|| panic!("no access token: {answer}")).to_owned()
     }
 
     /// New keys of each kind, used from now on; the old ones stay published, second.
-    pub async fn rotate(&self) -> Vec<String> {
+    pub(crate) async fn rotate(&self) -> Vec<String> {
         let answer = self.test_endpoint(Method::POST, "rotate").await;
         answer["kids"].as_array().into_iter().flatten().filter_map(Value::as_str).map(str::to_owned).collect()
     }
 
     /// How many times the JWKS was downloaded.
-    pub async fn jwks_downloads(&self) -> u64 {
+    pub(crate) async fn jwks_downloads(&self) -> u64 {
         self.test_endpoint(Method::GET, "stats").await["jwks"].as_u64().expect("a count")
     }
 
     /// How many introspection requests the provider answered.
-    pub async fn introspections(&self) -> u64 {
+    pub(crate) async fn introspections(&self) -> u64 {
         self.test_endpoint(Method::GET, "stats").await["introspections"].as_u64().expect("a count")
     }
 
     /// A JWT access token of exactly these claims, signed with the provider's current RS256
     /// key (so duet verifies it), for claims no grant would give.
-    pub async fn sign(&self, claims: Value) -> String {
+    pub(crate) async fn sign(&self, claims: Value) -> String {
         let url = format!("{}/_test/sign", self.issuer);
         let response = self.http.post(url).json(&claims).send().await.expect("sign");
         let answer: Value = response.json().await.expect("sign JSON");
@@ -194,13 +194,13 @@ impl Provider {
         response.json().await.unwrap_or_else(|e| panic!("{name} JSON: {e}"))
     }
 
-    pub async fn stop(mut self) {
+    pub(crate) async fn stop(mut self) {
         let _ = self.child.kill().await;
     }
 }
 
 /// duet's test primitives: tools, prompts and resources with and without scopes.
-pub fn registry() -> Registry {
+pub(crate) fn registry() -> Registry {
     let mut registry = Registry::new(ServerInfo::new("duet-oauth-test", "1.0.0"));
     registry
         .tool(ToolSpec::new("echo", |args, _| async move {
@@ -226,23 +226,23 @@ pub fn registry() -> Registry {
 }
 
 /// A running duet that accepts the provider's tokens.
-pub struct Duet {
+pub(crate) struct Duet {
     pub server: HttpServer,
     pub url: String,
 }
 
 impl Duet {
-    pub fn resource(&self) -> ProtectedResource {
+    pub(crate) fn resource(&self) -> ProtectedResource {
         self.server.service().config().resource.clone().expect("a protected resource")
     }
 
-    pub async fn stop(self) {
+    pub(crate) async fn stop(self) {
         self.server.shutdown(Duration::from_secs(1)).await;
     }
 }
 
 /// The validator's settings for `provider` (introspecting as `duet-rs`), to adjust.
-pub fn oauth_config(provider: &Provider) -> OAuthConfig {
+pub(crate) fn oauth_config(provider: &Provider) -> OAuthConfig {
     let mut config = OAuthConfig::new(provider.issuer.clone());
     config.introspection = Some(IntrospectionConfig {
         endpoint: None,
@@ -255,7 +255,7 @@ pub fn oauth_config(provider: &Provider) -> OAuthConfig {
 }
 
 /// duet on 127.0.0.1 and a free port, its canonical URI the URL it listens at.
-pub async fn start_duet(config: OAuthConfig) -> Duet {
+pub(crate) async fn start_duet(config: OAuthConfig) -> Duet {
     let issuer = config.issuer.clone();
     let oauth = OAuth::discover(config).await.expect("the provider's metadata and keys");
     let map = Arc::new(ScopeMap::from_toml(SCOPE_MAP).expect("valid scope map"));
@@ -277,31 +277,31 @@ pub async fn start_duet(config: OAuthConfig) -> Duet {
 
 /// An HTTP answer.
 #[derive(Debug)]
-pub struct Answer {
+pub(crate) struct Answer {
     pub status: StatusCode,
     pub headers: HeaderMap,
     pub body: Value,
 }
 
 impl Answer {
-    pub fn challenge(&self) -> &str {
+    pub(crate) fn challenge(&self) -> &str {
         self.headers.get("www-authenticate").and_then(|v| v.to_str().ok()).unwrap_or_default()
     }
 
-    pub fn result(&self) -> &Value {
+    pub(crate) fn result(&self) -> &Value {
         assert_eq!(self.status, StatusCode::OK, "{self:?}");
         assert!(self.body.get("error").is_none(), "{self:?}");
         &self.body["result"]
     }
 
     /// The parameters of the `Bearer` challenge, unquoted.
-    pub fn challenge_params(&self) -> Vec<(String, String)> {
+    pub(crate) fn challenge_params(&self) -> Vec<(String, String)> {
         challenge_params(self.challenge())
     }
 }
 
 /// `Bearer a="x", b="y"` → [(a, x), (b, y)].
-pub fn challenge_params(challenge: &str) -> Vec<(String, String)> {
+pub(crate) fn challenge_params(challenge: &str) -> Vec<(String, String)> {
     let rest = challenge.strip_prefix("Bearer").unwrap_or_default().trim();
     let mut params = Vec::new();
     let mut chars = rest.chars().peekable();
@@ -319,16 +319,16 @@ pub fn challenge_params(challenge: &str) -> Vec<(String, String)> {
     }
 }
 
-pub fn param<'a>(params: &'a [(String, String)], key: &str) -> Option<&'a str> {
+pub(crate) fn param<'a>(params: &'a [(String, String)], key: &str) -> Option<&'a str> {
     params.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
 }
 
 /// One 2026-07-28 request (`Mcp-Name` from `name`), with `token` as bearer if given.
-pub async fn call(url: &str, token: Option<&str>, method: &str, name: Option<&str>, params: Value) -> Answer {
+pub(crate) async fn call(url: &str, token: Option<&str>, method: &str, name: Option<&str>, params: Value) -> Answer {
     call_with(url, token, method, name, params, &[]).await
 }
 
-pub async fn call_with(
+pub(crate) async fn call_with(
     url: &str,
     token: Option<&str>,
     method: &str,
@@ -373,16 +373,16 @@ pub async fn call_with(
 }
 
 /// `tools/call` of `tool`.
-pub async fn call_tool(url: &str, token: Option<&str>, tool: &str, args: Value) -> Answer {
+pub(crate) async fn call_tool(url: &str, token: Option<&str>, tool: &str, args: Value) -> Answer {
     call(url, token, "tools/call", Some(tool), json!({"name": tool, "arguments": args})).await
 }
 
 /// `resources/read` of `uri`.
-pub async fn read_resource(url: &str, token: Option<&str>, uri: &str) -> Answer {
+pub(crate) async fn read_resource(url: &str, token: Option<&str>, uri: &str) -> Answer {
     call(url, token, "resources/read", Some(uri), json!({"uri": uri})).await
 }
 
 /// The text of a tool result's first content block.
-pub fn text(result: &Value) -> &str {
+pub(crate) fn text(result: &Value) -> &str {
     result["content"][0]["text"].as_str().unwrap_or_default()
 }

@@ -17,7 +17,7 @@ use tracing_subscriber::Layer;
 use tracing_subscriber::filter::{LevelFilter, Targets};
 use tracing_subscriber::layer::SubscriberExt;
 
-pub struct SpanRecorder {
+pub(crate) struct SpanRecorder {
     // Dropped first: the thread's previous subscriber is back before the exporter goes.
     _default: tracing::subscriber::DefaultGuard,
     provider: SdkTracerProvider,
@@ -25,7 +25,7 @@ pub struct SpanRecorder {
 }
 
 impl SpanRecorder {
-    pub fn install() -> Self {
+    pub(crate) fn install() -> Self {
         let exporter = InMemorySpanExporter::default();
         let provider = SdkTracerProvider::builder().with_simple_exporter(exporter.clone()).build();
         let handlers = Targets::new().with_default(Level::TRACE).with_target(REQUEST_SPAN_TARGET, LevelFilter::OFF);
@@ -35,7 +35,7 @@ impl SpanRecorder {
     }
 
     /// Server options whose requests' spans this recorder receives.
-    pub fn options(&self) -> ServerOptions {
+    pub(crate) fn options(&self) -> ServerOptions {
         // The SDK's default sampler: the caller's decision stands, a new trace is kept.
         let sampler = Sampler::ParentBased(Box::new(Sampler::AlwaysOn));
         let resource = Resource::builder_empty().build();
@@ -44,7 +44,7 @@ impl SpanRecorder {
     }
 
     /// The spans finished so far.
-    pub fn spans(&self) -> Vec<SpanData> {
+    pub(crate) fn spans(&self) -> Vec<SpanData> {
         let _ = self.provider.force_flush();
         self.exporter.get_finished_spans().expect("the in-memory exporter has the spans")
     }
@@ -52,7 +52,7 @@ impl SpanRecorder {
 
 /// A 2026-07-28 `tools/call` of `tool`, without arguments, whose `_meta` carries the caller's
 /// `traceparent`.
-pub fn traced_call(tool: &str, traceparent: &str) -> Value {
+pub(crate) fn traced_call(tool: &str, traceparent: &str) -> Value {
     let meta = json!({"traceparent": traceparent,
                       "io.modelcontextprotocol/protocolVersion": "2026-07-28",
                       "io.modelcontextprotocol/clientCapabilities": {}});

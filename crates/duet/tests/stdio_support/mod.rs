@@ -22,7 +22,7 @@ impl std::io::Write for Captured {
 
 /// Serves `requests`, one line each, until stdin ends and every answer is written; every
 /// line written, in order.
-pub async fn serve_lines(server: Server, requests: &[Value]) -> Vec<Value> {
+pub(crate) async fn serve_lines(server: Server, requests: &[Value]) -> Vec<Value> {
     let input: String = requests.iter().map(|r| format!("{r}\n")).collect();
     let output = Captured::default();
     let input = std::io::Cursor::new(input.into_bytes());

@@ -14,13 +14,18 @@ const MAX_RESPONSE_BYTES: usize = 1024 * 1024;
 /// What duet needs from the authorization server's metadata.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct AuthorizationServerMetadata {
+    /// The issuer identifier, which must be the one asked about.
     pub issuer: String,
+    /// Where its signing keys are (a JWK Set).
     #[serde(default)]
     pub jwks_uri: Option<String>,
+    /// Where tokens are introspected (RFC 7662).
     #[serde(default)]
     pub introspection_endpoint: Option<String>,
+    /// Where clients get tokens.
     #[serde(default)]
     pub token_endpoint: Option<String>,
+    /// The scopes it issues.
     #[serde(default)]
     pub scopes_supported: Option<Vec<String>>,
 }

@@ -124,7 +124,7 @@ fn lock(recent: &Mutex<Recent>) -> std::sync::MutexGuard<'_, Recent> {
 
 impl Introspector {
     /// `bounds`: how long an answer is reused, and how many calls may be made at once.
-    pub fn new(
+    pub(super) fn new(
         endpoint: String,
         client_id: String,
         client_secret: String,
@@ -136,7 +136,7 @@ impl Introspector {
         Introspector { endpoint, client_id, client_secret, client, ttl, active, inactive, calls }
     }
 
-    pub fn endpoint(&self) -> &str {
+    pub(super) fn endpoint(&self) -> &str {
         &self.endpoint
     }
 
@@ -156,7 +156,7 @@ impl Introspector {
     }
 
     /// Introspects `token` (or recalls a recent answer) and judges it.
-    pub async fn check(&self, token: &str, expect: &Expectations<'_>) -> Answer {
+    pub(super) async fn check(&self, token: &str, expect: &Expectations<'_>) -> Answer {
         let key: [u8; 32] = Sha256::digest(token.as_bytes()).into();
         let response = match self.recalled(&key) {
             Some(response) => response,

@@ -100,7 +100,7 @@ pub(crate) fn parse_keys(document: serde_json::Value) -> Result<Vec<Arc<Key>>, S
 }
 
 impl Jwks {
-    pub fn new(uri: String, client: Client, min_refresh: Duration, max_age: Duration) -> Self {
+    pub(super) fn new(uri: String, client: Client, min_refresh: Duration, max_age: Duration) -> Self {
         Jwks {
             uri,
             client,
@@ -114,14 +114,14 @@ impl Jwks {
     /// A set of keys given up front (tests, and programs that pin keys); never refreshed
     /// from the network unless `uri` is set.
     #[cfg(test)]
-    pub fn fixed(keys: Vec<Arc<Key>>) -> Self {
+    pub(super) fn fixed(keys: Vec<Arc<Key>>) -> Self {
         let jwks = Jwks::new(String::new(), Client::new(), Duration::from_secs(3600), Duration::MAX);
         *jwks.keys.write().unwrap_or_else(|p| p.into_inner()) =
             Arc::new(KeySet { keys, fetched: Some(Instant::now()), generation: 1 });
         jwks
     }
 
-    pub fn uri(&self) -> &str {
+    pub(super) fn uri(&self) -> &str {
         &self.uri
     }
 
@@ -130,7 +130,7 @@ impl Jwks {
     }
 
     /// Fetches the keys now (at start, to fail early on a wrong URL).
-    pub async fn load(&self) -> Result<usize, String> {
+    pub(super) async fn load(&self) -> Result<usize, String> {
         let mut attempts = self.fetch.lock().await;
         attempts.last = Some(Instant::now());
         let keys = self.download().await?;
@@ -176,7 +176,7 @@ impl Jwks {
 
     /// The keys that may have signed a token with header `kid` and `alg`: refreshed when
     /// none is cached yet, when they are older than `max_age`, or when `kid` is unknown.
-    pub async fn candidates(&self, kid: Option<&str>, alg: Algorithm) -> Result<Vec<Arc<Key>>, AuthError> {
+    pub(super) async fn candidates(&self, kid: Option<&str>, alg: Algorithm) -> Result<Vec<Arc<Key>>, AuthError> {
         let mut set = self.snapshot();
         let stale = set.fetched.is_none_or(|at| at.elapsed() > self.max_age);
         if stale && !self.uri.is_empty() {

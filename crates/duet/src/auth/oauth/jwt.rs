@@ -89,7 +89,7 @@ pub(crate) async fn verify(
 /// Whether two resource URIs name the same resource: scheme and host compare
 /// case-insensitively, a default port equals its absence, and a trailing slash does not
 /// count (RFC 8707 §2, RFC 3986 §6.2.3).
-pub fn same_resource(a: &str, b: &str) -> bool {
+pub(super) fn same_resource(a: &str, b: &str) -> bool {
     match (Url::parse(a), Url::parse(b)) {
         (Ok(a), Ok(b)) => {
             a.scheme() == b.scheme()

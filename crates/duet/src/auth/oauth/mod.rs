@@ -35,7 +35,9 @@ use std::time::Duration;
 pub struct IntrospectionConfig {
     /// `None`: the `introspection_endpoint` of the authorization server's metadata.
     pub endpoint: Option<String>,
+    /// duet's client id at the authorization server.
     pub client_id: String,
+    /// Its secret (HTTP Basic authentication).
     pub client_secret: String,
 }
 
@@ -79,6 +81,7 @@ pub struct OAuthConfig {
 }
 
 impl OAuthConfig {
+    /// Tokens of `issuer`, with its metadata's endpoints and the default limits.
     pub fn new(issuer: impl Into<String>) -> Self {
         OAuthConfig {
             issuer: issuer.into(),
@@ -109,8 +112,11 @@ impl OAuthConfig {
 /// Why the validator cannot be set up.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum OAuthSetupError {
+    /// The configuration is not usable (a URL that is not https, no way to check tokens).
     #[error("{0}")]
     Config(String),
+    /// What the authorization server publishes could not be fetched or used (its metadata,
+    /// its keys).
     #[error("{0}")]
     Discovery(String),
 }
@@ -136,7 +142,7 @@ impl fmt::Debug for OAuth {
 
 /// Checks an authorization-server URL: absolute, and https unless on the loopback
 /// interface (or `require_https` is off).
-pub fn check_server_url(what: &str, url: &str, require_https: bool) -> Result<(), String> {
+pub(crate) fn check_server_url(what: &str, url: &str, require_https: bool) -> Result<(), String> {
     let parsed = reqwest::Url::parse(url).map_err(|e| format!("{what} {url:?} is not an absolute URL: {e}"))?;
     let Some(host) = parsed.host_str() else { return Err(format!("{what} {url:?} has no host")) };
     let bare = host.trim_start_matches('[').trim_end_matches(']');
@@ -235,14 +241,17 @@ impl OAuth {
         Ok(OAuth { issuer: config.issuer, jwks, introspection, leeway: config.leeway, algorithms: config.algorithms })
     }
 
+    /// The authorization server's issuer identifier.
     pub fn issuer(&self) -> &str {
         &self.issuer
     }
 
+    /// Where its signing keys are fetched, when JWTs are verified here.
     pub fn jwks_uri(&self) -> Option<&str> {
         self.jwks.as_ref().map(Jwks::uri)
     }
 
+    /// Where tokens are introspected, when they are.
     pub fn introspection_endpoint(&self) -> Option<&str> {
         self.introspection.as_ref().map(Introspector::endpoint)
     }
@@ -271,7 +280,7 @@ impl OAuth {
 }
 
 /// The scopes of a token: `scope` (space-separated, RFC 9068 / RFC 7662) or `scp`.
-pub fn scopes_of(claims: &Map<String, Value>) -> Vec<String> {
+pub(crate) fn scopes_of(claims: &Map<String, Value>) -> Vec<String> {
     let mut scopes: Vec<String> = match claims.get("scope").or_else(|| claims.get("scp")) {
         Some(Value::String(s)) => s.split_whitespace().map(str::to_owned).collect(),
         Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).map(str::to_owned).collect(),

@@ -116,7 +116,7 @@ pub(crate) struct TaskCx {
 
 impl TaskCx {
     /// The context of one run, with the client's answers and the handler's state.
-    pub fn build(&self, responses: Map<String, Value>, state: Option<Value>) -> RequestCx {
+    pub(crate) fn build(&self, responses: Map<String, Value>, state: Option<Value>) -> RequestCx {
         let mut cx = RequestCx::builder(self.principal.clone())
             .request_id(self.request_id.clone())
             .client_capabilities(self.capabilities.clone())
@@ -166,7 +166,7 @@ fn unavailable(e: StoreError) -> RpcError {
 }
 
 impl Tasks {
-    pub fn new(
+    pub(crate) fn new(
         options: TaskOptions,
         keys: Arc<dyn Keys>,
         replica: u64,
@@ -188,14 +188,14 @@ impl Tasks {
 
     /// How many tasks of principal `owner` run on this replica (each holds one of its
     /// slots in flight until it ends).
-    pub fn running_for(&self, owner: &str) -> usize {
+    pub(crate) fn running_for(&self, owner: &str) -> usize {
         self.running().of(owner)
     }
 
     /// Records a new task of `owner`, started by a request at `version`, living `ttl`, to
     /// run on this replica. Returns once `tasks/get` finds it, anywhere; refused when the
     /// owner or this replica has as many as it may.
-    pub async fn create(
+    pub(crate) async fn create(
         self: &Arc<Self>,
         owner: &Principal,
         version: Version,
@@ -231,7 +231,7 @@ impl Tasks {
     /// Task `id` as `who` sees it: `None` when there is none, it is another principal's,
     /// or `id` is not of the form task ids have (then the store is not asked). A task still
     /// running whose replica stopped (no lease) is failed first.
-    pub async fn read(&self, id: &str, who: &Principal) -> Result<Option<TaskRecord>, RpcError> {
+    pub(crate) async fn read(&self, id: &str, who: &Principal) -> Result<Option<TaskRecord>, RpcError> {
         let Some(record) = self.get(id).await.map_err(unavailable)? else { return Ok(None) };
         if record.owner != who.id {
             return Ok(None);
@@ -260,7 +260,7 @@ impl Tasks {
     }
 
     /// Changes task `id` (see [`TaskStore::update`]) and announces the change.
-    pub async fn update<T>(
+    pub(crate) async fn update<T>(
         &self,
         id: &str,
         change: impl FnMut(&mut TaskRecord) -> Option<T>,
@@ -274,7 +274,7 @@ impl Tasks {
 
     /// Task `id` as stored, whoever's it is (for listen streams that already checked);
     /// `None` for an id that is not of the form task ids have.
-    pub async fn get(&self, id: &str) -> Result<Option<TaskRecord>, StoreError> {
+    pub(crate) async fn get(&self, id: &str) -> Result<Option<TaskRecord>, StoreError> {
         if !client_ids::well_formed(id) {
             return Ok(None);
         }
@@ -282,7 +282,7 @@ impl Tasks {
     }
 
     /// The unexpired tasks of `who`, oldest first.
-    pub async fn of(&self, who: &Principal) -> Result<Vec<TaskRecord>, RpcError> {
+    pub(crate) async fn of(&self, who: &Principal) -> Result<Vec<TaskRecord>, RpcError> {
         let ids = self.store.ids_of(&who.id).await.map_err(unavailable)?;
         let mut records = Vec::with_capacity(ids.len());
         for id in ids {
@@ -294,12 +294,12 @@ impl Tasks {
     }
 
     /// What wakes whoever waits here for task `id` to change.
-    pub fn watch(&self, id: &str) -> Arc<Notify> {
+    pub(crate) fn watch(&self, id: &str) -> Arc<Notify> {
         self.watchers.watch(id)
     }
 
     /// Wakes whoever waits here for task `id`: its record changed, here or elsewhere.
-    pub fn wake(&self, id: &str) {
+    pub(crate) fn wake(&self, id: &str) {
         self.watchers.wake(id)
     }
 }

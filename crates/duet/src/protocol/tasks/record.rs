@@ -27,7 +27,7 @@ pub(crate) enum Status {
 }
 
 impl Status {
-    pub fn is_terminal(self) -> bool {
+    pub(crate) fn is_terminal(self) -> bool {
         matches!(self, Status::Completed | Status::Failed | Status::Cancelled)
     }
 }
@@ -72,7 +72,7 @@ pub(crate) struct TaskRecord {
 
 impl TaskRecord {
     /// A task `id` of `owner` that starts working now, on replica `runner`.
-    pub fn new(id: String, owner: &str, version: Version, ttl_ms: u64, poll_ms: u64, runner: u64) -> Self {
+    pub(crate) fn new(id: String, owner: &str, version: Version, ttl_ms: u64, poll_ms: u64, runner: u64) -> Self {
         let now = now_ms();
         TaskRecord {
             id,
@@ -95,12 +95,12 @@ impl TaskRecord {
     }
 
     /// When the store drops the record.
-    pub fn expires_ms(&self) -> u64 {
+    pub(crate) fn expires_ms(&self) -> u64 {
         self.created_ms + self.ttl_ms + KEEP_MS
     }
 
     /// Moves the task to `status`, saying why.
-    pub fn set(&mut self, status: Status, message: Option<String>) {
+    pub(crate) fn set(&mut self, status: Status, message: Option<String>) {
         self.status = status;
         self.message = message;
         self.updated_ms = now_ms();
@@ -110,13 +110,13 @@ impl TaskRecord {
     }
 
     /// Ends the task as failed with `error`.
-    pub fn fail(&mut self, error: RpcError) {
+    pub(crate) fn fail(&mut self, error: RpcError) {
         self.set(Status::Failed, Some(error.message.clone()));
         self.error = Some(error);
     }
 
     /// The 2026 `DetailedTask`: what `tasks/get` answers and `notifications/tasks` carries.
-    pub fn detailed(&self) -> Detailed<'_> {
+    pub(crate) fn detailed(&self) -> Detailed<'_> {
         let mut shown = self.created();
         match self.status {
             Status::InputRequired => shown.input_requests = Some(&self.input_requests),
@@ -128,7 +128,7 @@ impl TaskRecord {
     }
 
     /// The task's fields alone: a 2026 `CreateTaskResult` without its `resultType`.
-    pub fn created(&self) -> Detailed<'_> {
+    pub(crate) fn created(&self) -> Detailed<'_> {
         Detailed {
             shown: self.shown(self.status),
             ttl_ms: self.ttl_ms,
@@ -140,7 +140,7 @@ impl TaskRecord {
     }
 
     /// The 2025-11-25 `Task`, where a tool error counts as failed.
-    pub fn legacy(&self) -> LegacyTask<'_> {
+    pub(crate) fn legacy(&self) -> LegacyTask<'_> {
         let status = match self.status {
             Status::Completed if self.tool_error => Status::Failed,
             status => status,

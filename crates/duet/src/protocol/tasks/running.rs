@@ -13,21 +13,21 @@ pub(super) struct Running {
 }
 
 impl Running {
-    pub fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.owners.len()
     }
 
-    pub fn contains(&self, id: &str) -> bool {
+    pub(super) fn contains(&self, id: &str) -> bool {
         self.owners.contains_key(id)
     }
 
-    pub fn insert(&mut self, id: String, owner: &str) {
+    pub(super) fn insert(&mut self, id: String, owner: &str) {
         if self.owners.insert(id, owner.to_string()).is_none() {
             *self.per_owner.entry(owner.to_string()).or_insert(0) += 1;
         }
     }
 
-    pub fn remove(&mut self, id: &str) {
+    pub(super) fn remove(&mut self, id: &str) {
         let Some(owner) = self.owners.remove(id) else { return };
         if let Some(n) = self.per_owner.get_mut(&owner) {
             *n -= 1;
@@ -38,7 +38,7 @@ impl Running {
     }
 
     /// How many tasks of `owner` run here.
-    pub fn of(&self, owner: &str) -> usize {
+    pub(super) fn of(&self, owner: &str) -> usize {
         self.per_owner.get(owner).copied().unwrap_or(0)
     }
 }

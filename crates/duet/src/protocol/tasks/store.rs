@@ -40,13 +40,13 @@ fn corrupt(what: &str, e: serde_json::Error) -> StoreError {
 }
 
 impl TaskStore {
-    pub fn new(keys: Arc<dyn Keys>) -> Self {
+    pub(super) fn new(keys: Arc<dyn Keys>) -> Self {
         TaskStore { keys }
     }
 
     /// Adds task `id` of `owner`, expiring at `expires_ms`, to the owner's index unless the
     /// owner already keeps `max` unexpired tasks: `Ok(Err(count))` then.
-    pub async fn admit(
+    pub(super) async fn admit(
         &self,
         owner: &str,
         id: &str,
@@ -81,7 +81,7 @@ impl TaskStore {
     }
 
     /// The ids of `owner`'s unexpired tasks, oldest first.
-    pub async fn ids_of(&self, owner: &str) -> Result<Vec<String>, StoreError> {
+    pub(super) async fn ids_of(&self, owner: &str) -> Result<Vec<String>, StoreError> {
         let Some(bytes) = self.keys.get(&index_key(owner)).await? else { return Ok(Vec::new()) };
         let index: Index = serde_json::from_slice(&bytes).map_err(|e| corrupt("task index", e))?;
         let now = now_ms();
@@ -89,14 +89,14 @@ impl TaskStore {
     }
 
     /// Stores a new task and the lease of the replica that runs it.
-    pub async fn insert(&self, record: &TaskRecord, lease: Duration) -> Result<(), StoreError> {
+    pub(super) async fn insert(&self, record: &TaskRecord, lease: Duration) -> Result<(), StoreError> {
         self.renew(&record.id, record.runner, lease).await?;
         // Plain data: serializing it cannot fail.
         let value = serde_json::to_vec(record).unwrap_or_default();
         self.keys.put(&record_key(&record.id), &value, until(record.expires_ms())).await
     }
 
-    pub async fn get(&self, id: &str) -> Result<Option<TaskRecord>, StoreError> {
+    pub(super) async fn get(&self, id: &str) -> Result<Option<TaskRecord>, StoreError> {
         match self.keys.get(&record_key(id)).await? {
             Some(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(|e| corrupt("task", e)),
             None => Ok(None),
@@ -106,7 +106,7 @@ impl TaskStore {
     /// Changes task `id` with `change`, atomically: `change` sees the stored record and
     /// returns `None` to leave it as it is, or what the caller wants back once the changed
     /// record is stored. `None` when there is no such task or nothing changed.
-    pub async fn update<T>(
+    pub(super) async fn update<T>(
         &self,
         id: &str,
         mut change: impl FnMut(&mut TaskRecord) -> Option<T>,
@@ -126,17 +126,17 @@ impl TaskStore {
     }
 
     /// Says for `lease` more that replica `runner` still runs task `id`.
-    pub async fn renew(&self, id: &str, runner: u64, lease: Duration) -> Result<(), StoreError> {
+    pub(super) async fn renew(&self, id: &str, runner: u64, lease: Duration) -> Result<(), StoreError> {
         self.keys.put(&lease_key(id), runner.to_string().as_bytes(), lease).await
     }
 
     /// Whether the replica running task `id` renewed its lease in time.
-    pub async fn leased(&self, id: &str) -> Result<bool, StoreError> {
+    pub(super) async fn leased(&self, id: &str) -> Result<bool, StoreError> {
         Ok(self.keys.get(&lease_key(id)).await?.is_some())
     }
 
     /// Drops the lease of task `id`, which no longer runs.
-    pub async fn release(&self, id: &str) -> Result<(), StoreError> {
+    pub(super) async fn release(&self, id: &str) -> Result<(), StoreError> {
         self.keys.delete(&lease_key(id)).await
     }
 }

@@ -12,18 +12,18 @@ use std::time::Duration;
 /// The body of every response the HTTP transport sends.
 pub type Body = UnsyncBoxBody<Bytes, Infallible>;
 
-pub const KEEPALIVE: &[u8] = b": keepalive\n\n";
+pub(super) const KEEPALIVE: &[u8] = b": keepalive\n\n";
 
-pub fn full(bytes: impl Into<Bytes>) -> Body {
+pub(super) fn full(bytes: impl Into<Bytes>) -> Body {
     Full::new(bytes.into()).boxed_unsync()
 }
 
-pub fn empty() -> Body {
+pub(super) fn empty() -> Body {
     Empty::new().boxed_unsync()
 }
 
 /// One SSE event; `data` is a single line (compact JSON or a URL).
-pub fn event(name: &str, data: &str) -> Bytes {
+pub(super) fn event(name: &str, data: &str) -> Bytes {
     let mut out = String::with_capacity(data.len() + name.len() + 16);
     out.push_str("event: ");
     out.push_str(name);
@@ -34,25 +34,25 @@ pub fn event(name: &str, data: &str) -> Bytes {
 }
 
 /// A JSON-RPC message as an SSE `message` event.
-pub fn message(line: &str) -> Bytes {
+pub(super) fn message(line: &str) -> Bytes {
     event("message", line)
 }
 
 /// A JSON-RPC message as an SSE `message` event with an id, so the client can resume
 /// after it.
-pub fn message_with_id(id: &str, line: &str) -> Bytes {
+pub(super) fn message_with_id(id: &str, line: &str) -> Bytes {
     Bytes::from(format!("id: {id}\nevent: message\ndata: {line}\n\n"))
 }
 
 /// The event that starts a resumable stream (SEP-1699): an id to resume after, no data,
 /// and how long the client waits before it reconnects when the stream ends early.
-pub fn priming(id: &str, retry: Duration) -> Bytes {
+pub(super) fn priming(id: &str, retry: Duration) -> Bytes {
     Bytes::from(format!("id: {id}\nretry: {}\ndata: \n\n", retry.as_millis()))
 }
 
 /// An SSE body from `events`, with a keep-alive comment after `keepalive` of silence.
 /// `guard` lives as long as the body: dropping the body (the client went away) drops it.
-pub fn sse<S, G>(events: S, keepalive: Duration, guard: G) -> Body
+pub(super) fn sse<S, G>(events: S, keepalive: Duration, guard: G) -> Body
 where
     S: Stream<Item = Bytes> + Send + 'static,
     G: Send + 'static,

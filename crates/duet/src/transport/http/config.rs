@@ -5,16 +5,21 @@ use crate::auth::{Authenticator, PrincipalResolver, ProtectedResource, ScopeMap,
 use std::sync::Arc;
 use std::time::Duration;
 
+/// How the HTTP endpoint listens, whom it lets in, and its limits. `Default` is a loopback
+/// server on port 8765 at `/mcp`, without authentication.
 #[derive(Clone)]
 pub struct HttpConfig {
     /// Bind address; port 0 picks a free port.
     pub host: String,
+    /// Port to bind.
     pub port: u16,
     /// The Streamable HTTP endpoint.
     pub path: String,
     /// Serve the deprecated 2024-11-05 HTTP+SSE transport too.
     pub enable_sse: bool,
+    /// The legacy transport's event stream (GET).
     pub sse_path: String,
+    /// Where the legacy transport's messages are posted.
     pub message_path: String,
     /// Origin patterns (fnmatch); `None` allows the loopback origins.
     pub allowed_origins: Option<Vec<String>>,
@@ -45,16 +50,24 @@ pub struct HttpConfig {
     /// `insufficient_scope` (wrap the layer in [`ScopedLayer`](crate::auth::ScopedLayer)
     /// with the same map so listings match).
     pub scopes: Option<Arc<ScopeMap>>,
+    /// Decides who a request runs as from what it carries, after the authenticator; when
+    /// there is none (or it declines): the authenticated principal, else the anonymous one.
     pub principal_resolver: Option<PrincipalResolver>,
     /// Never answer POSTs with SSE.
     pub json_response: bool,
     /// No sessions: every handshake-era request runs in a throwaway session.
     pub stateless: bool,
+    /// The largest request body read; a larger one is answered 413.
     pub max_body_bytes: usize,
+    /// The most bytes of a request's head (request line and headers).
     pub max_header_bytes: usize,
+    /// How long a handshake-era session lives without a request.
     pub session_idle_timeout: Duration,
+    /// Handshake-era sessions open at once, over the whole server.
     pub max_sessions: usize,
+    /// Handshake-era sessions one principal may hold open.
     pub max_sessions_per_principal: usize,
+    /// HTTP connections open at once; past it a new connection is refused.
     pub max_connections: usize,
     /// Connections one peer may hold open (an IPv4 address, or an IPv6 /64); 0 for no
     /// cap; `None` for an eighth of `max_connections` ([`HttpConfig::connections_per_peer`]).
@@ -63,11 +76,14 @@ pub struct HttpConfig {
     pub max_connections_per_peer: Option<usize>,
     /// Requests per second and in flight per principal (and per tool); off by default.
     pub rate_limits: RateLimits,
+    /// How long a client may take to send a request's head.
     pub header_timeout: Duration,
+    /// How long a client may take to send a request's body.
     pub body_timeout: Duration,
     /// How long a write to a connection may wait for the client to read before the
     /// connection is closed: an answer a client does not read is not held forever.
     pub write_timeout: Duration,
+    /// How often an idle SSE stream gets a comment, so proxies keep it open.
     pub keepalive_interval: Duration,
     /// How long a client waits before it reconnects to a stream that ended early (the SSE
     /// `retry` of 2025-11-25 streams).

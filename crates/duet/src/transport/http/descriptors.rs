@@ -5,6 +5,8 @@
 //! accept and refuse a connection when the process is out ([`Reserve`]), and exhaustion is
 //! logged once per interval rather than once per attempt ([`Exhaustion`]).
 
+use rustix::io::Errno;
+use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
 use std::fs::File;
 use std::io;
 use std::os::fd::OwnedFd;
@@ -21,34 +23,29 @@ const LOG_EVERY: Duration = Duration::from_secs(5);
 /// 1,024, is far below what a server for many clients needs). Returns the new soft limit.
 /// `duet serve` calls it at start; a program embedding the HTTP server may too.
 pub fn raise_open_files_limit() -> io::Result<u64> {
-    let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
-    // SAFETY: getrlimit and setrlimit only read and write the struct passed.
-    unsafe {
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        if limit.rlim_cur < limit.rlim_max {
-            let raised = libc::rlimit { rlim_cur: limit.rlim_max, rlim_max: limit.rlim_max };
-            if libc::setrlimit(libc::RLIMIT_NOFILE, &raised) != 0 {
-                return Err(io::Error::last_os_error());
-            }
-            limit.rlim_cur = limit.rlim_max;
-        }
+    let Rlimit { current, maximum } = getrlimit(Resource::Nofile);
+    let (soft, hard) = (unlimited_as_max(current), unlimited_as_max(maximum));
+    if soft < hard {
+        setrlimit(Resource::Nofile, Rlimit { current: maximum, maximum })?;
+        return Ok(hard);
     }
-    Ok(limit.rlim_cur)
+    Ok(soft)
 }
 
-/// The soft open-files limit, when it can be read.
-fn open_files_limit() -> Option<u64> {
-    let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
-    // SAFETY: getrlimit only writes the struct passed.
-    (unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0).then_some(limit.rlim_cur)
+/// A limit as `getrlimit` reports it, unlimited (`None`) as `RLIM_INFINITY`, the largest.
+fn unlimited_as_max(limit: Option<u64>) -> u64 {
+    limit.unwrap_or(u64::MAX)
+}
+
+/// The soft open-files limit.
+fn open_files_limit() -> u64 {
+    unlimited_as_max(getrlimit(Resource::Nofile).current)
 }
 
 /// The connection cap the limit allows: `wanted`, or less when the soft limit leaves no
 /// room for it beside [`RESERVED`] (never below one).
 pub(crate) fn connection_budget(wanted: usize) -> usize {
-    let Some(limit) = open_files_limit() else { return wanted };
+    let limit = open_files_limit();
     let room = usize::try_from(limit).unwrap_or(usize::MAX).saturating_sub(RESERVED).max(1);
     if room < wanted {
         tracing::warn!(
@@ -64,7 +61,7 @@ pub(crate) fn connection_budget(wanted: usize) -> usize {
 /// Whether an accept failed for want of descriptors or memory: waiting helps, retrying at
 /// once does not.
 pub(crate) fn exhausted(error: &io::Error) -> bool {
-    matches!(error.raw_os_error(), Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM))
+    matches!(Errno::from_io_error(error), Some(Errno::MFILE | Errno::NFILE | Errno::NOBUFS | Errno::NOMEM))
 }
 
 /// One descriptor held back (`/dev/null`, or a refused connection's socket), given up for a
@@ -72,25 +69,25 @@ pub(crate) fn exhausted(error: &io::Error) -> bool {
 pub(crate) struct Reserve(Option<OwnedFd>);
 
 impl Reserve {
-    pub fn new() -> Reserve {
+    pub(super) fn new() -> Reserve {
         let mut reserve = Reserve(None);
         reserve.restore();
         reserve
     }
 
     /// Frees the reserved descriptor; `true` when there was one.
-    pub fn release(&mut self) -> bool {
+    pub(super) fn release(&mut self) -> bool {
         self.0.take().is_some()
     }
 
     /// Keeps `fd` as the reserve: the descriptor a refusal used is never freed for another
     /// thread to take before the reserve is back.
-    pub fn keep(&mut self, fd: OwnedFd) {
+    pub(super) fn keep(&mut self, fd: OwnedFd) {
         self.0 = Some(fd);
     }
 
     /// Takes a descriptor back into reserve if it has none and one is free.
-    pub fn restore(&mut self) {
+    pub(super) fn restore(&mut self) {
         if self.0.is_none() {
             self.0 = File::open("/dev/null").ok().map(OwnedFd::from);
         }
@@ -104,12 +101,12 @@ pub(crate) struct Exhaustion {
 }
 
 impl Exhaustion {
-    pub fn new() -> Exhaustion {
+    pub(super) fn new() -> Exhaustion {
         Exhaustion { pause: Duration::ZERO, since_logged: None }
     }
 
     /// Notes one failed accept; returns how long to wait before the next.
-    pub fn failed(&mut self, error: &io::Error) -> Duration {
+    pub(super) fn failed(&mut self, error: &io::Error) -> Duration {
         self.pause = (self.pause * 2).clamp(Duration::from_millis(10), Duration::from_secs(1));
         match &mut self.since_logged {
             Some((at, count)) if at.elapsed() < LOG_EVERY => *count += 1,
@@ -123,7 +120,7 @@ impl Exhaustion {
     }
 
     /// An accept succeeded: the next failure starts over.
-    pub fn recovered(&mut self) {
+    pub(super) fn recovered(&mut self) {
         if self.since_logged.take().is_some() {
             tracing::info!("accepting connections again");
         }
@@ -137,9 +134,9 @@ mod tests {
 
     #[test]
     fn exhaustion_waits_longer_and_logs_once_per_interval() {
-        let error = io::Error::from_raw_os_error(libc::EMFILE);
+        let error = io::Error::from(Errno::MFILE);
         assert!(exhausted(&error));
-        assert!(!exhausted(&io::Error::from_raw_os_error(libc::ECONNABORTED)));
+        assert!(!exhausted(&io::Error::from(Errno::CONNABORTED)));
         let mut exhaustion = Exhaustion::new();
         let pauses: Vec<Duration> = (0..9).map(|_| exhaustion.failed(&error)).collect();
         assert_eq!(pauses[0], Duration::from_millis(10));

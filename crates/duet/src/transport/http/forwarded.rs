@@ -35,7 +35,7 @@ pub(crate) struct Forwarded {
 
 impl Forwarded {
     /// What the request's `header` says, if its peer is one of `trusted`.
-    pub fn of(parts: &Parts, trusted: &[IpNet], header: ProxyHeader) -> Forwarded {
+    pub(super) fn of(parts: &Parts, trusted: &[IpNet], header: ProxyHeader) -> Forwarded {
         let peer = parts.extensions.get::<PeerAddr>().map(|p| p.0.ip());
         if !peer.is_some_and(|ip| trusted.iter().any(|net| net.contains(&ip))) {
             return Forwarded::default();
@@ -72,7 +72,7 @@ impl Forwarded {
     /// The canonical URI of the endpoint at `path` as the client reached it, when a trusted
     /// proxy named one of `hosts`: `https` when the proxy says so, else `http` (the scheme
     /// duet itself was reached with).
-    pub fn canonical(&self, path: &str, hosts: &CanonicalHosts) -> Option<String> {
+    pub(super) fn canonical(&self, path: &str, hosts: &CanonicalHosts) -> Option<String> {
         let host = self.host.as_deref().filter(|host| hosts.contains(host))?;
         let scheme = if self.proto.as_deref() == Some("https") { "https" } else { "http" };
         Some(format!("{scheme}://{host}{path}"))
@@ -89,7 +89,7 @@ impl CanonicalHosts {
     /// The `--allowed-host` entries that are names rather than patterns, as written; without
     /// any, the host and port the server is bound at, and on a loopback bind the other
     /// loopback names at that port (never another port).
-    pub fn new(config: &HttpConfig) -> Self {
+    pub(super) fn new(config: &HttpConfig) -> Self {
         let bound = config.resource.as_ref().and_then(|r| url::Url::parse(&r.resource).ok());
         let follows = config.canonical_follows_proxy && !config.trusted_proxies.is_empty();
         let Some(bound) = bound.filter(|_| follows) else {
@@ -112,7 +112,7 @@ impl CanonicalHosts {
 
     /// Whether a request's canonical URI may follow a proxy at all (so its metadata
     /// depends on the request).
-    pub fn follow(&self) -> bool {
+    pub(super) fn follow(&self) -> bool {
         !self.0.is_empty()
     }
 

@@ -13,6 +13,9 @@
 //! checked instead of `Host`.
 //!
 //! Allow-lists are `fnmatch` patterns (`*`, `?`, `[...]`), compared case-insensitively.
+// Its `pub` items are the fuzz targets' (`crate::fuzzing`, feature `fuzzing`); without
+// that feature nothing outside the crate reaches them.
+#![cfg_attr(not(feature = "fuzzing"), allow(unreachable_pub))]
 
 use glob::{MatchOptions, Pattern};
 use http::{HeaderMap, header};
@@ -21,7 +24,9 @@ use std::net::{IpAddr, Ipv6Addr};
 /// Why a request was refused: the status and the message to answer with.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rejection {
+    /// The HTTP status.
     pub status: u16,
+    /// The body, as text.
     pub message: &'static str,
 }
 
@@ -184,7 +189,7 @@ impl OriginHostGuard {
     }
 
     /// Whether Host is validated (loopback bind or explicit allowed hosts).
-    pub fn checks_host(&self) -> bool {
+    pub(crate) fn checks_host(&self) -> bool {
         self.hosts.is_some()
     }
 }

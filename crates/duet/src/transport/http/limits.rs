@@ -35,6 +35,7 @@ pub struct RateLimits {
 }
 
 impl RateLimits {
+    /// Whether no limit is set.
     pub fn is_off(&self) -> bool {
         self.requests_per_second.is_none() && self.tool_calls_per_second.is_empty() && self.max_in_flight.is_none()
     }
@@ -69,7 +70,7 @@ impl Refusal {
     }
 
     /// 429 with `Retry-After` and the JSON-RPC error for the message's request, if it is one.
-    pub fn response(&self, message: &Message) -> Response<Body> {
+    pub(crate) fn response(&self, message: &Message) -> Response<Body> {
         crate::signals::rejected(429, "rate_limited");
         let mut response = rpc_error(StatusCode::TOO_MANY_REQUESTS, Refusal::id(message), self.error());
         response.headers_mut().insert(http::header::RETRY_AFTER, HeaderValue::from(self.seconds()));
@@ -78,7 +79,7 @@ impl Refusal {
 
     /// The error answering the message's request, for a transport that answers on a stream
     /// (`None` for a message of no request, which nothing answers).
-    pub fn answer(&self, message: &Message) -> Option<RpcResponse> {
+    pub(crate) fn answer(&self, message: &Message) -> Option<RpcResponse> {
         crate::signals::rejected(429, "rate_limited");
         Refusal::id(message).map(|id| RpcResponse::error(Some(id), self.error()))
     }
@@ -136,7 +137,7 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl Limiter {
     /// The limits `limits`, with `tasks` telling what a principal's tasks hold in flight.
-    pub fn new(limits: RateLimits, tasks: RunningTasks) -> Limiter {
+    pub(crate) fn new(limits: RateLimits, tasks: RunningTasks) -> Limiter {
         Limiter { limits, buckets: Mutex::default(), in_flight: Arc::default(), tasks }
     }
 
@@ -146,7 +147,7 @@ impl Limiter {
     /// message over a limit is refused whole. In a batch each request is admitted on its
     /// own, and one over a limit is replaced by its -32029 error, which answers it. The
     /// guard holds the slots taken; `None` when no in-flight limit is set.
-    pub fn admit(&self, principal: &str, message: &mut Message) -> Result<Option<InFlight>, Refusal> {
+    pub(crate) fn admit(&self, principal: &str, message: &mut Message) -> Result<Option<InFlight>, Refusal> {
         if self.limits.is_off() {
             return Ok(None);
         }

@@ -62,6 +62,7 @@ impl HttpServer {
         Ok(HttpServer { local_addr, path, service, stop, task })
     }
 
+    /// The address bound (with the port picked, when 0 was asked for).
     pub fn local_addr(&self) -> SocketAddr {
         self.local_addr
     }
@@ -71,6 +72,7 @@ impl HttpServer {
         format!("http://{}{}", self.local_addr, self.path)
     }
 
+    /// The service that answers its requests.
     pub fn service(&self) -> &McpService {
         &self.service
     }

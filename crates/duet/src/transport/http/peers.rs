@@ -45,12 +45,12 @@ fn peer_of(address: IpAddr) -> IpAddr {
 
 impl Peers {
     /// At most `max` connections per peer; 0 for no cap.
-    pub fn new(max: usize) -> Peers {
+    pub(super) fn new(max: usize) -> Peers {
         Peers { max, open: Arc::default() }
     }
 
     /// Counts a connection from `address`, unless its peer holds as many as it may.
-    pub fn enter(&self, address: IpAddr) -> Option<PeerSlot> {
+    pub(super) fn enter(&self, address: IpAddr) -> Option<PeerSlot> {
         let peer = peer_of(address);
         let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
         let held = open.entry(peer).or_insert(0);

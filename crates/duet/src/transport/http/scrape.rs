@@ -39,6 +39,7 @@ impl MetricsEndpoint {
         Ok(MetricsEndpoint { local_addr, stop, task })
     }
 
+    /// The address bound (with the port picked, when 0 was asked for).
     pub fn local_addr(&self) -> SocketAddr {
         self.local_addr
     }

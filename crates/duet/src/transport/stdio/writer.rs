@@ -26,7 +26,7 @@ pub(super) struct Writer {
 }
 
 impl Writer {
-    pub fn start<W: Write + Send + 'static>(output: W) -> (Writer, std::thread::JoinHandle<io::Result<()>>) {
+    pub(super) fn start<W: Write + Send + 'static>(output: W) -> (Writer, std::thread::JoinHandle<io::Result<()>>) {
         let (tx, rx) = mpsc::channel::<Out>();
         let queued = Arc::new(AtomicUsize::new(0));
         let writer = Writer { tx, queued: queued.clone(), dropped: Arc::new(AtomicUsize::new(0)) };
@@ -57,14 +57,14 @@ impl Writer {
     }
 
     /// Queues an answer; `permit` is released once it is written.
-    pub fn answer(&self, line: String, permit: Option<OwnedSemaphorePermit>) {
+    pub(super) fn answer(&self, line: String, permit: Option<OwnedSemaphorePermit>) {
         self.queued.fetch_add(1, Ordering::Relaxed);
         // After `finish` the thread is gone and late lines are dropped.
         let _ = self.tx.send(Out::Line(line, permit));
     }
 
     /// Queues a notification, unless too many lines already wait.
-    pub fn notification(&self, line: String) {
+    pub(super) fn notification(&self, line: String) {
         if self.queued.load(Ordering::Relaxed) >= MAX_QUEUED_NOTIFICATIONS {
             let dropped = self.dropped.fetch_add(1, Ordering::Relaxed) + 1;
             if dropped.is_power_of_two() {
@@ -76,7 +76,7 @@ impl Writer {
     }
 
     /// Lets the thread write what is queued and stop.
-    pub fn finish(&self) {
+    pub(super) fn finish(&self) {
         let _ = self.tx.send(Out::Finish);
     }
 }
