@@ -50,24 +50,24 @@ pub(crate) struct Found {
 impl Found {
     /// The layer ran the tool or prompt the request names; `failed` when a tool's result
     /// is an error.
-    pub fn ran(&self, failed: bool) {
+    pub(super) fn ran(&self, failed: bool) {
         self.target.store(true, Ordering::Relaxed);
         self.tool_error.store(failed, Ordering::Relaxed);
     }
 
     /// Whether the layer ran the tool or prompt the request names.
-    pub fn target(&self) -> bool {
+    pub(super) fn target(&self) -> bool {
         self.target.load(Ordering::Relaxed)
     }
 
     /// Whether a tool's result was an error.
-    pub fn tool_error(&self) -> bool {
+    pub(super) fn tool_error(&self) -> bool {
         self.tool_error.load(Ordering::Relaxed)
     }
 }
 
 impl<'a> Call<'a> {
-    pub fn new(
+    pub(super) fn new(
         shared: &'a Arc<Shared>,
         session: Option<&'a Arc<SessionShared>>,
         request: Request,
@@ -83,11 +83,11 @@ impl<'a> Call<'a> {
         Call { shared, session, id, method, params, meta, terms, principal, notify, cancel, transport, found }
     }
 
-    pub fn version(&self) -> Version {
+    pub(super) fn version(&self) -> Version {
         self.terms.version
     }
 
-    pub fn modern(&self) -> bool {
+    pub(super) fn modern(&self) -> bool {
         self.terms.version.is_modern()
     }
 
@@ -98,7 +98,7 @@ impl<'a> Call<'a> {
     }
 
     /// The client's roots, once its session has them (a handshake-era request only).
-    pub async fn client_roots(&self) -> ClientRoots {
+    pub(super) async fn client_roots(&self) -> ClientRoots {
         match (self.session, self.to_client()) {
             (Some(session), Some(sink)) if !self.modern() => session.client_roots(sink).await,
             _ => ClientRoots::Unstated,
@@ -106,13 +106,13 @@ impl<'a> Call<'a> {
     }
 
     /// The handler context of this request, without input.
-    pub fn request_cx(&self) -> RequestCx {
+    pub(super) fn request_cx(&self) -> RequestCx {
         self.request_cx_with(Map::new(), None)
     }
 
     /// The handler context of this request, with the client's answers to earlier input
     /// requests and the handler's own state.
-    pub fn request_cx_with(&self, input_responses: Map<String, Value>, state: Option<Value>) -> RequestCx {
+    pub(super) fn request_cx_with(&self, input_responses: Map<String, Value>, state: Option<Value>) -> RequestCx {
         let progress_token = self.meta.progress_token.as_ref().and_then(RequestId::from_value);
         let mut cx = RequestCx::builder(self.principal.clone())
             .request_id(self.id.clone())
@@ -135,7 +135,7 @@ impl<'a> Call<'a> {
 
     /// What each run of this request's handler is told once the request may run on as a
     /// task: its notifications go where `link` says, and `work` stops it.
-    pub fn task_cx(&self, link: Arc<TaskLink>, work: CancellationToken) -> TaskCx {
+    pub(super) fn task_cx(&self, link: Arc<TaskLink>, work: CancellationToken) -> TaskCx {
         // A handshake-era task asks for the roots where its messages go: the request's
         // stream until it is a task, the session's after.
         let roots = self.session.filter(|_| !self.modern()).map(|session| {
@@ -155,24 +155,28 @@ impl<'a> Call<'a> {
     }
 
     /// Whether this request retries one that asked for input.
-    pub fn is_retry(&self) -> bool {
+    pub(super) fn is_retry(&self) -> bool {
         self.params.contains_key("inputResponses") || self.params.contains_key("requestState")
     }
 
     /// Renders a complete result: `body` (without `_meta`) and its own `_meta` entries,
     /// stamped on 2026-07-28.
-    pub fn complete(&self, body: impl Serialize, own_meta: Option<&Map<String, Value>>) -> Result<Rendered, RpcError> {
+    pub(super) fn complete(
+        &self,
+        body: impl Serialize,
+        own_meta: Option<&Map<String, Value>>,
+    ) -> Result<Rendered, RpcError> {
         let cache = self.method.traits().cacheable.then(|| self.cache_hints());
         render::render(body, own_meta, self.stamp("complete", cache))
     }
 
     /// Renders the 2026 `input_required` result of a multi round-trip request.
-    pub fn input_required(&self, body: impl Serialize) -> Result<Rendered, RpcError> {
+    pub(super) fn input_required(&self, body: impl Serialize) -> Result<Rendered, RpcError> {
         render::render(body, None, self.stamp("input_required", None))
     }
 
     /// Renders the 2026 `CreateTaskResult` of a request that runs on as a task.
-    pub fn task_created(&self, body: impl Serialize) -> Result<Rendered, RpcError> {
+    pub(super) fn task_created(&self, body: impl Serialize) -> Result<Rendered, RpcError> {
         render::render(body, None, self.stamp("task", None))
     }
 

@@ -29,6 +29,8 @@ use std::sync::{Arc, Mutex, Weak};
 use tokio_util::sync::CancellationToken;
 
 impl Server {
+    /// The engine serving `layer`: it follows the layer's changes and the backplane's bus
+    /// from now on. Without a state key in the options it makes a random one (and says so).
     pub fn new(layer: Arc<dyn Layer>, options: ServerOptions) -> Self {
         let mut info = layer.info().clone();
         if info.title.is_none() {

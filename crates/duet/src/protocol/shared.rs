@@ -58,14 +58,18 @@ pub(crate) struct Shared {
 }
 
 impl Server {
+    /// What the server serves.
     pub fn layer(&self) -> &Arc<dyn Layer> {
         &self.shared.layer
     }
 
+    /// The engine's settings.
     pub fn options(&self) -> &ServerOptions {
         &self.shared.options
     }
 
+    /// The `serverInfo` it answers: the layer's, titled from the options when the layer
+    /// gives no title.
     pub fn info(&self) -> &ServerInfo {
         &self.shared.info
     }

@@ -79,7 +79,7 @@ pub(crate) async fn dispatch(call: &Call<'_>) -> Result<Rendered, RpcError> {
 impl Call<'_> {
     /// Runs the method to its response, and records how long it took; a panicking handler
     /// is answered -32603.
-    pub async fn respond(self) -> Response {
+    pub(super) async fn respond(self) -> Response {
         let started = Instant::now();
         let result = AssertUnwindSafe(dispatch(&self)).catch_unwind().await.unwrap_or_else(|panic| {
             tracing::error!(method = %self.method, panic = panic_text(panic.as_ref()), "a handler panicked");

@@ -43,6 +43,7 @@ impl Session {
         Session { inner: Arc::new(SessionShared::new(server, send, principal, transport)) }
     }
 
+    /// The engine the session runs on.
     pub fn server(&self) -> &Server {
         &self.inner.server
     }

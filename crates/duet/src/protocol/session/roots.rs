@@ -24,7 +24,7 @@ use std::sync::atomic::AtomicBool;
 use tokio::sync::watch;
 
 /// The most roots one answer may list; the rest are left out (and the log says so).
-pub const MAX_ROOTS: usize = 256;
+pub(super) const MAX_ROOTS: usize = 256;
 
 /// One session's roots and the asking for them.
 pub(crate) struct SessionRoots {
@@ -48,7 +48,7 @@ pub(super) struct Known {
 
 impl Known {
     /// Whether the client said its roots changed since the latest ask.
-    pub fn stale(&self) -> bool {
+    pub(super) fn stale(&self) -> bool {
         self.asked_at != Some(self.changes)
     }
 }
@@ -72,12 +72,12 @@ impl Default for SessionRoots {
 impl SessionRoots {
     /// How many times the client said its roots changed: what a replica's copy of the
     /// session must have asked since.
-    pub fn changes(&self) -> u64 {
+    pub(super) fn changes(&self) -> u64 {
         self.known.borrow().changes
     }
 
     /// Takes on another replica's count of changes, when it is ahead.
-    pub fn catch_up(&self, changes: u64) {
+    pub(super) fn catch_up(&self, changes: u64) {
         self.known.send_if_modified(|k| {
             let ahead = changes > k.changes;
             k.changes = k.changes.max(changes);

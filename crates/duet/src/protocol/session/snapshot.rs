@@ -11,10 +11,15 @@ use std::collections::BTreeSet;
 /// [`Session::restore`](super::Session::restore)).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SessionSnapshot {
+    /// The protocol version `initialize` agreed on.
     pub version: String,
+    /// What the client declared it can do.
     pub client_capabilities: Value,
+    /// The log threshold (`logging/setLevel`, else the server's default).
     pub log_level: String,
+    /// The resource URIs the session subscribed to, sorted.
     pub subscriptions: Vec<String>,
+    /// Whether the client sent `notifications/initialized`.
     pub initialized: bool,
     /// How many times the client said its roots changed: a copy that has asked for them
     /// fewer times asks again (the roots themselves are not shared; each copy asks).

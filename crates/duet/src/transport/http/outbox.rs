@@ -17,10 +17,10 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::Notify;
 
 /// Messages waiting in one outbox, and answers owed to it, at most.
-pub const OUTBOX_CAPACITY: usize = 512;
+pub(super) const OUTBOX_CAPACITY: usize = 512;
 /// Bytes waiting in one outbox at most (one message larger than that is still queued in
 /// an empty outbox).
-pub const OUTBOX_BYTES: usize = 16 << 20;
+pub(super) const OUTBOX_BYTES: usize = 16 << 20;
 
 /// What waits: compact JSON lines, their bytes, answers still owed (room reserved), and
 /// whether a message found no room since the stream last took one.
@@ -50,13 +50,13 @@ impl Queue {
 
 /// A request refused because its session's outbox is full: its stream is not being read.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Full {
+pub(crate) struct Full {
     pub waiting: usize,
     pub bytes: usize,
 }
 
 impl Full {
-    pub fn message(&self) -> String {
+    pub(crate) fn message(&self) -> String {
         let Full { waiting, bytes } = self;
         format!(
             "the session's stream is not being read: {waiting} messages ({bytes} bytes) wait for it; \
@@ -66,7 +66,7 @@ impl Full {
 }
 
 #[derive(Default)]
-pub struct Outbox {
+pub(crate) struct Outbox {
     queue: Mutex<Queue>,
     ready: Notify,
     closed: AtomicBool,
@@ -79,7 +79,7 @@ impl Outbox {
 
     /// Room for the answer of one accepted request, held until it is answered or dropped;
     /// refused while the outbox is full.
-    pub fn reserve(self: &Arc<Self>) -> Result<Reserved, Full> {
+    pub(crate) fn reserve(self: &Arc<Self>) -> Result<Reserved, Full> {
         let mut queue = self.queue();
         if queue.is_full() {
             return Err(Full { waiting: queue.lines.len() + queue.owed, bytes: queue.bytes });
@@ -89,7 +89,7 @@ impl Outbox {
     }
 
     /// Queues a message the session sends unprompted; dropped while the outbox is full.
-    pub fn push(&self, line: String) {
+    pub(crate) fn push(&self, line: String) {
         {
             let mut queue = self.queue();
             if queue.is_full() || !queue.fits(&line) {
@@ -106,7 +106,7 @@ impl Outbox {
     }
 
     /// The next message; `None` once the outbox is closed and drained.
-    pub async fn next(&self) -> Option<String> {
+    pub(crate) async fn next(&self) -> Option<String> {
         loop {
             let notified = self.ready.notified();
             {
@@ -124,7 +124,7 @@ impl Outbox {
         }
     }
 
-    pub fn close(&self) {
+    pub(crate) fn close(&self) {
         self.closed.store(true, Ordering::Release);
         self.ready.notify_waiters();
         self.ready.notify_one();
@@ -132,12 +132,12 @@ impl Outbox {
 }
 
 /// Room in an outbox for one request's answer; given back when dropped.
-pub struct Reserved(Arc<Outbox>);
+pub(crate) struct Reserved(Arc<Outbox>);
 
 impl Reserved {
     /// Queues `answer`, or when it would take the outbox past [`OUTBOX_BYTES`], an error
     /// for each of its requests saying so.
-    pub fn answer(self, answer: Message<Response>) {
+    pub(crate) fn answer(self, answer: Message<Response>) {
         {
             let mut queue = self.0.queue();
             let line = answer.to_line();

@@ -34,7 +34,7 @@ pub(crate) struct Accept {
 }
 
 impl Accept {
-    pub fn parse(headers: &HeaderMap) -> Accept {
+    pub(crate) fn parse(headers: &HeaderMap) -> Accept {
         let types = headers.get_all(h::ACCEPT).iter().filter_map(|v| v.to_str().ok()).flat_map(|v| v.split(','));
         let mut accept = Accept { json: false, sse: false };
         let mut named_any = false;

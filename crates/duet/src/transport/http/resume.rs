@@ -53,12 +53,12 @@ pub(super) enum StreamName {
 
 impl StreamName {
     /// A name for a new POST stream.
-    pub fn new_post() -> Self {
+    pub(super) fn new_post() -> Self {
         StreamName::Post(format!("{:x}", rand::random::<u64>()))
     }
 
     /// The stream a `Last-Event-ID` names; `None` for an id duet did not make.
-    pub fn of_event(id: &str) -> Option<Self> {
+    pub(super) fn of_event(id: &str) -> Option<Self> {
         let (tag, rest) = id.split_once('.')?;
         if rest.is_empty() || !rest.bytes().all(|b| b.is_ascii_hexdigit() || b == b'.') {
             return None;
@@ -80,12 +80,12 @@ impl StreamName {
     }
 
     /// The name of its log in the backplane.
-    pub fn log(&self, session: &str) -> String {
+    pub(super) fn log(&self, session: &str) -> String {
         format!("{session}:{}", self.tag())
     }
 
     /// The id of the priming event of a stream that starts after `after`, or at the start.
-    pub fn priming_id(&self, after: Option<&str>) -> String {
+    pub(super) fn priming_id(&self, after: Option<&str>) -> String {
         after.map_or_else(|| format!("{}.0", self.tag()), str::to_string)
     }
 }
@@ -114,7 +114,7 @@ pub(super) struct LogWriter {
 }
 
 impl LogWriter {
-    pub fn new(streams: &Arc<Streams>, session: &str, stream: &StreamName) -> Self {
+    pub(super) fn new(streams: &Arc<Streams>, session: &str, stream: &StreamName) -> Self {
         let (tag, log) = (stream.tag(), stream.log(session));
         LogWriter { streams: Arc::downgrade(streams), replica: streams.replica, tag, log }
     }
@@ -124,7 +124,7 @@ impl LogWriter {
     }
 
     /// Appends a JSON-RPC line (the session's GET stream: never a last one).
-    pub fn write(&self, line: &str) {
+    pub(super) fn write(&self, line: &str) {
         let event = Logged { id: self.next_id(), data: entry(line, false) };
         self.append(vec![event]);
     }
@@ -180,7 +180,7 @@ pub(super) struct PostStream {
 impl PostStream {
     /// A POST stream of `session`, known to this replica (so a client resuming it from
     /// another replica can ask for its events) until dropped.
-    pub fn open(streams: &Arc<Streams>, session: &str) -> (Arc<PostStream>, StreamName) {
+    pub(super) fn open(streams: &Arc<Streams>, session: &str) -> (Arc<PostStream>, StreamName) {
         let name = StreamName::new_post();
         let stream = Arc::new(PostStream {
             writer: LogWriter::new(streams, session, &name),
@@ -195,7 +195,7 @@ impl PostStream {
     }
 
     /// The SSE event of a JSON-RPC line, kept for a client that may resume the stream.
-    pub fn frame(&self, line: &str, last: bool) -> Bytes {
+    pub(super) fn frame(&self, line: &str, last: bool) -> Bytes {
         let mut kept = self.kept();
         let id = self.writer.next_id();
         let event = body::message_with_id(&id, line);
@@ -213,7 +213,7 @@ impl PostStream {
 
     /// From now on every event goes to the log, those kept so far first: the connection
     /// is gone, or a client asks to resume.
-    pub fn detach(&self) {
+    pub(super) fn detach(&self) {
         let mut kept = self.kept();
         if let Kept::Recent(recent) = std::mem::replace(&mut *kept, Kept::Logged) {
             self.writer.append(logged(recent));
@@ -277,7 +277,7 @@ pub(super) struct Streams {
 }
 
 impl Streams {
-    pub fn new(backplane: Backplane, replica: u64, retention: Duration, cursor_ttl: Duration) -> Self {
+    pub(super) fn new(backplane: Backplane, replica: u64, retention: Duration, cursor_ttl: Duration) -> Self {
         Streams {
             writers: Mutex::default(),
             readers: Wakers::default(),
@@ -320,13 +320,13 @@ impl Streams {
     }
 
     /// A replica appended to `log`: its readers here read again.
-    pub fn logged(&self, log: &str) {
+    pub(super) fn logged(&self, log: &str) {
         self.readers.wake(log)
     }
 
     /// A client asks to resume `log`: if this replica writes it, or wrote it lately, its
     /// events go to the log.
-    pub fn resuming(&self, log: &str) {
+    pub(super) fn resuming(&self, log: &str) {
         let writer = self.writers.lock().unwrap_or_else(|p| p.into_inner()).get(log).and_then(Weak::upgrade);
         if let Some(stream) = writer {
             return stream.detach();

@@ -38,6 +38,8 @@ pub struct McpService {
 }
 
 impl McpService {
+    /// The endpoint of `server` as `config` describes it; it joins the server's backplane
+    /// bus for what other replicas tell this one's sessions and streams.
     pub fn new(server: Server, config: HttpConfig) -> Self {
         let guard = OriginHostGuard::new(
             &config.host,
@@ -74,6 +76,7 @@ impl McpService {
         McpService { shared }
     }
 
+    /// The endpoint's settings.
     pub fn config(&self) -> &HttpConfig {
         &self.shared.config
     }

@@ -21,7 +21,7 @@ use tokio_util::sync::CancellationToken;
 
 /// Which transport created the session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     Streamable,
     LegacySse,
 }
@@ -34,7 +34,7 @@ struct Taken {
     stream: GetStream,
 }
 
-pub struct HttpSession {
+pub(crate) struct HttpSession {
     pub id: String,
     pub principal_id: String,
     pub kind: Kind,
@@ -59,11 +59,11 @@ pub struct HttpSession {
 impl HttpSession {
     /// Marks a stream open; `false` when one already was. While it is, what the session
     /// sends unprompted reaches the client.
-    pub fn open_stream(&self) -> bool {
+    pub(crate) fn open_stream(&self) -> bool {
         !self.streaming.swap(true, Ordering::AcqRel)
     }
 
-    pub fn close_stream(&self) {
+    pub(crate) fn close_stream(&self) {
         self.streaming.store(false, Ordering::Release);
     }
 
@@ -75,7 +75,7 @@ impl HttpSession {
         self.taken.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    pub fn get_stream(&self) -> GetStream {
+    pub(crate) fn get_stream(&self) -> GetStream {
         self.taken().stream
     }
 
@@ -83,14 +83,14 @@ impl HttpSession {
     /// last, delivers the session's changes, and before any did, the replica that made
     /// the session. What any replica sends the client unprompted reaches it while the
     /// stream is open, wherever it is.
-    pub fn set_get_stream(&self, stream: GetStream) {
+    pub(crate) fn set_get_stream(&self, stream: GetStream) {
         self.take_stream(&mut self.taken(), stream);
     }
 
     /// Takes on revision `revision` of the session's record (its state and GET stream),
     /// unless this copy took on that one or a later one already: the replicas' messages
     /// may come in another order than the record's writes.
-    pub fn take_on(&self, revision: u64, state: &SessionSnapshot, stream: GetStream) -> Result<(), String> {
+    pub(crate) fn take_on(&self, revision: u64, state: &SessionSnapshot, stream: GetStream) -> Result<(), String> {
         let mut taken = self.taken();
         if taken.revision.is_some_and(|had| had >= revision) {
             return Ok(());
@@ -120,7 +120,7 @@ impl HttpSession {
 
 /// A session made, and the one the per-principal cap ended to make room for it (which
 /// must end on the other replicas too).
-pub struct Created {
+pub(crate) struct Created {
     pub session: Arc<HttpSession>,
     pub evicted: Option<String>,
 }
@@ -128,9 +128,9 @@ pub struct Created {
 /// Why a session could not be made or adopted here (503): a cap, or a record that is not
 /// this caller's or cannot be read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Unavailable(pub &'static str);
+pub(crate) struct Unavailable(pub &'static str);
 
-pub struct SessionTable {
+pub(crate) struct SessionTable {
     sessions: Mutex<HashMap<String, Arc<HttpSession>>>,
     /// The engine a session made here runs on.
     server: Server,
@@ -155,7 +155,7 @@ impl SessionTable {
         self.epoch.elapsed().as_nanos() as u64
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.lock().len()
     }
 
@@ -163,7 +163,7 @@ impl SessionTable {
     /// them is idle. The anonymous principal is every client of a server without
     /// authentication: a cap of its own would let any client end the others' sessions
     /// with a few `initialize`s, so its sessions are capped by the server's cap alone.
-    pub fn cap_of(&self, principal: &Principal) -> (usize, Unavailable) {
+    pub(crate) fn cap_of(&self, principal: &Principal) -> (usize, Unavailable) {
         match principal.is_anonymous() {
             true => (self.max_sessions, Unavailable("Too many sessions")),
             false => (self.max_per_principal, Unavailable("Too many sessions for this caller")),
@@ -173,7 +173,7 @@ impl SessionTable {
     /// Creates a session for `principal`. At its cap (see [`cap_of`](Self::cap_of)) the least
     /// recently used idle session of that principal is evicted; when none is idle, or the
     /// table is full, creation fails.
-    pub fn create(&self, principal: &Principal, kind: Kind) -> Result<Created, Unavailable> {
+    pub(crate) fn create(&self, principal: &Principal, kind: Kind) -> Result<Created, Unavailable> {
         let id = crate::client_ids::new();
         self.insert(self.entry(id, principal, kind, false), principal)
     }
@@ -181,7 +181,7 @@ impl SessionTable {
     /// A copy of session `id`, another replica's, for `principal`, as revision `revision`
     /// of its record has it: in the state `snapshot` gives, its GET stream where `stream`
     /// says. The copy already here if another request adopted it first.
-    pub fn adopt(
+    pub(crate) fn adopt(
         &self,
         id: &str,
         principal: &Principal,
@@ -269,25 +269,25 @@ impl SessionTable {
     }
 
     /// The session `id` of `principal`, marked used; `None` for another principal's.
-    pub fn get(&self, id: &str, principal: &Principal) -> Option<Arc<HttpSession>> {
+    pub(crate) fn get(&self, id: &str, principal: &Principal) -> Option<Arc<HttpSession>> {
         let s = self.lock().get(id).filter(|s| s.principal_id == principal.id).cloned()?;
         s.last_used.store(self.now(), Ordering::Relaxed);
         Some(s)
     }
 
     /// The session `id`, whoever's it is, without marking it used.
-    pub fn peek(&self, id: &str) -> Option<Arc<HttpSession>> {
+    pub(crate) fn peek(&self, id: &str) -> Option<Arc<HttpSession>> {
         self.lock().get(id).cloned()
     }
 
-    pub fn remove(&self, id: &str) -> Option<Arc<HttpSession>> {
+    pub(crate) fn remove(&self, id: &str) -> Option<Arc<HttpSession>> {
         let s = self.lock().remove(id)?;
         s.end();
         Some(s)
     }
 
     /// Ends sessions idle longer than `idle` that have no open stream.
-    pub fn reap(&self, idle: Duration) -> usize {
+    pub(crate) fn reap(&self, idle: Duration) -> usize {
         let cutoff = self.now().saturating_sub(idle.as_nanos() as u64);
         let expired: Vec<Arc<HttpSession>> = {
             let mut sessions = self.lock();
@@ -307,18 +307,18 @@ impl SessionTable {
     /// Ends the standalone GET streams of Streamable HTTP sessions (at shutdown), leaving
     /// the sessions and their requests running; a legacy session's stream carries its
     /// answers, so it stays open until the session ends.
-    pub fn close_get_streams(&self) {
+    pub(crate) fn close_get_streams(&self) {
         for s in self.lock().values().filter(|s| s.kind == Kind::Streamable) {
             s.stop.cancel();
         }
     }
 
     /// Requests still running in sessions.
-    pub fn inflight(&self) -> usize {
+    pub(crate) fn inflight(&self) -> usize {
         self.lock().values().map(|s| s.session.inflight()).sum()
     }
 
-    pub fn close_all(&self) {
+    pub(crate) fn close_all(&self) {
         let all: Vec<Arc<HttpSession>> = self.lock().drain().map(|(_, s)| s).collect();
         for s in all {
             s.end();
