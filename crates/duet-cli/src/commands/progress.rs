@@ -3,6 +3,7 @@
 //! so a log or a script reads them too. stdout keeps the result alone.
 
 use duet::wire::jsonrpc::Sink;
+use duet::wire::method::Method;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::Value;
 use std::io::IsTerminal as _;
@@ -23,7 +24,7 @@ impl Progress {
     pub(super) fn sink(self: &Arc<Self>) -> Sink {
         let progress = self.clone();
         Arc::new(move |message: Value| {
-            if message["method"] == "notifications/progress" {
+            if message["method"] == Method::Progress.as_str() {
                 progress.show(&message["params"]);
             }
         })
