@@ -13,7 +13,7 @@
 //! on the export thread; the allocator then reclaims that memory across threads. Here a
 //! span's data is freed where it was made, and one buffer crosses threads per
 //! [`Limits::batch`] / [`SHARDS`] spans: on `tools/call`, export costs about half the
-//! throughput it did (`bench/RESULTS.md`, 2026-12-02 15:46).
+//! throughput it did (`bench/history/2026-12.md`, the run of 2026-12-02 15:46).
 
 use crate::encode::EncodedSpans;
 use crate::exporter::OtlpHttpExporter;
