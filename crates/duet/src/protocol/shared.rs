@@ -23,6 +23,7 @@ use std::sync::{Arc, Mutex, Weak};
 /// What a layer change reaches besides listen streams: a handshake-era session, which
 /// delivers it to its client.
 pub(crate) trait ChangeReceiver: Send + Sync {
+    /// Takes `change` on, on the thread that raised or received it: never blocks.
     fn receive(&self, change: &Change);
 }
 
