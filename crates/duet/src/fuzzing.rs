@@ -26,7 +26,9 @@ pub fn post_body(bytes: &[u8]) -> Result<Message, u16> {
 
 /// The `Mcp-Name` header as the 2026 header ladder reads it.
 pub fn mcp_name(headers: &HeaderMap) -> Option<String> {
-    HeaderMirrors(headers).name().and_then(|name| headers::decode(&name).map(|name| name.into_owned()))
+    HeaderMirrors { headers, version: None }
+        .name()
+        .and_then(|name| headers::decode(&name).map(|name| name.into_owned()))
 }
 
 /// What a request's `Accept` headers accept: (JSON, SSE).

@@ -69,7 +69,8 @@ pub(crate) fn batch(items: &[Incoming], declared: Option<Version>) -> Option<Rpc
 /// row names a primitive); the rest of the envelope; last, for a `tools/call`, each argument
 /// its tool mirrors (as `principal` sees the tool). Returns the terms the envelope carries.
 pub(crate) fn modern(
-    (mirrored, layer): (&MirroredByTool, &dyn Layer),
+    mirrored: &MirroredByTool,
+    layer: &dyn Layer,
     principal: &Principal,
     request: &mut Request,
     mirrors: Option<&dyn Mirrors>,

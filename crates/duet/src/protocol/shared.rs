@@ -95,7 +95,7 @@ impl Server {
         request: &mut Request,
         mirrors: Option<&dyn Mirrors>,
     ) -> Result<Terms, RpcError> {
-        admission::modern((&self.shared.mirrored, self.shared.layer.as_ref()), principal, request, mirrors)
+        admission::modern(&self.shared.mirrored, self.shared.layer.as_ref(), principal, request, mirrors)
     }
 
     /// Ends every open listen stream with its final result (at shutdown).

@@ -40,24 +40,28 @@ fn shown(value: &HeaderValue) -> Cow<'_, str> {
     }
 }
 
-/// A request's headers as the engine's ladder reads them.
-pub(crate) struct HeaderMirrors<'a>(pub &'a HeaderMap);
+/// A request's headers as the engine's ladder reads them, with `MCP-Protocol-Version` as
+/// the POST already read it (to tell the era).
+pub(crate) struct HeaderMirrors<'a> {
+    pub headers: &'a HeaderMap,
+    pub version: Option<&'a str>,
+}
 
 impl Mirrors for HeaderMirrors<'_> {
     fn version(&self) -> Option<Cow<'_, str>> {
-        header(self.0, &PROTOCOL_VERSION_HEADER)
+        self.version.map(Cow::Borrowed)
     }
 
     fn method(&self) -> Option<Cow<'_, str>> {
-        header(self.0, &METHOD_HEADER)
+        header(self.headers, &METHOD_HEADER)
     }
 
     fn name(&self) -> Option<Cow<'_, str>> {
-        header(self.0, &NAME_HEADER)
+        header(self.headers, &NAME_HEADER)
     }
 
     fn param(&self, name: &str) -> Param<'_> {
-        let mut lines = self.0.get_all(name).into_iter();
+        let mut lines = self.headers.get_all(name).into_iter();
         match (lines.next(), lines.next()) {
             (None, _) => Param::Absent,
             (Some(line), None) => line.to_str().map_or(Param::Unreadable, Param::Sent),

@@ -165,7 +165,8 @@ async fn route(
             rpc_error(StatusCode::BAD_REQUEST, None, error)
         }
         Message::One(one) if admission::era_of(&one, declared) == Era::Modern => {
-            answer_modern(shared, headers, one, principal, accept).await
+            let mirrors = HeaderMirrors { headers, version: header_version.as_deref() };
+            answer_modern(shared, &mirrors, one, principal, accept).await
         }
         message => match header_version {
             Some(raw) if declared.is_none() => {
@@ -184,7 +185,7 @@ async fn route(
 /// stateless server over HTTP.
 async fn answer_modern(
     shared: &Arc<HttpShared>,
-    headers: &HeaderMap,
+    mirrors: &HeaderMirrors<'_>,
     message: Incoming,
     principal: Arc<Principal>,
     accept: Accept,
@@ -194,7 +195,7 @@ async fn answer_modern(
         Incoming::Invalid(response) => return super::answers::json(StatusCode::BAD_REQUEST, response.to_line()),
         _ => return accepted(),
     };
-    let checked = shared.server.admit_modern(&principal, &mut request, Some(&HeaderMirrors(headers)));
+    let checked = shared.server.admit_modern(&principal, &mut request, Some(mirrors));
     let terms = match checked {
         Ok(terms) => terms,
         Err(error) => return rpc_error(StatusCode::BAD_REQUEST, Some(request.id), error),
