@@ -7,9 +7,8 @@
 use crate::cli::Transport;
 use crate::usage::Usage;
 use duet::auth::oauth::{IntrospectionConfig, OAuth, OAuthConfig};
-use duet::auth::{AuthChain, Authenticator, ScopeMap, ScopedLayer};
+use duet::auth::{AuthChain, Authenticator, ScopeMap};
 use duet::auth::{ProtectedResource, check_resource_uri};
-use duet::layer::Layer;
 use duet::transport::http::HttpConfig;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -115,18 +114,17 @@ fn audience(args: &OAuthArgs, config: &HttpConfig) -> Result<String, Usage> {
     }
 }
 
-/// Applies the options: the scope map to the layer and the configuration, and the OAuth
-/// validator (discovered now, so a wrong issuer fails at start) to the configuration.
+/// Applies the options: the OAuth validator (discovered now, so a wrong issuer fails at
+/// start) to the configuration; and the scope map, loaded, for the engine's options.
 pub(crate) async fn apply(
     args: &OAuthArgs,
     transport: Transport,
-    layer: Arc<dyn Layer>,
     http: Option<HttpConfig>,
-) -> Result<(Arc<dyn Layer>, Option<HttpConfig>), Usage> {
+) -> Result<(Option<Arc<ScopeMap>>, Option<HttpConfig>), Usage> {
     let Some(mut config) = http else {
         return match (transport, args.first_given()) {
             (_, Some(flag)) => Err(Usage(format!("{flag} applies to the HTTP transports; add --transport http"))),
-            _ => Ok((layer, None)),
+            _ => Ok((None, None)),
         };
     };
     let scopes = match &args.scope_map {
@@ -148,12 +146,7 @@ pub(crate) async fn apply(
         protected.scopes_supported = scopes.as_ref().map(|s| s.scopes_supported()).unwrap_or_default();
         config.resource = Some(protected);
     }
-    let layer: Arc<dyn Layer> = match &scopes {
-        Some(map) => Arc::new(ScopedLayer::new(layer, map.clone())),
-        None => layer,
-    };
-    config.scopes = scopes;
-    Ok((layer, Some(config)))
+    Ok((scopes, Some(config)))
 }
 
 #[cfg(test)]

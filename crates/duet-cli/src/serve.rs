@@ -8,9 +8,9 @@ use crate::cli::{HttpArgs, ProxyHeader, ServeArgs, Transport};
 use crate::usage::Usage;
 use anyhow::Context as _;
 use duet::auth::TokenAuth;
-use duet::protocol::{Server, ServerOptions};
+use duet::protocol::{RateLimits, Server, ServerOptions};
 use duet::trace::Tracer;
-use duet::transport::http::{HttpConfig, HttpServer, RateLimits};
+use duet::transport::http::{HttpConfig, HttpServer};
 use duet::transport::stdio::StdioOptions;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -32,7 +32,11 @@ pub(crate) async fn run(args: ServeArgs, tracer: Option<Tracer>) -> anyhow::Resu
         (Ok(layer), Ok(http)) => (layer, http),
         (Err(usage), _) | (_, Err(usage)) => return Ok(usage.exit()),
     };
-    let (layer, http) = match crate::oauth_args::apply(&args.oauth, args.transport, layer, http).await {
+    let rate_limits = match rate_limits(&args.http) {
+        Ok(limits) => limits,
+        Err(usage) => return Ok(usage.exit()),
+    };
+    let (scopes, http) = match crate::oauth_args::apply(&args.oauth, args.transport, http).await {
         Ok(applied) => applied,
         Err(usage) => return Ok(usage.exit()),
     };
@@ -53,6 +57,8 @@ pub(crate) async fn run(args: ServeArgs, tracer: Option<Tracer>) -> anyhow::Resu
         max_batch_answer_bytes: args.max_batch_answer_bytes as usize,
         max_subscriptions: args.max_subscriptions as usize,
         max_subscription_uri_bytes: args.max_subscription_uri_bytes as usize,
+        rate_limits,
+        scopes,
         ..ServerOptions::default()
     };
     let server = Server::new(layer, options);
@@ -169,7 +175,6 @@ fn http_config(http: &HttpArgs, transport: Transport) -> Result<HttpConfig, Usag
         Some(0) => Err(Usage(format!("{name} must be at least 1"))),
         other => Ok(other),
     };
-    config.rate_limits = rate_limits(http)?;
     if let Some(n) = positive("--session-idle-timeout", http.session_idle_timeout)? {
         config.session_idle_timeout = secs(n);
     }

@@ -206,7 +206,6 @@ pub(crate) fn session_ended(lasted: Duration, version: Option<Version>, transpor
 
 /// An HTTP request or connection refused before the engine saw it: `reason` is one of
 /// `guard` (Host or Origin), `auth`, `rate_limited`, `connections` (over the cap).
-#[cfg(feature = "http")]
 pub(crate) fn rejected(status: u16, reason: &'static str) {
     metrics::counter!(REJECTIONS, "status" => status.to_string(), "reason" => reason).increment(1);
 }

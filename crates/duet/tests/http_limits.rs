@@ -276,15 +276,15 @@ async fn a_declared_length_over_the_limit_is_refused_before_the_body() {
 /// Limits per principal over real sockets: two token holders, one greedy.
 #[tokio::test]
 async fn rate_limits_per_principal_and_tool() {
-    use duet::transport::http::{RATE_LIMITED, RateLimits};
+    use duet::protocol::{RATE_LIMITED, RateLimits, ServerOptions};
     let auth = duet::auth::TokenAuth::from_specs(["tok-a", "tok-b"]).expect("token specs");
     let rate_limits = RateLimits {
         requests_per_second: Some(3.0),
         tool_calls_per_second: [("slow".to_string(), 0.5)].into(),
         max_in_flight: Some(1),
     };
-    let config = HttpConfig { auth: Some(std::sync::Arc::new(auth)), rate_limits, ..config() };
-    let ts = TestServer::start(config).await;
+    let config = HttpConfig { auth: Some(std::sync::Arc::new(auth)), ..config() };
+    let ts = TestServer::start_with(config, ServerOptions { rate_limits, ..ServerOptions::default() }).await;
     let alice = ts.client(MODERN).with_header("authorization", "Bearer tok-a");
     let bob = ts.client(MODERN).with_header("authorization", "Bearer tok-b");
     let echo = json!({"name": "echo", "arguments": {"text": "hi"}});
@@ -358,7 +358,7 @@ fn answered(exchange: &Exchange) -> Vec<(Value, Option<String>)> {
         .iter()
         .map(|r| {
             if let Some(error) = r.get("error") {
-                assert_eq!(error["code"], duet::transport::http::RATE_LIMITED, "{r}");
+                assert_eq!(error["code"], duet::protocol::RATE_LIMITED, "{r}");
             }
             (r["id"].clone(), r["error"]["message"].as_str().map(str::to_string))
         })

@@ -10,9 +10,9 @@
 pub mod http_support;
 
 use async_trait::async_trait;
-use duet::auth::{ScopeMap, ScopedLayer};
+use duet::auth::ScopeMap;
 use duet::backplane::{Backplane, Keys, StoreError};
-use duet::layer::{Change, Layer};
+use duet::layer::Change;
 use duet::protocol::ServerOptions;
 use http_support::*;
 use reqwest::StatusCode;
@@ -173,14 +173,16 @@ async fn the_session_caps_count_across_replicas() {
 /// arrives on the stream.
 #[tokio::test]
 async fn a_routed_legacy_post_counts_against_the_limits() {
-    let rate_limits = duet::transport::http::RateLimits {
+    let rate_limits = duet::protocol::RateLimits {
         tool_calls_per_second: [("sleepy".to_string(), 0.1)].into(),
         ..Default::default()
     };
-    let legacy = duet::transport::http::HttpConfig { enable_sse: true, rate_limits, ..config() };
+    let legacy = duet::transport::http::HttpConfig { enable_sse: true, ..config() };
     let backplane = Backplane::memory();
-    let a = TestServer::start_on(legacy.clone(), backplane.clone()).await;
-    let b = TestServer::start_on(legacy, backplane).await;
+    let options =
+        || ServerOptions { backplane: backplane.clone(), rate_limits: rate_limits.clone(), ..Default::default() };
+    let a = TestServer::start_with(legacy.clone(), options()).await;
+    let b = TestServer::start_with(legacy, options()).await;
     let mut session = LegacySession::open(&a, &a.client("2024-11-05")).await;
     let via_b = session.messages.via(&b).at(&format!("/messages/?session_id={}", session.id));
     let sleepy = json!({"name": "sleepy", "arguments": {"seconds": 0}});
@@ -192,7 +194,7 @@ async fn a_routed_legacy_post_counts_against_the_limits() {
     answers.sort_by_key(|answer| answer["id"].as_i64());
     let [ran, refused] = &answers;
     assert_eq!(ran["result"]["content"][0]["text"], "slept", "{ran}");
-    assert_eq!(refused["error"]["code"], duet::transport::http::RATE_LIMITED, "{refused}");
+    assert_eq!(refused["error"]["code"], duet::protocol::RATE_LIMITED, "{refused}");
     a.stop().await;
     b.stop().await;
 }
@@ -331,10 +333,10 @@ async fn subscriptions_made_at_once_on_two_replicas_are_both_kept() {
 async fn an_update_from_another_replica_reaches_only_who_may_see_it() {
     let backplane = Backplane::memory();
     let map = Arc::new(ScopeMap::from_toml("[resources]\n\"test://items/secret*\" = \"secrets\"").expect("map"));
-    let scoped = |map: Arc<ScopeMap>| move |registry| Arc::new(ScopedLayer::new(registry, map)) as Arc<dyn Layer>;
-    let options = || ServerOptions { backplane: backplane.clone(), ..ServerOptions::default() };
-    let a = TestServer::start_wrapped(config(), options(), scoped(map.clone())).await;
-    let b = TestServer::start_wrapped(config(), options(), scoped(map)).await;
+    let options =
+        || ServerOptions { backplane: backplane.clone(), scopes: Some(map.clone()), ..ServerOptions::default() };
+    let a = TestServer::start_with(config(), options()).await;
+    let b = TestServer::start_with(config(), options()).await;
     // Without auth the caller is anonymous, which holds no scope: both follow all items on b.
     let on_b = a.session(LATEST).await.via(&b);
     on_b.call("resources/subscribe", json!({"uri": "test://items"})).await;

@@ -2,14 +2,16 @@
 //! message is the same code, with the same answer, over stdio and over Streamable HTTP. The
 //! rule here is the era rule for batches: 2026-07-28 has none, so a batch that holds a 2026
 //! message is refused whole, on a fresh connection and on a handshake-era session whose
-//! version allows batches alike.
+//! version allows batches alike. The gate every message passes (here a rate limit) and the
+//! scopes are the engine's too.
 
 #[path = "http_support/mod.rs"]
 pub mod http_support;
 mod stdio_support;
 
+use duet::auth::ScopeMap;
 use duet::fixtures::testkit;
-use duet::protocol::{Server, ServerOptions};
+use duet::protocol::{RATE_LIMITED, RateLimits, Server, ServerOptions};
 use duet::wire::key;
 use http_support::*;
 use serde_json::{Value, json};
@@ -62,4 +64,55 @@ async fn a_batch_holding_a_2026_message_is_refused_alike_over_stdio_and_http() {
     let served = session.post_json(plain).send().await;
     assert_eq!((served.status.as_u16(), served.json.as_ref().map(|j| j[0]["id"].clone())), (200, Some(json!(12))));
     http.stop().await;
+}
+
+/// The gate is the engine's too: a principal's rate limit, set once in the engine's options,
+/// refuses the request over the limit with the same error over stdio and over HTTP (where it
+/// is also a 429), and the requests before it run.
+#[tokio::test]
+async fn a_rate_limit_refuses_alike_over_stdio_and_http() {
+    let limited = || {
+        let rate_limits = RateLimits { requests_per_second: Some(1.0), ..RateLimits::default() };
+        Server::new(Arc::new(testkit::registry()), ServerOptions { rate_limits, ..ServerOptions::default() })
+    };
+    let envelope = json!({key::PROTOCOL_VERSION: "2026-07-28", key::CLIENT_CAPABILITIES: {}});
+    let list = |id: i64| json!({"jsonrpc": "2.0", "id": id, "method": "tools/list", "params": {"_meta": envelope}});
+    let over = |id: i64| {
+        let message = "Rate limit exceeded: 1 request a second; retry after 1 s";
+        json!({"jsonrpc": "2.0", "id": id, "error": {"code": RATE_LIMITED, "message": message, "data": {"retryAfter": 1}}})
+    };
+
+    let mut stdio = stdio_support::serve_lines(limited(), &[list(1), list(2)]).await;
+    // The refusal is written at once, maybe before the first answer.
+    stdio.sort_by_key(|answer| answer["id"].as_i64());
+    assert_eq!(stdio.len(), 2, "{stdio:?}");
+    assert!(stdio[0]["result"]["tools"].is_array(), "the first runs: {}", stdio[0]);
+    assert_eq!(stdio[1], over(2), "stdio");
+
+    let rate_limits = limited().options().rate_limits.clone();
+    let http = TestServer::start_with(config(), ServerOptions { rate_limits, ..ServerOptions::default() }).await;
+    let first = http.modern().post("tools/list", json!({})).send().await;
+    assert_eq!(first.status.as_u16(), 200, "{:?}", first.json);
+    let second = http.modern().post("tools/list", json!({})).send().await;
+    let error = second.json.as_ref().map(|answer| &answer["error"]);
+    assert_eq!((second.status.as_u16(), error), (429, Some(&over(2)["error"])), "HTTP");
+    http.stop().await;
+}
+
+/// Scopes are the engine's: a scope map in the options hides what the principal's grants do
+/// not cover and refuses a call of it on stdio, where no HTTP check runs first.
+#[tokio::test]
+async fn scopes_in_the_options_guard_stdio_too() {
+    let map = ScopeMap::from_toml("[tools]\necho = \"shout\"").expect("a scope map");
+    let options = ServerOptions { scopes: Some(Arc::new(map)), ..ServerOptions::default() };
+    let server = Server::new(Arc::new(testkit::registry()), options);
+    let envelope = json!({key::PROTOCOL_VERSION: "2026-07-28", key::CLIENT_CAPABILITIES: {}});
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": envelope}});
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"text": "hi"}, "_meta": envelope}});
+    let answers = stdio_support::serve_lines(server, &[list, call]).await;
+    let listed: Vec<&Value> =
+        answers[0]["result"]["tools"].as_array().expect("tools").iter().map(|t| &t["name"]).collect();
+    assert!(!listed.is_empty() && !listed.contains(&&json!("echo")), "echo is hidden: {listed:?}");
+    assert_eq!(answers[1]["error"]["message"], "Tool echo requires the scopes: shout", "{}", answers[1]);
 }

@@ -26,6 +26,7 @@ pub use resolver::{PrincipalResolver, RequestInfo};
 #[cfg(feature = "http")]
 pub use resource::{ChallengeError, ProtectedResource, check_resource_uri};
 pub use scoped::ScopedLayer;
+pub(crate) use scopes::operation;
 pub use scopes::{ScopeMap, ScopeMapError};
 #[cfg(feature = "http")]
 pub use tokens::{TokenAuth, TokenSpec, TokenSpecError, bearer_token, parse_token_spec, parse_token_spec_with};
@@ -33,5 +34,4 @@ pub use tokens::{TokenAuth, TokenSpec, TokenSpecError, bearer_token, parse_token
 pub(crate) use {
     resolver::resolve,
     resource::{bearer, endpoint_url},
-    scopes::operation,
 };

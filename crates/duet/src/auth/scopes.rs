@@ -268,7 +268,6 @@ impl ScopeMap {
 /// The guarded primitive a request uses, if any, by the method table: what `tools/call`,
 /// `prompts/get`, `resources/read` and `resources/subscribe` name. The HTTP transport
 /// checks it before the engine runs.
-#[cfg(feature = "http")]
 pub(crate) fn operation(request: &duet_wire::message::Request) -> Option<(Primitive, &str)> {
     let kind = request.method.traits().target?;
     let name = request.params.get(kind.param())?.as_str()?;

@@ -7,6 +7,8 @@ mod call;
 pub(crate) mod cursor;
 mod directories;
 pub(crate) mod envelope;
+pub(crate) mod gate;
+mod limits;
 mod listen;
 mod methods;
 mod mirrored;
@@ -21,6 +23,7 @@ mod subscribed;
 pub(crate) mod tasks;
 
 pub(crate) use duet_wire::{Era, Version};
+pub use limits::{RATE_LIMITED, RateLimits};
 pub use options::ServerOptions;
 pub use render::CacheHints;
 pub(crate) use session::AskError;

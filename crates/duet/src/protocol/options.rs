@@ -1,15 +1,19 @@
 //! The engine's settings ([`ServerOptions`]): pages, log levels, cache hints, the state
 //! keys and how long sealed state lives, timeouts for asking the client, the backplane
-//! replicas share, tasks, and the bounds on batches and subscriptions.
+//! replicas share, tasks, the bounds on batches and subscriptions, the limits per principal
+//! and the scopes each primitive needs.
 
 use super::batch::BatchBounds;
+use super::limits::RateLimits;
 use super::render::CacheHints;
 use super::subscribed::Bounds;
 use super::tasks::TaskOptions;
+use crate::auth::ScopeMap;
 use crate::backplane::Backplane;
 use crate::layer::LogLevel;
 use crate::mrtr::seal::DEFAULT_STATE_TTL;
 use crate::state_key::StateKeys;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Engine settings shared by every connection.
@@ -59,6 +63,14 @@ pub struct ServerOptions {
     pub max_subscriptions: usize,
     /// The longest URI, in bytes, a resource subscription may name.
     pub max_subscription_uri_bytes: usize,
+    /// Requests per second and in flight per principal, on every transport; all off by
+    /// default.
+    pub rate_limits: RateLimits,
+    /// Scopes each tool, prompt and resource needs. The engine then serves its layer through
+    /// a [`ScopedLayer`](crate::auth::ScopedLayer) (each principal lists only what its
+    /// grants cover, and a call of anything else is refused), and over HTTP a request that
+    /// lacks them is answered 403 `insufficient_scope` before it runs.
+    pub scopes: Option<Arc<ScopeMap>>,
     /// What makes each request's OpenTelemetry span (the `otel` feature), as the semantic
     /// conventions for MCP describe it, and where it goes; `None`, the default, makes none.
     /// See [`crate::trace::Tracer`].
@@ -84,6 +96,8 @@ impl Default for ServerOptions {
             max_batch_answer_bytes: 16 * 1024 * 1024,
             max_subscriptions: 100,
             max_subscription_uri_bytes: 4096,
+            rate_limits: RateLimits::default(),
+            scopes: None,
             #[cfg(feature = "otel")]
             tracer: None,
         }

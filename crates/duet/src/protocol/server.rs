@@ -9,6 +9,7 @@ use super::batch;
 use super::call::Call;
 use super::directories::Directories;
 use super::envelope::{self, Terms};
+use super::limits::Limiter;
 use super::listen::Listens;
 use super::mirrored::MirroredByTool;
 use super::options::ServerOptions;
@@ -18,6 +19,7 @@ use super::session::Session;
 use super::shared::{ChangeReceiver, Server, Shared};
 use super::tasks::Tasks;
 use super::{Era, Version};
+use crate::auth::ScopedLayer;
 use crate::backplane::{Event, Published, Subscriber};
 use crate::layer::{Change, Layer, Listener, NO_CAPABILITIES, Principal};
 use crate::mrtr::seal::Sealer;
@@ -31,7 +33,12 @@ use tokio_util::sync::CancellationToken;
 impl Server {
     /// The engine serving `layer`: it follows the layer's changes and the backplane's bus
     /// from now on. Without a state key in the options it makes a random one (and says so).
+    /// With a scope map in the options it serves `layer` through a [`ScopedLayer`].
     pub fn new(layer: Arc<dyn Layer>, options: ServerOptions) -> Self {
+        let layer: Arc<dyn Layer> = match &options.scopes {
+            Some(map) => Arc::new(ScopedLayer::new(layer, map.clone())),
+            None => layer,
+        };
         let mut info = layer.info().clone();
         if info.title.is_none() {
             info.title = Some(options.title.clone());
@@ -70,6 +77,9 @@ impl Server {
             });
             let tasks =
                 Arc::new(Tasks::new(options.tasks.clone(), options.backplane.keys.clone(), replica_id, task_changed));
+            let running = tasks.clone();
+            let limiter =
+                Limiter::new(options.rate_limits.clone(), Box::new(move |principal| running.running_for(principal)));
             layer.changes().subscribe(&listener);
             options.backplane.bus.subscribe(&subscriber);
             Shared {
@@ -84,6 +94,7 @@ impl Server {
                 tasks,
                 operation_histograms: OperationHistograms::default(),
                 mirrored: MirroredByTool::default(),
+                limiter,
                 replica_id,
                 sessions: Mutex::new(Vec::new()),
                 _listeners: (listener, subscriber),

@@ -6,6 +6,7 @@
 use super::admission::{self, Mirrors};
 use super::directories::Directories;
 use super::envelope::Terms;
+use super::limits::Limiter;
 use super::listen::Listens;
 use super::mirrored::MirroredByTool;
 use super::options::ServerOptions;
@@ -50,6 +51,8 @@ pub(crate) struct Shared {
     pub operation_histograms: OperationHistograms,
     /// The arguments each listed tool mirrors in headers, read once per listing.
     pub mirrored: MirroredByTool,
+    /// The limits per principal every message meets at the gate.
+    pub limiter: Limiter,
     /// Tells this server's changes from those other replicas publish on the bus.
     pub(super) replica_id: u64,
     /// The handshake-era sessions, which layer changes reach.
@@ -75,8 +78,8 @@ impl Server {
         &self.shared.info
     }
 
-    /// How many tasks of principal `principal` (its id) run on this replica: the HTTP
-    /// transport counts them as requests in flight, and so may a program admitting requests
+    /// How many tasks of principal `principal` (its id) run on this replica: the limits
+    /// (`ServerOptions::rate_limits`) count them as requests in flight, and so may a program admitting requests
     /// of its own.
     pub fn running_tasks_of(&self, principal: &str) -> usize {
         self.shared.tasks.running_for(principal)

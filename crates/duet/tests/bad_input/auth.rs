@@ -24,9 +24,9 @@ async fn auth() {
     let mut resource = ProtectedResource::new("", vec!["https://auth.example".into()]);
     resource.scopes_supported = vec!["items".into()];
     let scopes = ScopeMap::from_toml(SCOPES).expect("a scope map");
-    let config =
-        HttpConfig { auth: Some(Arc::new(auth)), resource: Some(resource), scopes: Some(Arc::new(scopes)), ..config() };
-    let mut bench = Bench::start(config, Some("tok-a")).await;
+    let config = HttpConfig { auth: Some(Arc::new(auth)), resource: Some(resource), ..config() };
+    let options = ServerOptions { scopes: Some(Arc::new(scopes)), ..ServerOptions::default() };
+    let mut bench = Bench::start_with(config, options, Some("tok-a")).await;
     let metadata = format!("http://{}/.well-known/oauth-protected-resource/mcp", bench.ts.host());
     let challenged = |challenge: String| refused(401, "Unauthorized").with_header("www-authenticate", challenge);
     let unauthorized = || challenged(format!(r#"Bearer scope="items", resource_metadata="{metadata}""#));

@@ -18,6 +18,7 @@ mod ladder;
 mod legacy;
 mod sessions;
 
+use duet::protocol::ServerOptions;
 use duet::transport::http::HttpConfig;
 use duet_testing::Schemas;
 use http_support::*;
@@ -267,7 +268,12 @@ pub struct Bench {
 impl Bench {
     /// A server with `config`, whose clients present the bearer `token`, if any.
     pub async fn start(config: HttpConfig, token: Option<&'static str>) -> Bench {
-        let ts = TestServer::start(config).await;
+        Bench::start_with(config, ServerOptions::default(), token).await
+    }
+
+    /// [`Bench::start`] with the engine's `options`.
+    pub async fn start_with(config: HttpConfig, options: ServerOptions, token: Option<&'static str>) -> Bench {
+        let ts = TestServer::start_with(config, options).await;
         let authorized = |client: Client| match token {
             Some(token) => client.with_token(token),
             None => client,

@@ -4,7 +4,7 @@
 use super::{Client, MODERN, bounded};
 use duet::backplane::Backplane;
 use duet::fixtures::testkit;
-use duet::layer::{ChangeFeed, Layer};
+use duet::layer::ChangeFeed;
 use duet::protocol::{Server, ServerOptions};
 use duet::transport::http::{HttpConfig, HttpServer};
 use std::net::SocketAddr;
@@ -44,19 +44,9 @@ impl TestServer {
 
     /// A server with `options` (a replica of those on the same backplane).
     pub async fn start_with(config: HttpConfig, options: ServerOptions) -> TestServer {
-        TestServer::start_wrapped(config, options, |registry| registry).await
-    }
-
-    /// A server with `options` serving the test registry as `wrap` makes it (a
-    /// `ScopedLayer` over it, say).
-    pub async fn start_wrapped(
-        config: HttpConfig,
-        options: ServerOptions,
-        wrap: impl FnOnce(Arc<dyn Layer>) -> Arc<dyn Layer>,
-    ) -> TestServer {
         let registry = testkit::registry_on(options.backplane.keys.clone());
         let feed = registry.change_feed();
-        let server = Server::new(wrap(Arc::new(registry)), options);
+        let server = Server::new(Arc::new(registry), options);
         let http = HttpServer::bind(server.clone(), config).await.expect("the test server binds");
         let addr = http.local_addr();
         let url = http.url();

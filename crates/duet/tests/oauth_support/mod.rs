@@ -8,10 +8,10 @@
 pub(crate) mod cli;
 
 use duet::auth::ProtectedResource;
+use duet::auth::ScopeMap;
 use duet::auth::oauth::{IntrospectionConfig, OAuth, OAuthConfig};
-use duet::auth::{ScopeMap, ScopedLayer};
 use duet::layer::{
-    Content, Layer, PromptMessage, PromptResult, PromptSpec, Registry, ResourceSpec, ServerInfo, ToolResult, ToolSpec,
+    Content, PromptMessage, PromptResult, PromptSpec, Registry, ResourceSpec, ServerInfo, ToolResult, ToolSpec,
 };
 use duet::protocol::{Server, ServerOptions};
 use duet::transport::http::{HttpConfig, HttpServer};
@@ -266,11 +266,10 @@ pub(crate) async fn start_duet(config: OAuthConfig) -> Duet {
         json_response: true,
         auth: Some(Arc::new(oauth)),
         resource: Some(resource),
-        scopes: Some(map.clone()),
         ..HttpConfig::default()
     };
-    let layer: Arc<dyn Layer> = Arc::new(ScopedLayer::new(Arc::new(registry()), map));
-    let server = HttpServer::bind(Server::new(layer, ServerOptions::default()), http).await.expect("duet binds");
+    let options = ServerOptions { scopes: Some(map), ..ServerOptions::default() };
+    let server = HttpServer::bind(Server::new(Arc::new(registry()), options), http).await.expect("duet binds");
     let url = server.url();
     Duet { server, url }
 }

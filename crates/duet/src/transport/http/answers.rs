@@ -1,9 +1,12 @@
 //! The plain responses every part of the endpoint answers with: a JSON body with a status,
 //! a JSON-RPC error with a status (an HTTP-level failure is one with id null and code
-//! -32600), 405 with the methods allowed, 202, and the head of an SSE stream.
+//! -32600), what the engine's gate refused (400, or 429 with `Retry-After`), 405 with the
+//! methods allowed, 202, and the head of an SSE stream.
 
 use super::body::{self, Body};
+use crate::protocol::gate::Refused;
 use duet_wire::jsonrpc::{RequestId, Response as RpcResponse, RpcError};
+use duet_wire::message::Message;
 use http::header::{self, HeaderValue};
 use http::{Response, StatusCode};
 
@@ -23,6 +26,20 @@ pub(crate) fn http_error(status: StatusCode, message: &str) -> Response<Body> {
 /// A JSON-RPC error answered with an HTTP status.
 pub(crate) fn rpc_error(status: StatusCode, id: Option<RequestId>, error: RpcError) -> Response<Body> {
     json(status, RpcResponse::error(id, error).to_line())
+}
+
+/// What the gate refused `message` for: 400 for a batch over the cap, 429 with
+/// `Retry-After` for a message over a limit; the JSON-RPC error in the body either way.
+pub(crate) fn refused(refused: &Refused, message: &Message) -> Response<Body> {
+    let answer = refused.answer(message).to_line();
+    match refused {
+        Refused::OverCap(_) => json(StatusCode::BAD_REQUEST, answer),
+        Refused::Limited(limit) => {
+            let mut response = json(StatusCode::TOO_MANY_REQUESTS, answer);
+            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(limit.seconds()));
+            response
+        }
+    }
 }
 
 pub(crate) fn method_not_allowed(allow: &'static str) -> Response<Body> {

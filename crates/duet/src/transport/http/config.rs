@@ -1,7 +1,6 @@
 //! Settings of the HTTP transport, and their defaults.
 
-use super::limits::RateLimits;
-use crate::auth::{Authenticator, PrincipalResolver, ProtectedResource, ScopeMap, endpoint_url};
+use crate::auth::{Authenticator, PrincipalResolver, ProtectedResource, endpoint_url};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -46,10 +45,6 @@ pub struct HttpConfig {
     /// Which of those headers the trusted proxies set (the other is never read: it is
     /// whatever the client sent).
     pub proxy_header: ProxyHeader,
-    /// Scopes each tool, prompt and resource needs; a call without them is answered 403
-    /// `insufficient_scope` (wrap the layer in [`ScopedLayer`](crate::auth::ScopedLayer)
-    /// with the same map so listings match).
-    pub scopes: Option<Arc<ScopeMap>>,
     /// Decides who a request runs as from what it carries, after the authenticator; when
     /// there is none (or it declines): the authenticated principal, else the anonymous one.
     pub principal_resolver: Option<PrincipalResolver>,
@@ -74,8 +69,6 @@ pub struct HttpConfig {
     /// Behind a reverse proxy every connection comes from the proxy: raise it to what the
     /// proxy opens, or turn it off.
     pub max_connections_per_peer: Option<usize>,
-    /// Requests per second and in flight per principal (and per tool); off by default.
-    pub rate_limits: RateLimits,
     /// How long a client may take to send a request's head.
     pub header_timeout: Duration,
     /// How long a client may take to send a request's body.
@@ -116,7 +109,6 @@ impl Default for HttpConfig {
             canonical_follows_proxy: false,
             trusted_proxies: Vec::new(),
             proxy_header: ProxyHeader::default(),
-            scopes: None,
             principal_resolver: None,
             json_response: false,
             stateless: false,
@@ -127,7 +119,6 @@ impl Default for HttpConfig {
             max_sessions_per_principal: 100,
             max_connections: 512,
             max_connections_per_peer: None,
-            rate_limits: RateLimits::default(),
             header_timeout: Duration::from_secs(30),
             body_timeout: Duration::from_secs(120),
             write_timeout: Duration::from_secs(60),

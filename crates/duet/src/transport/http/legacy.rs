@@ -10,16 +10,18 @@
 //! the lease and routes the message over the bus to the holder, which handles it as its own.
 
 use super::answers::sse_response;
-use super::answers::{http_error, rpc_error};
+use super::answers::{http_error, refused, rpc_error};
 use super::body::{self, Body};
 use super::outbox::{Full, Reserved};
-use super::post::{over_cap, parse_message, read_body, unless_json};
+use super::post::{parse_message, read_body, unless_json};
 use super::sessions::{HttpSession, Kind};
 use super::shared::{Gated, HttpShared};
 use super::stream::{StreamOpen, unless_events_accepted};
 use crate::backplane::{Event, Published, Routed};
 use crate::layer::Principal;
-use crate::trace::{self, RequestTrace};
+use crate::protocol::batch::over_cap;
+use crate::protocol::gate::Admitted;
+use crate::trace;
 use duet_wire::jsonrpc::{RpcError, code};
 use duet_wire::message::Message;
 use http::{Response, StatusCode};
@@ -140,9 +142,6 @@ where
         Ok(m) => m,
         Err(refused) => return *refused,
     };
-    if let Some(refused) = over_cap(shared, &message) {
-        return refused;
-    }
     let room = match reserve(&session, &message) {
         Ok(room) => room,
         Err(full) => {
@@ -150,13 +149,11 @@ where
             return rpc_error(StatusCode::TOO_MANY_REQUESTS, id, RpcError::new(code::OVER_LIMIT, full.message()));
         }
     };
-    let in_flight = match shared.limiter.admit(&principal.id, &mut message) {
-        Ok(in_flight) => in_flight,
-        Err(refusal) => return refusal.response(&message),
-    };
-    let trace = RequestTrace::start(shared.server.options().tracer(), &message, &principal.id, || {
-        trace::from_headers(&parts.headers)
-    });
+    let Admitted { trace, in_flight } =
+        match shared.server.admit(&principal, &mut message, || trace::from_headers(&parts.headers)) {
+            Ok(admitted) => admitted,
+            Err(why) => return refused(&why, &message),
+        };
     trace.session(&id);
     let inline = message.runs_inline();
     // Handed to the session here, in arrival order, whether it then runs inline or not;
@@ -213,12 +210,15 @@ where
         Ok(_) => return http_error(StatusCode::NOT_FOUND, "Session not found"),
         Err(e) => return http_error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
     }
+    // The cap first, as on the replica holding the session: a batch over it is refused here
+    // whole, before it travels.
     match parse_message(&bytes) {
-        Ok(message) => {
-            if let Some(refused) = over_cap(shared, &message) {
-                return refused;
+        Ok(Message::Batch(items)) => {
+            if let Some(error) = over_cap(items.len(), shared.server.options().max_batch_items) {
+                return rpc_error(StatusCode::BAD_REQUEST, None, error);
             }
         }
+        Ok(Message::One(_)) => {}
         Err(refused) => return *refused,
     }
     // parse_message accepted it, so it is UTF-8.
@@ -246,16 +246,15 @@ pub(super) fn receive(shared: &HttpShared, routed: Routed) {
             return;
         }
     };
-    let in_flight = match shared.limiter.admit(&principal.id, &mut message) {
-        Ok(in_flight) => in_flight,
-        Err(refusal) => {
-            if let (Some(answer), Some(room)) = (refusal.answer(&message), room) {
-                room.answer(Message::One(answer));
+    let Admitted { trace, in_flight } = match shared.server.admit(&principal, &mut message, || None) {
+        Ok(admitted) => admitted,
+        Err(why) => {
+            if let Some(room) = room {
+                room.answer(Message::One(why.answer(&message)));
             }
             return;
         }
     };
-    let trace = RequestTrace::start(shared.server.options().tracer(), &message, &principal.id, || None);
     trace.session(&routed.session);
     let delivery = deliver(session, message, principal, room);
     tokio::spawn(trace.instrument(async move {

@@ -1,12 +1,12 @@
 //! POST to the MCP endpoint: content checks, scopes (403 `insufficient_scope` before the
-//! engine runs), then the era of the message. A 2026 request passes the header ladder and
+//! engine runs), the engine's gate, then the era of the message. A 2026 request passes the header ladder and
 //! is answered on its own, with no session; a handshake-era message goes to its session
 //! (or, on a stateless server, is answered on its own at the version its header names).
 //! The answer travels as `respond` decides. The work runs in a span whose parent is the
 //! caller's W3C trace context.
 
 use super::answers::accepted;
-use super::answers::{http_error, rpc_error};
+use super::answers::{http_error, refused, rpc_error};
 use super::body::Body;
 use super::headers::{HeaderMirrors, PROTOCOL_VERSION_HEADER};
 use super::headers::{SESSION_HEADER, header};
@@ -16,12 +16,13 @@ use super::sessions::Kind;
 use super::shared::{Gated, HttpShared};
 use crate::layer::Principal;
 use crate::protocol::admission;
+use crate::protocol::gate::Admitted;
 use crate::protocol::owed::Owed;
 use crate::trace::{self, RequestTrace};
 use bytes::Bytes;
 use duet_wire::jsonrpc::RpcError;
 use duet_wire::message::{Incoming, Message};
-use duet_wire::method::{Method, Primitive};
+use duet_wire::method::Method;
 use duet_wire::{Era, Version};
 use http::header::{self as h, HeaderValue};
 use http::{HeaderMap, Response, StatusCode};
@@ -73,14 +74,6 @@ pub(crate) fn parse_message(bytes: &[u8]) -> Result<Message, Refused> {
     }
 }
 
-/// 400 for a batch of more messages than the server takes, before any of them is counted
-/// against a limit or run.
-pub(super) fn over_cap(shared: &HttpShared, message: &Message) -> Option<Response<Body>> {
-    let Message::Batch(items) = message else { return None };
-    let error = crate::protocol::batch::over_cap(items.len(), shared.server.options().max_batch_items)?;
-    Some(rpc_error(StatusCode::BAD_REQUEST, None, error))
-}
-
 /// 415 unless the body is declared JSON (a POST of either transport).
 pub(super) fn unless_json(headers: &HeaderMap) -> Option<Response<Body>> {
     (!is_json(headers)).then(|| http_error(StatusCode::UNSUPPORTED_MEDIA_TYPE, "Content-Type must be application/json"))
@@ -108,45 +101,28 @@ where
         Ok(m) => m,
         Err(refused) => return *refused,
     };
-    if let Some(refused) = over_cap(shared, &message) {
-        return refused;
-    }
     if let Some(refused) = check_scopes(shared, &message, &principal, canonical.as_deref()) {
         return refused;
     }
-    let _in_flight = match shared.limiter.admit(&principal.id, &mut message) {
-        Ok(in_flight) => in_flight,
-        Err(refusal) => return refusal.response(&message),
-    };
-    let trace =
-        RequestTrace::start(shared.server.options().tracer(), &message, &principal.id, || trace::from_headers(headers));
+    let Admitted { trace, in_flight: _in_flight } =
+        match shared.server.admit(&principal, &mut message, || trace::from_headers(headers)) {
+            Ok(admitted) => admitted,
+            Err(why) => return refused(&why, &message),
+        };
     trace.instrument(route(shared, headers, message, &bytes, principal, accept)).await
 }
 
-/// 403 when a request in `message` uses a primitive whose scopes the principal lacks. The
-/// challenge lists every scope the message's operations need, so a client steps up once.
+/// 403 `insufficient_scope` when the message asks for what the principal's scopes do not
+/// cover: the challenge lists every scope the message's operations need, so a client steps
+/// up once.
 fn check_scopes(
     shared: &HttpShared,
     message: &Message,
     principal: &Principal,
     canonical: Option<&str>,
 ) -> Option<Response<Body>> {
-    let map = shared.config.scopes.as_ref()?;
-    let mut required: Vec<String> = Vec::new();
-    let mut lacking: Option<(Primitive, &str)> = None;
-    for (kind, name) in message.requests().filter_map(crate::auth::operation) {
-        for scope in map.required(kind, name) {
-            if !required.contains(scope) {
-                required.push(scope.clone());
-            }
-        }
-        if lacking.is_none() && !map.allows(kind, name, principal) {
-            lacking = Some((kind, name));
-        }
-    }
-    let (kind, name) = lacking?;
-    tracing::debug!(principal = %principal.id, %name, "refused for missing scopes");
-    Some(shared.insufficient_scope(&required, &format!("{} {name}", kind.label()), canonical))
+    let lacking = shared.server.lacking_scopes(message, principal)?;
+    Some(shared.insufficient_scope(&lacking.required, &lacking.what, canonical))
 }
 
 /// The rest of a POST, once the message is read and allowed: its era decides where it goes.

@@ -9,7 +9,6 @@ use super::config::HttpConfig;
 use super::forwarded::{CanonicalHosts, Forwarded};
 use super::guard::OriginHostGuard;
 use super::headers::header;
-use super::limits::Limiter;
 use super::resume::Streams;
 use super::sessions::SessionTable;
 use super::shared::{Gated, HttpShared};
@@ -51,9 +50,6 @@ impl McpService {
         let streams = Arc::new(Streams::new(backplane, replica, config.event_retention, config.session_idle_timeout));
         let sessions =
             SessionTable::new(server.clone(), streams.clone(), config.max_sessions, config.max_sessions_per_principal);
-        let tasks_of = server.clone();
-        let limiter =
-            Limiter::new(config.rate_limits.clone(), Box::new(move |principal| tasks_of.running_tasks_of(principal)));
         let canonical_hosts = CanonicalHosts::new(&config);
         let shared = Arc::new_cyclic(|weak: &Weak<HttpShared>| {
             let weak = weak.clone();
@@ -71,7 +67,7 @@ impl McpService {
                 }
             });
             server.options().backplane.bus.subscribe(&routed);
-            HttpShared { server, config, guard, sessions, limiter, canonical_hosts, streams, _routed: routed }
+            HttpShared { server, config, guard, sessions, canonical_hosts, streams, _routed: routed }
         });
         McpService { shared }
     }

@@ -7,7 +7,6 @@ use super::body::Body;
 use super::config::HttpConfig;
 use super::forwarded::CanonicalHosts;
 use super::guard::OriginHostGuard;
-use super::limits::Limiter;
 use super::resume::Streams;
 use super::sessions::SessionTable;
 use crate::auth::{ChallengeError, ProtectedResource, bearer};
@@ -24,7 +23,6 @@ pub(crate) struct HttpShared {
     pub config: HttpConfig,
     pub guard: OriginHostGuard,
     pub sessions: SessionTable,
-    pub limiter: Limiter,
     /// The hosts a trusted proxy may make a request's canonical URI with.
     pub canonical_hosts: CanonicalHosts,
     /// The resumable streams this replica writes or reads.

@@ -1,6 +1,8 @@
 //! The stdio transport: newline-delimited JSON-RPC on stdin and stdout, one session for the
 //! local user. A reader thread feeds lines in ([`reader`]), a single writer thread writes
-//! lines out ([`writer`]), and stdout is protected while serving ([`stdout`]).
+//! lines out ([`writer`]), and stdout is protected while serving ([`stdout`]). Each message
+//! owed an answer passes the engine's gate (the batch cap, the limits; its trace starts
+//! there) before it reaches the session.
 //!
 //! Everything a client can pile up is bounded: a line longer than `max_message_bytes` is
 //! answered -32600 without being held; at most `max_in_flight` requests run or wait to be
@@ -14,8 +16,8 @@ mod writer;
 
 use crate::layer::Principal;
 use crate::protocol::Server;
+use crate::protocol::gate::Admitted;
 use crate::signals::Transport;
-use crate::trace::RequestTrace;
 use duet_wire::jsonrpc::{RequestId, Response, RpcError, Sink, encode};
 use duet_wire::message::{Incoming, Message};
 use duet_wire::method::Method;
@@ -121,8 +123,7 @@ where
         Arc::new(move |message: Value| writer.notification(encode(&message)))
     };
     let principal = Principal::local();
-    let principal_id = principal.id.clone();
-    let session = server.connect_over(Transport::Pipe, send, principal);
+    let session = server.connect_over(Transport::Pipe, send, principal.clone());
     let mut lines = spawn_reader(input, options.max_message_bytes);
     let slots = Arc::new(Semaphore::new(options.max_in_flight.max(1)));
     let mut tasks = JoinSet::new();
@@ -178,8 +179,14 @@ where
         let Some(slot) = slot else { continue };
         match item {
             Item::Refused(error) => writer.answer(error.to_line(), Some(slot)),
-            Item::Message(message) => {
-                let trace = RequestTrace::start(server.options().tracer(), &message, &principal_id, || None);
+            Item::Message(mut message) => {
+                let Admitted { trace, in_flight } = match server.admit(&principal, &mut message, || None) {
+                    Ok(admitted) => admitted,
+                    Err(why) => {
+                        writer.answer(why.answer(&message).to_line(), Some(slot));
+                        continue;
+                    }
+                };
                 let inline = message.runs_inline();
                 // Handed to the session here, in arrival order.
                 let (answering, writer) = (session.handle(message, None, None), writer.clone());
@@ -187,6 +194,7 @@ where
                     if let Some(answer) = answering.await {
                         writer.answer(answer.to_line(), Some(slot));
                     }
+                    drop(in_flight);
                 });
                 if inline {
                     run.await;

@@ -2,18 +2,15 @@
 //! front: requests per second (a token bucket per principal, and per principal and tool for
 //! tools given a rate of their own) and requests in flight, where a task the principal
 //! started counts as a request in flight until it ends. Every request counts, each
-//! request of a batch on its own: a single message over a limit is answered 429 with
-//! `Retry-After` and a JSON-RPC error before anything runs; a request of a batch over a
-//! limit is answered -32029 in the batch and never runs, while the others do. Buckets of
+//! request of a batch on its own: a single message over a limit is refused before anything
+//! runs (over HTTP, 429 with `Retry-After` and the JSON-RPC error); a request of a batch over
+//! a limit is answered -32029 in the batch and never runs, while the others do. Buckets of
 //! principals that went quiet are dropped, so the table stays as large as the set of
 //! active clients.
 
-use super::answers::rpc_error;
-use super::body::Body;
-use duet_wire::jsonrpc::{RequestId, Response as RpcResponse, RpcError};
+use duet_wire::jsonrpc::{Response as RpcResponse, RpcError};
 use duet_wire::message::{Incoming, Message, Request};
 use duet_wire::method::{Method, Primitive};
-use http::{HeaderValue, Response, StatusCode};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -50,38 +47,15 @@ pub(crate) struct Refusal {
 
 impl Refusal {
     /// Whole seconds to wait, at least 1.
-    fn seconds(&self) -> u64 {
+    pub(crate) fn seconds(&self) -> u64 {
         self.retry_after.as_secs_f64().ceil().max(1.0) as u64
     }
 
     /// The JSON-RPC error: what the limit is, and when to retry (also as `data`).
-    fn error(&self) -> RpcError {
+    pub(crate) fn error(&self) -> RpcError {
         let seconds = self.seconds();
         RpcError::new(RATE_LIMITED, format!("Rate limit exceeded: {}; retry after {seconds} s", self.what))
             .with_data(serde_json::json!({"retryAfter": seconds}))
-    }
-
-    /// The id of the message's request, if it is one.
-    fn id(message: &Message) -> Option<RequestId> {
-        match message {
-            Message::One(_) => message.requests().next().map(|r| r.id.clone()),
-            Message::Batch(_) => None,
-        }
-    }
-
-    /// 429 with `Retry-After` and the JSON-RPC error for the message's request, if it is one.
-    pub(crate) fn response(&self, message: &Message) -> Response<Body> {
-        crate::signals::rejected(429, "rate_limited");
-        let mut response = rpc_error(StatusCode::TOO_MANY_REQUESTS, Refusal::id(message), self.error());
-        response.headers_mut().insert(http::header::RETRY_AFTER, HeaderValue::from(self.seconds()));
-        response
-    }
-
-    /// The error answering the message's request, for a transport that answers on a stream
-    /// (`None` for a message of no request, which nothing answers).
-    pub(crate) fn answer(&self, message: &Message) -> Option<RpcResponse> {
-        crate::signals::rejected(429, "rate_limited");
-        Refusal::id(message).map(|id| RpcResponse::error(Some(id), self.error()))
     }
 }
 
