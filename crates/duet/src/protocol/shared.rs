@@ -79,8 +79,8 @@ impl Server {
     }
 
     /// How many tasks of principal `principal` (its id) run on this replica: the limits
-    /// (`ServerOptions::rate_limits`) count them as requests in flight, and so may a program admitting requests
-    /// of its own.
+    /// (`ServerOptions::rate_limits`) count them as requests in flight, and so may a program
+    /// admitting requests of its own.
     pub fn running_tasks_of(&self, principal: &str) -> usize {
         self.shared.tasks.running_for(principal)
     }
