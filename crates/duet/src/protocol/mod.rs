@@ -17,7 +17,7 @@ pub(crate) mod owed;
 mod pages;
 pub(crate) mod render;
 pub(crate) mod server;
-mod session;
+pub(crate) mod session;
 mod shared;
 mod subscribed;
 pub(crate) mod tasks;

@@ -4,12 +4,20 @@
 //! session's own: a handshake-era session refuses the 2026 envelope). Requests on it can be
 //! cancelled by `notifications/cancelled`. What its requests act on (what `initialize`
 //! agreed, subscriptions, questions to the client, change delivery, the client's roots) is
-//! `state.rs`; what replicas share of it, `snapshot.rs`. A 2026-07-28 request needs none of
-//! this: over HTTP it runs without a session ([`Server::answer`]).
+//! `state.rs`; what replicas share of it, `snapshot.rs`. The sessions a transport holds by
+//! id (caps, idle expiry) are `table.rs`; their records across replicas, `replicated.rs`;
+//! the queue of a session whose answers wait for its stream, `outbox.rs`. A 2026-07-28
+//! request needs none of this: over HTTP it runs without a session ([`Server::answer`]).
 
+#[cfg(feature = "http")]
+pub(crate) mod outbox;
+#[cfg(feature = "http")]
+mod replicated;
 mod roots;
 mod snapshot;
 pub(crate) mod state;
+#[cfg(feature = "http")]
+pub(crate) mod table;
 
 pub use snapshot::SessionSnapshot;
 pub(crate) use state::AskError;

@@ -1,10 +1,12 @@
 //! The plain responses every part of the endpoint answers with: a JSON body with a status,
 //! a JSON-RPC error with a status (an HTTP-level failure is one with id null and code
-//! -32600), what the engine's gate refused (400, or 429 with `Retry-After`), 405 with the
-//! methods allowed, 202, and the head of an SSE stream.
+//! -32600), what the engine's gate refused (400, or 429 with `Retry-After`), a session the
+//! engine's table cannot make or find (503), 405 with the methods allowed, 202, and the
+//! head of an SSE stream.
 
 use super::body::{self, Body};
 use crate::protocol::gate::Refused;
+use crate::protocol::session::table::Unavailable;
 use duet_wire::jsonrpc::{RequestId, Response as RpcResponse, RpcError};
 use duet_wire::message::Message;
 use http::header::{self, HeaderValue};
@@ -40,6 +42,11 @@ pub(crate) fn refused(refused: &Refused, message: &Message) -> Response<Body> {
             response
         }
     }
+}
+
+/// 503: a session could not be made or found (a cap, or a backplane that cannot say).
+pub(crate) fn unavailable(why: &Unavailable) -> Response<Body> {
+    http_error(StatusCode::SERVICE_UNAVAILABLE, &why.0)
 }
 
 pub(crate) fn method_not_allowed(allow: &'static str) -> Response<Body> {

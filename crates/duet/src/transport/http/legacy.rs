@@ -1,8 +1,8 @@
 //! The deprecated 2024-11-05 HTTP+SSE transport (opt-in): `GET /sse` (accepting an event
 //! stream) opens a session whose stream starts with an `endpoint` event; JSON POSTs to that
 //! endpoint answer 202 and their replies arrive on the stream, through the session's
-//! bounded outbox: a request finding it full is refused 429 (`outbox.rs`). The session
-//! ends with its stream.
+//! bounded outbox: a request finding it full is refused 429 (the engine's
+//! `session/outbox.rs`). The session ends with its stream.
 //!
 //! Behind a load balancer the POSTs may reach another replica than the stream. The replica
 //! holding the stream keeps a lease on the session id in the backplane's keys (who owns it)
@@ -10,17 +10,17 @@
 //! the lease and routes the message over the bus to the holder, which handles it as its own.
 
 use super::answers::sse_response;
-use super::answers::{http_error, refused, rpc_error};
+use super::answers::{http_error, refused, rpc_error, unavailable};
 use super::body::{self, Body};
-use super::outbox::{Full, Reserved};
 use super::post::{parse_message, read_body, unless_json};
-use super::sessions::{HttpSession, Kind};
 use super::shared::{Gated, HttpShared};
 use super::stream::{StreamOpen, unless_events_accepted};
 use crate::backplane::{Event, Published, Routed};
 use crate::layer::Principal;
 use crate::protocol::batch::over_cap;
 use crate::protocol::gate::Admitted;
+use crate::protocol::session::outbox::{Full, Reserved};
+use crate::protocol::session::table::{Hosted, Kind};
 use crate::trace;
 use duet_wire::jsonrpc::{RpcError, code};
 use duet_wire::message::Message;
@@ -83,15 +83,15 @@ pub(super) async fn open<B>(shared: &Arc<HttpShared>, req: Gated<B>) -> Response
     if let Some(refused) = unless_events_accepted(&req.parts.headers) {
         return refused;
     }
-    let session = match shared.sessions.create(&req.principal, Kind::LegacySse) {
+    let session = match shared.sessions.create(&req.principal, Kind::Pinned) {
         Ok(created) => {
             if let Some(evicted) = created.evicted {
                 let (shared, principal) = (shared.clone(), req.principal.id.clone());
-                tokio::spawn(async move { super::replicated::end(&shared, &evicted, &principal).await });
+                tokio::spawn(async move { shared.sessions.end(&evicted, &principal).await });
             }
             created.session
         }
-        Err(why) => return http_error(StatusCode::SERVICE_UNAVAILABLE, why.0),
+        Err(why) => return unavailable(&why),
     };
     session.open_stream();
     let endpoint = format!("{}?session_id={}", shared.config.message_path, session.id);
@@ -104,7 +104,7 @@ pub(super) async fn open<B>(shared: &Arc<HttpShared>, req: Gated<B>) -> Response
 }
 
 /// The session's outbox as an SSE body, after its `endpoint` event.
-fn outbox_stream<G: Send + 'static>(shared: &HttpShared, session: &HttpSession, first: bytes::Bytes, guard: G) -> Body {
+fn outbox_stream<G: Send + 'static>(shared: &HttpShared, session: &Hosted, first: bytes::Bytes, guard: G) -> Body {
     let outbox = session.outbox.clone();
     let messages = futures::stream::unfold(outbox, |outbox| async move {
         let line = outbox.as_ref()?.next().await?;
@@ -135,7 +135,7 @@ where
     let Some(id) = session_id(parts.uri.query()) else {
         return http_error(StatusCode::BAD_REQUEST, "session_id query parameter is required");
     };
-    let Some(session) = shared.sessions.get(&id, &principal).filter(|s| s.kind == Kind::LegacySse) else {
+    let Some(session) = shared.sessions.get(&id, &principal).filter(|s| s.kind == Kind::Pinned) else {
         return forward(shared, &parts.headers, body, id, principal).await;
     };
     let mut message = match read_body(shared, &parts.headers, body).await.and_then(|b| parse_message(&b)) {
@@ -236,8 +236,8 @@ pub(super) fn receive(shared: &HttpShared, routed: Routed) {
     let principal = Arc::new(routed.principal);
     let Some(session) = shared.sessions.get(&routed.session, &principal) else { return };
     let Ok(mut message) = parse_message(routed.message.as_bytes()) else { return };
-    if session.kind == Kind::Streamable {
-        return super::replicated::receive_routed(&session, message, principal);
+    if session.kind == Kind::Replicated {
+        return session.receive_routed(message, principal);
     }
     let room = match reserve(&session, &message) {
         Ok(room) => room,
@@ -265,7 +265,7 @@ pub(super) fn receive(shared: &HttpShared, routed: Routed) {
 
 /// Room in the session's outbox for the answer `message` is owed (`None` when it is owed
 /// none); refused while the outbox is full: the session's stream is not being read.
-fn reserve(session: &HttpSession, message: &Message) -> Result<Option<Reserved>, Full> {
+fn reserve(session: &Hosted, message: &Message) -> Result<Option<Reserved>, Full> {
     match (&session.outbox, message.requests().next()) {
         (Some(outbox), Some(_)) => outbox.reserve().map(Some),
         _ => Ok(None),
@@ -277,7 +277,7 @@ fn reserve(session: &HttpSession, message: &Message) -> Result<Option<Reserved>,
 /// answered only with an error, such as `"jsonrpc": "1.0"`), where the session's
 /// unprompted messages go.
 fn deliver(
-    session: Arc<HttpSession>,
+    session: Arc<Hosted>,
     message: Message,
     principal: Arc<Principal>,
     room: Option<Reserved>,

@@ -86,7 +86,7 @@ impl HttpServer {
         self.stop.cancel();
         let shared = &self.service.shared;
         shared.server.close_listens();
-        shared.sessions.close_get_streams();
+        shared.sessions.close_standing_streams();
         let settled = async {
             while shared.sessions.inflight() > 0 {
                 tokio::time::sleep(Duration::from_millis(20)).await;

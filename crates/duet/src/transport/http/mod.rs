@@ -11,15 +11,12 @@ pub(crate) mod guard;
 pub(crate) mod headers;
 mod legacy;
 mod listener;
-mod outbox;
 mod peers;
 pub(crate) mod post;
-mod replicated;
 pub(crate) mod respond;
 mod resume;
 mod scrape;
 mod service;
-mod sessions;
 mod shared;
 mod stream;
 

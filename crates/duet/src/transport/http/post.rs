@@ -6,18 +6,17 @@
 //! caller's W3C trace context.
 
 use super::answers::accepted;
-use super::answers::{http_error, refused, rpc_error};
+use super::answers::{http_error, refused, rpc_error, unavailable};
 use super::body::Body;
 use super::headers::{HeaderMirrors, PROTOCOL_VERSION_HEADER};
 use super::headers::{SESSION_HEADER, header};
-use super::replicated;
 use super::respond::{Accept, Answering, is_json, replies_of, respond};
-use super::sessions::Kind;
 use super::shared::{Gated, HttpShared};
 use crate::layer::Principal;
 use crate::protocol::admission;
 use crate::protocol::gate::Admitted;
 use crate::protocol::owed::Owed;
+use crate::protocol::session::table::Kind;
 use crate::trace::{self, RequestTrace};
 use bytes::Bytes;
 use duet_wire::jsonrpc::RpcError;
@@ -187,8 +186,8 @@ async fn answer_modern(
 
 /// A handshake-era message: `initialize` opens a session, anything else goes to the session
 /// its `Mcp-Session-Id` names (held here, or adopted from another replica's record, see
-/// `replicated.rs`); a stateless server answers it on its own, at the version `declared`
-/// (or the default).
+/// the engine's `session/replicated.rs`); a stateless server answers it on its own, at the
+/// version `declared` (or the default).
 async fn answer_handshake(
     shared: &Arc<HttpShared>,
     headers: &HeaderMap,
@@ -213,18 +212,18 @@ async fn answer_handshake(
         .await;
     }
     if message.method() == Some(&Method::Initialize) {
-        let http_session = match shared.sessions.create(&principal, Kind::Streamable) {
+        let http_session = match shared.sessions.create(&principal, Kind::Replicated) {
             Ok(created) => {
                 if let Some(evicted) = created.evicted {
-                    replicated::end(shared, &evicted, &principal.id).await;
+                    shared.sessions.end(&evicted, &principal.id).await;
                 }
                 created.session
             }
-            Err(why) => return http_error(StatusCode::SERVICE_UNAVAILABLE, why.0),
+            Err(why) => return unavailable(&why),
         };
-        if let Err(refused) = replicated::count(shared, &http_session, &principal).await {
+        if let Err(why) = shared.sessions.count(&http_session, &principal).await {
             shared.sessions.remove(&http_session.id);
-            return refused;
+            return unavailable(&why);
         }
         RequestTrace::current().session(&http_session.id);
         answering.session = Some(http_session.clone());
@@ -236,25 +235,25 @@ async fn answer_handshake(
             if let Ok(id) = HeaderValue::from_str(&http_session.id) {
                 response.headers_mut().insert(&SESSION_HEADER, id);
             }
-            replicated::create(shared, &http_session).await;
+            shared.sessions.write_new(&http_session).await;
         } else {
-            replicated::end(shared, &http_session.id, &http_session.principal_id).await;
+            shared.sessions.end(&http_session.id, &http_session.principal_id).await;
         }
         return response;
     }
     let Some(id) = header(headers, &SESSION_HEADER) else {
         return http_error(StatusCode::BAD_REQUEST, "Bad Request: Mcp-Session-Id header is required");
     };
-    let http_session = match replicated::find(shared, &id, &principal).await {
-        Ok(Some(found)) if found.kind == Kind::Streamable => found,
+    let http_session = match shared.sessions.find(&id, &principal).await {
+        Ok(Some(found)) if found.kind == Kind::Replicated => found,
         Ok(_) => return http_error(StatusCode::NOT_FOUND, "Session not found"),
-        Err(unavailable) => return unavailable,
+        Err(why) => return unavailable(&why),
     };
     RequestTrace::current().session(&id);
-    if replicated::route_elsewhere(shared, &http_session, &message, body, &principal) {
+    if shared.sessions.route_elsewhere(&http_session, &message, body, &principal) {
         return accepted();
     }
-    replicated::keep_alive(shared, &http_session).await;
+    shared.sessions.keep_alive(&http_session).await;
     let session = http_session.session.clone();
     if let (Some(asked), Some(agreed)) = (declared.filter(|v| !v.is_modern()), session.protocol_version())
         && asked != agreed
@@ -270,7 +269,7 @@ async fn answer_handshake(
     respond(shared, answering, move |sink| async move {
         let answer = session.handle(message, sink, Some(principal)).await;
         if let Some((shared, http_session, before)) = saves {
-            replicated::save(&shared, &http_session, &before).await;
+            shared.sessions.save(&http_session, &before).await;
         }
         answer
     })

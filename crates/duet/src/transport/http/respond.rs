@@ -8,10 +8,10 @@ use super::answers::{accepted, http_error, json, sse_response};
 use super::body::{self, Body};
 use super::headers::header;
 use super::resume::{Detach, PostStream};
-use super::sessions::HttpSession;
 use super::shared::HttpShared;
 use crate::protocol::Version;
 use crate::protocol::owed::Owed;
+use crate::protocol::session::table::Hosted;
 use crate::trace::RequestTrace;
 use bytes::Bytes;
 use duet_wire::jsonrpc::{Response as RpcResponse, Sink, code, encode};
@@ -72,7 +72,7 @@ pub(crate) struct Answering {
     pub owed: Owed,
     /// The handshake-era session the message belongs to: a stream answering it is
     /// resumable.
-    pub session: Option<Arc<HttpSession>>,
+    pub session: Option<Arc<Hosted>>,
 }
 
 /// The replies of a message: the most streaming of its requests' (`None` without requests).
@@ -156,7 +156,7 @@ struct Resumable {
 }
 
 impl Resumable {
-    fn open(shared: &Arc<HttpShared>, session: &HttpSession) -> Self {
+    fn open(shared: &Arc<HttpShared>, session: &Hosted) -> Self {
         let (stream, name) = PostStream::open(&shared.streams, &session.id);
         let primes = session.session.protocol_version().is_some_and(Version::primes_streams);
         let priming = primes.then(|| body::priming(&name.priming_id(None), shared.config.sse_retry));

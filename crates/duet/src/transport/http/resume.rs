@@ -17,8 +17,11 @@
 
 use super::body;
 use crate::backplane::{Backplane, Event, LOG_CAPACITY, Logged, Published};
+use crate::protocol::session::table::SessionStreams;
 use crate::wakers::Wakers;
+use async_trait::async_trait;
 use bytes::Bytes;
+use duet_wire::jsonrpc::{Sink, encode};
 use futures::Stream;
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -257,6 +260,32 @@ impl Drop for Detach {
         if !self.finished {
             self.stream.detach();
         }
+    }
+}
+
+/// Where the id of the last event the session's GET streams sent is kept.
+pub(super) fn cursor_key(id: &str) -> String {
+    format!("session-cursor:{id}")
+}
+
+/// The sessions' GET streams, as the engine's session table writes to them and forgets
+/// them: a session's unprompted messages go to its GET stream's log, and when the session
+/// ends everywhere its log and its cursor go.
+pub(super) struct GetStreams(pub Arc<Streams>);
+
+#[async_trait]
+impl SessionStreams for GetStreams {
+    fn standing(&self, id: &str) -> Sink {
+        let log = LogWriter::new(&self.0, id, &StreamName::Get);
+        Arc::new(move |message| log.write(&encode(&message)))
+    }
+
+    async fn forget(&self, id: &str) {
+        let backplane = &self.0.backplane;
+        if let Err(e) = backplane.keys.delete(&cursor_key(id)).await {
+            tracing::warn!(session = %id, "cannot remove the session's stream cursor: {e}");
+        }
+        backplane.events.remove(&StreamName::Get.log(id));
     }
 }
 

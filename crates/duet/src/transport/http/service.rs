@@ -9,15 +9,15 @@ use super::config::HttpConfig;
 use super::forwarded::{CanonicalHosts, Forwarded};
 use super::guard::OriginHostGuard;
 use super::headers::header;
-use super::resume::Streams;
-use super::sessions::SessionTable;
+use super::resume::{GetStreams, Streams};
 use super::shared::{Gated, HttpShared};
-use super::{legacy, post, replicated, stream};
+use super::{legacy, post, stream};
 use crate::auth::{AuthError, Authenticator, bearer_token};
 use crate::auth::{ChallengeError, ProtectedResource, RequestInfo, resolve};
 use crate::backplane::{Event, Published, Subscriber};
 use crate::layer::Principal;
 use crate::protocol::Server;
+use crate::protocol::session::table::{SessionLimits, SessionTable};
 use crate::signals;
 use futures::future::BoxFuture;
 use http::header::{self, HeaderValue};
@@ -48,8 +48,12 @@ impl McpService {
         );
         let (backplane, replica) = (server.options().backplane.clone(), server.replica_id());
         let streams = Arc::new(Streams::new(backplane, replica, config.event_retention, config.session_idle_timeout));
-        let sessions =
-            SessionTable::new(server.clone(), streams.clone(), config.max_sessions, config.max_sessions_per_principal);
+        let limits = SessionLimits {
+            max_sessions: config.max_sessions,
+            max_per_principal: config.max_sessions_per_principal,
+            idle_timeout: config.session_idle_timeout,
+        };
+        let sessions = SessionTable::new(server.clone(), Arc::new(GetStreams(streams.clone())), limits);
         let canonical_hosts = CanonicalHosts::new(&config);
         let shared = Arc::new_cyclic(|weak: &Weak<HttpShared>| {
             let weak = weak.clone();
@@ -59,7 +63,7 @@ impl McpService {
                 match &published.event {
                     Event::Routed(routed) if elsewhere => legacy::receive(&shared, routed.clone()),
                     Event::Session { session, state, stream, revision } if elsewhere => {
-                        replicated::receive_state(&shared, session, state.as_ref(), *stream, *revision)
+                        shared.sessions.receive_state(session, state.as_ref(), *stream, *revision)
                     }
                     Event::Logged { stream } => shared.streams.logged(stream),
                     Event::Resuming { stream } => shared.streams.resuming(stream),
@@ -84,7 +88,7 @@ impl McpService {
 
     /// Ends sessions idle longer than the configured timeout (the listener runs this).
     pub fn reap_idle_sessions(&self) -> usize {
-        self.shared.sessions.reap(self.shared.config.session_idle_timeout)
+        self.shared.sessions.reap()
     }
 
     /// Closes listen streams and ends every session (at shutdown).

@@ -6,15 +6,14 @@
 //! Either may name a session another replica made.
 
 use super::answers::sse_response;
-use super::answers::{http_error, method_not_allowed};
+use super::answers::{http_error, method_not_allowed, unavailable};
 use super::body::{self, Body};
 use super::headers::{SESSION_HEADER, header};
-use super::replicated;
 use super::respond::Accept;
 use super::resume::{self, StreamName, Tail};
-use super::sessions::{HttpSession, Kind};
 use super::shared::{Gated, HttpShared};
 use crate::protocol::Version;
+use crate::protocol::session::table::{Hosted, Kind};
 use http::{HeaderMap, HeaderName, Response, StatusCode};
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
@@ -22,7 +21,7 @@ use tokio_util::sync::CancellationToken;
 static LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
 
 /// Marks the session's stream closed when the stream's body is dropped.
-pub(super) struct StreamOpen(pub Arc<HttpSession>);
+pub(super) struct StreamOpen(pub Arc<Hosted>);
 
 impl Drop for StreamOpen {
     fn drop(&mut self) {
@@ -33,7 +32,7 @@ impl Drop for StreamOpen {
 /// The GET stream's mark: closed here, and the replicas told, when its body is dropped.
 struct GetStreamOpen {
     shared: Arc<HttpShared>,
-    session: Arc<HttpSession>,
+    session: Arc<Hosted>,
     closed: CancellationToken,
 }
 
@@ -43,7 +42,7 @@ impl Drop for GetStreamOpen {
         self.session.close_stream();
         let (shared, session) = (self.shared.clone(), self.session.clone());
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            runtime.spawn(async move { replicated::streaming(&shared, &session, false).await });
+            runtime.spawn(async move { shared.sessions.streaming(&session, false).await });
         }
     }
 }
@@ -64,10 +63,10 @@ pub(super) async fn get<B>(shared: &Arc<HttpShared>, req: Gated<B>) -> Response<
     let Some(id) = header(&req.parts.headers, &SESSION_HEADER) else {
         return method_not_allowed("POST, DELETE");
     };
-    let session = match replicated::find(shared, &id, &req.principal).await {
-        Ok(Some(found)) if found.kind == Kind::Streamable => found,
+    let session = match shared.sessions.find(&id, &req.principal).await {
+        Ok(Some(found)) if found.kind == Kind::Replicated => found,
         Ok(_) => return http_error(StatusCode::NOT_FOUND, "Session not found"),
-        Err(unavailable) => return unavailable,
+        Err(why) => return unavailable(&why),
     };
     // An id duet did not make is no place to resume from: a fresh stream.
     let last = header(&req.parts.headers, &LAST_EVENT_ID)
@@ -80,27 +79,23 @@ pub(super) async fn get<B>(shared: &Arc<HttpShared>, req: Gated<B>) -> Response<
 
 /// The first event of a stream of `session` that goes on after `after`: the priming event
 /// of a 2025-11-25 stream.
-fn priming(
-    shared: &HttpShared,
-    session: &HttpSession,
-    stream: &StreamName,
-    after: Option<&str>,
-) -> Option<bytes::Bytes> {
+fn priming(shared: &HttpShared, session: &Hosted, stream: &StreamName, after: Option<&str>) -> Option<bytes::Bytes> {
     let primes = session.session.protocol_version().is_some_and(Version::primes_streams);
     primes.then(|| body::priming(&stream.priming_id(after), shared.config.sse_retry))
 }
 
 /// The session's GET stream, from the event after `after` (else after the last one a GET
 /// stream of the session sent), then as events come. One at a time per replica.
-async fn get_stream(shared: &Arc<HttpShared>, session: Arc<HttpSession>, after: Option<String>) -> Response<Body> {
+async fn get_stream(shared: &Arc<HttpShared>, session: Arc<Hosted>, after: Option<String>) -> Response<Body> {
     if !session.open_stream() {
         return http_error(StatusCode::CONFLICT, "Conflict: a GET stream is already open for this session");
     }
     let closed = CancellationToken::new();
     let guard = GetStreamOpen { shared: shared.clone(), session: session.clone(), closed: closed.clone() };
-    replicated::streaming(shared, &session, true).await;
-    tokio::spawn(replicated::renew_while_streaming(shared.clone(), session.clone(), closed));
-    let cursor_key = replicated::cursor_key(&session.id);
+    shared.sessions.streaming(&session, true).await;
+    let (renewing, streaming) = (shared.clone(), session.clone());
+    tokio::spawn(async move { renewing.sessions.renew_while_streaming(&streaming, closed).await });
+    let cursor_key = resume::cursor_key(&session.id);
     let after = match after {
         Some(after) => Some(after),
         None => match shared.server.options().backplane.keys.get(&cursor_key).await {
@@ -126,7 +121,7 @@ async fn get_stream(shared: &Arc<HttpShared>, session: Arc<HttpSession>, after: 
 
 /// A POST's stream picked up after `after`: its events since, then the rest as they come,
 /// ending with its answer.
-fn resume_post(shared: &Arc<HttpShared>, session: &HttpSession, stream: StreamName, after: String) -> Response<Body> {
+fn resume_post(shared: &Arc<HttpShared>, session: &Hosted, stream: StreamName, after: String) -> Response<Body> {
     let first = priming(shared, session, &stream, Some(&after));
     let tail = Tail {
         log: stream.log(&session.id),
@@ -147,11 +142,11 @@ pub(super) async fn delete<B>(shared: &Arc<HttpShared>, req: Gated<B>) -> Respon
         return http_error(StatusCode::BAD_REQUEST, "Bad Request: Mcp-Session-Id header is required");
     };
     // A legacy HTTP+SSE session is no Streamable HTTP session: it ends with its stream.
-    match replicated::find(shared, &id, &req.principal).await {
-        Ok(Some(found)) if found.kind == Kind::Streamable => {}
+    match shared.sessions.find(&id, &req.principal).await {
+        Ok(Some(found)) if found.kind == Kind::Replicated => {}
         Ok(_) => return http_error(StatusCode::NOT_FOUND, "Session not found"),
-        Err(unavailable) => return unavailable,
+        Err(why) => return unavailable(&why),
     }
-    replicated::end(shared, &id, &req.principal.id).await;
+    shared.sessions.end(&id, &req.principal.id).await;
     Response::new(body::empty())
 }

@@ -1,5 +1,5 @@
-//! A legacy (2024-11-05) SSE session's outbox: its answers and what it sends unprompted,
-//! waiting for its `/sse` stream to carry them. A legacy POST is answered 202 before it
+//! A pinned session's outbox (a legacy 2024-11-05 SSE session's): its answers and what it
+//! sends unprompted, waiting for its stream (`/sse`) to carry them. A legacy POST is answered 202 before it
 //! runs, so a client that never reads its stream would make the server hold every answer;
 //! the outbox is therefore bounded in messages ([`OUTBOX_CAPACITY`]) and in bytes
 //! ([`OUTBOX_BYTES`]), and one rule keeps it there: a request takes room for its answer
