@@ -19,7 +19,7 @@ use std::borrow::Cow;
 
 /// What a request's headers say about its body, as its transport read them (each a header
 /// that may appear once: its lines joined).
-pub(crate) trait Mirrors {
+pub(crate) trait Mirrors: Sync {
     /// `MCP-Protocol-Version`.
     fn version(&self) -> Option<Cow<'_, str>>;
     /// `Mcp-Method`.

@@ -6,6 +6,8 @@ pub(crate) mod batch;
 mod call;
 pub(crate) mod cursor;
 mod directories;
+#[cfg(feature = "http")]
+pub(crate) mod entry;
 pub(crate) mod envelope;
 pub(crate) mod gate;
 mod limits;

@@ -1,16 +1,27 @@
 //! The plain responses every part of the endpoint answers with: a JSON body with a status,
 //! a JSON-RPC error with a status (an HTTP-level failure is one with id null and code
-//! -32600), what the engine's gate refused (400, or 429 with `Retry-After`), a session the
-//! engine's table cannot make or find (503), 405 with the methods allowed, 202, and the
-//! head of an SSE stream.
+//! -32600), the status of how the engine says an answer stands, what the engine's gate
+//! refused (400, or 429 with `Retry-After`), a session the engine's table cannot make or
+//! find (503), 405 with the methods allowed, 202, and the head of an SSE stream.
 
 use super::body::{self, Body};
+use crate::protocol::entry::Standing;
 use crate::protocol::gate::Refused;
 use crate::protocol::session::table::Unavailable;
 use duet_wire::jsonrpc::{RequestId, Response as RpcResponse, RpcError};
 use duet_wire::message::Message;
 use http::header::{self, HeaderValue};
 use http::{Response, StatusCode};
+
+/// The status of an answer that stands as `standing`.
+pub(crate) fn status_of(standing: Standing) -> StatusCode {
+    match standing {
+        Standing::Answered => StatusCode::OK,
+        Standing::Invalid => StatusCode::BAD_REQUEST,
+        Standing::NotFound => StatusCode::NOT_FOUND,
+        Standing::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+    }
+}
 
 /// A JSON body with a status.
 pub(crate) fn json(status: StatusCode, text: String) -> Response<Body> {

@@ -4,17 +4,18 @@
 //! rest. A 2026 request is cancelled when its client goes away; handshake-era work runs to
 //! completion, and its stream is resumable (`resume.rs`).
 
-use super::answers::{accepted, http_error, json, sse_response};
+use super::answers::{accepted, http_error, json, sse_response, status_of};
 use super::body::{self, Body};
 use super::headers::header;
 use super::resume::{Detach, PostStream};
 use super::shared::HttpShared;
 use crate::protocol::Version;
+use crate::protocol::entry::{Shape, Standing};
 use crate::protocol::owed::Owed;
 use crate::protocol::session::table::Hosted;
 use crate::trace::RequestTrace;
 use bytes::Bytes;
-use duet_wire::jsonrpc::{Response as RpcResponse, Sink, code, encode};
+use duet_wire::jsonrpc::{Response as RpcResponse, Sink, encode};
 use duet_wire::message::Message;
 use duet_wire::method::Replies;
 use http::header as h;
@@ -59,25 +60,11 @@ fn media_type(value: &str) -> &str {
     value.split(';').next().unwrap_or_default().trim_ascii()
 }
 
-/// The answer to a POST's message, once it has been let in.
+/// The answer to a POST's message, once the engine took it: how the answer may travel
+/// (the engine's [`Shape`]), and what the client accepts.
 pub(crate) struct Answering {
-    /// How the message's requests reply (the most streaming of them); `None` when it holds
-    /// no request.
-    pub replies: Option<Replies>,
+    pub shape: Shape,
     pub accept: Accept,
-    /// A 2026-07-28 message: cancelled when the client goes away, and errors with a status
-    /// of their own (404 for an unknown method, 400 for a missing capability).
-    pub modern: bool,
-    /// What the client is owed if the task answering the message fails.
-    pub owed: Owed,
-    /// The handshake-era session the message belongs to: a stream answering it is
-    /// resumable.
-    pub session: Option<Arc<Hosted>>,
-}
-
-/// The replies of a message: the most streaming of its requests' (`None` without requests).
-pub(crate) fn replies_of(message: &Message) -> Option<Replies> {
-    message.requests().map(|r| r.method.traits().replies).max()
 }
 
 /// Answers as JSON or SSE; `run` produces the answer, sending the requests' notifications to
@@ -87,7 +74,7 @@ where
     F: FnOnce(Option<Sink>) -> Fut,
     Fut: Future<Output = Option<Message<RpcResponse>>> + Send + 'static,
 {
-    let Answering { replies, accept, modern, owed, session } = answering;
+    let Answering { shape: Shape { replies, modern, owed, session }, accept } = answering;
     let Some(replies) = replies else {
         // Only notifications, responses or invalid messages: an error is a 400, else 202.
         return match run(None).await {
@@ -114,23 +101,8 @@ where
         }
     };
     match answer {
-        Some(answer) => json(status_of(&answer, modern), answer.to_line()),
+        Some(answer) => json(status_of(Standing::of(&answer, modern)), answer.to_line()),
         None => accepted(),
-    }
-}
-
-/// The HTTP status of an answer: one error that names no request refuses the whole message
-/// (a batch the version does not allow) and is 400; 2026 requests map "method not found" to
-/// 404 and a missing client capability to 400; everything else is 200.
-fn status_of(answer: &Message<RpcResponse>, modern: bool) -> StatusCode {
-    match answer {
-        Message::One(r) if r.id.is_none() => StatusCode::BAD_REQUEST,
-        Message::One(r) if modern => match r.error_code() {
-            Some(code::METHOD_NOT_FOUND) => StatusCode::NOT_FOUND,
-            Some(code::MISSING_CLIENT_CAPABILITY) => StatusCode::BAD_REQUEST,
-            _ => StatusCode::OK,
-        },
-        _ => StatusCode::OK,
     }
 }
 
@@ -277,8 +249,8 @@ where
     let first = match first {
         Some(Some(Event::Done(done))) => {
             let (answer, bytes) = *done;
-            if let Some(answer) = answer.filter(|a| status_of(a, modern) != StatusCode::OK) {
-                return json(status_of(&answer, modern), answer.to_line());
+            if let Some(answer) = answer.filter(|a| Standing::of(a, modern) != Standing::Answered) {
+                return json(status_of(Standing::of(&answer, modern)), answer.to_line());
             }
             return sse_response(body::full(primed(bytes.unwrap_or_default())));
         }
@@ -355,7 +327,8 @@ mod tests {
         let server = Server::new(Arc::new(registry), Default::default());
         let service = super::super::McpService::new(server, Default::default());
         let owed = Owed::One(RequestId::Int(7));
-        let answering = Answering { replies: Some(Replies::MayNotify), accept, modern: false, owed, session: None };
+        let shape = Shape { replies: Some(Replies::MayNotify), modern: false, owed, session: None };
+        let answering = Answering { shape, accept };
         let response = respond(&service.shared, answering, run).await;
         let status = response.status();
         let body = response.into_body().collect().await.expect("a body").to_bytes();

@@ -53,7 +53,7 @@ impl McpService {
             max_per_principal: config.max_sessions_per_principal,
             idle_timeout: config.session_idle_timeout,
         };
-        let sessions = SessionTable::new(server.clone(), Arc::new(GetStreams(streams.clone())), limits);
+        let sessions = Arc::new(SessionTable::new(server.clone(), Arc::new(GetStreams(streams.clone())), limits));
         let canonical_hosts = CanonicalHosts::new(&config);
         let shared = Arc::new_cyclic(|weak: &Weak<HttpShared>| {
             let weak = weak.clone();

@@ -22,7 +22,7 @@ pub(crate) struct HttpShared {
     pub server: Server,
     pub config: HttpConfig,
     pub guard: OriginHostGuard,
-    pub sessions: SessionTable,
+    pub sessions: Arc<SessionTable>,
     /// The hosts a trusted proxy may make a request's canonical URI with.
     pub canonical_hosts: CanonicalHosts,
     /// The resumable streams this replica writes or reads.
