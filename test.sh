@@ -43,6 +43,9 @@ if cargo tree -p duet-workspace -e normal | grep -E '\b(hyper|reqwest|rustls|aws
   exit 1
 fi
 
+step "cargo doc: the libraries' documentation, with no broken or private links"
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps -p duet -p duet-wire -p duet-workspace -p duet-otlp --all-features
+
 step "the binary as released: without its fixtures feature, no --fixtures and none of the library's fixtures"
 cargo clippy -p duet-cli --all-targets -- -D warnings
 if cargo tree -p duet-cli -e features -i duet | grep -F 'duet feature "fixtures"'; then

@@ -18,7 +18,7 @@
 //! `tracing-opentelemetry` layer that skips the request's `tracing` span nests a handler's
 //! own spans (a manifest command, a Redis call) under the request.
 //! `docs/operations.md` shows a program that exports them. duet itself reaches the span's
-//! recording through a task-local ([`RECORDING`]) rather than the context's map of values,
+//! recording through a task-local (`RECORDING`) rather than the context's map of values,
 //! which would cost a map made for every request.
 //!
 //! [`ServerOptions::tracer`]: crate::protocol::ServerOptions

@@ -1,6 +1,6 @@
 //! The stdio transport: newline-delimited JSON-RPC on stdin and stdout, one session for the
-//! local user. A reader thread feeds lines in ([`reader`]), a single writer thread writes
-//! lines out ([`writer`]), and stdout is protected while serving ([`stdout`]). Each message
+//! local user. A reader thread feeds lines in (`reader.rs`), a single writer thread writes
+//! lines out (`writer.rs`), and stdout is protected while serving (`stdout.rs`). Each message
 //! owed an answer passes the engine's gate (the batch cap, the limits; its trace starts
 //! there) before it reaches the session.
 //!
