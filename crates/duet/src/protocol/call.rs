@@ -15,8 +15,8 @@ use duet_wire::message::{Meta, Request};
 use duet_wire::method::Method;
 use serde::Serialize;
 use serde_json::{Map, Value};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 use tokio_util::sync::CancellationToken;
 
 pub(crate) struct Call<'a> {
@@ -25,8 +25,11 @@ pub(crate) struct Call<'a> {
     pub session: Option<&'a Arc<SessionShared>>,
     pub id: RequestId,
     pub method: Method,
-    /// The params without `_meta`, which is in `meta`.
+    /// The params without `_meta`, which is in `meta`; the method takes them (`respond`) and
+    /// decodes them into its own struct.
     pub params: Map<String, Value>,
+    /// Whether the request retries one that asked for input (it brings answers or state).
+    retry: bool,
     pub meta: Meta,
     pub terms: Terms,
     pub principal: Arc<Principal>,
@@ -38,16 +41,28 @@ pub(crate) struct Call<'a> {
     pub found: Found,
 }
 
-/// What a method learns on the way that the request's duration is labelled with: whether
-/// the layer knew the tool or prompt named (only then is its name a label), and whether a
-/// tool's result was an error.
+/// What a method learns on the way that the request's duration is labelled with: what the
+/// request names (a tool, prompt or resource, once its params are decoded), whether the layer
+/// knew the tool or prompt named (only then is its name a label), and whether a tool's result
+/// was an error.
 #[derive(Default)]
 pub(crate) struct Found {
+    named: OnceLock<String>,
     target: AtomicBool,
     tool_error: AtomicBool,
 }
 
 impl Found {
+    /// Keeps the name or URI the request names, decoded from its params, and lends it back.
+    pub(super) fn named(&self, name: String) -> &str {
+        self.named.get_or_init(|| name)
+    }
+
+    /// The name or URI the request names, once its method decoded it.
+    pub(super) fn name(&self) -> Option<&str> {
+        self.named.get().map(String::as_str)
+    }
+
     /// The layer ran the tool or prompt the request names; `failed` when a tool's result
     /// is an error.
     pub(super) fn ran(&self, failed: bool) {
@@ -80,7 +95,8 @@ impl<'a> Call<'a> {
         // A one-shot request came over HTTP, the one transport that answers without a session.
         let transport = session.map_or(Some(Transport::Tcp), |session| session.transport);
         let found = Found::default();
-        Call { shared, session, id, method, params, meta, terms, principal, notify, cancel, transport, found }
+        let retry = params.contains_key("inputResponses") || params.contains_key("requestState");
+        Call { shared, session, id, method, params, retry, meta, terms, principal, notify, cancel, transport, found }
     }
 
     pub(super) fn version(&self) -> Version {
@@ -156,7 +172,7 @@ impl<'a> Call<'a> {
 
     /// Whether this request retries one that asked for input.
     pub(super) fn is_retry(&self) -> bool {
-        self.params.contains_key("inputResponses") || self.params.contains_key("requestState")
+        self.retry
     }
 
     /// Renders a complete result: `body` (without `_meta`) and its own `_meta` entries,

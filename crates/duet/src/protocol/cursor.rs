@@ -15,11 +15,11 @@ use std::ops::Range;
 pub fn paginate(
     kind: &str,
     len: usize,
-    cursor: Option<&Value>,
+    cursor: Option<&str>,
     page_size: usize,
 ) -> Result<(Range<usize>, Option<String>), RpcError> {
     let offset = match cursor {
-        None | Some(Value::Null) => 0,
+        None => 0,
         Some(c) => decode(kind, c).ok_or_else(|| RpcError::invalid_params("Invalid cursor"))?,
     };
     let start = offset.min(len);
@@ -33,8 +33,8 @@ pub fn encode(kind: &str, offset: usize) -> String {
     URL_SAFE_NO_PAD.encode(json!({"k": kind, "o": offset}).to_string())
 }
 
-fn decode(kind: &str, cursor: &Value) -> Option<usize> {
-    let raw = URL_SAFE_NO_PAD.decode(cursor.as_str()?.trim_end_matches('=')).ok()?;
+fn decode(kind: &str, cursor: &str) -> Option<usize> {
+    let raw = URL_SAFE_NO_PAD.decode(cursor.trim_end_matches('=')).ok()?;
     let v: Value = serde_json::from_slice(&raw).ok()?;
     if v.get("k")?.as_str()? != kind {
         return None;
@@ -49,8 +49,8 @@ mod tests {
     #[test]
     fn pages_concatenate() {
         let (p1, c1) = paginate("tools", 7, None, 3).unwrap();
-        let (p2, c2) = paginate("tools", 7, Some(&json!(c1.unwrap())), 3).unwrap();
-        let (p3, c3) = paginate("tools", 7, Some(&json!(c2.unwrap())), 3).unwrap();
+        let (p2, c2) = paginate("tools", 7, c1.as_deref(), 3).unwrap();
+        let (p3, c3) = paginate("tools", 7, c2.as_deref(), 3).unwrap();
         assert_eq!((p1, p2, p3), (0..3, 3..6, 6..7));
         assert_eq!(c3, None);
         assert_eq!(paginate("tools", 7, None, 0).unwrap(), (0..7, None));
@@ -60,12 +60,12 @@ mod tests {
         /// Following the cursors visits every position once, in order, for any list and page.
         #[test]
         fn cursors_walk_every_page(len in 0usize..500, page_size in 0usize..60) {
-            let (mut seen, mut cursor) = (Vec::new(), None::<Value>);
+            let (mut seen, mut cursor) = (Vec::new(), None::<String>);
             loop {
-                let (page, next) = paginate("tools", len, cursor.as_ref(), page_size).unwrap();
+                let (page, next) = paginate("tools", len, cursor.as_deref(), page_size).unwrap();
                 seen.extend(page);
                 match next {
-                    Some(next) => cursor = Some(json!(next)),
+                    Some(next) => cursor = Some(next),
                     None => break,
                 }
             }
@@ -75,7 +75,7 @@ mod tests {
         /// A cursor names the position it was made for, and only for its own list.
         #[test]
         fn cursors_round_trip(offset in 0usize..1_000_000, len in 0usize..1_000_000) {
-            let cursor = json!(encode("resources", offset));
+            let cursor = encode("resources", offset);
             let (page, _) = paginate("resources", len, Some(&cursor), 10).unwrap();
             proptest::prop_assert_eq!(page.start, offset.min(len));
             proptest::prop_assert!(paginate("prompts", len, Some(&cursor), 10).is_err());
@@ -84,7 +84,7 @@ mod tests {
         /// Any text is a valid cursor or -32602, never a panic.
         #[test]
         fn any_text_is_a_cursor_or_an_error(text in ".{0,64}") {
-            if let Err(e) = paginate("tools", 10, Some(&json!(text)), 3) {
+            if let Err(e) = paginate("tools", 10, Some(&text), 3) {
                 proptest::prop_assert_eq!(e.code, -32602);
             }
         }
@@ -95,7 +95,7 @@ mod tests {
     #[test]
     fn every_offset_round_trips() {
         for offset in [0, i64::MAX as usize, i64::MAX as usize + 1, usize::MAX] {
-            let (page, _) = paginate("tools", 3, Some(&json!(encode("tools", offset))), 1).unwrap();
+            let (page, _) = paginate("tools", 3, Some(&encode("tools", offset)), 1).unwrap();
             assert_eq!(page.start, offset.min(3), "offset {offset}");
         }
     }
@@ -103,11 +103,12 @@ mod tests {
     #[test]
     fn bad_cursors() {
         let python_style = URL_SAFE_NO_PAD.encode(r#"{"k": "tools", "o": 2}"#);
-        assert_eq!(paginate("tools", 3, Some(&json!(python_style)), 1).unwrap().0, 2..3);
+        assert_eq!(paginate("tools", 3, Some(&python_style), 1).unwrap().0, 2..3);
         let past_end = encode("tools", 10);
-        assert!(paginate("tools", 3, Some(&json!(past_end)), 1).unwrap().0.is_empty());
+        assert!(paginate("tools", 3, Some(&past_end), 1).unwrap().0.is_empty());
         let negative = URL_SAFE_NO_PAD.encode(r#"{"k":"tools","o":-1}"#);
-        for bad in [json!("not-a-cursor"), json!(""), json!(5), json!(encode("prompts", 1)), json!(negative)] {
+        // A cursor that is no string is refused as it is decoded (duet_wire::params::ListParams).
+        for bad in ["not-a-cursor".to_string(), String::new(), encode("prompts", 1), negative] {
             let err = paginate("tools", 3, Some(&bad), 1).unwrap_err();
             assert_eq!((err.code, err.message.as_str()), (-32602, "Invalid cursor"), "{bad}");
         }

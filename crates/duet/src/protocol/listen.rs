@@ -14,6 +14,7 @@ use crate::signals;
 use duet_wire::jsonrpc::{RequestId, RpcError, Sink, notification};
 use duet_wire::key;
 use duet_wire::method::Method;
+use duet_wire::params::ListenFilter;
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -32,21 +33,17 @@ pub(crate) struct Filter {
 }
 
 impl Filter {
-    /// The filter a listen request's params ask for; its `resourceSubscriptions` within
-    /// `bounds`.
-    pub(crate) fn parse(params: &Map<String, Value>, bounds: Bounds) -> Result<Filter, RpcError> {
-        let Some(Value::Object(n)) = params.get("notifications") else {
-            return Err(RpcError::invalid_params("subscriptions/listen requires a notifications filter"));
-        };
-        let flag = |k: &str| n.get(k) == Some(&Value::Bool(true));
-        let uris = match n.get("resourceSubscriptions") {
-            Some(Value::Array(a)) => Subscribed::listed(a, bounds)?,
-            _ => Subscribed::default(),
+    /// The filter a listen request asks for (its params' `notifications`); its
+    /// `resourceSubscriptions` within `bounds`.
+    pub(crate) fn parse(asked: &ListenFilter, bounds: Bounds) -> Result<Filter, RpcError> {
+        let uris = match &asked.resource_subscriptions {
+            Some(uris) => Subscribed::listed(uris, bounds)?,
+            None => Subscribed::default(),
         };
         Ok(Filter {
-            tools: flag("toolsListChanged"),
-            prompts: flag("promptsListChanged"),
-            resources: flag("resourcesListChanged"),
+            tools: asked.tools_list_changed == Some(true),
+            prompts: asked.prompts_list_changed == Some(true),
+            resources: asked.resources_list_changed == Some(true),
             uris,
             tasks: Vec::new(),
         })
@@ -237,20 +234,28 @@ impl Listens {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use duet_wire::params::{ListenParams, decode};
+
+    /// The filter of a listen request whose params are `params`.
+    fn parse(params: Value, bounds: Bounds) -> Result<Filter, RpcError> {
+        let Value::Object(params) = params else { unreachable!("params are an object") };
+        let ListenParams { notifications } = decode(params)?;
+        Filter::parse(&notifications, bounds)
+    }
 
     #[test]
     fn filters() {
         let params = json!({"notifications": {"toolsListChanged": true, "promptsListChanged": false,
             "resourcesListChanged": "yes", "resourceSubscriptions": ["test://info", 5]}});
         let bounds = Bounds { count: 10, uri_bytes: 100 };
-        let f = Filter::parse(params.as_object().unwrap(), bounds).unwrap();
+        let f = parse(params, bounds).unwrap();
         assert_eq!(f.honoured(), json!({"toolsListChanged": true, "resourceSubscriptions": ["test://info"]}));
         assert!(f.wants(&Change::ToolsChanged) && !f.wants(&Change::PromptsChanged));
         assert!(f.wants(&Change::ResourceUpdated("test://info".into())));
         assert!(!f.wants(&Change::ResourceUpdated("test://information".into())));
-        assert!(Filter::parse(&Map::new(), bounds).is_err());
+        assert!(parse(json!({}), bounds).is_err());
         let too_many = json!({"notifications": {"resourceSubscriptions": ["a", "b"]}});
-        let refused = Filter::parse(too_many.as_object().unwrap(), Bounds { count: 1, ..bounds }).unwrap_err();
+        let refused = parse(too_many, Bounds { count: 1, ..bounds }).unwrap_err();
         assert_eq!(refused.code, -32602);
     }
 }

@@ -6,12 +6,13 @@
 //! asks for a task (`params.task`) and gets one at once. Either way the client is answered
 //! with the task only once it is recorded, and the same handler runs on, unchanged.
 
-use super::input::{self, Resumed};
+use super::input::{self, Echoed, Resumed};
 use super::{Call, tool_failure};
 use crate::layer::{Reply, RequestCx, TaskLink, TaskSupport};
 use crate::protocol::render::{self, Stamp};
 use crate::protocol::tasks::{self, Finished, Job, LegacyTask, Run};
 use duet_wire::jsonrpc::{Rendered, RpcError, code};
+use duet_wire::params::TaskMetadata;
 use futures::FutureExt;
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -28,9 +29,14 @@ pub(super) struct Way {
 }
 
 /// Whether (and how) this call of tool `name`, whose task support is `support`, may run as
-/// a task; refused when the client cannot take the task the tool needs, or asked for one
-/// the tool does not run as.
-pub(super) fn way(call: &Call<'_>, name: &str, support: TaskSupport) -> Result<Option<Way>, RpcError> {
+/// a task (on 2025-11-25 the client asks with `task`); refused when the client cannot take
+/// the task the tool needs, or asked for one the tool does not run as.
+pub(super) fn way(
+    call: &Call<'_>,
+    name: &str,
+    support: TaskSupport,
+    task: Option<&TaskMetadata>,
+) -> Result<Option<Way>, RpcError> {
     let options = &call.shared.tasks.options;
     if call.modern() {
         return match (support, tasks::declared(&call.terms.client_capabilities)) {
@@ -45,16 +51,15 @@ pub(super) fn way(call: &Call<'_>, name: &str, support: TaskSupport) -> Result<O
         return Ok(None);
     }
     let not_found = |why: String| RpcError::new(code::METHOD_NOT_FOUND, why);
-    match (support, call.params.get("task")) {
+    match (support, task) {
         (_, None) if support != TaskSupport::Required => Ok(None),
         (_, None) => Err(not_found(format!("Tool {name} runs only as a task: call it with params.task"))),
         (TaskSupport::Forbidden, Some(_)) => Err(not_found(format!("Tool {name} does not run as a task"))),
-        (_, Some(Value::Object(task))) => {
-            let asked = task.get("ttl").and_then(Value::as_u64).map(Duration::from_millis);
+        (_, Some(task)) => {
+            let asked = task.ttl.map(Duration::from_millis);
             let ttl = asked.map_or(options.ttl, |ttl| ttl.clamp(Duration::from_secs(1), options.ttl));
             Ok(Some(Way { at_once: true, ttl }))
         }
-        (_, Some(_)) => Err(RpcError::invalid_params("task must be an object, such as {\"ttl\": 60000}")),
     }
 }
 
@@ -66,8 +71,14 @@ struct LegacyCreated<'a> {
 
 /// Runs the call; on 2026-07-28 a retry that answers sealed state runs once per state
 /// (`input::once_per_state`), a task it became included.
-pub(super) async fn run(call: &Call<'_>, name: &str, arguments: &Value, way: Way) -> Result<Rendered, RpcError> {
-    let resumed = if call.modern() { input::opened(call, name, arguments)? } else { Resumed::default() };
+pub(super) async fn run(
+    call: &Call<'_>,
+    name: &str,
+    arguments: &Value,
+    echoed: Echoed,
+    way: Way,
+) -> Result<Rendered, RpcError> {
+    let resumed = if call.modern() { input::opened(call, name, arguments, echoed)? } else { Resumed::default() };
     let Resumed { responses, state, spends } = resumed;
     input::once_per_state(call, spends, start(call, name, arguments, way, responses, state)).await
 }

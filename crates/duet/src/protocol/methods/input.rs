@@ -28,20 +28,22 @@ const MAX_ROUNDS: usize = 16;
 const LONGEST_SPENT: Duration = Duration::from_secs(366 * 24 * 3600);
 
 /// Runs a handler that may ask for input (`invoke`, given each run's context) about
-/// `target` (a tool or prompt name, or a resource URI) with `arguments`, until it completes.
+/// `target` (a tool or prompt name, or a resource URI) with `arguments`, until it completes;
+/// on 2026-07-28 with what the request `echoed` of an earlier `input_required` answer.
 /// `finish` renders the complete result, or the reason the client could not give the input
 /// (no answer, an error, no channel back); `fail` maps the handler's protocol errors.
 pub(super) async fn run<T>(
     call: &Call<'_>,
     target: &str,
     arguments: &Value,
+    echoed: Echoed,
     invoke: impl Invoke<T, LayerError>,
     fail: impl Fn(LayerError) -> RpcError,
     finish: impl FnOnce(Result<T, String>) -> Result<Rendered, RpcError>,
 ) -> Result<Rendered, RpcError> {
     let invoke = |cx| invoke(cx).map(|reply| reply.map_err(&fail));
     if call.modern() {
-        modern(call, target, arguments, invoke, finish).await
+        modern(call, target, arguments, echoed, invoke, finish).await
     } else {
         handshake(call, invoke).await.and_then(finish)
     }
@@ -72,10 +74,11 @@ async fn modern<T>(
     call: &Call<'_>,
     target: &str,
     arguments: &Value,
+    echoed: Echoed,
     invoke: impl Invoke<T, RpcError>,
     finish: impl FnOnce(Result<T, String>) -> Result<Rendered, RpcError>,
 ) -> Result<Rendered, RpcError> {
-    let Resumed { responses, state, spends } = opened(call, target, arguments)?;
+    let Resumed { responses, state, spends } = opened(call, target, arguments, echoed)?;
     let run = async move {
         match invoke(call.request_cx_with(responses, state)).await? {
             Reply::Complete(value) => finish(Ok(value)),
@@ -85,7 +88,16 @@ async fn modern<T>(
     once_per_state(call, spends, run).await
 }
 
-/// What a 2026 request brings back from an earlier `input_required` answer.
+/// What a 2026 request echoes of an earlier `input_required` answer, as its params carry it.
+#[derive(Default)]
+pub(super) struct Echoed {
+    /// The client's answers, by the key of what was asked (`inputResponses`).
+    pub responses: Option<Map<String, Value>>,
+    /// The sealed state the answer carried (`requestState`).
+    pub state: Option<String>,
+}
+
+/// What a 2026 request brings back from an earlier `input_required` answer, opened.
 #[derive(Default)]
 pub(super) struct Resumed {
     /// The client's answers to what the state asked.
@@ -104,25 +116,23 @@ pub(super) struct Spent {
 
 /// What a 2026 request brings back: the client's answers, with the state they answer
 /// unsealed and checked against the request (`requestState`), or as given without one.
-pub(super) fn opened(call: &Call<'_>, target: &str, arguments: &Value) -> Result<Resumed, RpcError> {
-    let given = call.params.get("inputResponses").and_then(Value::as_object);
-    match call.params.get("requestState") {
-        // Answers without a state are client data like the arguments: the handler gets them
-        // but no state, so nothing it sealed can be forged this way.
-        None | Some(Value::Null) => Ok(Resumed { responses: given.cloned().unwrap_or_default(), ..Resumed::default() }),
-        Some(Value::String(token)) => {
-            let opened = call.shared.sealer.open(token, &binding(call, target, arguments)).map_err(|e| {
-                metrics::counter!(signals::SEALED_STATE_REJECTIONS).increment(1);
-                RpcError::invalid_params(e.to_string())
-            })?;
-            // Only answers to what was asked reach the handler; other keys are ignored.
-            let responses: Map<String, Value> =
-                opened.asked.iter().filter_map(|k| Some((k.clone(), given?.get(k)?.clone()))).collect();
-            let spends = (!responses.is_empty()).then_some(Spent { id: opened.id, remaining: opened.remaining });
-            Ok(Resumed { responses, state: opened.state, spends })
-        }
-        Some(_) => Err(RpcError::invalid_params("requestState must be a string")),
-    }
+pub(super) fn opened(call: &Call<'_>, target: &str, arguments: &Value, echoed: Echoed) -> Result<Resumed, RpcError> {
+    let Echoed { responses: given, state } = echoed;
+    // Answers without a state are client data like the arguments: the handler gets them
+    // but no state, so nothing it sealed can be forged this way.
+    let Some(token) = state else {
+        return Ok(Resumed { responses: given.unwrap_or_default(), ..Resumed::default() });
+    };
+    let opened = call.shared.sealer.open(&token, &binding(call, target, arguments)).map_err(|e| {
+        metrics::counter!(signals::SEALED_STATE_REJECTIONS).increment(1);
+        RpcError::invalid_params(e.to_string())
+    })?;
+    // Only answers to what was asked reach the handler; other keys are ignored.
+    let mut given = given.unwrap_or_default();
+    let responses: Map<String, Value> =
+        opened.asked.iter().filter_map(|k| Some((k.clone(), given.remove(k)?))).collect();
+    let spends = (!responses.is_empty()).then_some(Spent { id: opened.id, remaining: opened.remaining });
+    Ok(Resumed { responses, state: opened.state, spends })
 }
 
 /// Runs `run`, the request that answers sealed state `spends`, once per state: the state is

@@ -7,6 +7,7 @@ use crate::protocol::render::Empty;
 use crate::protocol::tasks;
 use crate::protocol::{Era, Version};
 use duet_wire::jsonrpc::{Rendered, RpcError};
+use duet_wire::params::{InitializeParams, SetLevelParams, decode};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
@@ -88,11 +89,9 @@ struct DiscoverResult<'a> {
     instructions: Option<&'a str>,
 }
 
-pub(super) fn initialize(call: &Call<'_>) -> Result<Rendered, RpcError> {
-    let Some(Value::String(requested)) = call.params.get("protocolVersion") else {
-        return Err(RpcError::invalid_params("Missing or invalid parameter: protocolVersion"));
-    };
-    let version = Version::parse(requested).filter(|v| !v.is_modern()).unwrap_or(Version::LATEST_HANDSHAKE);
+pub(super) fn initialize(call: &Call<'_>, params: Map<String, Value>) -> Result<Rendered, RpcError> {
+    let InitializeParams { protocol_version: requested, capabilities, .. } = decode(params)?;
+    let version = Version::parse(&requested).filter(|v| !v.is_modern()).unwrap_or(Version::LATEST_HANDSHAKE);
     if let Some(session) = call.session {
         let mut state = session.state();
         if state.init_responded {
@@ -101,10 +100,7 @@ pub(super) fn initialize(call: &Call<'_>) -> Result<Rendered, RpcError> {
         state.era = Some(Era::Handshake);
         state.version = Some(version);
         state.init_responded = true;
-        state.client_capabilities = Arc::new(match call.params.get("capabilities") {
-            Some(caps @ Value::Object(_)) => caps.clone(),
-            _ => json!({}),
-        });
+        state.client_capabilities = Arc::new(Value::Object(capabilities.unwrap_or_default()));
     }
     let info = &call.shared.info;
     let result = InitializeResult {
@@ -125,11 +121,10 @@ pub(super) fn discover(call: &Call<'_>) -> Result<Rendered, RpcError> {
     call.complete(result, None)
 }
 
-pub(super) fn set_level(call: &Call<'_>) -> Result<Rendered, RpcError> {
-    let level = call.params.get("level");
-    let Some(level) = level.and_then(Value::as_str).and_then(LogLevel::parse) else {
-        let shown = level.map_or_else(|| "missing".to_string(), |l| l.to_string().replace('"', "'"));
-        return Err(RpcError::invalid_params(format!("Invalid log level: {shown}")));
+pub(super) fn set_level(call: &Call<'_>, params: Map<String, Value>) -> Result<Rendered, RpcError> {
+    let SetLevelParams { level } = decode(params)?;
+    let Some(level) = LogLevel::parse(&level) else {
+        return Err(RpcError::invalid_params(SetLevelParams::refusal(&Value::String(level))));
     };
     if let Some(session) = call.session {
         session.state().log_threshold = level;

@@ -8,20 +8,23 @@ use crate::layer::{ClientRoots, Listing};
 use crate::protocol::cursor;
 use crate::protocol::render::{self, Page};
 use duet_wire::jsonrpc::{Rendered, RpcError};
+use duet_wire::params::{ListParams, decode};
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::{Map, Value};
 use std::borrow::Cow;
 
-/// The page `call` asks for of `items`, listed under `key`; `kind` names the list in cursors.
+/// The page of `items` that `cursor` names, listed under `key`; `kind` names the list in
+/// cursors.
 pub(super) fn page<T: Send + Sync + 'static>(
     call: &Call<'_>,
     kind: &'static str,
     key: &'static str,
     items: Listing<T>,
+    cursor: Option<&str>,
     render: impl FnOnce(Page<'_, T>) -> Result<Rendered, RpcError>,
 ) -> Result<Rendered, RpcError> {
     let page_size = call.shared.options.page_size;
-    let (range, next_cursor) = cursor::paginate(kind, items.len(), call.params.get("cursor"), page_size)?;
+    let (range, next_cursor) = cursor::paginate(kind, items.len(), cursor, page_size)?;
     let start = range.start;
     let page = Page { key, items: &items[range], next_cursor };
     if call.is_retry() {
@@ -36,9 +39,10 @@ pub(super) fn plain<T: Serialize>(call: &Call<'_>) -> impl FnOnce(Page<'_, T>) -
     move |page| call.complete(page, None)
 }
 
-pub(super) fn tools(call: &Call<'_>) -> Result<Rendered, RpcError> {
+pub(super) fn tools(call: &Call<'_>, params: Map<String, Value>) -> Result<Rendered, RpcError> {
+    let ListParams { cursor } = decode(params)?;
     let all = call.shared.layer.tools(&call.principal);
-    page(call, "tools", "tools", all, |page| {
+    page(call, "tools", "tools", all, cursor.as_deref(), |page| {
         let shaped: Vec<Cow<_>> = page.items.iter().map(|t| render::tool(t, call.version())).collect();
         call.complete(Page { key: page.key, items: &shaped, next_cursor: page.next_cursor }, None)
     })
@@ -47,12 +51,9 @@ pub(super) fn tools(call: &Call<'_>) -> Result<Rendered, RpcError> {
 /// The resources: pages the layer makes itself (within the client's roots, which it reads
 /// from the request's context), or pages of its listing, within the client's roots when it
 /// listed them.
-pub(super) async fn resources(call: &Call<'_>) -> Result<Rendered, RpcError> {
-    let cursor = match call.params.get("cursor") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(cursor)) => Some(cursor.as_str()),
-        Some(_) => return Err(RpcError::invalid_params("Invalid cursor")),
-    };
+pub(super) async fn resources(call: &Call<'_>, params: Map<String, Value>) -> Result<Rendered, RpcError> {
+    let ListParams { cursor } = decode(params)?;
+    let cursor = cursor.as_deref();
     let layer = &call.shared.layer;
     if let Some(page) = layer.resource_page(cursor, call.shared.options.page_size, call.request_cx()).await {
         let page = page.map_err(|e| e.to_rpc())?;
@@ -62,15 +63,17 @@ pub(super) async fn resources(call: &Call<'_>) -> Result<Rendered, RpcError> {
         ClientRoots::Listed(roots) => layer.resources_within(&call.principal, &roots),
         ClientRoots::Unstated => layer.resources(&call.principal),
     };
-    page(call, "resources", "resources", all, plain(call))
+    page(call, "resources", "resources", all, cursor, plain(call))
 }
 
-pub(super) fn templates(call: &Call<'_>) -> Result<Rendered, RpcError> {
+pub(super) fn templates(call: &Call<'_>, params: Map<String, Value>) -> Result<Rendered, RpcError> {
+    let ListParams { cursor } = decode(params)?;
     let all = call.shared.layer.templates(&call.principal);
-    page(call, "templates", "resourceTemplates", all, plain(call))
+    page(call, "templates", "resourceTemplates", all, cursor.as_deref(), plain(call))
 }
 
-pub(super) fn prompts(call: &Call<'_>) -> Result<Rendered, RpcError> {
+pub(super) fn prompts(call: &Call<'_>, params: Map<String, Value>) -> Result<Rendered, RpcError> {
+    let ListParams { cursor } = decode(params)?;
     let all = call.shared.layer.prompts(&call.principal);
-    page(call, "prompts", "prompts", all, plain(call))
+    page(call, "prompts", "prompts", all, cursor.as_deref(), plain(call))
 }

@@ -21,42 +21,43 @@ use crate::signals::{ErrorType, Operation};
 use duet_wire::jsonrpc::{Rendered, Response, RpcError};
 use duet_wire::method::{Method, Primitive};
 use futures::FutureExt;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 use std::panic::AssertUnwindSafe;
 use std::time::Instant;
 
-/// Runs the method of `call` into its rendered result. Each method that waits runs boxed, so
-/// a request's future is the size of its own method's, not of the largest: a listen stream
-/// holds its request's future for as long as it is open.
-pub(crate) async fn dispatch(call: &Call<'_>) -> Result<Rendered, RpcError> {
+/// Runs the method of `call` into its rendered result; the method decodes `params` into its
+/// own struct (`duet_wire::params`) where it first reads them. Each method that waits runs
+/// boxed, so a request's future is the size of its own method's, not of the largest: a
+/// listen stream holds its request's future for as long as it is open.
+pub(crate) async fn dispatch(call: &Call<'_>, params: Map<String, Value>) -> Result<Rendered, RpcError> {
     let method = &call.method;
     if !method.served_in(call.modern()) {
         return Err(RpcError::method_not_found(method.as_str()));
     }
     match method {
-        Method::Initialize => lifecycle::initialize(call),
+        Method::Initialize => lifecycle::initialize(call, params),
         Method::ServerDiscover => lifecycle::discover(call),
-        Method::LoggingSetLevel => lifecycle::set_level(call),
+        Method::LoggingSetLevel => lifecycle::set_level(call, params),
         Method::Ping => call.complete(Empty {}, None),
-        Method::ToolsList => listing::tools(call),
-        Method::ResourcesList => Box::pin(listing::resources(call)).await,
-        Method::ResourcesTemplatesList => listing::templates(call),
-        Method::PromptsList => listing::prompts(call),
-        Method::ToolsCall => Box::pin(tools::call(call)).await,
-        Method::ResourcesRead => Box::pin(resources::read(call)).await,
-        Method::PromptsGet => Box::pin(prompts::get(call)).await,
-        Method::CompletionComplete => Box::pin(completion::complete(call)).await,
-        Method::ResourcesSubscribe => subscriptions::subscribe(call, true),
-        Method::ResourcesUnsubscribe => subscriptions::subscribe(call, false),
-        Method::SubscriptionsListen => Box::pin(subscriptions::listen(call)).await,
-        Method::SkillsList => skills::list(call),
-        Method::SkillsGet => skills::get(call),
-        Method::ResourcesDirectoryRead => skills::read_directory(call),
-        Method::TasksGet => Box::pin(tasks::get(call)).await,
-        Method::TasksUpdate => Box::pin(tasks::update(call)).await,
-        Method::TasksCancel => Box::pin(tasks::cancel(call)).await,
-        Method::TasksResult => Box::pin(tasks::result(call)).await,
-        Method::TasksList => Box::pin(tasks::list(call)).await,
+        Method::ToolsList => listing::tools(call, params),
+        Method::ResourcesList => Box::pin(listing::resources(call, params)).await,
+        Method::ResourcesTemplatesList => listing::templates(call, params),
+        Method::PromptsList => listing::prompts(call, params),
+        Method::ToolsCall => Box::pin(tools::call(call, params)).await,
+        Method::ResourcesRead => Box::pin(resources::read(call, params)).await,
+        Method::PromptsGet => Box::pin(prompts::get(call, params)).await,
+        Method::CompletionComplete => Box::pin(completion::complete(call, params)).await,
+        Method::ResourcesSubscribe => subscriptions::subscribe(call, params, true),
+        Method::ResourcesUnsubscribe => subscriptions::subscribe(call, params, false),
+        Method::SubscriptionsListen => Box::pin(subscriptions::listen(call, params)).await,
+        Method::SkillsList => skills::list(call, params),
+        Method::SkillsGet => skills::get(call, params),
+        Method::ResourcesDirectoryRead => skills::read_directory(call, params),
+        Method::TasksGet => Box::pin(tasks::get(call, params)).await,
+        Method::TasksUpdate => Box::pin(tasks::update(call, params)).await,
+        Method::TasksCancel => Box::pin(tasks::cancel(call, params)).await,
+        Method::TasksResult => Box::pin(tasks::result(call, params)).await,
+        Method::TasksList => Box::pin(tasks::list(call, params)).await,
         // Notifications sent as requests, what the server sends, and methods no era has.
         Method::Initialized
         | Method::Cancelled
@@ -77,11 +78,12 @@ pub(crate) async fn dispatch(call: &Call<'_>) -> Result<Rendered, RpcError> {
 }
 
 impl Call<'_> {
-    /// Runs the method to its response, and records how long it took; a panicking handler
-    /// is answered -32603.
-    pub(super) async fn respond(self) -> Response {
+    /// Runs the method to its response (handing it the params), and records how long it
+    /// took; a panicking handler is answered -32603.
+    pub(super) async fn respond(mut self) -> Response {
         let started = Instant::now();
-        let result = AssertUnwindSafe(dispatch(&self)).catch_unwind().await.unwrap_or_else(|panic| {
+        let params = std::mem::take(&mut self.params);
+        let result = AssertUnwindSafe(dispatch(&self, params)).catch_unwind().await.unwrap_or_else(|panic| {
             tracing::error!(method = %self.method, panic = panic_text(panic.as_ref()), "a handler panicked");
             Err(RpcError::internal())
         });
@@ -96,11 +98,11 @@ impl Call<'_> {
 
     /// What the signals say of this request, once it has its result (or `error`).
     fn operation(&self, error: Option<&RpcError>) -> Operation<'_> {
-        let param = |key: &str| self.params.get(key).and_then(Value::as_str);
+        let named = self.found.name();
         let (mut target, mut resource_uri) = (None, None);
         match self.method.traits().target {
-            Some(Primitive::Resource) => resource_uri = param("uri"),
-            Some(kind) if self.found.target() => target = param("name").map(|name| (kind, name)),
+            Some(Primitive::Resource) => resource_uri = named,
+            Some(kind) if self.found.target() => target = named.map(|name| (kind, name)),
             _ => {}
         }
         let error = match error {
@@ -115,14 +117,6 @@ impl Call<'_> {
             error,
             transport: self.transport,
         }
-    }
-}
-
-/// A required, non-empty string parameter.
-fn required_str<'a>(call: &'a Call<'_>, name: &str) -> Result<&'a str, RpcError> {
-    match call.params.get(name) {
-        Some(Value::String(s)) if !s.is_empty() => Ok(s),
-        _ => Err(RpcError::invalid_params(format!("Missing or invalid parameter: {name}"))),
     }
 }
 

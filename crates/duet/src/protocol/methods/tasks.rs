@@ -7,11 +7,12 @@
 //! for anyone else it does not exist, and neither does one named by an id of another form
 //! than task ids have (the store is not asked).
 
-use super::{Call, required_str};
+use super::Call;
 use crate::protocol::cursor;
 use crate::protocol::render::{Empty, Page};
 use crate::protocol::tasks::{self, Status, TaskRecord};
 use duet_wire::jsonrpc::{Rendered, RpcError, code};
+use duet_wire::params::{ListParams, TaskParams, UpdateTaskParams, decode};
 use serde_json::{Map, Value, json};
 
 /// The `_meta` key that ties a 2025-11-25 message to its task.
@@ -30,27 +31,31 @@ fn allowed(call: &Call<'_>) -> Result<(), RpcError> {
     Ok(())
 }
 
-/// The task the request names, if the caller may see it.
-async fn named(call: &Call<'_>) -> Result<TaskRecord, RpcError> {
-    allowed(call)?;
-    let id = required_str(call, "taskId")?;
+/// The task `id` names, if the caller may see it.
+async fn named(call: &Call<'_>, id: &str) -> Result<TaskRecord, RpcError> {
     let found = call.shared.tasks.read(id, &call.principal).await?;
     // The same answer for an id of no task and for one no task can have: which it is says
     // nothing about what the store holds.
     found.ok_or_else(|| RpcError::invalid_params("Failed to retrieve task: no task has this taskId"))
 }
 
-pub(super) async fn get(call: &Call<'_>) -> Result<Rendered, RpcError> {
-    let record = named(call).await?;
+/// The id of the task a request names, once the request may use task methods.
+fn task_id(call: &Call<'_>, params: Map<String, Value>) -> Result<String, RpcError> {
+    allowed(call)?;
+    let TaskParams { task_id } = decode(params)?;
+    Ok(task_id)
+}
+
+pub(super) async fn get(call: &Call<'_>, params: Map<String, Value>) -> Result<Rendered, RpcError> {
+    let record = named(call, &task_id(call, params)?).await?;
     if call.modern() { call.complete(record.detailed(), None) } else { call.complete(record.legacy(), None) }
 }
 
-pub(super) async fn update(call: &Call<'_>) -> Result<Rendered, RpcError> {
-    let record = named(call).await?;
-    let Some(Value::Object(responses)) = call.params.get("inputResponses") else {
-        return Err(RpcError::invalid_params("tasks/update needs inputResponses: the answers, by request key"));
-    };
-    answer(call, &record.id, responses).await?;
+pub(super) async fn update(call: &Call<'_>, params: Map<String, Value>) -> Result<Rendered, RpcError> {
+    allowed(call)?;
+    let UpdateTaskParams { task_id, input_responses } = decode(params)?;
+    let record = named(call, &task_id).await?;
+    answer(call, &record.id, &input_responses).await?;
     call.complete(Empty {}, None)
 }
 
@@ -80,8 +85,8 @@ async fn answer(call: &Call<'_>, id: &str, responses: &Map<String, Value>) -> Re
     answered.await.map(drop)
 }
 
-pub(super) async fn cancel(call: &Call<'_>) -> Result<Rendered, RpcError> {
-    let record = named(call).await?;
+pub(super) async fn cancel(call: &Call<'_>, params: Map<String, Value>) -> Result<Rendered, RpcError> {
+    let record = named(call, &task_id(call, params)?).await?;
     let why = "Cancelled at the client's request".to_string();
     let cancel = |r: &mut TaskRecord| (!r.status.is_terminal()).then(|| r.set(Status::Cancelled, Some(why.clone())));
     let cancelled = call.shared.tasks.update(&record.id, cancel).await?;
@@ -98,15 +103,15 @@ pub(super) async fn cancel(call: &Call<'_>) -> Result<Rendered, RpcError> {
 /// 2025-11-25 `tasks/result`: waits until the task ends and answers what its request would
 /// have, asking the client for the input the task needs on the way (over this request's
 /// stream).
-pub(super) async fn result(call: &Call<'_>) -> Result<Rendered, RpcError> {
-    let id = named(call).await?.id;
+pub(super) async fn result(call: &Call<'_>, params: Map<String, Value>) -> Result<Rendered, RpcError> {
+    let id = named(call, &task_id(call, params)?).await?.id;
     let tasks = &call.shared.tasks;
     let wake = tasks.watch(&id);
     loop {
         let woken = wake.notified();
         tokio::pin!(woken);
         woken.as_mut().enable();
-        let record = named(call).await?;
+        let record = named(call, &id).await?;
         match record.status {
             Status::Completed => return ended_with(call, &record),
             Status::Failed => return Err(record.error.unwrap_or_else(RpcError::internal)),
@@ -170,11 +175,12 @@ async fn ask_client(call: &Call<'_>, record: &TaskRecord) -> Result<Map<String, 
 }
 
 /// 2025-11-25 `tasks/list`: the caller's unexpired tasks, oldest first, in pages.
-pub(super) async fn list(call: &Call<'_>) -> Result<Rendered, RpcError> {
+pub(super) async fn list(call: &Call<'_>, params: Map<String, Value>) -> Result<Rendered, RpcError> {
     allowed(call)?;
+    let ListParams { cursor } = decode(params)?;
     let records = call.shared.tasks.of(&call.principal).await?;
     let page_size = call.shared.options.page_size;
-    let (range, next_cursor) = cursor::paginate("tasks", records.len(), call.params.get("cursor"), page_size)?;
+    let (range, next_cursor) = cursor::paginate("tasks", records.len(), cursor.as_deref(), page_size)?;
     let shown: Vec<_> = records[range].iter().map(TaskRecord::legacy).collect();
     call.complete(Page { key: "tasks", items: &shown, next_cursor }, None)
 }
