@@ -1,6 +1,7 @@
 //! What a program serves: the [`Layer`] trait the engine calls, the [`Registry`] that
-//! implements it from plain specs, the [`Middleware`] that wraps one, and the types they
-//! speak (definitions, content, errors, the request context and change events).
+//! implements it from plain specs, the [`Middleware`] that wraps one and the [`Layers`]
+//! that serve several as one, and the types they speak (definitions, content, errors, the
+//! request context and change events).
 
 mod changes;
 mod content;
@@ -9,6 +10,7 @@ mod definition;
 mod error;
 mod filtered;
 mod handler;
+mod layers;
 mod local;
 mod log_level;
 pub(crate) mod memo;
@@ -31,6 +33,7 @@ pub use definition::*;
 pub use error::{ACCESS_DENIED, HandlerError, LayerError, RATE_LIMITED, as_layer_error};
 pub use filtered::Filtered;
 pub use handler::{IntoReply, Json, schema_for};
+pub use layers::Layers;
 pub use local::{LocalCall, local};
 pub use log_level::LogLevel;
 pub use middleware::Middleware;
@@ -103,9 +106,10 @@ pub struct CompletionArg {
 }
 
 /// What a program serves, per principal. [`Registry`] implements it; a program may
-/// implement it directly, or wrap a layer with a [`Middleware`] that changes part of it.
-/// Listing methods are called on every list request: keep them cheap, and return the same
-/// [`Listing`] while nothing changed, so its rendered pages are reused.
+/// implement it directly, wrap a layer with a [`Middleware`] that changes part of it, or
+/// serve several as one with [`Layers`]. Listing methods are called on every list request:
+/// keep them cheap, and return the same [`Listing`] while nothing changed, so its rendered
+/// pages are reused.
 #[async_trait]
 pub trait Layer: Send + Sync + 'static {
     /// The server's name, version and instructions.
