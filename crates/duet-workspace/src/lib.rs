@@ -77,10 +77,9 @@ mod tests;
 use async_trait::async_trait;
 use duet::file_uri as uri;
 use duet::layer::{
-    About, ChangeFeed, ClientRoot, Completion, CompletionArg, CompletionRef, Layer, LayerError, Listing, Principal,
-    Prompt, PromptArgs, PromptResult, ReachCheck, Registry, RegistryError, Reply, RequestCx, Resource,
-    ResourceContents, ResourcePage, ResourceTemplate, ServerInfo, Skill, TaskSupport, Tool, ToolArgs, ToolResult,
-    skill,
+    About, ChangeFeed, ClientRoot, Completion, CompletionArg, CompletionRef, Layer, LayerError, Listing, OwnPage,
+    Principal, Prompt, PromptArgs, PromptResult, ReachCheck, Registry, RegistryError, Reply, RequestCx, Resource,
+    ResourceContents, ResourceTemplate, ServerInfo, Skill, TaskSupport, Tool, ToolArgs, ToolResult, skill,
 };
 use files::{Body, ReadError};
 use in_force::InForce;
@@ -476,12 +475,7 @@ impl Layer for Workspace {
         }
     }
 
-    async fn resource_page(
-        &self,
-        cursor: Option<&str>,
-        limit: usize,
-        cx: RequestCx,
-    ) -> Option<Result<ResourcePage, LayerError>> {
+    async fn resource_page(&self, cursor: Option<&str>, limit: usize, cx: RequestCx) -> OwnPage {
         let (shared, cursor, client) = (self.shared.clone(), cursor.map(str::to_string), cx.client_roots().await);
         let page = blocking(move || {
             let in_force = shared.in_force(client.listed(), cx.reach_check());

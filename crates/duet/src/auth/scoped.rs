@@ -9,12 +9,15 @@
 //! reaches resources by other ways (a tool's path, a prompt's file, a completion) asks there
 //! with the canonical URI of each before it opens, lists or completes it. The same rule
 //! decides which subscribers an update of a resource reaches ([`Layer::may_see_resource`]).
+//!
+//! It is a [`Middleware`](crate::layer::Middleware): the server's info, task support and
+//! changes are the inner layer's.
 
 use super::scopes::ScopeMap;
 use crate::layer::{
-    ChangeFeed, ClientRoot, Completion, CompletionArg, CompletionRef, Filtered, Layer, LayerError, Listing, Principal,
-    Prompt, PromptArgs, PromptResult, Reply, RequestCx, Resource, ResourceContents, ResourcePage, ResourceTemplate,
-    ServerInfo, TaskSupport, Tool, ToolArgs, ToolResult,
+    ClientRoot, Completion, CompletionArg, CompletionRef, Filtered, Layer, LayerError, Listing, OwnPage, Principal,
+    Prompt, PromptArgs, PromptResult, Reply, RequestCx, Resource, ResourceContents, ResourceTemplate, Skill, Tool,
+    ToolArgs, ToolResult,
 };
 use async_trait::async_trait;
 use duet_wire::method::Primitive;
@@ -80,10 +83,12 @@ impl ScopedLayer {
     }
 }
 
+// Named by its path: with `Middleware` imported as well as `Layer`, a call of a method both
+// have on a `ScopedLayer` (the tests make many) would be ambiguous.
 #[async_trait]
-impl Layer for ScopedLayer {
-    fn info(&self) -> &ServerInfo {
-        self.inner.info()
+impl crate::layer::Middleware for ScopedLayer {
+    fn inner(&self) -> &dyn Layer {
+        &*self.inner
     }
 
     fn tools(&self, who: &Principal) -> Listing<Tool> {
@@ -106,10 +111,6 @@ impl Layer for ScopedLayer {
         self.filter(&self.prompts, self.inner.prompts(who), Primitive::Prompt, who, |p| &p.name)
     }
 
-    fn task_support(&self, name: &str, who: &Principal) -> TaskSupport {
-        self.inner.task_support(name, who)
-    }
-
     async fn call_tool(&self, name: &str, args: ToolArgs, cx: RequestCx) -> Result<Reply<ToolResult>, LayerError> {
         self.guard(Primitive::Tool, name, cx.principal())?;
         self.inner.call_tool(name, args, self.reaching(cx)).await
@@ -120,12 +121,7 @@ impl Layer for ScopedLayer {
         self.inner.read_resource(uri, self.reaching(cx)).await
     }
 
-    async fn resource_page(
-        &self,
-        cursor: Option<&str>,
-        limit: usize,
-        cx: RequestCx,
-    ) -> Option<Result<ResourcePage, LayerError>> {
+    async fn resource_page(&self, cursor: Option<&str>, limit: usize, cx: RequestCx) -> OwnPage {
         let page = self.inner.resource_page(cursor, limit, cx.clone()).await?;
         Some(page.map(|mut page| {
             page.resources.retain(|r| self.map.allows(Primitive::Resource, &r.uri, cx.principal()));
@@ -155,15 +151,17 @@ impl Layer for ScopedLayer {
         self.map.allows(Primitive::Resource, uri, who) && self.inner.may_see_resource(who, uri)
     }
 
-    fn changes(&self) -> &ChangeFeed {
-        self.inner.changes()
+    /// No skills are served through a scope map: the map has no rule for them, so a
+    /// scoped server keeps the inner layer's skills hidden, as it always has.
+    fn skills(&self, _who: &Principal) -> Option<Listing<Skill>> {
+        None
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::layer::{PromptSpec, Registry, ToolSpec};
+    use crate::layer::{PromptSpec, Registry, ResourcePage, ServerInfo, ToolSpec};
     use serde_json::Map;
 
     fn layer() -> ScopedLayer {
@@ -239,38 +237,15 @@ mod tests {
     struct Narrowing(Registry);
 
     #[async_trait]
-    impl Layer for Narrowing {
-        fn info(&self) -> &ServerInfo {
-            self.0.info()
-        }
-        fn tools(&self, who: &Principal) -> Listing<Tool> {
-            self.0.tools(who)
-        }
-        fn resources(&self, who: &Principal) -> Listing<Resource> {
-            self.0.resources(who)
+    impl crate::layer::Middleware for Narrowing {
+        fn inner(&self) -> &dyn Layer {
+            &self.0
         }
         fn resources_within(&self, who: &Principal, roots: &[ClientRoot]) -> Listing<Resource> {
             let all = self.0.resources(who);
             Arc::new(all.iter().filter(|r| roots.iter().any(|root| root.uri == r.uri)).cloned().collect())
         }
-        fn templates(&self, who: &Principal) -> Listing<ResourceTemplate> {
-            self.0.templates(who)
-        }
-        fn prompts(&self, who: &Principal) -> Listing<Prompt> {
-            self.0.prompts(who)
-        }
-        async fn call_tool(&self, name: &str, args: ToolArgs, cx: RequestCx) -> Result<Reply<ToolResult>, LayerError> {
-            self.0.call_tool(name, args, cx).await
-        }
-        async fn read_resource(&self, uri: &str, cx: RequestCx) -> Result<Reply<Vec<ResourceContents>>, LayerError> {
-            self.0.read_resource(uri, cx).await
-        }
-        async fn resource_page(
-            &self,
-            cursor: Option<&str>,
-            _limit: usize,
-            _cx: RequestCx,
-        ) -> Option<Result<ResourcePage, LayerError>> {
+        async fn resource_page(&self, cursor: Option<&str>, _limit: usize, _cx: RequestCx) -> OwnPage {
             let uris: &[&str] = if cursor.is_none() { &["file:///a", "file:///secret/b"] } else { &["file:///c"] };
             let resources = uris
                 .iter()
@@ -284,25 +259,6 @@ mod tests {
                 })
                 .collect();
             Some(Ok(ResourcePage { resources, next_cursor: cursor.is_none().then(|| "next".into()) }))
-        }
-        async fn get_prompt(
-            &self,
-            name: &str,
-            args: PromptArgs,
-            cx: RequestCx,
-        ) -> Result<Reply<PromptResult>, LayerError> {
-            self.0.get_prompt(name, args, cx).await
-        }
-        async fn complete(
-            &self,
-            of: CompletionRef,
-            arg: CompletionArg,
-            cx: RequestCx,
-        ) -> Result<Completion, LayerError> {
-            self.0.complete(of, arg, cx).await
-        }
-        fn changes(&self) -> &ChangeFeed {
-            self.0.changes()
         }
     }
 

@@ -1,6 +1,7 @@
 //! What a program serves: the [`Layer`] trait the engine calls, the [`Registry`] that
-//! implements it from plain specs, and the types both speak (definitions, content, errors,
-//! the request context and change events).
+//! implements it from plain specs, the [`Middleware`] that wraps one and the [`Layers`]
+//! that serve several as one, and the types they speak (definitions, content, errors, the
+//! request context and change events).
 
 mod changes;
 mod content;
@@ -9,9 +10,11 @@ mod definition;
 mod error;
 mod filtered;
 mod handler;
+mod layers;
 mod local;
 mod log_level;
 pub(crate) mod memo;
+mod middleware;
 pub(crate) mod mirrored;
 pub use mirrored::{MirroredArg, mirrored_args};
 mod registry;
@@ -30,8 +33,10 @@ pub use definition::*;
 pub use error::{ACCESS_DENIED, HandlerError, LayerError, RATE_LIMITED, as_layer_error};
 pub use filtered::Filtered;
 pub use handler::{IntoReply, Json, schema_for};
+pub use layers::Layers;
 pub use local::{LocalCall, local};
 pub use log_level::LogLevel;
+pub use middleware::Middleware;
 pub use registry::{Registry, RegistryError};
 pub use reply::{InputRequired, Reply};
 pub(crate) use roots::RootsSource;
@@ -70,6 +75,10 @@ pub struct ResourcePage {
     pub next_cursor: Option<String>,
 }
 
+/// What [`Layer::resource_page`] answers: a page the layer made itself, or why it could not;
+/// `None` when the layer leaves paging its resources to the engine.
+pub type OwnPage = Option<Result<ResourcePage, LayerError>>;
+
 /// What `completion/complete` completes: a prompt's argument or a template's variable.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CompletionRef {
@@ -97,8 +106,10 @@ pub struct CompletionArg {
 }
 
 /// What a program serves, per principal. [`Registry`] implements it; a program may
-/// implement it directly. Listing methods are called on every list request: keep them cheap,
-/// and return the same [`Listing`] while nothing changed, so its rendered pages are reused.
+/// implement it directly, wrap a layer with a [`Middleware`] that changes part of it, or
+/// serve several as one with [`Layers`]. Listing methods are called on every list request:
+/// keep them cheap, and return the same [`Listing`] while nothing changed, so its rendered
+/// pages are reused.
 #[async_trait]
 pub trait Layer: Send + Sync + 'static {
     /// The server's name, version and instructions.
@@ -144,12 +155,7 @@ pub trait Layer: Send + Sync + 'static {
     /// `next_cursor` of an earlier page as the client sent it back (a cursor the layer
     /// cannot read is [`LayerError::InvalidArguments`]). `None`, the default, has the engine
     /// page [`Layer::resources`] instead.
-    async fn resource_page(
-        &self,
-        cursor: Option<&str>,
-        limit: usize,
-        cx: RequestCx,
-    ) -> Option<Result<ResourcePage, LayerError>> {
+    async fn resource_page(&self, cursor: Option<&str>, limit: usize, cx: RequestCx) -> OwnPage {
         let _ = (cursor, limit, cx);
         None
     }

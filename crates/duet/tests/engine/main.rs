@@ -10,6 +10,7 @@ mod client;
 mod flows;
 mod framing;
 mod handshake;
+mod layers;
 mod modern;
 mod replicas;
 mod roots;
