@@ -5,8 +5,10 @@ mod common;
 
 use common::{PAGE_SIZE, converse, options};
 use duet::fixtures::testkit;
+use duet::layer::{Content, HandlerError, PromptMessage, PromptResult, PromptSpec, Registry, ResourceSpec, ServerInfo};
 use duet::protocol::{Server, ServerOptions};
 use duet::transport::http::{HttpConfig, HttpServer};
+use duet_client::types::ResourceBody;
 use duet_client::{Client, HttpTransport, Negotiate, Transport, Version};
 use serde_json::json;
 use std::sync::Arc;
@@ -62,5 +64,26 @@ async fn closing_deletes_the_session() {
         .await
         .expect("an answer");
     assert_eq!(answer.status(), 404, "the deleted session is gone");
+    server.shutdown(Duration::from_secs(1)).await;
+}
+
+#[tokio::test]
+async fn names_plain_ascii_cannot_carry_travel_in_base64() {
+    let mut registry = Registry::new(ServerInfo::new("names", "1"));
+    registry
+        .prompt(PromptSpec::new("grüße", |_, _| async {
+            Ok::<_, HandlerError>(PromptResult::new(vec![PromptMessage::user(Content::text("hallo"))]))
+        }))
+        .and_then(|r| r.resource(ResourceSpec::text("test://café", "café", "text/plain", "crème")))
+        .expect("a valid registry");
+    let server = Server::new(Arc::new(registry), ServerOptions::default());
+    let server = HttpServer::bind(server, HttpConfig { port: 0, ..HttpConfig::default() }).await.expect("binds");
+    let client = connect(&server.url(), Negotiate::Auto).await;
+    assert_eq!(client.terms().version, Version::V2026_07_28);
+    let prompt = client.get_prompt("grüße", Default::default()).await.expect("Mcp-Name in base64 matches the name");
+    assert_eq!(prompt.messages.len(), 1);
+    let read = client.read_resource("test://café").await.expect("Mcp-Name in base64 matches the URI");
+    assert_eq!(read[0].body, ResourceBody::Text("crème".into()));
+    client.close().await;
     server.shutdown(Duration::from_secs(1)).await;
 }
