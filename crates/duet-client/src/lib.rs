@@ -26,9 +26,11 @@
 //! Not yet: the legacy HTTP+SSE transport; GET streams and resumption (`Last-Event-ID`);
 //! resource subscriptions and `subscriptions/listen`; tasks; answering the server's
 //! elicitation, sampling and roots requests, and the 2026 multi round-trip loop
-//! (`input_required` is reported as an error); OAuth; `notifications/cancelled` over
-//! handshake-era HTTP (a dropped 2026 HTTP request cancels by closing its stream, a dropped
-//! stdio request sends `notifications/cancelled`).
+//! (`input_required` is reported as an error); OAuth.
+//!
+//! A request future dropped before its answer cancels the request on the wire:
+//! `notifications/cancelled` over stdio and handshake-era HTTP, the stream closed in 2026
+//! over HTTP.
 
 mod client;
 mod connection;

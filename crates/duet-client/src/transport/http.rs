@@ -3,7 +3,8 @@
 //! set on the answer to `initialize`, goes on every later message, and closing deletes the
 //! session. A 2026 request carries the headers that mirror its body: `Mcp-Method`, and
 //! `Mcp-Name` for a method that names a primitive (spelled as `=?base64?…?=` when plain
-//! ASCII cannot carry it). Every body is read bounded.
+//! ASCII cannot carry it). Every body is read bounded. A handshake-era request the caller
+//! drops is cancelled with `notifications/cancelled`; a 2026 one by its stream closing.
 
 use super::inbound::{self, Inbound, Notices};
 use super::{MAX_MESSAGE, Outgoing, sse};
@@ -12,6 +13,7 @@ use bytes::{Bytes, BytesMut};
 use duet_wire::headers;
 use duet_wire::jsonrpc::RequestId;
 use duet_wire::method::Method;
+use duet_wire::version::Version;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
 use serde_json::Value;
 use std::sync::Mutex;
@@ -55,6 +57,14 @@ impl HttpTransport {
     }
 
     pub(super) async fn request(&self, id: &RequestId, out: &Outgoing) -> Result<Value, Error> {
+        let cancel = CancelOnDrop::new(self, id, out.version);
+        let answer = self.exchange(id, out).await;
+        cancel.disarm();
+        answer
+    }
+
+    /// POSTs request `id` and reads its answer.
+    async fn exchange(&self, id: &RequestId, out: &Outgoing) -> Result<Value, Error> {
         let response = self.post(out, Some(id)).await?;
         if out.method == Method::Initialize
             && let Some(session) = response.headers().get(headers::SESSION_ID)
@@ -88,8 +98,14 @@ impl HttpTransport {
         }
     }
 
-    /// POSTs one message with the headers it needs; a failure status is an error.
+    /// POSTs one message; a failure status is an error.
     async fn post(&self, out: &Outgoing, id: Option<&RequestId>) -> Result<reqwest::Response, Error> {
+        let response = self.builder(out, id).send().await.map_err(Error::transport)?;
+        if response.status().is_success() { Ok(response) } else { Err(failure(response).await) }
+    }
+
+    /// The POST of one message, with the headers it needs.
+    fn builder(&self, out: &Outgoing, id: Option<&RequestId>) -> reqwest::RequestBuilder {
         let mut post = self
             .http
             .post(self.url.clone())
@@ -108,8 +124,40 @@ impl HttpTransport {
         if let Some(session) = self.session() {
             post = post.header(headers::SESSION_ID, session);
         }
-        let response = post.send().await.map_err(Error::transport)?;
-        if response.status().is_success() { Ok(response) } else { Err(failure(response).await) }
+        post
+    }
+}
+
+/// A handshake-era request's `notifications/cancelled`, sent when the caller drops the
+/// request before its answer (from a task of its own: a drop cannot wait). A 2026 request
+/// needs none: its stream closing cancels it.
+struct CancelOnDrop {
+    notice: Option<reqwest::RequestBuilder>,
+}
+
+impl CancelOnDrop {
+    /// Ready to cancel request `id` when it is of a handshake revision (not `initialize`,
+    /// which is sent before one is agreed, and must not be cancelled).
+    fn new(transport: &HttpTransport, id: &RequestId, version: Option<Version>) -> CancelOnDrop {
+        let handshake = version.filter(|version| !version.is_modern());
+        CancelOnDrop {
+            notice: handshake.map(|version| transport.builder(&Outgoing::cancelled(id, Some(version)), None)),
+        }
+    }
+
+    /// The request was answered (or failed): nothing to cancel.
+    fn disarm(mut self) {
+        self.notice = None;
+    }
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if let (Some(notice), Ok(runtime)) = (self.notice.take(), tokio::runtime::Handle::try_current()) {
+            runtime.spawn(async move {
+                let _ = notice.send().await;
+            });
+        }
     }
 }
 

@@ -2,7 +2,7 @@
 //! the client's requests, a notification, or a request of the server's (which this client
 //! answers only for `ping`); and the channel notifications travel on to the caller.
 
-use duet_wire::jsonrpc::{RequestId, Response, RpcError, notification};
+use duet_wire::jsonrpc::{RequestId, Response, RpcError};
 use duet_wire::message::{Incoming, Notification};
 use duet_wire::method::Method;
 use serde_json::{Value, json};
@@ -41,12 +41,6 @@ pub(crate) fn answer(id: RequestId, method: &Method) -> String {
         Method::Ping => duet_wire::jsonrpc::encode(&json!({"jsonrpc": "2.0", "id": id.to_value(), "result": {}})),
         other => Response::error(Some(id), RpcError::method_not_found(other.as_str())).to_line(),
     }
-}
-
-/// A `notifications/cancelled` for the request `id`, which the caller gave up on.
-pub(crate) fn cancelled(id: &RequestId) -> String {
-    let params = json!({"requestId": id.to_value(), "reason": "the client gave up on the request"});
-    duet_wire::jsonrpc::encode(&notification(Method::Cancelled.as_str(), Some(params)))
 }
 
 /// The server's notifications on their way to the caller: bounded, and dropped when the

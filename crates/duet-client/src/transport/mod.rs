@@ -55,6 +55,14 @@ pub(crate) struct Outgoing {
 }
 
 impl Outgoing {
+    /// A `notifications/cancelled` for request `id`, which the caller gave up on.
+    pub(crate) fn cancelled(id: &RequestId, version: Option<Version>) -> Outgoing {
+        let mut params = Map::new();
+        params.insert("requestId".into(), id.to_value());
+        params.insert("reason".into(), "the client gave up on the request".into());
+        Outgoing { method: Method::Cancelled, params, version }
+    }
+
     /// The JSON-RPC text: a request with `id`, a notification without.
     pub(crate) fn text(&self, id: Option<&RequestId>) -> String {
         let mut message = json!({"jsonrpc": "2.0", "method": self.method.as_str(), "params": self.params});

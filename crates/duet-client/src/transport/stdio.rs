@@ -59,7 +59,7 @@ impl StdioTransport {
         };
         let (lines, queued) = mpsc::unbounded_channel();
         let abandoning = lines.clone();
-        let pending = Pending::new(Box::new(move |id| drop(abandoning.send(inbound::cancelled(id)))));
+        let pending = Pending::new(Box::new(move |id| drop(abandoning.send(Outgoing::cancelled(id, None).text(None)))));
         let notices = Arc::new(Notices::new());
         let writer = tokio::spawn(write_lines(stdin, queued));
         let reader = tokio::spawn(read_lines(stdout, Arc::clone(&pending), Arc::clone(&notices), lines.clone()));
