@@ -4,7 +4,7 @@
 mod common;
 
 use common::{PAGE_SIZE, converse, options};
-use duet_client::{Client, Negotiate, StdioTransport, Version};
+use duet_client::{Client, Error, Negotiate, StdioTransport, Version};
 use rustix::process::{Pid, test_kill_process_group};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -66,4 +66,18 @@ async fn a_dropped_client_kills_the_group() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     assert!(!group_alive(group), "the dropped client's server is killed and reaped");
+}
+
+#[tokio::test]
+async fn a_line_past_the_bound_is_a_protocol_violation() {
+    // Not an MCP server: a process that writes one line of 17 MB (the bound is 16 MiB).
+    let mut command = tokio::process::Command::new("sh");
+    command.args(["-c", "head -c 17000000 /dev/zero | tr '\\0' a; echo"]);
+    let transport = StdioTransport::spawn(command).expect("sh spawns");
+    let group = transport.process_group();
+    match Client::connect(transport, Negotiate::Pin(Version::V2025_11_25)).await {
+        Err(Error::Protocol(why)) => assert!(why.contains("longer than"), "{why}"),
+        other => panic!("a line past the bound: {other:?}"),
+    }
+    assert!(!group_alive(group), "a failed connect closes what it spawned");
 }
