@@ -25,8 +25,10 @@
 //!
 //! Not yet: the legacy HTTP+SSE transport; GET streams and resumption (`Last-Event-ID`);
 //! resource subscriptions and `subscriptions/listen`; tasks; answering the server's
-//! elicitation, sampling and roots requests, and the 2026 multi round-trip loop
-//! (`input_required` is reported as an error); OAuth.
+//! elicitation, sampling and roots requests (over stdio a server's `ping` is answered and
+//! anything else refused; over HTTP they are passed over), and the 2026 multi round-trip
+//! loop (`input_required` is reported as an error); OAuth; `duet call` on any server; the
+//! conformance client.
 //!
 //! A request future dropped before its answer cancels the request on the wire:
 //! `notifications/cancelled` over stdio and handshake-era HTTP, the stream closed in 2026
