@@ -69,7 +69,7 @@ step "conformance suite"
 step "Python SDK client interop"
 ./scripts/python-interop.sh
 
-step "TypeScript SDK client interop (2025-11-25's experimental tasks)"
+step "TypeScript SDK interop (its client: 2025-11-25's experimental tasks; its server: duet's client falls back)"
 ./scripts/ts-interop.sh
 
 step "OAuth discovery with the Python SDK client against oidc-provider"

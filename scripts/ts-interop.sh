@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Runs the TypeScript SDK client interop tests (tests/interop-ts/: the official SDK, pinned in
-# its package-lock.json, on Node 22 from npm) against the duet binary, which each test file
-# starts on a free loopback port and stops. Arguments go to `node --test` (e.g. a file).
-# The binary ($DUET_BIN, else target/debug/duet) must have the fixtures feature, as test.sh
-# builds it (or cargo build -p duet-cli --features fixtures): the tests serve --fixtures.
+# Runs the TypeScript SDK interop tests (tests/interop-ts/: the official SDK, pinned in its
+# package-lock.json, on Node 22 from npm): its client against the duet binary, which each
+# test file starts on a free loopback port and stops, and duet's client (the duet-client
+# crate's `call` example, target/debug/examples/call) against the SDK's server. Arguments go
+# to `node --test` (e.g. a file). The binary ($DUET_BIN, else target/debug/duet) must have
+# the fixtures feature, as test.sh builds it (or cargo build -p duet-cli --features fixtures):
+# the tests serve --fixtures; test.sh's `cargo build --workspace --all-targets` builds the
+# example (or cargo build -p duet-client --examples).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 dir="$root/tests/interop-ts"

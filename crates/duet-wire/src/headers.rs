@@ -1,6 +1,6 @@
 //! The HTTP headers MCP defines, by name, and MCP's spelling of a header value that plain
 //! visible ASCII cannot carry (`Mcp-Name`, `Mcp-Param-*`): `=?base64?…?=` around the base64
-//! of its UTF-8 text. Any other value is literal.
+//! of its UTF-8 text. Any other value is literal. A server decodes, a client encodes.
 
 use base64::Engine as _;
 use std::borrow::Cow;
@@ -27,6 +27,20 @@ pub fn decode(raw: &str) -> Option<Cow<'_, str>> {
     }
 }
 
+/// How a client sends `value` in a header: as it is when it is plain visible ASCII (spaces
+/// and tabs inside it allowed) that does not itself look like `=?base64?…?=`, else
+/// `=?base64?…?=` around the base64 of its UTF-8 text; [`decode`] reads either back.
+pub fn encode(value: &str) -> Cow<'_, str> {
+    let plain = value.bytes().all(|b| b == b'\t' || (0x20..=0x7e).contains(&b))
+        && value.trim() == value
+        && !(value.starts_with("=?base64?") && value.ends_with("?="));
+    if plain {
+        Cow::Borrowed(value)
+    } else {
+        Cow::Owned(format!("=?base64?{}?=", base64::engine::general_purpose::STANDARD.encode(value)))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -37,5 +51,15 @@ mod tests {
         assert_eq!(decode("=?base64?ZWNobw==?=").as_deref(), Some("echo"));
         assert_eq!(decode("=?base64?***?="), None);
         assert_eq!(decode("=?base64?/w==?="), None, "not UTF-8");
+    }
+
+    #[test]
+    fn encoded_only_when_plain_ascii_cannot_carry_it() {
+        assert_eq!(encode("file:///a b.txt"), "file:///a b.txt");
+        for value in ["héllo", " padded", "line\nbreak", "=?base64?ZWNobw==?="] {
+            let sent = encode(value);
+            assert!(sent.starts_with("=?base64?"), "{value:?}");
+            assert_eq!(decode(&sent).as_deref(), Some(value));
+        }
     }
 }

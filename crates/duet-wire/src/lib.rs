@@ -4,7 +4,7 @@
 //! (`message`), its resource URIs made canonical on the way (`canonical_uri`); the one table of methods, both directions (`method`); each request's params as a struct, decoded once (`params`); the protocol
 //! revisions and their eras (`version`); the keys of the 2026 `_meta` envelope (`key`);
 //! the HTTP headers MCP defines and how their values carry what plain ASCII cannot
-//! (`headers`).
+//! (`headers`); what a server lists and returns, which its clients read (`types`).
 //! Nothing here imports the engine, a transport or a layer.
 
 pub mod canonical_uri;
@@ -14,6 +14,7 @@ pub mod key;
 pub mod message;
 pub mod method;
 pub mod params;
+pub mod types;
 pub mod version;
 
 pub use version::{Era, Version};

@@ -4,9 +4,7 @@
 //! request context and change events).
 
 mod changes;
-mod content;
 mod context;
-mod definition;
 mod error;
 mod filtered;
 mod handler;
@@ -26,10 +24,10 @@ mod template;
 mod validation;
 
 pub use changes::{Change, ChangeFeed, Feed, Listener, Receiver};
-pub use content::*;
+// The wire types a server lists and returns, shared with duet's client (`duet_wire::types`).
 pub use context::{Elicited, ReachCheck, RequestCx, RequestCxBuilder};
 pub(crate) use context::{NO_CAPABILITIES, TaskLink};
-pub use definition::*;
+pub use duet_wire::types::*;
 pub use error::{ACCESS_DENIED, HandlerError, LayerError, RATE_LIMITED, as_layer_error};
 pub use filtered::Filtered;
 pub use handler::{IntoReply, Json, schema_for};

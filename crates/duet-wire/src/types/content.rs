@@ -1,6 +1,6 @@
 //! What handlers return: content blocks, resource contents, tool and prompt results and
-//! completions, as plain serde types in their newest wire shape. The engine adapts them to
-//! older protocol versions (see `protocol::shape`).
+//! completions, as plain serde types in their newest wire shape. duet's engine adapts them
+//! to older protocol versions (its `protocol::shape`); a client reads them as sent.
 
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};

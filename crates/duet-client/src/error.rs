@@ -1,0 +1,49 @@
+//! The one error a client's request can end in, saying what went wrong: the transport,
+//! the server's JSON-RPC error, or a server that broke the protocol.
+
+use duet_wire::jsonrpc::RpcError;
+
+/// Why a request (or connecting) failed.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The transport failed: spawning or talking to the process, the connection, the HTTP
+    /// exchange.
+    #[error("transport: {0}")]
+    Transport(String),
+    /// The HTTP server answered a failure status without a JSON-RPC error in its body.
+    #[error("HTTP status {status}: {body}")]
+    Http {
+        /// The status code.
+        status: u16,
+        /// The start of the body, as text.
+        body: String,
+    },
+    /// The server answered with a JSON-RPC error.
+    #[error("the server answered error {}: {}", .0.code, .0.message)]
+    Rpc(RpcError),
+    /// The server broke the protocol: an answer that does not decode, is too large, is of a
+    /// revision the client does not speak, or does not match what the server listed.
+    #[error("protocol violation: {0}")]
+    Protocol(String),
+    /// The request could not be made as given (its arguments are not an object...).
+    #[error("invalid request: {0}")]
+    Invalid(String),
+    /// The connection is gone: the client closed it, or the server went away.
+    #[error("the connection is closed")]
+    Closed,
+}
+
+impl Error {
+    /// The JSON-RPC error code, when the server answered with one.
+    pub fn code(&self) -> Option<i64> {
+        match self {
+            Error::Rpc(error) => Some(error.code),
+            _ => None,
+        }
+    }
+
+    /// A transport error from anything that says what went wrong.
+    pub(crate) fn transport(what: impl std::fmt::Display) -> Error {
+        Error::Transport(what.to_string())
+    }
+}

@@ -1,0 +1,115 @@
+//! How the client reaches a server: the [`Transport`] a [`Client`](crate::Client) is given,
+//! and what the client hands it for each message ([`Outgoing`]). Each transport routes what
+//! the server sends: an answer to the request waiting for it, a notification to the
+//! client's channel.
+
+mod http;
+mod inbound;
+mod pending;
+mod sse;
+mod stdio;
+
+pub use http::HttpTransport;
+pub use stdio::StdioTransport;
+
+use crate::error::Error;
+use duet_wire::jsonrpc::RequestId;
+use duet_wire::message::Notification;
+use duet_wire::method::{Method, Primitive};
+use duet_wire::version::Version;
+use serde_json::{Map, Value, json};
+use tokio::sync::mpsc;
+
+/// The most bytes one message from the server may take: a stdio line, a JSON body, one SSE
+/// event. A larger one is a protocol violation.
+pub(crate) const MAX_MESSAGE: usize = 16 * 1024 * 1024;
+
+/// How the client reaches its server.
+#[derive(Debug)]
+pub enum Transport {
+    /// A command the client spawned, over its stdin and stdout.
+    Stdio(StdioTransport),
+    /// A Streamable HTTP endpoint.
+    Http(HttpTransport),
+}
+
+impl From<StdioTransport> for Transport {
+    fn from(stdio: StdioTransport) -> Self {
+        Transport::Stdio(stdio)
+    }
+}
+
+impl From<HttpTransport> for Transport {
+    fn from(http: HttpTransport) -> Self {
+        Transport::Http(http)
+    }
+}
+
+/// One message on its way to the server: its method, its params (with `_meta`), and the
+/// revision it is sent in, once known (HTTP sends it as `MCP-Protocol-Version`).
+#[derive(Debug)]
+pub(crate) struct Outgoing {
+    pub(crate) method: Method,
+    pub(crate) params: Map<String, Value>,
+    pub(crate) version: Option<Version>,
+}
+
+impl Outgoing {
+    /// A `notifications/cancelled` for request `id`, which the caller gave up on.
+    pub(crate) fn cancelled(id: &RequestId, version: Option<Version>) -> Outgoing {
+        let mut params = Map::new();
+        params.insert("requestId".into(), id.to_value());
+        params.insert("reason".into(), "the client gave up on the request".into());
+        Outgoing { method: Method::Cancelled, params, version }
+    }
+
+    /// The JSON-RPC text: a request with `id`, a notification without.
+    pub(crate) fn text(&self, id: Option<&RequestId>) -> String {
+        let mut message = json!({"jsonrpc": "2.0", "method": self.method.as_str(), "params": self.params});
+        if let Some(id) = id {
+            message["id"] = id.to_value();
+        }
+        duet_wire::jsonrpc::encode(&message)
+    }
+
+    /// The primitive the message names, by the parameter the method table says (what a
+    /// 2026 request mirrors in `Mcp-Name`).
+    pub(crate) fn name(&self) -> Option<&str> {
+        let param = self.method.traits().target.map(Primitive::param)?;
+        self.params.get(param).and_then(Value::as_str)
+    }
+}
+
+impl Transport {
+    /// Sends a request and waits for its answer: the result, or the server's error.
+    pub(crate) async fn request(&self, id: &RequestId, out: &Outgoing) -> Result<Value, Error> {
+        match self {
+            Transport::Stdio(stdio) => stdio.request(id, out).await,
+            Transport::Http(http) => http.request(id, out).await,
+        }
+    }
+
+    /// Sends a notification.
+    pub(crate) async fn notify(&self, out: &Outgoing) -> Result<(), Error> {
+        match self {
+            Transport::Stdio(stdio) => stdio.notify(out),
+            Transport::Http(http) => http.notify(out).await,
+        }
+    }
+
+    /// The server's notifications, once: the first call takes the receiver.
+    pub(crate) fn notifications(&self) -> Option<mpsc::Receiver<Notification>> {
+        match self {
+            Transport::Stdio(stdio) => stdio.notices().take(),
+            Transport::Http(http) => http.notices().take(),
+        }
+    }
+
+    /// Ends the connection: the HTTP session deleted, the process stopped and reaped.
+    pub(crate) async fn close(self) {
+        match self {
+            Transport::Stdio(stdio) => stdio.close().await,
+            Transport::Http(http) => http.close().await,
+        }
+    }
+}
