@@ -4,9 +4,9 @@
 //! not grow.
 
 use crate::mrtr::seal::{self, Sealer};
-use crate::protocol::admission::Mirrors;
+use crate::protocol::admission::Hints;
 use crate::state_key::StateKeys;
-use crate::transport::http::headers::HeaderMirrors;
+use crate::transport::http::headers::HeaderHints;
 use crate::transport::http::{post, respond};
 use duet_wire::headers;
 use duet_wire::message::Message;
@@ -26,9 +26,7 @@ pub fn post_body(bytes: &[u8]) -> Result<Message, u16> {
 
 /// The `Mcp-Name` header as the 2026 header ladder reads it.
 pub fn mcp_name(headers: &HeaderMap) -> Option<String> {
-    HeaderMirrors { headers, version: None }
-        .name()
-        .and_then(|name| headers::decode(&name).map(|name| name.into_owned()))
+    HeaderHints { headers, version: None }.name().and_then(|name| headers::decode(&name).map(|name| name.into_owned()))
 }
 
 /// What a request's `Accept` headers accept: (JSON, SSE).

@@ -17,9 +17,9 @@ use duet_wire::{Era, Version, headers};
 use serde_json::Value;
 use std::borrow::Cow;
 
-/// What a request's headers say about its body, as its transport read them (each a header
-/// that may appear once: its lines joined).
-pub(crate) trait Mirrors: Sync {
+/// What a transport saw beside a request's body (Streamable HTTP: its headers), read when
+/// the engine asks: each a header that may appear once, its lines joined.
+pub(crate) trait Hints: Sync {
     /// `MCP-Protocol-Version`.
     fn version(&self) -> Option<Cow<'_, str>>;
     /// `Mcp-Method`.
@@ -28,6 +28,8 @@ pub(crate) trait Mirrors: Sync {
     fn name(&self) -> Option<Cow<'_, str>>;
     /// The header that mirrors one argument (`Mcp-Param-{name}`).
     fn param(&self, header: &str) -> Param<'_>;
+    /// The handshake-era session the request names (`Mcp-Session-Id`).
+    fn session(&self) -> Option<Cow<'_, str>>;
 }
 
 /// How an argument's header was sent.
@@ -65,7 +67,7 @@ pub(crate) fn batch(items: &[Incoming], declared: Option<Version>) -> Option<Rpc
 }
 
 /// The ladder for one 2026 request: the envelope's required keys; then, when the transport
-/// has `mirrors`, `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` (for a method whose table
+/// has `hints`, `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` (for a method whose table
 /// row names a primitive); the rest of the envelope; last, for a `tools/call`, each argument
 /// its tool mirrors (as `principal` sees the tool). Returns the terms the envelope carries.
 pub(crate) fn modern(
@@ -73,17 +75,17 @@ pub(crate) fn modern(
     layer: &dyn Layer,
     principal: &Principal,
     request: &mut Request,
-    mirrors: Option<&dyn Mirrors>,
+    hints: Option<&dyn Hints>,
 ) -> Result<Terms, RpcError> {
     let terms = envelope::read(&mut request.meta);
     if let Err(EnvelopeError::Missing(error)) = terms {
         return Err(error);
     }
-    let Some(mirrors) = mirrors else { return Ok(terms?) };
-    check_headers(mirrors, request)?;
+    let Some(hints) = hints else { return Ok(terms?) };
+    check_headers(hints, request)?;
     let terms = terms?;
     let args = mirrored.of_call(request, layer, principal);
-    check_mirrored(mirrors, request, &args)?;
+    check_mirrored(hints, request, &args)?;
     Ok(terms)
 }
 
@@ -92,19 +94,19 @@ fn mismatch(message: &str) -> RpcError {
 }
 
 /// `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` against the body.
-fn check_headers(mirrors: &dyn Mirrors, request: &Request) -> Result<(), RpcError> {
-    let header_version = mirrors.version();
+fn check_headers(hints: &dyn Hints, request: &Request) -> Result<(), RpcError> {
+    let header_version = hints.version();
     let body_version = request.meta.protocol_version.as_ref().and_then(Value::as_str);
     if header_version.is_none() || body_version.is_some_and(|v| Some(v) != header_version.as_deref()) {
         return Err(mismatch("MCP-Protocol-Version header does not match the request envelope's protocol version"));
     }
-    if mirrors.method().as_deref() != Some(request.method.as_str()) {
+    if hints.method().as_deref() != Some(request.method.as_str()) {
         return Err(mismatch("Mcp-Method header does not match the request body's method"));
     }
     let named = request.method.traits().target.filter(|_| request.method.served_in(true));
     if let Some(kind) = named
         && let Some(expected) = request.params.get(kind.param()).and_then(Value::as_str)
-        && !names_the_same(kind, mirrors.name().as_deref().and_then(headers::decode).as_deref(), expected)
+        && !names_the_same(kind, hints.name().as_deref().and_then(headers::decode).as_deref(), expected)
     {
         let field = kind.param();
         return Err(mismatch(&format!("Mcp-Name header does not match the request body's '{field}' parameter")));
@@ -126,7 +128,7 @@ fn names_the_same(kind: Primitive, sent: Option<&str>, expected: &str) -> bool {
 /// plain text cannot carry), and says what the arguments say: the same string, the same
 /// number, `true` or `false`. An argument that is absent or `null` has no header.
 fn check_mirrored(
-    mirrors: &dyn Mirrors,
+    hints: &dyn Hints,
     request: &Request,
     args: &[crate::layer::mirrored::MirroredArg],
 ) -> Result<(), RpcError> {
@@ -134,7 +136,7 @@ fn check_mirrored(
     for arg in args {
         let header = format!("{}{}", headers::PARAM_PREFIX, arg.header);
         let argument = arg.argument();
-        let sent = match mirrors.param(&header) {
+        let sent = match hints.param(&header) {
             Param::Absent => None,
             Param::Repeated => return Err(mismatch(&format!("{header} header is sent more than once"))),
             Param::Unreadable => Some(None),
@@ -194,7 +196,7 @@ mod tests {
         }
     }
 
-    impl Mirrors for Headers {
+    impl Hints for Headers {
         fn version(&self) -> Option<Cow<'_, str>> {
             self.one("mcp-protocol-version")
         }
@@ -211,6 +213,9 @@ mod tests {
                 (Some((_, v)), None) => Param::Sent(v),
                 _ => Param::Repeated,
             }
+        }
+        fn session(&self) -> Option<Cow<'_, str>> {
+            self.one("mcp-session-id")
         }
     }
 

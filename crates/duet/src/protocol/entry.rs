@@ -9,7 +9,7 @@
 //! [`Job`] the transport runs with the sink it chose for the notifications.
 
 use super::Version;
-use super::admission::{self, Mirrors};
+use super::admission::{self, Hints};
 use super::envelope::Terms;
 use super::owed::Owed;
 use super::session::SessionSnapshot;
@@ -23,17 +23,16 @@ use duet_wire::message::{Incoming, Message, Request};
 use duet_wire::method::{Method, Replies};
 use std::sync::Arc;
 
-/// A message as a transport hands it to the engine, with what the transport saw.
+/// A message as a transport hands it to the engine, with what the transport saw beside it.
 pub(crate) struct Arrival<'a> {
     pub message: Message,
     pub principal: Arc<Principal>,
     /// The revision the transport declared for the message, as sent (HTTP:
     /// `MCP-Protocol-Version`).
     pub declared: Option<&'a str>,
-    /// What the transport's headers say about the body, for the 2026 ladder.
-    pub mirrors: &'a dyn Mirrors,
-    /// The session the message names (HTTP: `Mcp-Session-Id`).
-    pub session: Option<&'a str>,
+    /// What the transport saw beside the body (HTTP: the headers), for the 2026 ladder and
+    /// the session a handshake-era message names.
+    pub hints: &'a dyn Hints,
     /// The message as it came, to route a client's answer to the replica that asked.
     pub raw: &'a [u8],
 }
@@ -135,23 +134,28 @@ impl Job {
     }
 
     /// Runs the message to its answer; `sink` receives its requests' notifications.
-    /// Dropping the future cancels a 2026 request.
+    /// Dropping the future cancels a 2026 request. The handshake-era ways run boxed: their
+    /// futures are several times a 2026 request's, which would otherwise be as large as
+    /// they are and be copied as often.
     pub(crate) async fn run(self, sink: Option<Sink>) -> Option<Message<Response>> {
         let Job { server, principal, run } = self;
         match run {
             Run::Modern(request, terms) => {
                 Some(Message::One(server.answer_request(request, terms, principal, sink).await))
             }
-            Run::Stateless(message, at) => server.answer(message, Some(at), principal, sink).await,
+            Run::Stateless(message, at) => Box::pin(server.answer(message, Some(at), principal, sink)).await,
             Run::OnSession { message, session, table, opens, before } => {
-                let answer = session.session.handle(message, sink, Some(principal)).await;
-                match (opens, before) {
-                    (true, _) if session.session.protocol_version().is_some() => table.write_new(&session).await,
-                    (true, _) => table.end(&session.id, &session.principal_id).await,
-                    (false, Some(before)) => table.save(&session, &before).await,
-                    (false, None) => {}
-                }
-                answer
+                Box::pin(async move {
+                    let answer = session.session.handle(message, sink, Some(principal)).await;
+                    match (opens, before) {
+                        (true, _) if session.session.protocol_version().is_some() => table.write_new(&session).await,
+                        (true, _) => table.end(&session.id, &session.principal_id).await,
+                        (false, Some(before)) => table.save(&session, &before).await,
+                        (false, None) => {}
+                    }
+                    answer
+                })
+                .await
             }
         }
     }
@@ -189,13 +193,13 @@ impl Server {
     /// message is answered with its error; a notification carries nothing for a server
     /// without a session.
     fn enter_modern(&self, arrival: Arrival<'_>) -> Entry {
-        let Arrival { message, principal, mirrors, .. } = arrival;
+        let Arrival { message, principal, hints, .. } = arrival;
         let mut request = match message {
             Message::One(Incoming::Request(request)) => request,
             Message::One(Incoming::Invalid(response)) => return Entry::Refused(Standing::Invalid, response),
             _ => return Entry::Taken,
         };
-        let terms = match self.admit_modern(&principal, &mut request, Some(mirrors)) {
+        let terms = match self.admit_modern(&principal, &mut request, Some(hints)) {
             Ok(terms) => terms,
             Err(error) => return Entry::Refused(Standing::Invalid, Response::error(Some(request.id), error)),
         };
@@ -214,7 +218,7 @@ impl Server {
         declared: Option<Version>,
         sessions: Option<&Arc<SessionTable>>,
     ) -> Entry {
-        let Arrival { message, principal, session, raw, .. } = arrival;
+        let Arrival { message, principal, hints, raw, .. } = arrival;
         // A message that breaks the framing rules is answered with its error, as a parse
         // error is, whether or not it names a session: it is no request a session could take.
         if let Message::One(Incoming::Invalid(response)) = message {
@@ -246,9 +250,10 @@ impl Server {
             let run = Run::OnSession { message, session: hosted, table: table.clone(), opens: true, before: None };
             return Entry::Work(Work { shape, job: job(run) });
         }
-        let Some(id) = session else {
+        let Some(id) = hints.session() else {
             return refused(Standing::Invalid, "Bad Request: Mcp-Session-Id header is required");
         };
+        let id = id.as_ref();
         let hosted = match table.find(id, &principal).await {
             Ok(Some(found)) if found.kind == Kind::Replicated => found,
             Ok(_) => return refused(Standing::NotFound, "Session not found"),

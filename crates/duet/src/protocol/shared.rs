@@ -3,7 +3,7 @@
 //! the tasks, and the sessions that layer changes reach. Sessions and requests read it;
 //! the entry points that make them are `server.rs`.
 
-use super::admission::{self, Mirrors};
+use super::admission::{self, Hints};
 use super::directories::Directories;
 use super::envelope::Terms;
 use super::limits::Limiter;
@@ -91,14 +91,14 @@ impl Server {
     }
 
     /// The 2026 ladder for `request` (see `admission.rs`): its terms, or why it is refused.
-    /// `mirrors` are the headers its transport carries beside the body, if any.
+    /// `hints` are the headers its transport carries beside the body, if any.
     pub(crate) fn admit_modern(
         &self,
         principal: &Principal,
         request: &mut Request,
-        mirrors: Option<&dyn Mirrors>,
+        hints: Option<&dyn Hints>,
     ) -> Result<Terms, RpcError> {
-        admission::modern(&self.shared.mirrored, self.shared.layer.as_ref(), principal, request, mirrors)
+        admission::modern(&self.shared.mirrored, self.shared.layer.as_ref(), principal, request, hints)
     }
 
     /// Ends every open listen stream with its final result (at shutdown).

@@ -1,8 +1,9 @@
 //! The MCP headers of an HTTP request, and how the transport reads a header: the engine's
-//! [`Mirrors`] (what the headers say about the body, for the 2026 ladder in
-//! `protocol/admission.rs`) read from a request's header map.
+//! [`Hints`] (what the headers say beside the body: for the 2026 ladder in
+//! `protocol/admission.rs`, and the session a handshake-era message names) read from a
+//! request's header map.
 
-use crate::protocol::admission::{Mirrors, Param};
+use crate::protocol::admission::{Hints, Param};
 use duet_wire::headers;
 use http::HeaderMap;
 use http::header::{AsHeaderName, HeaderName, HeaderValue};
@@ -40,14 +41,14 @@ fn shown(value: &HeaderValue) -> Cow<'_, str> {
     }
 }
 
-/// A request's headers as the engine's ladder reads them, with `MCP-Protocol-Version` as
-/// the POST already read it (to tell the era).
-pub(crate) struct HeaderMirrors<'a> {
+/// A request's headers as the engine reads them, with `MCP-Protocol-Version` as the POST
+/// already read it (to tell the era).
+pub(crate) struct HeaderHints<'a> {
     pub headers: &'a HeaderMap,
     pub version: Option<&'a str>,
 }
 
-impl Mirrors for HeaderMirrors<'_> {
+impl Hints for HeaderHints<'_> {
     fn version(&self) -> Option<Cow<'_, str>> {
         self.version.map(Cow::Borrowed)
     }
@@ -58,6 +59,10 @@ impl Mirrors for HeaderMirrors<'_> {
 
     fn name(&self) -> Option<Cow<'_, str>> {
         header(self.headers, &NAME_HEADER)
+    }
+
+    fn session(&self) -> Option<Cow<'_, str>> {
+        header(self.headers, &SESSION_HEADER)
     }
 
     fn param(&self, name: &str) -> Param<'_> {

@@ -8,7 +8,7 @@
 
 use super::answers::{accepted, http_error, json, refused, rpc_error, status_of};
 use super::body::Body;
-use super::headers::{HeaderMirrors, PROTOCOL_VERSION_HEADER};
+use super::headers::{HeaderHints, PROTOCOL_VERSION_HEADER};
 use super::headers::{SESSION_HEADER, header};
 use super::respond::{Accept, Answering, is_json, respond};
 use super::shared::{Gated, HttpShared};
@@ -131,16 +131,8 @@ async fn route(
     accept: Accept,
 ) -> Response<Body> {
     let version = header(headers, &PROTOCOL_VERSION_HEADER);
-    let session = header(headers, &SESSION_HEADER);
-    let mirrors = HeaderMirrors { headers, version: version.as_deref() };
-    let arrival = Arrival {
-        message,
-        principal,
-        declared: version.as_deref(),
-        mirrors: &mirrors,
-        session: session.as_deref(),
-        raw,
-    };
+    let hints = HeaderHints { headers, version: version.as_deref() };
+    let arrival = Arrival { message, principal, declared: version.as_deref(), hints: &hints, raw };
     let sessions = (!shared.config.stateless).then_some(&shared.sessions);
     let Work { shape, job } = match shared.server.enter(arrival, sessions).await {
         Entry::Work(work) => work,
