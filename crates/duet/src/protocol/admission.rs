@@ -29,6 +29,7 @@ pub(crate) trait Hints: Sync {
     /// The header that mirrors one argument (`Mcp-Param-{name}`).
     fn param(&self, header: &str) -> Param<'_>;
     /// The handshake-era session the request names (`Mcp-Session-Id`).
+    #[cfg_attr(not(feature = "http"), expect(dead_code, reason = "only the HTTP transport names sessions"))]
     fn session(&self) -> Option<Cow<'_, str>>;
 }
 

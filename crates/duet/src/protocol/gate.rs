@@ -12,12 +12,10 @@
 use super::batch;
 use super::limits::{self, InFlight};
 use super::shared::Server;
-use crate::auth::operation;
 use crate::layer::Principal;
 use crate::trace::{RequestTrace, TraceContext};
 use duet_wire::jsonrpc::{RequestId, Response, RpcError};
 use duet_wire::message::Message;
-use duet_wire::method::Primitive;
 
 /// A message through the gate: its trace, and the slots it holds in flight until dropped.
 pub(crate) struct Admitted {
@@ -57,6 +55,7 @@ fn request_id(message: &Message) -> Option<RequestId> {
 
 /// What a message asks for that its principal's scopes do not cover: every scope the
 /// message's operations need (so a client steps up once), and the first operation refused.
+#[cfg(feature = "http")]
 #[derive(Debug)]
 pub(crate) struct LackingScopes {
     pub required: Vec<String>,
@@ -86,12 +85,14 @@ impl Server {
     }
 
     /// What `message` asks for beyond `principal`'s scopes, under the server's scope map
-    /// (`None` without one, or when everything is covered).
+    /// (`None` without one, or when everything is covered). Over HTTP only, whose 403 lets a
+    /// client step up before anything runs.
+    #[cfg(feature = "http")]
     pub(crate) fn lacking_scopes(&self, message: &Message, principal: &Principal) -> Option<LackingScopes> {
         let map = self.options().scopes.as_ref()?;
         let mut required: Vec<String> = Vec::new();
-        let mut lacking: Option<(Primitive, &str)> = None;
-        for (kind, name) in message.requests().filter_map(operation) {
+        let mut lacking: Option<(duet_wire::method::Primitive, &str)> = None;
+        for (kind, name) in message.requests().filter_map(crate::auth::operation) {
             for scope in map.required(kind, name) {
                 if !required.contains(scope) {
                     required.push(scope.clone());
