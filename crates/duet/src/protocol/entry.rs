@@ -278,6 +278,6 @@ impl Server {
 }
 
 /// The replies of a message: the most streaming of its requests' (`None` without requests).
-pub(crate) fn replies_of(message: &Message) -> Option<Replies> {
+fn replies_of(message: &Message) -> Option<Replies> {
     message.requests().map(|r| r.method.traits().replies).max()
 }

@@ -11,10 +11,11 @@
 
 use super::batch;
 use super::limits::{self, InFlight};
+use super::owed::Owed;
 use super::shared::Server;
 use crate::layer::Principal;
 use crate::trace::{RequestTrace, TraceContext};
-use duet_wire::jsonrpc::{RequestId, Response, RpcError};
+use duet_wire::jsonrpc::{Response, RpcError};
 use duet_wire::message::Message;
 
 /// A message through the gate: its trace, and the slots it holds in flight until dropped.
@@ -39,17 +40,15 @@ impl Refused {
             Refused::OverCap(error) => Response::error(None, error.clone()),
             Refused::Limited(refusal) => {
                 crate::signals::rejected(429, "rate_limited");
-                Response::error(request_id(message), refusal.error())
+                // The error answers the request of a single message; a batch's are answered
+                // one by one (see `limits.rs`), so what refuses a batch whole names none.
+                let id = match Owed::of(message) {
+                    Owed::One(id) => Some(id),
+                    Owed::Nothing | Owed::Batch(_) => None,
+                };
+                Response::error(id, refusal.error())
             }
         }
-    }
-}
-
-/// The id of the message's request, if it is a single request.
-fn request_id(message: &Message) -> Option<RequestId> {
-    match message {
-        Message::One(_) => message.requests().next().map(|r| r.id.clone()),
-        Message::Batch(_) => None,
     }
 }
 
