@@ -6,9 +6,10 @@
 use crate::connection::{Connection, decode};
 use crate::era::{self, ClientInfo, Negotiate, Terms};
 use crate::error::Error;
-use crate::output::OutputSchemas;
+use crate::handlers::Handlers;
+use crate::known_tools::KnownTools;
 use crate::pages::{self, Listing, Page};
-use crate::transport::Transport;
+use crate::transport::{Outgoing, Transport};
 use duet_wire::message::Notification;
 use duet_wire::method::Method;
 use duet_wire::params::{
@@ -38,6 +39,11 @@ pub struct Options {
     /// How long [`Negotiate::Auto`] waits for `server/discover` before it takes the server
     /// for a handshake-era one.
     pub probe_timeout: Duration,
+    /// What the client answers when the server asks (elicitation, sampling, roots); the
+    /// capabilities it declares follow from them.
+    pub handlers: Handlers,
+    /// The most rounds of input (2026's `input_required`) one request may take.
+    pub max_input_rounds: usize,
 }
 
 impl Default for Options {
@@ -47,6 +53,8 @@ impl Default for Options {
             max_pages: 100,
             progress: false,
             probe_timeout: Duration::from_secs(10),
+            handlers: Handlers::default(),
+            max_input_rounds: 10,
         }
     }
 }
@@ -57,9 +65,11 @@ pub struct Client {
     connection: Connection,
     terms: Terms,
     options: Options,
+    /// The capabilities the client declares, from its handlers.
+    capabilities: Map<String, Value>,
     /// The log level asked for; in 2026 it rides every request's envelope.
     log_level: Mutex<Option<String>>,
-    output_schemas: OutputSchemas,
+    known_tools: KnownTools,
 }
 
 /// `resources/read`'s result.
@@ -86,15 +96,24 @@ impl Client {
         negotiate: Negotiate,
         options: Options,
     ) -> Result<Client, Error> {
-        let connection = Connection::new(transport.into());
-        let terms = match era::negotiate(&connection, negotiate, &options.client_info, options.probe_timeout).await {
+        let connection = Connection::new(transport.into(), options.handlers.clone(), options.max_input_rounds);
+        let capabilities = options.handlers.capabilities();
+        let asking = era::Asking { info: &options.client_info, capabilities: &capabilities };
+        let terms = match era::negotiate(&connection, negotiate, &asking, options.probe_timeout).await {
             Ok(terms) => terms,
             Err(error) => {
                 connection.transport.close().await;
                 return Err(error);
             }
         };
-        Ok(Client { connection, terms, options, log_level: Mutex::new(None), output_schemas: OutputSchemas::default() })
+        Ok(Client {
+            connection,
+            terms,
+            options,
+            capabilities,
+            log_level: Mutex::new(None),
+            known_tools: KnownTools::default(),
+        })
     }
 
     /// What the client and the server agreed on.
@@ -114,18 +133,18 @@ impl Client {
         self.connection.transport.notifications()
     }
 
-    /// Every tool, all pages.
+    /// Every tool, all pages; a tool whose `x-mcp-header` declarations are invalid is left
+    /// out (its calls could not carry the headers its server expects).
     pub async fn list_tools(&self) -> Result<Vec<Tool>, Error> {
         let tools =
             pages::all(&pages::TOOLS, self.options.max_pages, |cursor| self.page(&pages::TOOLS, cursor)).await?;
-        self.output_schemas.learn(&tools, true);
-        Ok(tools)
+        Ok(self.known_tools.learn(tools, true))
     }
 
     /// One page of tools, from `cursor` (`None` for the first).
     pub async fn list_tools_page(&self, cursor: Option<String>) -> Result<Page<Tool>, Error> {
-        let page = self.page(&pages::TOOLS, cursor).await?;
-        self.output_schemas.learn(&page.items, false);
+        let mut page: Page<Tool> = self.page(&pages::TOOLS, cursor).await?;
+        page.items = self.known_tools.learn(page.items, false);
         Ok(page)
     }
 
@@ -171,7 +190,7 @@ impl Client {
         };
         let params = CallToolParams { name: name.into(), arguments, ..CallToolParams::default() };
         let result: ToolResult = self.request(Method::ToolsCall, params).await?;
-        self.output_schemas.check(name, &result)?;
+        self.known_tools.check(name, &result)?;
         Ok(result)
     }
 
@@ -219,17 +238,26 @@ impl Client {
         self.connection.transport.close().await;
     }
 
+    pub(crate) fn options(&self) -> &Options {
+        &self.options
+    }
+
     fn log_level(&self) -> MutexGuard<'_, Option<String>> {
         self.log_level.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    async fn page<T: DeserializeOwned>(&self, listing: &Listing, cursor: Option<String>) -> Result<Page<T>, Error> {
+    pub(crate) async fn page<T: DeserializeOwned>(
+        &self,
+        listing: &Listing,
+        cursor: Option<String>,
+    ) -> Result<Page<T>, Error> {
         let result: Value = self.request(listing.method.clone(), ListParams { cursor }).await?;
         listing.page(result)
     }
 
     /// Sends a request in the era agreed and decodes its result: in 2026 the params carry
-    /// the envelope; a tool call asks for progress when the options say so.
+    /// the envelope and a tool call mirrors its arguments in headers as its listing said; a
+    /// tool call asks for progress when the options say so.
     async fn request<R: DeserializeOwned>(&self, method: Method, params: impl Serialize) -> Result<R, Error> {
         let mut params = match serde_json::to_value(params) {
             Ok(Value::Object(params)) => params,
@@ -238,7 +266,8 @@ impl Client {
         let id = self.connection.next_id();
         let version = self.terms.version;
         let mut meta = if version.is_modern() {
-            era::envelope(version, &self.options.client_info, self.log_level().as_deref())
+            let asking = era::Asking { info: &self.options.client_info, capabilities: &self.capabilities };
+            era::envelope(version, &asking, self.log_level().as_deref())
         } else {
             Map::new()
         };
@@ -248,7 +277,15 @@ impl Client {
         if !meta.is_empty() {
             params.insert("_meta".into(), Value::Object(meta));
         }
-        let result = self.connection.request(&id, method.clone(), params, Some(version)).await?;
+        let mirrored = match (&method, version.is_modern()) {
+            (Method::ToolsCall, true) => match (params.get("name"), params.get("arguments")) {
+                (Some(Value::String(name)), Some(arguments)) => self.known_tools.mirrored(name, arguments),
+                _ => Vec::new(),
+            },
+            _ => Vec::new(),
+        };
+        let out = Outgoing { method: method.clone(), params, version: Some(version), mirrored };
+        let result = self.connection.request(&id, out).await?;
         decode(method, result)
     }
 }

@@ -1,26 +1,55 @@
 //! One request or notification sent and its answer read, whatever the era: ids handed
-//! out, the message handed to the transport, and a result that does not say it is complete
-//! (2026's `resultType`) refused. What goes into params (the envelope, a progress token) is
-//! the caller's.
+//! out, the message handed to the transport, and 2026's multi round-trip loop: a result
+//! that is `input_required` has its `inputRequests` answered by the caller's handlers and
+//! the request sent again, under a new id, with the answers (`inputResponses`) and the
+//! server's `requestState` exactly as it came (none when it sent none), a bounded number of
+//! rounds. What else goes into params (the envelope, a progress token) is the caller's.
 
 use crate::error::Error;
+use crate::handlers::Handlers;
 use crate::transport::{Outgoing, Transport};
 use duet_wire::jsonrpc::RequestId;
 use duet_wire::method::Method;
 use duet_wire::version::Version;
+use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::sync::atomic::{AtomicI64, Ordering};
 
-/// A transport and the ids of the requests sent on it.
+/// The most input requests one `input_required` result may carry.
+const MAX_INPUT_REQUESTS: usize = 64;
+
+/// A transport, the ids of the requests sent on it, and the caller's handlers.
 #[derive(Debug)]
 pub(crate) struct Connection {
     pub(crate) transport: Transport,
     next_id: AtomicI64,
+    handlers: Handlers,
+    max_rounds: usize,
+}
+
+/// What an `input_required` result asks.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct InputRequired {
+    #[serde(default)]
+    input_requests: Map<String, Value>,
+    request_state: Option<String>,
+}
+
+/// One of its requests: a method and its params.
+#[derive(Deserialize)]
+struct InputRequest {
+    method: String,
+    #[serde(default)]
+    params: Map<String, Value>,
 }
 
 impl Connection {
-    pub(crate) fn new(transport: Transport) -> Connection {
-        Connection { transport, next_id: AtomicI64::new(1) }
+    /// A connection through `transport` whose server's questions `handlers` answer, taking
+    /// at most `max_rounds` rounds of input for one request.
+    pub(crate) fn new(transport: Transport, handlers: Handlers, max_rounds: usize) -> Connection {
+        transport.answering().answer_with(handlers.clone());
+        Connection { transport, next_id: AtomicI64::new(1), handlers, max_rounds }
     }
 
     /// The id of the next request: never one in use.
@@ -28,26 +57,55 @@ impl Connection {
         RequestId::Int(self.next_id.fetch_add(1, Ordering::Relaxed))
     }
 
-    /// Sends request `id` and returns its result; in 2026 only a complete one.
-    pub(crate) async fn request(
-        &self,
-        id: &RequestId,
-        method: Method,
-        params: Map<String, Value>,
-        version: Option<Version>,
-    ) -> Result<Value, Error> {
-        let out = Outgoing { method, params, version };
-        let result = self.transport.request(id, &out).await?;
-        match result.get("resultType").map(|kind| kind.as_str()) {
-            None | Some(Some("complete")) => Ok(result),
-            Some(Some("input_required")) => Err(Error::Protocol(format!(
-                "the server asked for input to {} (input_required), which this client does not answer yet",
-                out.method
-            ))),
-            Some(kind) => {
-                Err(Error::Protocol(format!("the result of {} has an unknown resultType {kind:?}", out.method)))
+    /// Sends request `id` and returns its complete result, answering the rounds of input
+    /// the server asks for on the way.
+    pub(crate) async fn request(&self, id: &RequestId, mut out: Outgoing) -> Result<Value, Error> {
+        let mut id = id.clone();
+        for round in 0.. {
+            let result = self.transport.request(&id, &out).await?;
+            let method = &out.method;
+            match result.get("resultType").map(|kind| kind.as_str()) {
+                None | Some(Some("complete")) => return Ok(result),
+                Some(Some("input_required")) if round < self.max_rounds => {
+                    let asked: InputRequired = decode(method.clone(), result)?;
+                    let answers = self.answer(method, asked.input_requests).await?;
+                    out.params.insert("inputResponses".into(), Value::Object(answers));
+                    match asked.request_state {
+                        Some(state) => out.params.insert("requestState".into(), Value::String(state)),
+                        None => out.params.remove("requestState"),
+                    };
+                    id = self.next_id();
+                }
+                Some(Some("input_required")) => {
+                    return Err(Error::Protocol(format!(
+                        "the server still asked for input to {method} after {} rounds",
+                        self.max_rounds
+                    )));
+                }
+                Some(kind) => {
+                    return Err(Error::Protocol(format!("the result of {method} has an unknown resultType {kind:?}")));
+                }
             }
         }
+        unreachable!("the rounds end in a return")
+    }
+
+    /// The caller's answers to what an `input_required` result of `method` asked, by key.
+    async fn answer(&self, method: &Method, asked: Map<String, Value>) -> Result<Map<String, Value>, Error> {
+        if asked.len() > MAX_INPUT_REQUESTS {
+            return Err(Error::Protocol(format!(
+                "the server asked {} questions at once to {method}, more than {MAX_INPUT_REQUESTS}",
+                asked.len()
+            )));
+        }
+        let answers = asked.into_iter().map(|(key, request)| async move {
+            let request: InputRequest = serde_json::from_value(request)
+                .map_err(|e| Error::Protocol(format!("input request {key:?} of {method}: {e}")))?;
+            let asked = Method::parse(&request.method);
+            let answer = self.handlers.answer(&asked, request.params).await;
+            answer.map(|answer| (key, answer)).map_err(|error| Error::Handler { method: request.method, error })
+        });
+        futures::future::try_join_all(answers).await.map(Map::from_iter)
     }
 
     /// Sends a notification.
@@ -57,7 +115,7 @@ impl Connection {
         params: Map<String, Value>,
         version: Version,
     ) -> Result<(), Error> {
-        self.transport.notify(&Outgoing { method, params, version: Some(version) }).await
+        self.transport.notify(&Outgoing::new(method, params, Some(version))).await
     }
 }
 

@@ -7,6 +7,8 @@
 
 use crate::connection::{Connection, decode};
 use crate::error::Error;
+use crate::transport::Outgoing;
+use duet_wire::jsonrpc::code;
 use duet_wire::key;
 use duet_wire::method::Method;
 use duet_wire::params::InitializeParams;
@@ -56,13 +58,19 @@ pub struct Terms {
     pub instructions: Option<String>,
 }
 
-/// The `_meta` envelope of a 2026 request: the revision, the client's (no optional)
-/// capabilities, its info, and the log level it wants, if any.
-pub(crate) fn envelope(version: Version, info: &ClientInfo, log_level: Option<&str>) -> Map<String, Value> {
+/// Who asks: the client's name and version, and the capabilities it declares.
+pub(crate) struct Asking<'a> {
+    pub(crate) info: &'a ClientInfo,
+    pub(crate) capabilities: &'a Map<String, Value>,
+}
+
+/// The `_meta` envelope of a 2026 request: the revision, the client's capabilities, its
+/// info, and the log level it wants, if any.
+pub(crate) fn envelope(version: Version, asking: &Asking<'_>, log_level: Option<&str>) -> Map<String, Value> {
     let mut meta = Map::new();
     meta.insert(key::PROTOCOL_VERSION.into(), version.as_str().into());
-    meta.insert(key::CLIENT_CAPABILITIES.into(), json!({}));
-    meta.insert(key::CLIENT_INFO.into(), json!(info));
+    meta.insert(key::CLIENT_CAPABILITIES.into(), Value::Object(asking.capabilities.clone()));
+    meta.insert(key::CLIENT_INFO.into(), json!(asking.info));
     if let Some(level) = log_level {
         meta.insert(key::LOG_LEVEL.into(), level.into());
     }
@@ -73,18 +81,23 @@ pub(crate) fn envelope(version: Version, info: &ClientInfo, log_level: Option<&s
 pub(crate) async fn negotiate(
     connection: &Connection,
     how: Negotiate,
-    info: &ClientInfo,
+    asking: &Asking<'_>,
     probe: Duration,
 ) -> Result<Terms, Error> {
     match how {
-        Negotiate::Pin(version) if version.is_modern() => discover(connection, version, info).await,
-        Negotiate::Pin(version) => initialize(connection, version, info, true).await,
+        Negotiate::Pin(version) if version.is_modern() => discover(connection, version, asking).await,
+        Negotiate::Pin(version) => initialize(connection, version, asking, true).await,
         Negotiate::Auto => {
-            match tokio::time::timeout(probe, discover(connection, Version::V2026_07_28, info)).await {
+            match tokio::time::timeout(probe, discover(connection, Version::V2026_07_28, asking)).await {
                 Ok(Ok(terms)) => Ok(terms),
                 // Nothing to fall back on: the server cannot be reached at all.
                 Ok(Err(error @ (Error::Transport(_) | Error::Closed))) => Err(error),
-                _ => initialize(connection, Version::LATEST_HANDSHAKE, info, false).await,
+                // The server named the revisions it speaks: the newest handshake one of them.
+                Ok(Err(error)) => {
+                    let named = supported(&error).into_iter().filter(|v| !v.is_modern()).max();
+                    initialize(connection, named.unwrap_or(Version::LATEST_HANDSHAKE), asking, false).await
+                }
+                Err(_) => initialize(connection, Version::LATEST_HANDSHAKE, asking, false).await,
             }
         }
     }
@@ -102,11 +115,32 @@ struct Discovered {
     meta: Map<String, Value>,
 }
 
-async fn discover(connection: &Connection, version: Version, info: &ClientInfo) -> Result<Terms, Error> {
+/// The revisions a server's `UnsupportedProtocolVersion` error (-32022) names as the ones
+/// it speaks (`data.supported`), those this client knows; none for any other error.
+fn supported(error: &Error) -> Vec<Version> {
+    let Error::Rpc(error) = error else { return Vec::new() };
+    if error.code != code::UNSUPPORTED_PROTOCOL_VERSION {
+        return Vec::new();
+    }
+    let named = error.data.as_ref().and_then(|data| data.get("supported")).and_then(Value::as_array);
+    named.into_iter().flatten().filter_map(|v| Version::parse(v.as_str()?)).collect()
+}
+
+/// `server/discover` in `version`. A server that refuses the revision yet names it among
+/// those it speaks (a gateway that routed the request to an older replica, say) is asked
+/// once more; one that does not name it is taken at its word.
+async fn discover(connection: &Connection, version: Version, asking: &Asking<'_>) -> Result<Terms, Error> {
+    match discover_once(connection, version, asking).await {
+        Err(error) if supported(&error).contains(&version) => discover_once(connection, version, asking).await,
+        answered => answered,
+    }
+}
+
+async fn discover_once(connection: &Connection, version: Version, asking: &Asking<'_>) -> Result<Terms, Error> {
     let mut params = Map::new();
-    params.insert("_meta".into(), Value::Object(envelope(version, info, None)));
+    params.insert("_meta".into(), Value::Object(envelope(version, asking, None)));
     let id = connection.next_id();
-    let result = connection.request(&id, Method::ServerDiscover, params, Some(version)).await?;
+    let result = connection.request(&id, Outgoing::new(Method::ServerDiscover, params, Some(version))).await?;
     let discovered: Discovered = decode(Method::ServerDiscover, result)?;
     if !discovered.supported_versions.iter().any(|v| v == version.as_str()) {
         return Err(Error::Protocol(format!("the server supports {:?}, not {version}", discovered.supported_versions)));
@@ -126,18 +160,23 @@ struct Initialized {
     instructions: Option<String>,
 }
 
-async fn initialize(connection: &Connection, asked: Version, info: &ClientInfo, pinned: bool) -> Result<Terms, Error> {
+async fn initialize(
+    connection: &Connection,
+    asked: Version,
+    asking: &Asking<'_>,
+    pinned: bool,
+) -> Result<Terms, Error> {
     let params = InitializeParams {
         protocol_version: asked.as_str().into(),
-        capabilities: Some(Map::new()),
-        client_info: Some(json!(info)),
+        capabilities: Some(asking.capabilities.clone()),
+        client_info: Some(json!(asking.info)),
     };
     let params = match serde_json::to_value(params) {
         Ok(Value::Object(params)) => params,
         _ => return Err(Error::Invalid("initialize's params are not an object".into())),
     };
     let id = connection.next_id();
-    let result = connection.request(&id, Method::Initialize, params, None).await?;
+    let result = connection.request(&id, Outgoing::new(Method::Initialize, params, None)).await?;
     let initialized: Initialized = decode(Method::Initialize, result)?;
     let chosen = Version::parse(&initialized.protocol_version).filter(|v| !v.is_modern()).ok_or_else(|| {
         Error::Protocol(format!(

@@ -25,6 +25,15 @@ pub enum Error {
     /// revision the client does not speak, or does not match what the server listed.
     #[error("protocol violation: {0}")]
     Protocol(String),
+    /// The caller's handler did not answer what the server asked (or the client has none
+    /// for it): the request that needed the answer fails.
+    #[error("no answer to the server's {method}: {}", .error.message)]
+    Handler {
+        /// What the server asked (`elicitation/create`...).
+        method: String,
+        /// Why there is no answer.
+        error: RpcError,
+    },
     /// The request could not be made as given (its arguments are not an object...).
     #[error("invalid request: {0}")]
     Invalid(String),

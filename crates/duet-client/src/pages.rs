@@ -32,6 +32,8 @@ pub(crate) const RESOURCES: Listing = Listing { method: Method::ResourcesList, k
 pub(crate) const TEMPLATES: Listing = Listing { method: Method::ResourcesTemplatesList, key: "resourceTemplates" };
 /// `prompts/list`.
 pub(crate) const PROMPTS: Listing = Listing { method: Method::PromptsList, key: "prompts" };
+/// `skills/list` (the skills extension).
+pub(crate) const SKILLS: Listing = Listing { method: Method::SkillsList, key: "skills" };
 
 impl Listing {
     /// The page a list result holds.

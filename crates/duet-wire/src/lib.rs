@@ -13,6 +13,7 @@ pub mod jsonrpc;
 pub mod key;
 pub mod message;
 pub mod method;
+pub mod mirrored;
 pub mod params;
 pub mod types;
 pub mod version;

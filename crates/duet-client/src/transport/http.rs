@@ -6,7 +6,7 @@
 //! ASCII cannot carry it). Every body is read bounded. A handshake-era request the caller
 //! drops is cancelled with `notifications/cancelled`; a 2026 one by its stream closing.
 
-use super::inbound::{self, Inbound, Notices};
+use super::inbound::{self, Answering, Inbound, Notices};
 use super::{MAX_MESSAGE, Outgoing, sse};
 use crate::error::Error;
 use bytes::{Bytes, BytesMut};
@@ -28,6 +28,7 @@ pub struct HttpTransport {
     url: reqwest::Url,
     session: Mutex<Option<HeaderValue>>,
     notices: Notices,
+    answering: Answering,
 }
 
 impl HttpTransport {
@@ -40,7 +41,7 @@ impl HttpTransport {
     /// such as a bearer token).
     pub fn with_client(http: reqwest::Client, url: &str) -> Result<HttpTransport, Error> {
         let url = reqwest::Url::parse(url).map_err(|e| Error::Invalid(format!("the URL {url:?}: {e}")))?;
-        Ok(HttpTransport { http, url, session: Mutex::new(None), notices: Notices::new() })
+        Ok(HttpTransport { http, url, session: Mutex::new(None), notices: Notices::new(), answering: Answering::new() })
     }
 
     /// The handshake-era session the server set, if any.
@@ -54,6 +55,10 @@ impl HttpTransport {
 
     pub(super) fn notices(&self) -> &Notices {
         &self.notices
+    }
+
+    pub(super) fn answering(&self) -> &Answering {
+        &self.answering
     }
 
     pub(super) async fn request(&self, id: &RequestId, out: &Outgoing) -> Result<Value, Error> {
@@ -118,6 +123,9 @@ impl HttpTransport {
                 post = post.header(headers::METHOD, out.method.as_str());
                 if let Some(name) = out.name() {
                     post = post.header(headers::NAME, headers::encode(name).as_ref());
+                }
+                for (header, value) in &out.mirrored {
+                    post = post.header(header, headers::encode(value).as_ref());
                 }
             }
         }

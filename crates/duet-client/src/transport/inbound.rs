@@ -1,16 +1,21 @@
 //! What a server sends the client, read by duet-wire's message rules: an answer to one of
-//! the client's requests, a notification, or a request of the server's (which this client
-//! answers only for `ping`); and the channel notifications travel on to the caller.
+//! the client's requests, a notification, or a request of the server's; the channel
+//! notifications travel on to the caller, and the caller's [`Handlers`] that answer the
+//! server's requests, a bounded number at a time.
 
+use crate::handlers::Handlers;
 use duet_wire::jsonrpc::{RequestId, Response, RpcError};
-use duet_wire::message::{Incoming, Notification};
-use duet_wire::method::Method;
-use serde_json::{Value, json};
-use std::sync::Mutex;
-use tokio::sync::mpsc;
+use duet_wire::message::{Incoming, Notification, Request};
+use serde_json::Value;
+use std::sync::{Arc, Mutex, OnceLock};
+use tokio::sync::{Semaphore, mpsc};
 
 /// How many notifications wait for the caller to read them; more are dropped.
 const NOTIFICATION_CAPACITY: usize = 1024;
+
+/// How many of the server's requests the caller's handlers answer at once; a request
+/// beyond is refused at once, so a server cannot make the client hold unbounded work.
+const ANSWERING_AT_ONCE: usize = 64;
 
 /// One message from the server, as the client sees it.
 pub(crate) enum Inbound {
@@ -19,7 +24,7 @@ pub(crate) enum Inbound {
     /// A notification.
     Notification(Notification),
     /// A request of the server's, to be answered.
-    Request { id: RequestId, method: Method },
+    Request(Request),
     /// Something that is none of these: not JSON, not JSON-RPC, a batch.
     Unusable,
 }
@@ -29,17 +34,45 @@ pub(crate) fn decode(text: &[u8]) -> Inbound {
     match serde_json::from_slice::<Incoming>(text) {
         Ok(Incoming::Response { id, outcome }) => Inbound::Answer { id, outcome },
         Ok(Incoming::Notification(notification)) => Inbound::Notification(notification),
-        Ok(Incoming::Request(request)) => Inbound::Request { id: request.id, method: request.method },
+        Ok(Incoming::Request(request)) => Inbound::Request(request),
         Ok(Incoming::Dropped | Incoming::Invalid(_)) | Err(_) => Inbound::Unusable,
     }
 }
 
-/// What the client answers a request of the server's: `ping` with an empty result, anything
-/// else as a method it does not serve.
-pub(crate) fn answer(id: RequestId, method: &Method) -> String {
-    match method {
-        Method::Ping => duet_wire::jsonrpc::encode(&json!({"jsonrpc": "2.0", "id": id.to_value(), "result": {}})),
-        other => Response::error(Some(id), RpcError::method_not_found(other.as_str())).to_line(),
+/// The caller's handlers, once the client has them, answering the server's requests.
+#[derive(Debug)]
+pub(crate) struct Answering {
+    handlers: OnceLock<Handlers>,
+    at_once: Arc<Semaphore>,
+}
+
+impl Answering {
+    pub(crate) fn new() -> Answering {
+        Answering { handlers: OnceLock::new(), at_once: Arc::new(Semaphore::new(ANSWERING_AT_ONCE)) }
+    }
+
+    /// Answers with `handlers` from now on (the first set given stays).
+    pub(crate) fn answer_with(&self, handlers: Handlers) {
+        let _ = self.handlers.set(handlers);
+    }
+
+    /// The response line to `request`, from the caller's handler (a client without one
+    /// answers `ping` and refuses the rest).
+    pub(crate) async fn respond(&self, request: Request) -> String {
+        let Ok(_permit) = Arc::clone(&self.at_once).try_acquire_owned() else {
+            let busy = RpcError::new(
+                duet_wire::jsonrpc::code::INTERNAL_ERROR,
+                format!("the client is already answering {ANSWERING_AT_ONCE} requests of the server's"),
+            );
+            return Response::error(Some(request.id), busy).to_line();
+        };
+        let handlers = self.handlers.get().cloned().unwrap_or_default();
+        let outcome = handlers.answer(&request.method, request.params).await;
+        let message = match outcome {
+            Ok(result) => serde_json::json!({"jsonrpc": "2.0", "id": request.id.to_value(), "result": result}),
+            Err(error) => return Response::error(Some(request.id), error).to_line(),
+        };
+        duet_wire::jsonrpc::encode(&message)
     }
 }
 

@@ -45,22 +45,29 @@ impl From<HttpTransport> for Transport {
     }
 }
 
-/// One message on its way to the server: its method, its params (with `_meta`), and the
-/// revision it is sent in, once known (HTTP sends it as `MCP-Protocol-Version`).
+/// One message on its way to the server: its method, its params (with `_meta`), the
+/// revision it is sent in, once known (HTTP sends it as `MCP-Protocol-Version`), and the
+/// arguments a 2026 tool call mirrors in headers (`Mcp-Param-*`, names and plain values).
 #[derive(Debug)]
 pub(crate) struct Outgoing {
     pub(crate) method: Method,
     pub(crate) params: Map<String, Value>,
     pub(crate) version: Option<Version>,
+    pub(crate) mirrored: Vec<(String, String)>,
 }
 
 impl Outgoing {
+    /// A message that mirrors nothing in headers.
+    pub(crate) fn new(method: Method, params: Map<String, Value>, version: Option<Version>) -> Outgoing {
+        Outgoing { method, params, version, mirrored: Vec::new() }
+    }
+
     /// A `notifications/cancelled` for request `id`, which the caller gave up on.
     pub(crate) fn cancelled(id: &RequestId, version: Option<Version>) -> Outgoing {
         let mut params = Map::new();
         params.insert("requestId".into(), id.to_value());
         params.insert("reason".into(), "the client gave up on the request".into());
-        Outgoing { method: Method::Cancelled, params, version }
+        Outgoing::new(Method::Cancelled, params, version)
     }
 
     /// The JSON-RPC text: a request with `id`, a notification without.
@@ -102,6 +109,14 @@ impl Transport {
         match self {
             Transport::Stdio(stdio) => stdio.notices().take(),
             Transport::Http(http) => http.notices().take(),
+        }
+    }
+
+    /// The caller's handlers, answering the server's requests on this connection.
+    pub(crate) fn answering(&self) -> &inbound::Answering {
+        match self {
+            Transport::Stdio(stdio) => stdio.answering(),
+            Transport::Http(http) => http.answering(),
         }
     }
 

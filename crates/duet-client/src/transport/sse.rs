@@ -35,7 +35,7 @@ pub(super) async fn answer(response: reqwest::Response, id: &RequestId, notices:
         match inbound::decode(data.as_bytes()) {
             Inbound::Answer { id: Some(answered), outcome } if answered == *id => return outcome.map_err(Error::Rpc),
             Inbound::Notification(notification) => notices.deliver(notification),
-            Inbound::Answer { .. } | Inbound::Request { .. } | Inbound::Unusable => {}
+            Inbound::Answer { .. } | Inbound::Request(_) | Inbound::Unusable => {}
         }
     }
     Err(Error::Transport("the server's event stream ended before its answer".into()))

@@ -4,9 +4,10 @@
 //! reaps the server; a client dropped without closing kills the group at once. The
 //! server's stderr is passed through to the client's own stderr. One task writes the
 //! client's lines, one reads the server's: answers go to the requests waiting for them,
-//! notifications to the client's channel, a server's `ping` is answered.
+//! notifications to the client's channel, a server's request to the caller's handlers (each
+//! answered from a task of its own, so a slow handler holds up nothing else).
 
-use super::inbound::{self, Inbound, Notices};
+use super::inbound::{self, Answering, Inbound, Notices};
 use super::pending::{Ended, Pending};
 use super::{MAX_MESSAGE, Outgoing};
 use crate::error::Error;
@@ -35,6 +36,7 @@ pub struct StdioTransport {
     lines: mpsc::UnboundedSender<String>,
     pending: Arc<Pending>,
     notices: Arc<Notices>,
+    answering: Arc<Answering>,
     writer: JoinHandle<()>,
     reader: JoinHandle<()>,
 }
@@ -61,9 +63,16 @@ impl StdioTransport {
         let abandoning = lines.clone();
         let pending = Pending::new(Box::new(move |id| drop(abandoning.send(Outgoing::cancelled(id, None).text(None)))));
         let notices = Arc::new(Notices::new());
+        let answering = Arc::new(Answering::new());
         let writer = tokio::spawn(write_lines(stdin, queued));
-        let reader = tokio::spawn(read_lines(stdout, Arc::clone(&pending), Arc::clone(&notices), lines.clone()));
-        Ok(StdioTransport { child: Some(child), group, lines, pending, notices, writer, reader })
+        let routes = Routes {
+            pending: Arc::clone(&pending),
+            notices: Arc::clone(&notices),
+            answering: Arc::clone(&answering),
+            lines: lines.clone(),
+        };
+        let reader = tokio::spawn(read_lines(stdout, routes));
+        Ok(StdioTransport { child: Some(child), group, lines, pending, notices, answering, writer, reader })
     }
 
     /// The id of the server's process group (its process id), for a caller that watches it.
@@ -73,6 +82,10 @@ impl StdioTransport {
 
     pub(super) fn notices(&self) -> &Notices {
         &self.notices
+    }
+
+    pub(super) fn answering(&self) -> &Answering {
+        &self.answering
     }
 
     pub(super) async fn request(&self, id: &RequestId, out: &Outgoing) -> Result<Value, Error> {
@@ -129,13 +142,18 @@ async fn write_lines(mut stdin: ChildStdin, mut queued: mpsc::UnboundedReceiver<
     }
 }
 
-/// Reads the server's lines until its stdout ends or breaks the protocol, routing each.
-async fn read_lines(
-    stdout: ChildStdout,
+/// Where the server's messages go: answers to the waiting requests, notifications to the
+/// caller's channel, requests to the handlers, whose answers to the writer.
+struct Routes {
     pending: Arc<Pending>,
     notices: Arc<Notices>,
+    answering: Arc<Answering>,
     lines: mpsc::UnboundedSender<String>,
-) {
+}
+
+/// Reads the server's lines until its stdout ends or breaks the protocol, routing each.
+async fn read_lines(stdout: ChildStdout, routes: Routes) {
+    let Routes { pending, notices, answering, lines } = routes;
     let mut read = FramedRead::new(stdout, LinesCodec::new_with_max_length(MAX_MESSAGE));
     while let Some(line) = read.next().await {
         let line = match line {
@@ -150,7 +168,10 @@ async fn read_lines(
         match inbound::decode(line.as_bytes()) {
             Inbound::Answer { id: Some(id), outcome } => pending.resolve(&id, outcome.map_err(Error::Rpc)),
             Inbound::Notification(notification) => notices.deliver(notification),
-            Inbound::Request { id, method } => drop(lines.send(inbound::answer(id, &method))),
+            Inbound::Request(request) => {
+                let (answering, lines) = (Arc::clone(&answering), lines.clone());
+                tokio::spawn(async move { drop(lines.send(answering.respond(request).await)) });
+            }
             // A blank line, an answer to no request, a line that is no message: passed over.
             Inbound::Answer { id: None, .. } | Inbound::Unusable => {}
         }

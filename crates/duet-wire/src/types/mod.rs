@@ -1,9 +1,12 @@
 //! What a server lists and returns, as plain serde data: one set of types for duet's
 //! server, which builds them, and its client, which reads them. The descriptions of the
-//! server and its primitives (`definition`), and what handlers return (`content`).
+//! server and its primitives (`definition`), what handlers return (`content`), and the
+//! skills extension's entries (`skill`).
 
 mod content;
 mod definition;
+pub mod skill;
 
 pub use content::*;
 pub use definition::*;
+pub use skill::{Skill, SkillFile};

@@ -5,11 +5,11 @@
 
 use super::filtered::Filtered;
 use super::handler::Boxed;
-use super::mirrored;
 use super::skill::{self, Built};
 use super::spec::{Common, Completer, PromptParts, ResourceParts, Roles, Spec, TemplateParts, ToolParts};
 use super::validation::Schemas;
 use super::*;
+use duet_wire::mirrored;
 use std::collections::HashMap;
 use std::time::Duration;
 

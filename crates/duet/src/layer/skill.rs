@@ -5,134 +5,24 @@
 //! lists its skills with `skills/list`, answers `skills/get` for one, and lists a skill's
 //! folders with `resources/directory/read`.
 //!
-//! This module holds what a skill is on the wire ([`Skill`]: its `SKILL.md` URI, its
-//! frontmatter verbatim, and every file with its SHA-256 digest and size), the checks the
-//! extension asks for (the name's rules, the frontmatter, at most [`MAX_FILES`] files and
-//! [`MAX_BYTES`] bytes), and [`SkillSpec`], a skill a [`Registry`](super::Registry) serves
-//! from memory or from a folder read once.
+//! What a skill is on the wire ([`Skill`]), its frontmatter and its naming rules are
+//! duet-wire's, shared with duet's client, and re-exported here. This module holds the
+//! limits a server keeps (at most [`MAX_FILES`] files and [`MAX_BYTES`] bytes) and
+//! [`SkillSpec`], a skill a [`Registry`](super::Registry) serves from memory or from a
+//! folder read once.
 
 use super::spec::Spec;
-use super::{About, Resource};
-use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
-use sha2::{Digest, Sha256};
+pub use duet_wire::types::skill::{
+    EXTENSION, MANIFEST, MARKDOWN, SCHEME, Skill, SkillFile, check_name, file_uri, frontmatter,
+};
+use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// The extension's identifier, under `capabilities.extensions`.
-pub const EXTENSION: &str = "io.modelcontextprotocol/skills";
-/// The file every skill has at its root.
-pub const MANIFEST: &str = "SKILL.md";
-/// The URI scheme of the skills duet serves.
-pub const SCHEME: &str = "skill://";
 /// The most files a skill may have, `SKILL.md` included.
 pub const MAX_FILES: usize = 512;
 /// The most bytes a skill's files may add up to (16 MiB).
 pub const MAX_BYTES: u64 = 16 * 1024 * 1024;
-/// The MIME type of `SKILL.md`.
-pub const MARKDOWN: &str = "text/markdown";
-
-/// A skill as `skills/list` and `skills/get` carry it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Skill {
-    /// The URI of its `SKILL.md`: `skill://<skill-path>/SKILL.md`.
-    pub uri: String,
-    /// The `SKILL.md` frontmatter, every field as written, as JSON.
-    pub frontmatter: Map<String, Value>,
-    /// Every file of the skill, `SKILL.md` first, each once.
-    pub resources: Vec<SkillFile>,
-}
-
-/// One file of a skill: where to read it, and what its bytes must hash to.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SkillFile {
-    /// The `skill://` URI it is read at.
-    pub uri: String,
-    /// `sha256:` and 64 lowercase hex digits.
-    pub digest: String,
-    /// Its length in bytes.
-    pub size: u64,
-}
-
-impl SkillFile {
-    /// The entry of the file at `uri` holding `bytes`.
-    pub fn of(uri: impl Into<String>, bytes: &[u8]) -> SkillFile {
-        let digest = format!("sha256:{}", hex::encode(Sha256::digest(bytes)));
-        SkillFile { uri: uri.into(), digest, size: bytes.len() as u64 }
-    }
-}
-
-impl Skill {
-    /// The skill's name (its frontmatter's).
-    pub fn name(&self) -> &str {
-        self.frontmatter.get("name").and_then(Value::as_str).unwrap_or_default()
-    }
-
-    /// Its `SKILL.md` as `resources/list` shows it: named and described by the frontmatter.
-    pub fn manifest_resource(&self) -> Resource {
-        let description = self.frontmatter.get("description").and_then(Value::as_str).map(str::to_string);
-        Resource {
-            uri: self.uri.clone(),
-            name: self.name().to_string(),
-            about: About { description, ..About::default() },
-            mime_type: Some(MARKDOWN.into()),
-            size: self.resources.iter().find(|f| f.uri == self.uri).map(|f| f.size),
-            annotations: None,
-        }
-    }
-}
-
-/// The URI of a skill's file: `skill://<skill-path>/<file>`.
-pub fn file_uri(skill_path: &str, file: &str) -> String {
-    format!("{SCHEME}{skill_path}/{file}")
-}
-
-/// The frontmatter of a `SKILL.md`: the YAML between its opening `---` line and the next
-/// `---` line, as a JSON object with a non-empty string `name` and `description`.
-pub fn frontmatter(skill_md: &str) -> Result<Map<String, Value>, String> {
-    let text = skill_md.strip_prefix('\u{feff}').unwrap_or(skill_md);
-    let missing = || format!("{MANIFEST} must begin with YAML frontmatter between --- lines");
-    let rest = text.strip_prefix("---\n").or_else(|| text.strip_prefix("---\r\n")).ok_or_else(missing)?;
-    let mut yaml_end = None;
-    let mut at = 0;
-    for line in rest.split_inclusive('\n') {
-        if line.trim_end_matches(['\r', '\n']).trim_end_matches([' ', '\t']) == "---" {
-            yaml_end = Some(at);
-            break;
-        }
-        at += line.len();
-    }
-    let yaml = &rest[..yaml_end.ok_or_else(missing)?];
-    let value: Value = serde_saphyr::from_str(yaml).map_err(|e| format!("its frontmatter is not valid YAML: {e}"))?;
-    let Value::Object(fields) = value else {
-        return Err("its frontmatter is not a YAML mapping".into());
-    };
-    for field in ["name", "description"] {
-        if fields.get(field).and_then(Value::as_str).is_none_or(|v| v.trim().is_empty()) {
-            return Err(format!("its frontmatter has no {field} (a non-empty string)"));
-        }
-    }
-    Ok(fields)
-}
-
-/// Checks a skill name against the Agent Skills rules: 1 to 64 lowercase letters, digits
-/// and hyphens, no hyphen first, last or twice in a row.
-pub fn check_name(name: &str) -> Result<(), String> {
-    let chars_ok = name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
-    if name.is_empty()
-        || name.len() > 64
-        || !chars_ok
-        || name.starts_with('-')
-        || name.ends_with('-')
-        || name.contains("--")
-    {
-        return Err(format!(
-            "skill name {name:?} breaks the naming rules: 1 to 64 lowercase letters, digits and hyphens, \
-             no hyphen first, last or twice in a row"
-        ));
-    }
-    Ok(())
-}
 
 /// Checks a path of `/`-separated segments (a skill's prefix, or a file's path in it): no
 /// empty, `.` or `..` segment, and only characters a URI path carries as they are.
@@ -286,38 +176,6 @@ mod tests {
     use serde_json::json;
 
     const DEPLOY: &str = "---\nname: deploy\ndescription: Ship it safely\nlicense: MIT\nmetadata:\n  version: 2.1\n  tags: [a, b]\n---\n# Deploy\n";
-
-    #[test]
-    fn frontmatter_is_read_verbatim() {
-        let fields = frontmatter(DEPLOY).unwrap();
-        assert_eq!(
-            Value::Object(fields),
-            json!({"name": "deploy", "description": "Ship it safely", "license": "MIT",
-                   "metadata": {"version": 2.1, "tags": ["a", "b"]}})
-        );
-        assert!(frontmatter(&format!("\u{feff}{}", DEPLOY.replace('\n', "\r\n"))).is_ok(), "BOM and CRLF");
-        for (bad, why) in [
-            ("# no frontmatter", "must begin with YAML frontmatter"),
-            ("---\nname: x\n", "must begin with YAML frontmatter"),
-            ("---\n- a\n---\n", "not a YAML mapping"),
-            ("---\nname: x\n---\n", "no description"),
-            ("---\nname: ''\ndescription: d\n---\n", "no name"),
-            ("---\nname: [\n---\n", "not valid YAML"),
-        ] {
-            let e = frontmatter(bad).unwrap_err();
-            assert!(e.contains(why), "{bad:?}: {e}");
-        }
-    }
-
-    #[test]
-    fn names_follow_the_rules() {
-        for good in ["a", "pdf-processing", "v2", &"x".repeat(64)] {
-            assert!(check_name(good).is_ok(), "{good}");
-        }
-        for bad in ["", "-a", "a-", "a--b", "Deploy", "a_b", "a b", &"x".repeat(65)] {
-            assert!(check_name(bad).is_err(), "{bad}");
-        }
-    }
 
     #[test]
     fn a_skill_is_built_with_digests() {

@@ -131,7 +131,7 @@ fn names_the_same(kind: Primitive, sent: Option<&str>, expected: &str) -> bool {
 fn check_mirrored(
     hints: &dyn Hints,
     request: &Request,
-    args: &[crate::layer::mirrored::MirroredArg],
+    args: &[duet_wire::mirrored::MirroredArg],
 ) -> Result<(), RpcError> {
     let arguments = request.params.get("arguments").unwrap_or(&Value::Null);
     for arg in args {

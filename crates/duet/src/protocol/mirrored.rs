@@ -3,10 +3,10 @@
 //! over HTTP is checked against them (`admission.rs`).
 
 use crate::layer::memo::PerListing;
-use crate::layer::mirrored::{KEYWORD, MirroredArg, mirrored_args};
 use crate::layer::{Layer, Listing, Principal, Tool};
 use duet_wire::message::Request;
 use duet_wire::method::Method;
+use duet_wire::mirrored::{KEYWORD, MirroredArg, mirrored_args};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;

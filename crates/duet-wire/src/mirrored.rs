@@ -3,8 +3,9 @@
 //! Streamable HTTP: in the arguments, and as the header `Mcp-Param-Region`, so a proxy can
 //! route on it without reading the body. This module reads those declarations out of a
 //! schema, refusing the invalid ones (a tool that declares one is not registered), finds the
-//! value each one mirrors in a call's arguments. The HTTP transport keeps each listing's
-//! declarations by tool name (`protocol/mirrored.rs`).
+//! value each one mirrors in a call's arguments. Both sides read them with the same rules:
+//! duet's server keeps each listing's declarations by tool name and checks the headers a
+//! request brings; duet's client sends them.
 //!
 //! What is valid, as the revision says: the name is a non-empty HTTP token (RFC 9110 `tchar`s:
 //! no spaces, colons, control or non-ASCII characters), unique among the schema's
@@ -15,7 +16,7 @@
 use serde_json::{Map, Value};
 
 /// The schema keyword that declares a mirrored argument.
-pub(crate) const KEYWORD: &str = "x-mcp-header";
+pub const KEYWORD: &str = "x-mcp-header";
 
 /// One argument a request must mirror in a header.
 #[derive(Debug, Clone, PartialEq, Eq)]
