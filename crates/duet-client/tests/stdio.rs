@@ -3,18 +3,10 @@
 
 mod common;
 
-use common::{PAGE_SIZE, converse, options};
+use common::{PAGE_SIZE, converse, duet_bin, options};
 use duet_client::{Client, Error, Negotiate, StdioTransport, Version};
 use rustix::process::{Pid, test_kill_process_group};
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
-
-/// The `duet` binary, built with the `fixtures` feature: `DUET_BIN`, else `target/debug/duet`.
-fn duet_bin() -> PathBuf {
-    std::env::var_os("DUET_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/debug/duet"))
-}
 
 /// `duet serve --fixtures testkit` over stdio, its listings paged small.
 fn stdio_command() -> tokio::process::Command {

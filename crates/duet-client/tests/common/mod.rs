@@ -1,5 +1,6 @@
 //! What the client's tests share: one scenario run against duet's test registry in any
 //! era and over any transport, with every listing paged small.
+#![allow(dead_code, reason = "each test file uses a part")]
 
 use duet_client::types::{ContentKind, ResourceBody};
 use duet_client::{Client, Error, Options, Version};
@@ -8,6 +9,13 @@ use duet_wire::params::{CompleteParams, CompletionArgument, CompletionReference}
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::time::Duration;
+
+/// The `duet` binary, built with the `fixtures` feature: `DUET_BIN`, else `target/debug/duet`.
+pub(crate) fn duet_bin() -> std::path::PathBuf {
+    std::env::var_os("DUET_BIN")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/debug/duet"))
+}
 
 /// Items per list page: small, so every listing of the test registry takes several pages.
 pub(crate) const PAGE_SIZE: usize = 2;
