@@ -3,7 +3,7 @@
 //! answers only for `ping`); and the channel notifications travel on to the caller.
 
 use duet_wire::jsonrpc::{RequestId, Response, RpcError};
-use duet_wire::message::{Incoming, Notification};
+use duet_wire::message::{Incoming, Notification, Request};
 use duet_wire::method::Method;
 use serde_json::{Value, json};
 use std::sync::Mutex;
@@ -18,8 +18,8 @@ pub(crate) enum Inbound {
     Answer { id: Option<RequestId>, outcome: Result<Value, RpcError> },
     /// A notification.
     Notification(Notification),
-    /// A request of the server's, to be answered.
-    Request { id: RequestId, method: Method },
+    /// A request of the server's, to be answered (its id, method and params).
+    Request(Request),
     /// Something that is none of these: not JSON, not JSON-RPC, a batch.
     Unusable,
 }
@@ -29,7 +29,7 @@ pub(crate) fn decode(text: &[u8]) -> Inbound {
     match serde_json::from_slice::<Incoming>(text) {
         Ok(Incoming::Response { id, outcome }) => Inbound::Answer { id, outcome },
         Ok(Incoming::Notification(notification)) => Inbound::Notification(notification),
-        Ok(Incoming::Request(request)) => Inbound::Request { id: request.id, method: request.method },
+        Ok(Incoming::Request(request)) => Inbound::Request(request),
         Ok(Incoming::Dropped | Incoming::Invalid(_)) | Err(_) => Inbound::Unusable,
     }
 }

@@ -150,7 +150,7 @@ async fn read_lines(
         match inbound::decode(line.as_bytes()) {
             Inbound::Answer { id: Some(id), outcome } => pending.resolve(&id, outcome.map_err(Error::Rpc)),
             Inbound::Notification(notification) => notices.deliver(notification),
-            Inbound::Request { id, method } => drop(lines.send(inbound::answer(id, &method))),
+            Inbound::Request(request) => drop(lines.send(inbound::answer(request.id, &request.method))),
             // A blank line, an answer to no request, a line that is no message: passed over.
             Inbound::Answer { id: None, .. } | Inbound::Unusable => {}
         }

@@ -9,6 +9,7 @@ use serde_json::json;
 pub(crate) async fn run(run: &Run) -> Outcome {
     match run.scenario.as_str() {
         "initialize" | "tools_call" => list_and_call(run).await,
+        "sse-retry" => crate::streams::sse_retry(run).await,
         other => Err(format!("no such scenario: {other}").into()),
     }
 }

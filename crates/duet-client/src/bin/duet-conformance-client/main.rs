@@ -9,6 +9,7 @@
 
 mod auth;
 mod core;
+mod streams;
 
 use duet_client::{Negotiate, Version};
 use serde_json::Value;
@@ -58,10 +59,15 @@ fn main() -> ExitCode {
 
 /// The scenario, the URL and the revision, from the arguments and the environment.
 fn read_run() -> Result<Run, String> {
-    let url = std::env::args().nth(1).filter(|_| std::env::args().len() == 2).ok_or("usage: duet-conformance-client URL (the scenario in MCP_CONFORMANCE_SCENARIO)")?;
+    let url = std::env::args()
+        .nth(1)
+        .filter(|_| std::env::args().len() == 2)
+        .ok_or("usage: duet-conformance-client URL (the scenario in MCP_CONFORMANCE_SCENARIO)")?;
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").map_err(|_| "MCP_CONFORMANCE_SCENARIO is not set")?;
     let negotiate = match std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION") {
-        Ok(version) => Negotiate::Pin(Version::parse(&version).ok_or_else(|| format!("MCP_CONFORMANCE_PROTOCOL_VERSION {version:?} is no revision this client speaks"))?),
+        Ok(version) => Negotiate::Pin(Version::parse(&version).ok_or_else(|| {
+            format!("MCP_CONFORMANCE_PROTOCOL_VERSION {version:?} is no revision this client speaks")
+        })?),
         Err(_) => Negotiate::Auto,
     };
     let context = match std::env::var("MCP_CONFORMANCE_CONTEXT") {

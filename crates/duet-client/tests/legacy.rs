@@ -1,0 +1,37 @@
+//! The client over the legacy HTTP+SSE transport (2024-11-05) against duet's server in this
+//! process, which serves it beside Streamable HTTP: the whole scenario, on the endpoint the
+//! stream named.
+
+mod common;
+
+use common::{PAGE_SIZE, converse, options};
+use duet::fixtures::testkit;
+use duet::protocol::{Server, ServerOptions};
+use duet::transport::http::{HttpConfig, HttpServer};
+use duet_client::{Client, LegacySseTransport, Negotiate, Transport, Version};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// duet's HTTP server on 127.0.0.1, any port, serving the test registry (paged small) over
+/// both transports; and the legacy stream's URL.
+async fn serve() -> (HttpServer, String) {
+    let options = ServerOptions { page_size: PAGE_SIZE, ..ServerOptions::default() };
+    let server = Server::new(Arc::new(testkit::registry()), options);
+    let config = HttpConfig { port: 0, enable_sse: true, ..HttpConfig::default() };
+    let server = HttpServer::bind(server, config).await.expect("the server binds");
+    let sse = format!("http://{}/sse", server.local_addr());
+    (server, sse)
+}
+
+#[tokio::test]
+async fn the_2024_11_05_revision_over_the_legacy_transport() {
+    let (server, sse) = serve().await;
+    let transport = LegacySseTransport::connect(&sse).await.expect("the stream names its endpoint");
+    assert!(transport.endpoint().contains("/messages/?session_id="), "{}", transport.endpoint());
+    let client =
+        Client::connect_with(transport, Negotiate::Pin(Version::V2024_11_05), options()).await.expect("connects");
+    assert!(matches!(client.transport(), Transport::LegacySse(_)));
+    converse(&client, Version::V2024_11_05).await;
+    client.close().await;
+    server.shutdown(Duration::from_secs(1)).await;
+}
