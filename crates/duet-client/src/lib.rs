@@ -3,8 +3,10 @@
 //! sides.
 //!
 //! A [`Client`] talks to one server through a [`Transport`]: a command it spawns and speaks
-//! newline-delimited JSON-RPC with ([`StdioTransport`]), or a Streamable HTTP endpoint
-//! ([`HttpTransport`]). [`Client::connect`] agrees on a revision ([`Negotiate`]): the
+//! newline-delimited JSON-RPC with ([`StdioTransport`]), a Streamable HTTP endpoint
+//! ([`HttpTransport`]: in the handshake era the session's GET stream is opened, and a
+//! stream that breaks off is resumed with `Last-Event-ID` after the server's `retry`), or
+//! the legacy HTTP+SSE transport of 2024-11-05 ([`LegacySseTransport`]). [`Client::connect`] agrees on a revision ([`Negotiate`]): the
 //! stateless 2026-07-28 (`server/discover`, then a `_meta` envelope on every request) or the
 //! handshake era (`initialize`, `notifications/initialized`, a session). The caller's code
 //! is the same in both. [`Client::close`] ends it all explicitly: the HTTP session is
@@ -23,11 +25,9 @@
 //! # Ok(()) }
 //! ```
 //!
-//! Not yet: the legacy HTTP+SSE transport; GET streams and resumption (`Last-Event-ID`);
-//! resource subscriptions and `subscriptions/listen`; tasks; answering the server's
-//! elicitation, sampling and roots requests (over stdio a server's `ping` is answered and
-//! anything else refused; over HTTP they are passed over), and the 2026 multi round-trip
-//! loop (`input_required` is reported as an error); OAuth; `duet call` on any server; the
+//! Not yet: resource subscriptions and `subscriptions/listen`; tasks; answering the
+//! server's elicitation, sampling and roots requests (a server's `ping` is answered and
+//! anything else refused, over every transport), and the 2026 multi round-trip loop (`input_required` is reported as an error); OAuth; `duet call` on any server; the
 //! conformance client.
 //!
 //! A request future dropped before its answer cancels the request on the wire:
@@ -52,4 +52,4 @@ pub use error::Error;
 pub use handlers::{Elicitation, Elicited, Handlers, Root};
 pub use pages::Page;
 pub use skills::LoadedSkill;
-pub use transport::{HttpTransport, StdioTransport, Transport};
+pub use transport::{HttpTransport, LegacySseTransport, StdioTransport, Transport};

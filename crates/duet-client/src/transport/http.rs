@@ -1,13 +1,19 @@
 //! A Streamable HTTP endpoint: one POST per message. An answer comes as JSON or as an SSE
 //! stream (notifications, then the response). A handshake-era session's `Mcp-Session-Id`,
 //! set on the answer to `initialize`, goes on every later message, and closing deletes the
-//! session. A 2026 request carries the headers that mirror its body: `Mcp-Method`, and
-//! `Mcp-Name` for a method that names a primitive (spelled as `=?base64?…?=` when plain
-//! ASCII cannot carry it). Every body is read bounded. A handshake-era request the caller
-//! drops is cancelled with `notifications/cancelled`; a 2026 one by its stream closing.
+//! session. Once the handshake is done the session's GET stream is opened (`listen.rs`);
+//! an SSE stream that breaks off before its answer is resumed (`resume.rs`), and the
+//! server's requests on any stream are answered (`routing.rs`). A 2026 request carries the
+//! headers that mirror its body: `Mcp-Method`, and `Mcp-Name` for a method that names a
+//! primitive (spelled as `=?base64?…?=` when plain ASCII cannot carry it). Every body is
+//! read bounded. A handshake-era request the caller drops is cancelled with
+//! `notifications/cancelled`; a 2026 one by its stream closing.
 
 use super::inbound::{self, Answering, Inbound, Notices};
-use super::{MAX_MESSAGE, Outgoing, sse};
+use super::listen::Listening;
+use super::resume::{Resume, Resuming};
+use super::routing::{self, Answer};
+use super::{MAX_MESSAGE, Outgoing};
 use crate::error::Error;
 use bytes::{Bytes, BytesMut};
 use duet_wire::headers;
@@ -16,19 +22,30 @@ use duet_wire::method::Method;
 use duet_wire::version::Version;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
 use serde_json::Value;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, MutexGuard};
 
+/// The header that names the last event a client saw of a stream it resumes.
+const LAST_EVENT_ID: &str = "last-event-id";
 /// How much of a failure's body an error quotes.
 const QUOTED: usize = 200;
 
 /// A Streamable HTTP endpoint the client posts to.
 #[derive(Debug)]
 pub struct HttpTransport {
+    endpoint: Arc<Endpoint>,
+    /// The session's GET stream, once opened; dropped, it is ended.
+    listening: Mutex<Option<Listening>>,
+}
+
+/// What the transport's requests and the session's GET stream share: the endpoint, the
+/// session, the channel to the caller, the caller's handlers.
+#[derive(Debug)]
+pub(super) struct Endpoint {
     http: reqwest::Client,
     url: reqwest::Url,
     session: Mutex<Option<HeaderValue>>,
     notices: Notices,
-    answering: Answering,
+    answering: Arc<Answering>,
 }
 
 impl HttpTransport {
@@ -41,28 +58,31 @@ impl HttpTransport {
     /// such as a bearer token).
     pub fn with_client(http: reqwest::Client, url: &str) -> Result<HttpTransport, Error> {
         let url = reqwest::Url::parse(url).map_err(|e| Error::Invalid(format!("the URL {url:?}: {e}")))?;
-        Ok(HttpTransport { http, url, session: Mutex::new(None), notices: Notices::new(), answering: Answering::new() })
+        let endpoint = Endpoint {
+            http,
+            url,
+            session: Mutex::new(None),
+            notices: Notices::new(),
+            answering: Arc::new(Answering::new()),
+        };
+        Ok(HttpTransport { endpoint: Arc::new(endpoint), listening: Mutex::new(None) })
     }
 
     /// The handshake-era session the server set, if any.
     pub fn session_id(&self) -> Option<String> {
-        self.session().and_then(|value| value.to_str().ok().map(str::to_owned))
-    }
-
-    fn session(&self) -> Option<HeaderValue> {
-        self.session.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone()
+        self.endpoint.session().and_then(|value| value.to_str().ok().map(str::to_owned))
     }
 
     pub(super) fn notices(&self) -> &Notices {
-        &self.notices
+        &self.endpoint.notices
     }
 
     pub(super) fn answering(&self) -> &Answering {
-        &self.answering
+        &self.endpoint.answering
     }
 
     pub(super) async fn request(&self, id: &RequestId, out: &Outgoing) -> Result<Value, Error> {
-        let cancel = CancelOnDrop::new(self, id, out.version);
+        let cancel = CancelOnDrop::new(&self.endpoint, id, out.version);
         let answer = self.exchange(id, out).await;
         cancel.disarm();
         answer
@@ -70,11 +90,12 @@ impl HttpTransport {
 
     /// POSTs request `id` and reads its answer.
     async fn exchange(&self, id: &RequestId, out: &Outgoing) -> Result<Value, Error> {
-        let response = self.post(out, Some(id)).await?;
+        let endpoint = &self.endpoint;
+        let response = endpoint.post(out, Some(id)).await?;
         if out.method == Method::Initialize
             && let Some(session) = response.headers().get(headers::SESSION_ID)
         {
-            *self.session.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(session.clone());
+            *lock(&endpoint.session) = Some(session.clone());
         }
         let streamed = response
             .headers()
@@ -82,7 +103,7 @@ impl HttpTransport {
             .and_then(|kind| kind.to_str().ok())
             .is_some_and(|kind| kind.starts_with("text/event-stream"));
         if streamed {
-            return sse::answer(response, id, &self.notices).await;
+            return endpoint.streamed_answer(response, id, out.version).await;
         }
         let body = bounded_body(response).await?;
         match inbound::decode(&body) {
@@ -91,16 +112,60 @@ impl HttpTransport {
         }
     }
 
+    /// POSTs a notification; after `notifications/initialized` the session's GET stream is
+    /// opened, for what the server sends outside any request.
     pub(super) async fn notify(&self, out: &Outgoing) -> Result<(), Error> {
-        self.post(out, None).await.map(drop)
+        self.endpoint.post(out, None).await?;
+        if let (Method::Initialized, Some(version)) = (&out.method, out.version) {
+            let listening = Listening::open(&self.endpoint, version).await;
+            *lock(&self.listening) = Some(listening);
+        }
+        Ok(())
     }
 
-    /// Deletes the handshake-era session, if there is one; a server that does not allow it
-    /// (405) or no longer knows it is left be.
+    /// Ends the session's GET stream and deletes the handshake-era session, if there is
+    /// one; a server that does not allow it (405) or no longer knows it is left be.
     pub(super) async fn close(self) {
-        if let Some(session) = self.session() {
-            let _ = self.http.delete(self.url.clone()).header(headers::SESSION_ID, session).send().await;
+        drop(lock(&self.listening).take());
+        let endpoint = &self.endpoint;
+        if let Some(session) = endpoint.session() {
+            let _ = endpoint.http.delete(endpoint.url.clone()).header(headers::SESSION_ID, session).send().await;
         }
+    }
+}
+
+/// The value behind `mutex`, even if a holder panicked.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl Endpoint {
+    fn session(&self) -> Option<HeaderValue> {
+        lock(&self.session).clone()
+    }
+
+    /// Reads a request's SSE answer: the server's messages until the response to `id`,
+    /// the stream resumed when it breaks off before.
+    async fn streamed_answer(
+        self: &Arc<Self>,
+        response: reqwest::Response,
+        id: &RequestId,
+        version: Option<Version>,
+    ) -> Result<Value, Error> {
+        let mut stream = Resuming::new(Arc::clone(self), version, response, Resume::AfterAnEvent);
+        while let Some(text) = stream.next().await? {
+            if let Some(Answer { id: Some(answered), outcome }) = self.route(&text, version)
+                && answered == *id
+            {
+                return outcome.map_err(Error::Rpc);
+            }
+        }
+        Err(Error::Transport("the server's event stream ended before its answer".into()))
+    }
+
+    /// Sorts one message of the server's, sent in `version` ([`routing::route`]).
+    pub(super) fn route(&self, text: &str, version: Option<Version>) -> Option<Answer> {
+        routing::route(text.as_bytes(), &self.notices, &self.answering, || self.base(reqwest::Method::POST, version))
     }
 
     /// POSTs one message; a failure status is an error.
@@ -109,28 +174,46 @@ impl HttpTransport {
         if response.status().is_success() { Ok(response) } else { Err(failure(response).await) }
     }
 
+    /// A GET of the session's stream, or of the rest of a broken one after
+    /// `last_event_id`.
+    pub(super) fn get(&self, version: Version, last_event_id: Option<&str>) -> reqwest::RequestBuilder {
+        let get = self.base(reqwest::Method::GET, Some(version)).header(ACCEPT, "text/event-stream");
+        match last_event_id {
+            Some(last) => get.header(LAST_EVENT_ID, last),
+            None => get,
+        }
+    }
+
+    /// A request to the endpoint with the headers every one carries: the revision, once
+    /// known, and the session.
+    fn base(&self, method: reqwest::Method, version: Option<Version>) -> reqwest::RequestBuilder {
+        let mut request = self.http.request(method, self.url.clone());
+        if let Some(version) = version {
+            request = request.header(headers::PROTOCOL_VERSION, version.as_str());
+        }
+        if let Some(session) = self.session() {
+            request = request.header(headers::SESSION_ID, session);
+        }
+        request
+    }
+
     /// The POST of one message, with the headers it needs.
     fn builder(&self, out: &Outgoing, id: Option<&RequestId>) -> reqwest::RequestBuilder {
         let mut post = self
-            .http
-            .post(self.url.clone())
+            .base(reqwest::Method::POST, out.version)
             .header(CONTENT_TYPE, "application/json")
             .header(ACCEPT, "application/json, text/event-stream")
             .body(out.text(id));
-        if let Some(version) = out.version {
-            post = post.header(headers::PROTOCOL_VERSION, version.as_str());
-            if version.is_modern() {
-                post = post.header(headers::METHOD, out.method.as_str());
-                if let Some(name) = out.name() {
-                    post = post.header(headers::NAME, headers::encode(name).as_ref());
-                }
-                for (header, value) in &out.mirrored {
-                    post = post.header(header, headers::encode(value).as_ref());
-                }
+        if let Some(version) = out.version
+            && version.is_modern()
+        {
+            post = post.header(headers::METHOD, out.method.as_str());
+            if let Some(name) = out.name() {
+                post = post.header(headers::NAME, headers::encode(name).as_ref());
             }
-        }
-        if let Some(session) = self.session() {
-            post = post.header(headers::SESSION_ID, session);
+            for (header, value) in &out.mirrored {
+                post = post.header(header, headers::encode(value).as_ref());
+            }
         }
         post
     }
@@ -146,10 +229,10 @@ struct CancelOnDrop {
 impl CancelOnDrop {
     /// Ready to cancel request `id` when it is of a handshake revision (not `initialize`,
     /// which is sent before one is agreed, and must not be cancelled).
-    fn new(transport: &HttpTransport, id: &RequestId, version: Option<Version>) -> CancelOnDrop {
+    fn new(endpoint: &Endpoint, id: &RequestId, version: Option<Version>) -> CancelOnDrop {
         let handshake = version.filter(|version| !version.is_modern());
         CancelOnDrop {
-            notice: handshake.map(|version| transport.builder(&Outgoing::cancelled(id, Some(version)), None)),
+            notice: handshake.map(|version| endpoint.builder(&Outgoing::cancelled(id, Some(version)), None)),
         }
     }
 
@@ -170,7 +253,7 @@ impl Drop for CancelOnDrop {
 }
 
 /// The error a failure status stands for: the JSON-RPC error of its body, or the status.
-async fn failure(response: reqwest::Response) -> Error {
+pub(super) async fn failure(response: reqwest::Response) -> Error {
     let status = response.status().as_u16();
     match bounded_body(response).await {
         Ok(body) => match inbound::decode(&body) {

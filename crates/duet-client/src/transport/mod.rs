@@ -5,11 +5,16 @@
 
 mod http;
 mod inbound;
+mod legacy;
+mod listen;
 mod pending;
+mod resume;
+mod routing;
 mod sse;
 mod stdio;
 
 pub use http::HttpTransport;
+pub use legacy::LegacySseTransport;
 pub use stdio::StdioTransport;
 
 use crate::error::Error;
@@ -31,6 +36,9 @@ pub enum Transport {
     Stdio(StdioTransport),
     /// A Streamable HTTP endpoint.
     Http(HttpTransport),
+    /// The deprecated HTTP+SSE transport (2024-11-05): an event stream, and an endpoint
+    /// to post to.
+    LegacySse(LegacySseTransport),
 }
 
 impl From<StdioTransport> for Transport {
@@ -42,6 +50,12 @@ impl From<StdioTransport> for Transport {
 impl From<HttpTransport> for Transport {
     fn from(http: HttpTransport) -> Self {
         Transport::Http(http)
+    }
+}
+
+impl From<LegacySseTransport> for Transport {
+    fn from(legacy: LegacySseTransport) -> Self {
+        Transport::LegacySse(legacy)
     }
 }
 
@@ -93,6 +107,7 @@ impl Transport {
         match self {
             Transport::Stdio(stdio) => stdio.request(id, out).await,
             Transport::Http(http) => http.request(id, out).await,
+            Transport::LegacySse(legacy) => legacy.request(id, out).await,
         }
     }
 
@@ -101,6 +116,7 @@ impl Transport {
         match self {
             Transport::Stdio(stdio) => stdio.notify(out),
             Transport::Http(http) => http.notify(out).await,
+            Transport::LegacySse(legacy) => legacy.notify(out).await,
         }
     }
 
@@ -109,6 +125,7 @@ impl Transport {
         match self {
             Transport::Stdio(stdio) => stdio.notices().take(),
             Transport::Http(http) => http.notices().take(),
+            Transport::LegacySse(legacy) => legacy.notices().take(),
         }
     }
 
@@ -117,14 +134,17 @@ impl Transport {
         match self {
             Transport::Stdio(stdio) => stdio.answering(),
             Transport::Http(http) => http.answering(),
+            Transport::LegacySse(legacy) => legacy.answering(),
         }
     }
 
-    /// Ends the connection: the HTTP session deleted, the process stopped and reaped.
+    /// Ends the connection: the HTTP session deleted (the legacy one's stream ended), the
+    /// process stopped and reaped.
     pub(crate) async fn close(self) {
         match self {
             Transport::Stdio(stdio) => stdio.close().await,
             Transport::Http(http) => http.close().await,
+            Transport::LegacySse(legacy) => legacy.close().await,
         }
     }
 }

@@ -1,42 +1,51 @@
-//! A request's answer as an SSE stream (Streamable HTTP): the server's notifications on the
-//! way, then the response, read event by event. What the server sends between two events
-//! is bounded like any message. Requests of the server's on the stream are passed over (not
-//! yet answered over HTTP).
+//! The events of one SSE response (a Streamable HTTP POST's or GET's, the legacy
+//! transport's stream), read bounded: what the server sends between two events is bounded
+//! like any message. A stream that breaks off (the connection dropped) is told apart from
+//! one that breaks the rules (an event too large, a line that is no SSE), since only the
+//! first may be resumed.
 
 use super::MAX_MESSAGE;
-use super::inbound::{self, Inbound, Notices};
-use crate::error::Error;
-use duet_wire::jsonrpc::RequestId;
-use futures::StreamExt;
-use serde_json::Value;
-use sse_stream::SseStream;
+use futures::{Stream, StreamExt};
+use sse_stream::{Error as SseError, Sse, SseStream};
 use std::io;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// Reads `response`'s events until the response to `id`, delivering notifications on the
-/// way.
-pub(super) async fn answer(response: reqwest::Response, id: &RequestId, notices: &Notices) -> Result<Value, Error> {
+/// A response's events, in order.
+pub(super) type Events = Pin<Box<dyn Stream<Item = Result<Sse, SseError>> + Send>>;
+
+/// The events of `response`, each no larger than a message may be.
+pub(super) fn events(response: reqwest::Response) -> Events {
     let since_event = Arc::new(AtomicUsize::new(0));
     let counted = Arc::clone(&since_event);
     let bytes = response.bytes_stream().map(move |chunk| {
         let chunk = chunk.map_err(io::Error::other)?;
         if counted.fetch_add(chunk.len(), Ordering::Relaxed) + chunk.len() > MAX_MESSAGE {
-            return Err(io::Error::other(format!("an event of the server's is larger than {MAX_MESSAGE} bytes")));
+            let why = format!("an event of the server's is larger than {MAX_MESSAGE} bytes");
+            return Err(io::Error::new(io::ErrorKind::InvalidData, why));
         }
         Ok(chunk)
     });
-    let mut events = std::pin::pin!(SseStream::from_bytes_stream(bytes));
-    while let Some(event) = events.next().await {
-        let event = event.map_err(|e| Error::Protocol(format!("the server's event stream: {e}")))?;
+    Box::pin(SseStream::from_bytes_stream(bytes).map(move |event| {
         since_event.store(0, Ordering::Relaxed);
-        // Events without data (a priming event, a keep-alive) carry no message.
-        let Some(data) = event.data.filter(|data| !data.is_empty()) else { continue };
-        match inbound::decode(data.as_bytes()) {
-            Inbound::Answer { id: Some(answered), outcome } if answered == *id => return outcome.map_err(Error::Rpc),
-            Inbound::Notification(notification) => notices.deliver(notification),
-            Inbound::Answer { .. } | Inbound::Request(_) | Inbound::Unusable => {}
+        event
+    }))
+}
+
+/// Whether `error` is the connection breaking off, not the server breaking the rules.
+pub(super) fn dropped(error: &SseError) -> bool {
+    match error {
+        SseError::Body(error) => {
+            error.downcast_ref::<io::Error>().is_none_or(|error| error.kind() != io::ErrorKind::InvalidData)
         }
+        _ => false,
     }
-    Err(Error::Transport("the server's event stream ended before its answer".into()))
+}
+
+/// The message an event carries: its data, unless it has none (a priming event, a
+/// keep-alive) or is an event of another kind than `message` (the legacy `endpoint`).
+pub(super) fn message(event: &Sse) -> Option<&str> {
+    let kind = event.event.as_deref().unwrap_or("message");
+    event.data.as_deref().filter(|data| kind == "message" && !data.is_empty())
 }
