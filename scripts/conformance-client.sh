@@ -6,8 +6,10 @@
 # fallbacks, the skills extension...). The suite starts each scenario's mock servers on
 # loopback itself and stops them. Fails when any check, scored or not, failed, warned or
 # was skipped (conformance/verdict.mjs counts them), or when the client exited in error
-# where the scenario does not allow it. Prints one line per run, ok or FAILED with its
-# counts, and a failed run's summary.
+# where the scenario does not allow it; the only exceptions are the checks no conforming
+# client can pass, each listed with why in conformance/client-known.json and counted as
+# "known". Prints one line per run, ok or FAILED with its counts, and a failed run's
+# summary.
 # The client is $DUET_CONFORMANCE_CLIENT, else target/debug/duet-conformance-client
 # (cargo build -p duet-client --bins).
 set -uo pipefail
@@ -31,7 +33,7 @@ run() {
   conformance client --command "$client" "$@" -o "$dir" >"$dir.log" 2>&1
   local code=$?
   local counts
-  counts=$(node "$runner/verdict.mjs" "$dir")
+  counts=$(node "$runner/verdict.mjs" "$dir" --known "$runner/client-known.json")
   local verdict=$?
   if [ $code -eq 0 ] && [ $verdict -eq 0 ]; then
     echo "conformance client $name: ok ($counts)"

@@ -133,3 +133,17 @@ async fn the_servers_requests_are_answered_by_the_handlers_over_stdio() {
     assert_eq!(sampled, "LLM response: Paris");
     client.close().await;
 }
+
+#[tokio::test]
+async fn the_servers_requests_are_answered_by_the_handlers_over_http() {
+    let server = http_server().await;
+    let transport = HttpTransport::new(&server.url()).expect("a URL");
+    let negotiate = Negotiate::Pin(Version::V2025_11_25);
+    let client = Client::connect_with(transport, negotiate, options(every_handler())).await.expect("connects");
+    let answered = text(&client.call_tool("test_elicitation", json!({"message": "Who are you?"})).await.expect("call"));
+    assert_eq!(answered, r#"User response: action=accept, content={"email":"ada@example.com","username":"ada"}"#);
+    let sampled = text(&client.call_tool("test_sampling", json!({"prompt": "Capital?"})).await.expect("call"));
+    assert_eq!(sampled, "LLM response: Paris");
+    client.close().await;
+    server.shutdown(Duration::from_secs(1)).await;
+}

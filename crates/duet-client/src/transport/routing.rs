@@ -7,7 +7,7 @@
 use super::inbound::{self, Answering, Inbound, Notices};
 use duet_wire::jsonrpc::{RequestId, RpcError};
 use duet_wire::message::Request;
-use reqwest::header::CONTENT_TYPE;
+use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -41,6 +41,8 @@ pub(super) fn route(
 fn answer(answering: Arc<Answering>, post: reqwest::RequestBuilder, request: Request) {
     tokio::spawn(async move {
         let response = answering.respond(request).await;
-        let _ = post.header(CONTENT_TYPE, "application/json").body(response).send().await;
+        // A Streamable HTTP server refuses (406) a POST that does not accept both of its answers.
+        let post = post.header(CONTENT_TYPE, "application/json").header(ACCEPT, "application/json, text/event-stream");
+        let _ = post.body(response).send().await;
     });
 }
