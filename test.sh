@@ -2,7 +2,8 @@
 # Runs every test duet has: formatting, lints, the Rust test suites (unit, engine,
 # stdio and HTTP over real processes and sockets), every fuzz target briefly over its
 # committed corpus (cargo-fuzz), the official MCP conformance suite for both protocol
-# eras and the tasks extension, the official Python and TypeScript SDK clients against
+# eras and the tasks extension (duet as the server, and duet's client in every client
+# scenario), the official Python and TypeScript SDK clients against
 # duet, the OAuth resource server against a real authorization server (oidc-provider), and
 # the benchmark harness in its smoke mode (every case and server once, briefly; no
 # thresholds). Installs what it needs (cargo-fuzz, npm, PyPI and Debian packages, pinned)
@@ -44,7 +45,7 @@ if cargo tree -p duet-workspace -e normal | grep -E '\b(hyper|reqwest|rustls|aws
 fi
 
 step "cargo doc: the libraries' documentation, with no broken or private links"
-RUSTDOCFLAGS="-D warnings" cargo doc --no-deps -p duet -p duet-wire -p duet-workspace -p duet-otlp --all-features
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps -p duet -p duet-wire -p duet-workspace -p duet-otlp -p duet-client --all-features
 
 step "the binary as released: without its fixtures feature, no --fixtures and none of the library's fixtures"
 cargo clippy -p duet-cli --all-targets -- -D warnings
@@ -65,6 +66,9 @@ step "fuzzing: every target for 5 s over its committed corpus (docs/fuzzing.md)"
 
 step "conformance suite"
 ./scripts/conformance.sh
+
+step "conformance suite, client side: duet-conformance-client in every client scenario"
+./scripts/conformance-client.sh
 
 step "Python SDK client interop"
 ./scripts/python-interop.sh
