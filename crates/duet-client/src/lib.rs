@@ -6,11 +6,22 @@
 //! newline-delimited JSON-RPC with ([`StdioTransport`]), a Streamable HTTP endpoint
 //! ([`HttpTransport`]: in the handshake era the session's GET stream is opened, and a
 //! stream that breaks off is resumed with `Last-Event-ID` after the server's `retry`), or
-//! the legacy HTTP+SSE transport of 2024-11-05 ([`LegacySseTransport`]). [`Client::connect`] agrees on a revision ([`Negotiate`]): the
-//! stateless 2026-07-28 (`server/discover`, then a `_meta` envelope on every request) or the
-//! handshake era (`initialize`, `notifications/initialized`, a session). The caller's code
-//! is the same in both. [`Client::close`] ends it all explicitly: the HTTP session is
-//! deleted, the spawned process group is stopped and reaped.
+//! the legacy HTTP+SSE transport of 2024-11-05 ([`LegacySseTransport`]).
+//! [`Client::connect`] agrees on a revision ([`Negotiate`]): the stateless 2026-07-28
+//! (`server/discover`, then a `_meta` envelope on every request) or the handshake era
+//! (`initialize`, `notifications/initialized`, a session). The caller's code is the same in
+//! both. [`Client::close`] ends it all explicitly: the HTTP session is deleted, the spawned
+//! process group is stopped and reaped.
+//!
+//! What the server asks of the client goes to the caller's [`Handlers`] (elicitation,
+//! sampling, roots), whichever the era: in the handshake era they answer the server's
+//! requests on any transport; in 2026 the client answers an `input_required` result's
+//! questions with them and retries, echoing the server's `requestState` exactly, for a
+//! bounded number of rounds. The capabilities the client declares are those it has
+//! handlers for. A 2026 tool call mirrors the arguments its tool's schema marks
+//! (`x-mcp-header`) as `Mcp-Param-*` headers; a listed tool whose marks are invalid is left
+//! out. Skills (SEP-2640) are listed and loaded with each file checked against its entry
+//! ([`LoadedSkill`]).
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), duet_client::Error> {
@@ -25,10 +36,7 @@
 //! # Ok(()) }
 //! ```
 //!
-//! Not yet: resource subscriptions and `subscriptions/listen`; tasks; answering the
-//! server's elicitation, sampling and roots requests (a server's `ping` is answered and
-//! anything else refused, over every transport), and the 2026 multi round-trip loop (`input_required` is reported as an error); OAuth; `duet call` on any server; the
-//! conformance client.
+//! Not yet: resource subscriptions and `subscriptions/listen`; tasks; OAuth.
 //!
 //! A request future dropped before its answer cancels the request on the wire:
 //! `notifications/cancelled` over stdio and handshake-era HTTP, the stream closed in 2026
