@@ -27,8 +27,8 @@
 //! resource subscriptions and `subscriptions/listen`; tasks; answering the server's
 //! elicitation, sampling and roots requests (over stdio a server's `ping` is answered and
 //! anything else refused; over HTTP they are passed over), and the 2026 multi round-trip
-//! loop (`input_required` is reported as an error); OAuth; `duet call` on any server; the
-//! conformance client.
+//! loop (`input_required` is reported as an error); OAuth; the conformance client.
+//! (`duet call`, `read` and the listings use this client on any server.)
 //!
 //! A request future dropped before its answer cancels the request on the wire:
 //! `notifications/cancelled` over stdio and handshake-era HTTP, the stream closed in 2026
