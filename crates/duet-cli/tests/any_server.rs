@@ -157,6 +157,11 @@ fn a_server_out_of_reach_or_mixed_with_layers_is_named() {
     assert_eq!(missing.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("Error: /nonexistent/mcp-server: transport: spawning the server: "), "{stderr}");
 
+    let exited = duet(&["tools", "--", "false"]);
+    let stderr = String::from_utf8_lossy(&exited.stderr);
+    assert_eq!(exited.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("Error: cannot connect to false: it exited before it answered"), "{stderr}");
+
     let mixed = duet(&["call", "http://127.0.0.1:1/mcp", "echo", "--fixtures", "testkit"]);
     assert_eq!(mixed.status.code(), Some(2));
     assert!(

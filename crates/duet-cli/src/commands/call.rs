@@ -111,3 +111,35 @@ pub(crate) async fn run(args: CallArgs) -> anyhow::Result<ExitCode> {
     }
     Ok(if result.is_error { ExitCode::FAILURE } else { ExitCode::SUCCESS })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{add_words, split};
+    use serde_json::{Map, json};
+
+    fn words(words: &[&str]) -> Vec<String> {
+        words.iter().map(|w| w.to_string()).collect()
+    }
+
+    #[test]
+    fn words_give_strings_or_json_over_the_args_object() {
+        let mut arguments = Map::from_iter([("times".to_string(), json!(1)), ("keep".to_string(), json!(true))]);
+        add_words(&mut arguments, &words(&["text=a=b", "times:=3", "list:=[1]", "empty="])).expect("words");
+        assert_eq!(json!(arguments), json!({"text": "a=b", "times": 3, "list": [1], "empty": "", "keep": true}));
+        let refused = add_words(&mut Map::new(), &words(&["n:=nope"])).expect_err("not JSON");
+        assert!(refused.0.starts_with("n:=nope: the value after := is not valid JSON"), "{}", refused.0);
+        let refused = add_words(&mut Map::new(), &words(&["bare"])).expect_err("no =");
+        assert_eq!(refused.0, "bare: an argument is NAME=VALUE or NAME:=JSON");
+    }
+
+    #[test]
+    fn a_url_comes_first_and_a_tool_after_it() {
+        let given = words(&["https://example.com/mcp", "echo", "text=hi"]);
+        let (url, tool, rest) = split(&given).expect("a call");
+        assert_eq!((url, tool, rest), (Some("https://example.com/mcp"), "echo", &given[2..]));
+        let given = words(&["echo", "text=hi"]);
+        assert_eq!(split(&given).expect("a call"), (None, "echo", &given[1..]));
+        let only_url = split(&words(&["http://127.0.0.1/mcp"])).expect_err("no tool");
+        assert_eq!(only_url.0, "name the tool to call on http://127.0.0.1/mcp");
+    }
+}

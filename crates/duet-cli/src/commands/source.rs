@@ -92,6 +92,9 @@ impl Source {
         let options = Options { client_info, progress, ..Options::default() };
         match Client::connect_with(transport, negotiate, options).await {
             Ok(client) => Ok(Source::Server(Box::new(client))),
+            Err(duet_client::Error::Closed) if matches!(target, Target::Command(_)) => {
+                Err(failure(format_args!("cannot connect to {target}: it exited before it answered")))
+            }
             Err(e) => Err(failure(format_args!("cannot connect to {target}: {e}"))),
         }
     }
