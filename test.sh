@@ -3,11 +3,11 @@
 # stdio and HTTP over real processes and sockets), every fuzz target briefly over its
 # committed corpus (cargo-fuzz), the official MCP conformance suite for both protocol
 # eras and the tasks extension (duet as the server, and duet's client in every client
-# scenario), the official Python and TypeScript SDK clients against
-# duet, the OAuth resource server against a real authorization server (oidc-provider), and
-# the benchmark harness in its smoke mode (every case and server once, briefly; no
-# thresholds). Installs what it needs (cargo-fuzz, npm, PyPI and Debian packages, pinned)
-# on first use.
+# scenario), the official Python and TypeScript SDK clients against duet, duet's client
+# against real servers (npm, Python and rmcp ones), the OAuth resource server against a
+# real authorization server (oidc-provider), and the benchmark harness in its smoke mode
+# (every case and server once, briefly; no thresholds). Installs what it needs
+# (cargo-fuzz, npm, PyPI and Debian packages, pinned) on first use.
 set -euo pipefail
 cd "$(dirname "$0")"
 # The binary the process-level tests run.
@@ -75,6 +75,9 @@ step "Python SDK client interop"
 
 step "TypeScript SDK interop (its client: 2025-11-25's experimental tasks; its server: duet's client falls back)"
 ./scripts/ts-interop.sh
+
+step "duet's client against real servers (server-everything, server-filesystem, the Python SDK, rmcp)"
+./scripts/real-servers.sh
 
 step "OAuth discovery with the Python SDK client against oidc-provider"
 ./scripts/oauth-tests.sh

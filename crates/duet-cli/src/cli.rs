@@ -22,15 +22,17 @@ pub(crate) enum Command {
     /// confirms that change through the client (an elicitation form); clients that cannot
     /// ask the user get a tool error.
     Serve(Box<ServeArgs>),
-    /// List the tools (a table, or the `tools/list` wire objects with --json).
+    /// List the tools (a table, or the `tools/list` wire objects with --json), of duet's own
+    /// layers or of any server (a URL, or a command after --).
     Tools(ListArgs),
     /// List the resources and resource templates.
     Resources(ListArgs),
     /// List the prompts (`*` marks required arguments).
     Prompts(ListArgs),
-    /// Call a tool in process and print its result (exit 1 when the tool fails).
+    /// Call a tool, in process or on any server, and print its result (exit 1 when the tool
+    /// fails).
     Call(CallArgs),
-    /// Read a resource in process and print its contents.
+    /// Read a resource, in process or on any server, and print its contents.
     Read(ReadArgs),
     /// Print the snippet that registers duet with an MCP client.
     Config(ConfigArgs),
@@ -75,12 +77,30 @@ pub(crate) struct PrincipalArgs {
     pub principal_id: Option<String>,
 }
 
+/// Another MCP server the commands talk to instead of duet's own layers: a URL (given
+/// among the command's words) or a command spawned over stdio, in the era it speaks.
+#[derive(clap::Args, Debug, Default)]
+pub(crate) struct ServerArgs {
+    /// The revision to speak to the server, and no other (default: 2026-07-28 when the
+    /// server speaks it, else the handshake revision it agrees on).
+    #[arg(long, value_name = "VERSION")]
+    pub protocol_version: Option<String>,
+    /// A server to spawn and talk to over stdio: its command and arguments, after --.
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
 #[derive(clap::Args, Debug)]
 pub(crate) struct ListArgs {
+    /// The Streamable HTTP URL of a server to list (default: duet's own layers).
+    #[arg(value_name = "URL")]
+    pub url: Option<String>,
     #[command(flatten)]
     pub layer: LayerArgs,
     #[command(flatten)]
     pub principal: PrincipalArgs,
+    #[command(flatten)]
+    pub server: ServerArgs,
     /// Print the wire objects as JSON.
     #[arg(long)]
     pub json: bool,
@@ -88,28 +108,38 @@ pub(crate) struct ListArgs {
 
 #[derive(clap::Args, Debug)]
 pub(crate) struct CallArgs {
-    /// The tool to call.
-    pub tool: String,
-    /// The arguments: a JSON object, @FILE, or - for stdin.
+    /// A server's URL (optional), the tool to call, and its arguments as NAME=VALUE (a
+    /// string) or NAME:=JSON.
+    #[arg(value_name = "[URL] TOOL [NAME=VALUE]", required = true)]
+    pub words: Vec<String>,
+    /// The arguments: a JSON object, @FILE, or - for stdin (NAME=VALUE words are added).
     #[arg(long, value_name = "JSON|@FILE|-")]
     pub args: Option<String>,
-    /// Print the whole CallToolResult.
-    #[arg(long)]
+    /// Print the whole CallToolResult as JSON.
+    #[arg(long, visible_alias = "json")]
     pub raw: bool,
     #[command(flatten)]
     pub layer: LayerArgs,
     #[command(flatten)]
     pub principal: PrincipalArgs,
+    #[command(flatten)]
+    pub server: ServerArgs,
 }
 
 #[derive(clap::Args, Debug)]
 pub(crate) struct ReadArgs {
-    /// The resource URI.
-    pub uri: String,
+    /// A server's URL (optional), then the resource URI.
+    #[arg(value_name = "[URL] URI", required = true, num_args = 1..=2)]
+    pub words: Vec<String>,
+    /// Print the contents as their wire JSON.
+    #[arg(long)]
+    pub json: bool,
     #[command(flatten)]
     pub layer: LayerArgs,
     #[command(flatten)]
     pub principal: PrincipalArgs,
+    #[command(flatten)]
+    pub server: ServerArgs,
 }
 
 #[derive(clap::Args, Debug)]
@@ -433,9 +463,9 @@ impl Cli {
         use crate::commands;
         match self.command {
             Command::Serve(args) => crate::serve::run(*args, tracer).await,
-            Command::Tools(args) => commands::inspect::tools(args),
-            Command::Resources(args) => commands::inspect::resources(args),
-            Command::Prompts(args) => commands::inspect::prompts(args),
+            Command::Tools(args) => commands::inspect::tools(args).await,
+            Command::Resources(args) => commands::inspect::resources(args).await,
+            Command::Prompts(args) => commands::inspect::prompts(args).await,
             Command::Call(args) => commands::call::run(args).await,
             Command::Read(args) => commands::read::run(args).await,
             Command::Config(args) => commands::config::run(args),

@@ -55,4 +55,17 @@ impl Error {
     pub(crate) fn transport(what: impl std::fmt::Display) -> Error {
         Error::Transport(what.to_string())
     }
+
+    /// A transport error from an error and the causes under it, each after a colon (an
+    /// HTTP client's "error sending request" says why only in its causes).
+    pub(crate) fn transport_with_causes(error: &dyn std::error::Error) -> Error {
+        let mut text = error.to_string();
+        let mut cause = error.source();
+        while let Some(under) = cause {
+            text.push_str(": ");
+            text.push_str(&under.to_string());
+            cause = under.source();
+        }
+        Error::Transport(text)
+    }
 }

@@ -36,6 +36,8 @@
 //! # Ok(()) }
 //! ```
 //!
+//! `duet call`, `duet read` and the listings use this client on any server.
+//!
 //! Not yet: resource subscriptions and `subscriptions/listen`; tasks; OAuth.
 //!
 //! A request future dropped before its answer cancels the request on the wire:

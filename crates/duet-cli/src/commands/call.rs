@@ -1,18 +1,18 @@
-//! `duet call TOOL --args JSON|@FILE|-`: runs a tool in process, as a principal with no
-//! client capabilities, and prints its structured result (or its text); its progress goes
-//! to stderr (`progress.rs`).
+//! `duet call [URL] TOOL [NAME=VALUE]… [--args JSON|@FILE|-] [-- COMMAND…]`: runs a tool in
+//! process (as a principal with no client capabilities) or on another server, and prints
+//! its structured result (or its text); its progress goes to stderr (`progress.rs`).
 
 use super::failure;
 use super::progress::Progress;
-use crate::choice;
+use super::source::Source;
 use crate::cli::CallArgs;
 use crate::usage::Usage;
-use duet::layer::{ContentKind, LayerError, Reply, RequestCx};
-use duet::wire::jsonrpc::RequestId;
+use duet::layer::ContentKind;
 use serde_json::{Map, Value};
 use std::io::Read;
 use std::process::ExitCode;
 
+/// The object `--args` gives (none: an empty one).
 fn arguments(spec: Option<&str>) -> Result<Map<String, Value>, Usage> {
     let text = match spec {
         None => return Ok(Map::new()),
@@ -34,28 +34,68 @@ fn arguments(spec: Option<&str>) -> Result<Map<String, Value>, Usage> {
     }
 }
 
+/// Adds the `NAME=VALUE` (a string) and `NAME:=JSON` words to `arguments`, over what
+/// `--args` gave.
+fn add_words(arguments: &mut Map<String, Value>, words: &[String]) -> Result<(), Usage> {
+    for word in words {
+        let (name, value) = match word.split_once('=') {
+            Some((name, json)) if name.ends_with(':') => {
+                let value = serde_json::from_str(json)
+                    .map_err(|e| Usage(format!("{word}: the value after := is not valid JSON: {e}")))?;
+                (&name[..name.len() - 1], value)
+            }
+            Some((name, text)) => (name, Value::String(text.into())),
+            None => return Err(Usage(format!("{word}: an argument is NAME=VALUE or NAME:=JSON"))),
+        };
+        arguments.insert(name.into(), value);
+    }
+    Ok(())
+}
+
+/// The server's URL, if the words start with one (a tool's name never holds `://`), the
+/// tool, and its arguments.
+fn split(words: &[String]) -> Result<(Option<&str>, &str, &[String]), Usage> {
+    match words {
+        [url, tool, rest @ ..] if url.contains("://") => Ok((Some(url), tool, rest)),
+        [url] if url.contains("://") => Err(Usage(format!("name the tool to call on {url}"))),
+        [tool, rest @ ..] => Ok((None, tool, rest)),
+        [] => Err(Usage("name the tool to call".into())),
+    }
+}
+
+/// The call a command line asks for.
+struct Call<'a> {
+    /// The server's URL, if it names one.
+    url: Option<&'a str>,
+    tool: &'a str,
+    arguments: Map<String, Value>,
+}
+
+impl Call<'_> {
+    fn of(args: &CallArgs) -> Result<Call<'_>, Usage> {
+        let (url, tool, words) = split(&args.words)?;
+        let mut arguments = arguments(args.args.as_deref())?;
+        add_words(&mut arguments, words)?;
+        Ok(Call { url, tool, arguments })
+    }
+}
+
 pub(crate) async fn run(args: CallArgs) -> anyhow::Result<ExitCode> {
-    let (layer, arguments) = match (choice::layer(&args.layer), arguments(args.args.as_deref())) {
-        (Ok(layer), Ok(arguments)) => (layer, arguments),
-        (Err(usage), _) | (_, Err(usage)) => return Ok(usage.exit()),
+    let Call { url, tool, arguments } = match Call::of(&args) {
+        Ok(call) => call,
+        Err(usage) => return Ok(usage.exit()),
+    };
+    let source = match Source::open(url, &args.layer, &args.principal, &args.server, true).await {
+        Ok(source) => source,
+        Err(code) => return Ok(code),
     };
     let progress = Progress::new();
-    let cx = RequestCx::builder(choice::principal(&args.principal))
-        .notify(progress.sink())
-        .progress_token(Some(RequestId::Str("duet-call".into())))
-        .build();
-    let called = layer.call_tool(&args.tool, arguments, cx.clone()).await;
+    let called = source.call(tool, arguments, &progress).await;
     progress.finish();
+    source.close().await;
     let result = match called {
-        Ok(Reply::Complete(result)) => result,
-        Ok(Reply::InputRequired(_)) => {
-            return Ok(failure(format_args!(
-                "{} needs input from an MCP client (a confirmation or an answer); call it from one",
-                args.tool
-            )));
-        }
-        Err(LayerError::NotFound(_)) => return Ok(failure(format_args!("Unknown tool: {}", args.tool))),
-        Err(e) => return Ok(failure(e)),
+        Ok(result) => result,
+        Err(message) => return Ok(failure(message)),
     };
     if args.raw {
         println!("{}", serde_json::to_string_pretty(&result)?);
@@ -70,4 +110,36 @@ pub(crate) async fn run(args: CallArgs) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(if result.is_error { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{add_words, split};
+    use serde_json::{Map, json};
+
+    fn words(words: &[&str]) -> Vec<String> {
+        words.iter().map(|w| w.to_string()).collect()
+    }
+
+    #[test]
+    fn words_give_strings_or_json_over_the_args_object() {
+        let mut arguments = Map::from_iter([("times".to_string(), json!(1)), ("keep".to_string(), json!(true))]);
+        add_words(&mut arguments, &words(&["text=a=b", "times:=3", "list:=[1]", "empty="])).expect("words");
+        assert_eq!(json!(arguments), json!({"text": "a=b", "times": 3, "list": [1], "empty": "", "keep": true}));
+        let refused = add_words(&mut Map::new(), &words(&["n:=nope"])).expect_err("not JSON");
+        assert!(refused.0.starts_with("n:=nope: the value after := is not valid JSON"), "{}", refused.0);
+        let refused = add_words(&mut Map::new(), &words(&["bare"])).expect_err("no =");
+        assert_eq!(refused.0, "bare: an argument is NAME=VALUE or NAME:=JSON");
+    }
+
+    #[test]
+    fn a_url_comes_first_and_a_tool_after_it() {
+        let given = words(&["https://example.com/mcp", "echo", "text=hi"]);
+        let (url, tool, rest) = split(&given).expect("a call");
+        assert_eq!((url, tool, rest), (Some("https://example.com/mcp"), "echo", &given[2..]));
+        let given = words(&["echo", "text=hi"]);
+        assert_eq!(split(&given).expect("a call"), (None, "echo", &given[1..]));
+        let only_url = split(&words(&["http://127.0.0.1/mcp"])).expect_err("no tool");
+        assert_eq!(only_url.0, "name the tool to call on http://127.0.0.1/mcp");
+    }
 }

@@ -1,9 +1,9 @@
-//! `duet tools`, `duet resources`, `duet prompts`: what a principal would see listed, as a
-//! table or as the exact wire objects of the list methods.
+//! `duet tools`, `duet resources`, `duet prompts`: what a principal would see listed, or
+//! what another server lists, as a table or as the exact wire objects of the list methods.
 
-use crate::choice;
+use super::failure;
+use super::source::Source;
 use crate::cli::ListArgs;
-use duet::layer::{Layer, Principal};
 use serde_json::{Value, json};
 use std::process::ExitCode;
 
@@ -19,17 +19,22 @@ fn shorten(text: Option<&str>) -> String {
     format!("{cut}…")
 }
 
-/// Lists, for the layer and principal the options name, the wire objects `listed` gives
-/// (with `--json`) or its table of names and descriptions.
-fn show(
-    args: ListArgs,
-    listed: impl FnOnce(&dyn Layer, &Principal) -> (Value, Vec<(String, String)>),
-) -> anyhow::Result<ExitCode> {
-    let layer = match choice::layer(&args.layer) {
-        Ok(layer) => layer,
-        Err(usage) => return Ok(usage.exit()),
+/// A listing: its wire objects, and its table's rows of names and descriptions.
+type Listed = (Value, Vec<(String, String)>);
+
+/// Lists, from the source the options name, the wire objects `listed` gives (with `--json`)
+/// or its table of names and descriptions.
+async fn show(args: ListArgs, listed: impl AsyncFnOnce(&Source) -> Result<Listed, String>) -> anyhow::Result<ExitCode> {
+    let source = match Source::open(args.url.as_deref(), &args.layer, &args.principal, &args.server, false).await {
+        Ok(source) => source,
+        Err(code) => return Ok(code),
     };
-    let (wire, rows) = listed(&*layer, &choice::principal(&args.principal));
+    let result = listed(&source).await;
+    source.close().await;
+    let (wire, rows) = match result {
+        Ok(listed) => listed,
+        Err(message) => return Ok(failure(message)),
+    };
     if args.json {
         println!("{}", serde_json::to_string_pretty(&wire).unwrap_or_default());
     } else {
@@ -41,17 +46,18 @@ fn show(
     Ok(ExitCode::SUCCESS)
 }
 
-pub(crate) fn tools(args: ListArgs) -> anyhow::Result<ExitCode> {
-    show(args, |layer, who| {
-        let tools = layer.tools(who);
+pub(crate) async fn tools(args: ListArgs) -> anyhow::Result<ExitCode> {
+    show(args, async |source| {
+        let tools = source.tools().await?;
         let rows = tools.iter().map(|t| (t.name.clone(), shorten(t.about.description.as_deref()))).collect();
-        (json!(*tools), rows)
+        Ok((json!(tools), rows))
     })
+    .await
 }
 
-pub(crate) fn resources(args: ListArgs) -> anyhow::Result<ExitCode> {
-    show(args, |layer, who| {
-        let (resources, templates) = (layer.resources(who), layer.templates(who));
+pub(crate) async fn resources(args: ListArgs) -> anyhow::Result<ExitCode> {
+    show(args, async |source| {
+        let (resources, templates) = source.resources().await?;
         let rows = resources
             .iter()
             .map(|r| (r.uri.clone(), shorten(r.about.description.as_deref().or(Some(&r.name)))))
@@ -61,13 +67,14 @@ pub(crate) fn resources(args: ListArgs) -> anyhow::Result<ExitCode> {
                     .map(|t| (t.uri_template.clone(), shorten(t.about.description.as_deref().or(Some(&t.name))))),
             )
             .collect();
-        (json!({"resources": *resources, "resourceTemplates": *templates}), rows)
+        Ok((json!({"resources": resources, "resourceTemplates": templates}), rows))
     })
+    .await
 }
 
-pub(crate) fn prompts(args: ListArgs) -> anyhow::Result<ExitCode> {
-    show(args, |layer, who| {
-        let prompts = layer.prompts(who);
+pub(crate) async fn prompts(args: ListArgs) -> anyhow::Result<ExitCode> {
+    show(args, async |source| {
+        let prompts = source.prompts().await?;
         let rows = prompts
             .iter()
             .map(|p| {
@@ -76,6 +83,7 @@ pub(crate) fn prompts(args: ListArgs) -> anyhow::Result<ExitCode> {
                 (format!("{}({})", p.name, args.join(", ")), shorten(p.about.description.as_deref()))
             })
             .collect();
-        (json!(*prompts), rows)
+        Ok((json!(prompts), rows))
     })
+    .await
 }

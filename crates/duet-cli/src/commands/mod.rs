@@ -1,5 +1,6 @@
-//! The in-process commands: inspect, call and read what a layer serves without a client,
-//! and print the snippets that register duet with MCP clients. stdout carries the result
+//! The commands that are not `serve`: inspect, call and read what a layer serves without a
+//! client, or what any other server serves as its client (`source.rs`), and print the
+//! snippets that register duet with MCP clients. stdout carries the result
 //! only; exit code 0, 1 (the tool or read failed) or 2 (usage).
 
 pub(crate) mod call;
@@ -7,6 +8,7 @@ pub(crate) mod config;
 pub(crate) mod inspect;
 mod progress;
 pub(crate) mod read;
+mod source;
 
 use std::fmt::Display;
 use std::process::ExitCode;

@@ -1,8 +1,10 @@
-//! What `duet call` shows of a tool's progress notifications, on stderr: a progress bar
+//! What `duet call` shows of a tool's progress notifications (from the layer in process, or
+//! from the server called), on stderr: a progress bar
 //! when stderr is a terminal (indicatif), plain lines (`progress 1/3: step 1`) otherwise,
 //! so a log or a script reads them too. stdout keeps the result alone.
 
 use duet::wire::jsonrpc::Sink;
+use duet::wire::message::Notification;
 use duet::wire::method::Method;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::Value;
@@ -28,6 +30,13 @@ impl Progress {
                 progress.show(&message["params"]);
             }
         })
+    }
+
+    /// Shows a server's notification, when it is progress.
+    pub(super) fn notification(&self, notification: &Notification) {
+        if notification.method == Method::Progress {
+            self.show(&Value::Object(notification.params.clone()));
+        }
     }
 
     fn show(&self, params: &Value) {

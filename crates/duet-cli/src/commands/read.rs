@@ -1,36 +1,45 @@
-//! `duet read URI`: reads a resource in process and prints text contents as they are,
-//! binary contents as their wire JSON. Of a workspace it also reads a path (relative to the
-//! first root, as the tools take them), which it names by its `file://` URI.
+//! `duet read [URL] URI [-- COMMAND…]`: reads a resource in process or on another server and
+//! prints text contents as they are, binary contents as their wire JSON (`--json`: all of
+//! it as wire JSON). Of a workspace it also reads a path (relative to the first root, as
+//! the tools take them), which it names by its `file://` URI.
 
 use super::failure;
+use super::source::Source;
 use crate::choice;
 use crate::cli::ReadArgs;
-use duet::layer::{Reply, RequestCx, ResourceBody};
+use crate::usage::Usage;
+use duet::layer::ResourceBody;
 use std::process::ExitCode;
 
 pub(crate) async fn run(args: ReadArgs) -> anyhow::Result<ExitCode> {
-    let layer = match choice::layer(&args.layer) {
-        Ok(layer) => layer,
-        Err(usage) => return Ok(usage.exit()),
+    let Some((uri, before)) = args.words.split_last() else {
+        return Ok(Usage("name the resource to read".into()).exit());
     };
-    let uri = match choice::workspace_roots(&args.layer) {
-        Some(roots) if !args.uri.contains("://") => {
-            let path = roots[0].join(&args.uri);
+    let url = before.first().map(String::as_str);
+    let source = match Source::open(url, &args.layer, &args.principal, &args.server, false).await {
+        Ok(source) => source,
+        Err(code) => return Ok(code),
+    };
+    let uri = match (&source, choice::workspace_roots(&args.layer)) {
+        (Source::Layer { .. }, Some(roots)) if !uri.contains("://") => {
+            let path = roots[0].join(uri);
             match std::fs::canonicalize(&path) {
                 Ok(path) => duet::file_uri::from_path(&path),
                 Err(e) => return Ok(failure(format_args!("{}: {e}", path.display()))),
             }
         }
-        _ => args.uri.clone(),
+        _ => uri.clone(),
     };
-    let cx = RequestCx::builder(choice::principal(&args.principal)).build();
-    let contents = match layer.read_resource(&uri, cx.clone()).await {
-        Ok(Reply::Complete(contents)) => contents,
-        Ok(Reply::InputRequired(_)) => {
-            return Ok(failure(format_args!("{uri} needs input from an MCP client; read it from one")));
-        }
-        Err(e) => return Ok(failure(e)),
+    let read = source.read(&uri).await;
+    source.close().await;
+    let contents = match read {
+        Ok(contents) => contents,
+        Err(message) => return Ok(failure(message)),
     };
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&contents)?);
+        return Ok(ExitCode::SUCCESS);
+    }
     for item in &contents {
         match &item.body {
             ResourceBody::Text(text) => println!("{text}"),

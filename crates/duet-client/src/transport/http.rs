@@ -170,7 +170,7 @@ impl Endpoint {
 
     /// POSTs one message; a failure status is an error.
     async fn post(&self, out: &Outgoing, id: Option<&RequestId>) -> Result<reqwest::Response, Error> {
-        let response = self.builder(out, id).send().await.map_err(Error::transport)?;
+        let response = self.builder(out, id).send().await.map_err(|e| Error::transport_with_causes(&e))?;
         if response.status().is_success() { Ok(response) } else { Err(failure(response).await) }
     }
 
@@ -274,7 +274,7 @@ async fn bounded_body(mut response: reqwest::Response) -> Result<Bytes, Error> {
         return Err(too_large());
     }
     let mut body = BytesMut::new();
-    while let Some(chunk) = response.chunk().await.map_err(Error::transport)? {
+    while let Some(chunk) = response.chunk().await.map_err(|e| Error::transport_with_causes(&e))? {
         if body.len() + chunk.len() > MAX_MESSAGE {
             return Err(too_large());
         }

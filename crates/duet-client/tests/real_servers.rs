@@ -1,0 +1,279 @@
+//! The client against servers it did not grow up with, installed pinned by
+//! scripts/real-servers.sh: `@modelcontextprotocol/server-everything` over stdio and
+//! Streamable HTTP, `@modelcontextprotocol/server-filesystem` over stdio (npm, in
+//! tests/interop-ts), a server on the Python SDK `mcp` 2.3.0 (tests/fixtures/python_server.py)
+//! over stdio and Streamable HTTP in both eras, and rmcp 3.11's echo server (the benchmark's
+//! peer, bench/peers/rmcp-echo) over both in both eras: listings, a call, a read, a prompt,
+//! a completion, progress, in whichever era the server speaks.
+//!
+//! The script says where it installed them: `DUET_REAL_SERVERS_NODE_MODULES` (the npm
+//! packages and their Node), `DUET_REAL_SERVERS_PYTHON` (the venv's Python with `mcp`), and
+//! `DUET_REAL_SERVERS_RMCP_ECHO` (the built peer). A test whose variable is not set says so
+//! and passes without running; test.sh runs them all through the script.
+
+use duet_client::types::{ContentKind, ResourceBody};
+use duet_client::{Client, HttpTransport, Negotiate, Options, StdioTransport, Version};
+use duet_wire::method::Method;
+use duet_wire::params::{CompleteParams, CompletionArgument, CompletionReference};
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long an HTTP server may take to listen.
+const STARTUP: Duration = Duration::from_secs(30);
+
+/// The path variable `name` holds, or `None` after saying the test is skipped.
+fn installed(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os(name).map(PathBuf::from);
+    if path.is_none() {
+        eprintln!("skipped: {name} is not set (scripts/real-servers.sh installs the servers and sets it)");
+    }
+    path
+}
+
+/// A command of `program` and `args`, for a stdio transport.
+fn command(program: &Path, args: &[&str]) -> tokio::process::Command {
+    let mut command = tokio::process::Command::new(program);
+    command.args(args);
+    command
+}
+
+/// Node and the entry point of npm package `package` under `node_modules`.
+fn node_package(node_modules: &Path, package: &str) -> (PathBuf, String) {
+    let entry = node_modules.join("@modelcontextprotocol").join(package).join("dist/index.js");
+    (node_modules.join(".bin/node"), entry.display().to_string())
+}
+
+/// The Python SDK fixture server.
+fn python_fixture() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/python_server.py").display().to_string()
+}
+
+/// A loopback port free a moment ago, for a server that cannot pick its own and say which.
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("a free port").port()
+}
+
+/// A server listening on HTTP, killed when dropped.
+struct HttpServer {
+    child: Child,
+    url: String,
+}
+
+impl HttpServer {
+    /// Starts `program` with `args` (and `env`), and waits until `port` takes connections.
+    fn start(program: &Path, args: &[&str], env: &[(&str, String)], port: u16) -> HttpServer {
+        let child = std::process::Command::new(program)
+            .args(args)
+            .envs(env.iter().map(|(name, value)| (name, value)))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("{} starts: {e}", program.display()));
+        let mut server = HttpServer { child, url: format!("http://127.0.0.1:{port}/mcp") };
+        let started = Instant::now();
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                server.child.try_wait().expect("waitable").is_none(),
+                "{} ended before listening",
+                program.display()
+            );
+            assert!(started.elapsed() < STARTUP, "{} does not listen on {port}", program.display());
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        server
+    }
+
+    async fn connect(&self, negotiate: Negotiate) -> Client {
+        let transport = HttpTransport::new(&self.url).expect("a URL");
+        Client::connect_with(transport, negotiate, options()).await.expect("connects over HTTP")
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Tool calls ask for progress.
+fn options() -> Options {
+    Options { progress: true, ..Options::default() }
+}
+
+async fn spawned(command: tokio::process::Command, negotiate: Negotiate) -> Client {
+    let transport = StdioTransport::spawn(command).expect("the server spawns");
+    Client::connect_with(transport, negotiate, options()).await.expect("connects over stdio")
+}
+
+fn text(kind: &ContentKind) -> &str {
+    match kind {
+        ContentKind::Text { text } => text,
+        other => panic!("not text: {other:?}"),
+    }
+}
+
+fn completion(reference: CompletionReference, name: &str, value: &str) -> CompleteParams {
+    CompleteParams {
+        reference,
+        argument: CompletionArgument { name: name.into(), value: Some(value.into()) },
+        context: None,
+    }
+}
+
+/// What server-everything serves, whatever its transport: every kind of request, and a
+/// long call's progress on the notification channel.
+async fn everything(client: Client) {
+    // Its SDK (TypeScript 1.x) speaks the handshake era only: the client fell back.
+    assert_eq!(client.terms().version, Version::V2025_11_25);
+    let tools = client.list_tools().await.expect("tools/list");
+    assert!(tools.iter().any(|t| t.name == "echo"), "{tools:?}");
+    let echoed = client.call_tool("echo", json!({"message": "hé"})).await.expect("echo");
+    assert_eq!(text(&echoed.content[0].kind), "Echo: hé");
+
+    let resources = client.list_resources().await.expect("resources/list");
+    assert!(resources.iter().any(|r| r.uri.starts_with("demo://resource/static/")), "{resources:?}");
+    let templates = client.list_resource_templates().await.expect("resources/templates/list");
+    assert!(templates.iter().any(|t| t.uri_template == "demo://resource/dynamic/text/{resourceId}"));
+    let read = client.read_resource("demo://resource/dynamic/text/1").await.expect("resources/read");
+    assert!(matches!(&read[0].body, ResourceBody::Text(t) if t.starts_with("Resource 1:")), "{read:?}");
+
+    let prompts = client.list_prompts().await.expect("prompts/list");
+    assert!(prompts.iter().any(|p| p.name == "completable-prompt"), "{prompts:?}");
+    let prompt = client.get_prompt("args-prompt", BTreeMap::from([("city".into(), "Lyon".into())])).await;
+    assert!(text(&prompt.expect("prompts/get").messages[0].content.kind).contains("Lyon"));
+    let reference = CompletionReference::Prompt { name: "completable-prompt".into() };
+    let completed = client.complete(completion(reference, "department", "E")).await.expect("completion/complete");
+    assert_eq!(completed.values, ["Engineering"]);
+
+    let mut notifications = client.notifications().expect("the channel");
+    let long = client.call_tool("trigger-long-running-operation", json!({"duration": 1, "steps": 2})).await;
+    assert!(!long.expect("the long operation").is_error);
+    let mut progress = Vec::new();
+    while let Ok(notification) = notifications.try_recv() {
+        if notification.method == Method::Progress {
+            progress.push(notification.params["progress"].clone());
+        }
+    }
+    assert_eq!(progress, [json!(1), json!(2)]);
+    client.close().await;
+}
+
+#[tokio::test]
+async fn server_everything_over_stdio() {
+    let Some(node_modules) = installed("DUET_REAL_SERVERS_NODE_MODULES") else { return };
+    let (node, entry) = node_package(&node_modules, "server-everything");
+    everything(spawned(command(&node, &[&entry, "stdio"]), Negotiate::Auto).await).await;
+}
+
+#[tokio::test]
+async fn server_everything_over_streamable_http() {
+    let Some(node_modules) = installed("DUET_REAL_SERVERS_NODE_MODULES") else { return };
+    let (node, entry) = node_package(&node_modules, "server-everything");
+    let port = free_port();
+    let server = HttpServer::start(&node, &[&entry, "streamableHttp"], &[("PORT", port.to_string())], port);
+    everything(server.connect(Negotiate::Auto).await).await;
+}
+
+/// server-filesystem's newest release is on the TypeScript SDK 1.x, whose newest revision is
+/// 2025-11-25: it negotiates that, and refuses 2026-07-28 pinned.
+#[tokio::test]
+async fn server_filesystem_over_stdio() {
+    let Some(node_modules) = installed("DUET_REAL_SERVERS_NODE_MODULES") else { return };
+    let (node, entry) = node_package(&node_modules, "server-filesystem");
+    let dir = std::env::temp_dir().join(format!("duet-real-servers-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a directory");
+    let dir = dir.canonicalize().expect("canonical");
+    std::fs::write(dir.join("note.txt"), "line one\nline two\n").expect("a file");
+    let root = dir.display().to_string();
+
+    let client = spawned(command(&node, &[&entry, &root]), Negotiate::Auto).await;
+    assert_eq!(client.terms().version, Version::V2025_11_25);
+    let tools = client.list_tools().await.expect("tools/list");
+    assert!(tools.iter().any(|t| t.name == "read_text_file"), "{tools:?}");
+    let file = dir.join("note.txt").display().to_string();
+    let read = client.call_tool("read_text_file", json!({"path": file, "head": 1})).await.expect("a read");
+    assert_eq!(text(&read.content[0].kind).trim_end(), "line one");
+    let listed = client.call_tool("list_directory", json!({"path": root})).await.expect("a listing");
+    assert!(text(&listed.content[0].kind).contains("[FILE] note.txt"), "{listed:?}");
+    let outside = client.call_tool("read_text_file", json!({"path": "/etc/hostname"})).await.expect("answers");
+    assert!(outside.is_error, "{outside:?}");
+    client.close().await;
+
+    let pinned = StdioTransport::spawn(command(&node, &[&entry, &root])).expect("spawns");
+    let refused = Client::connect(pinned, Negotiate::Pin(Version::V2026_07_28)).await;
+    assert!(refused.is_err(), "server-filesystem does not speak 2026-07-28");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// What the Python fixture serves, in the era the client pinned.
+async fn python(client: Client, version: Version) {
+    assert_eq!(client.terms().version, version);
+    let tools = client.list_tools().await.expect("tools/list");
+    assert_eq!(tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["add"]);
+    let added = client.call_tool("add", json!({"a": 2, "b": 3})).await.expect("add");
+    assert_eq!(added.structured_content, Some(json!({"result": 5})));
+    let resources = client.list_resources().await.expect("resources/list");
+    assert_eq!(resources.iter().map(|r| r.uri.as_str()).collect::<Vec<_>>(), ["note://greeting"]);
+    let templates = client.list_resource_templates().await.expect("resources/templates/list");
+    assert_eq!(templates[0].uri_template, "note://items/{name}");
+    let read = client.read_resource("note://greeting").await.expect("resources/read");
+    assert_eq!(read[0].body, ResourceBody::Text("hello from python".into()));
+    let item = client.read_resource("note://items/pear").await.expect("a template's resource");
+    assert_eq!(item[0].body, ResourceBody::Text("item pear".into()));
+    let prompt = client.get_prompt("review", BTreeMap::from([("language".into(), "rust".into())])).await;
+    assert_eq!(text(&prompt.expect("prompts/get").messages[0].content.kind), "Review this rust code.");
+    let reference = CompletionReference::Prompt { name: "review".into() };
+    let completed = client.complete(completion(reference, "language", "r")).await.expect("completion/complete");
+    assert_eq!(completed.values, ["rust", "ruby"]);
+    client.close().await;
+}
+
+#[tokio::test]
+async fn python_sdk_over_stdio_in_both_eras() {
+    let Some(python_bin) = installed("DUET_REAL_SERVERS_PYTHON") else { return };
+    let fixture = python_fixture();
+    for version in [Version::V2026_07_28, Version::V2025_11_25] {
+        let client = spawned(command(&python_bin, &[&fixture, "stdio"]), Negotiate::Pin(version)).await;
+        python(client, version).await;
+    }
+    let client = spawned(command(&python_bin, &[&fixture, "stdio"]), Negotiate::Auto).await;
+    python(client, Version::V2026_07_28).await;
+}
+
+#[tokio::test]
+async fn python_sdk_over_streamable_http_in_both_eras() {
+    let Some(python_bin) = installed("DUET_REAL_SERVERS_PYTHON") else { return };
+    let port = free_port();
+    let server = HttpServer::start(&python_bin, &[&python_fixture(), "http", &port.to_string()], &[], port);
+    for version in [Version::V2026_07_28, Version::V2025_11_25] {
+        python(server.connect(Negotiate::Pin(version)).await, version).await;
+    }
+    python(server.connect(Negotiate::Auto).await, Version::V2026_07_28).await;
+}
+
+/// rmcp's echo server (tools only), in the era the client pinned.
+async fn rmcp_echo(client: Client, version: Version) {
+    assert_eq!(client.terms().version, version);
+    let tools = client.list_tools().await.expect("tools/list");
+    assert_eq!(tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["echo"]);
+    let echoed = client.call_tool("echo", json!({"text": "hé", "times": 2})).await.expect("echo");
+    assert_eq!(text(&echoed.content[0].kind), "héhé");
+    client.close().await;
+}
+
+#[tokio::test]
+async fn rmcp_over_stdio_and_streamable_http_in_both_eras() {
+    let Some(rmcp) = installed("DUET_REAL_SERVERS_RMCP_ECHO") else { return };
+    let port = free_port();
+    let server = HttpServer::start(&rmcp, &["http-default", "--port", &port.to_string()], &[], port);
+    for version in [Version::V2026_07_28, Version::V2025_11_25] {
+        rmcp_echo(spawned(command(&rmcp, &["stdio"]), Negotiate::Pin(version)).await, version).await;
+        rmcp_echo(server.connect(Negotiate::Pin(version)).await, version).await;
+    }
+    rmcp_echo(spawned(command(&rmcp, &["stdio"]), Negotiate::Auto).await, Version::V2026_07_28).await;
+}
