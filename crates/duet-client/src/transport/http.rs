@@ -5,21 +5,28 @@
 //! `Mcp-Name` for a method that names a primitive (spelled as `=?base64?…?=` when plain
 //! ASCII cannot carry it). Every body is read bounded. A handshake-era request the caller
 //! drops is cancelled with `notifications/cancelled`; a 2026 one by its stream closing.
+//! With an [`Authorizer`], every message carries its bearer token, and a 401 or 403 is
+//! handed to it: when it has a (new) token, the message is sent again.
 
 use super::inbound::{self, Inbound, Notices};
 use super::{MAX_MESSAGE, Outgoing, sse};
 use crate::error::Error;
+use crate::oauth::Authorizer;
 use bytes::{Bytes, BytesMut};
 use duet_wire::headers;
 use duet_wire::jsonrpc::RequestId;
 use duet_wire::method::Method;
 use duet_wire::version::Version;
+use reqwest::StatusCode;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
 use serde_json::Value;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// How much of a failure's body an error quotes.
 const QUOTED: usize = 200;
+
+/// How many times one message is sent again after its authorizer answered a challenge.
+const MAX_CHALLENGES: usize = 3;
 
 /// A Streamable HTTP endpoint the client posts to.
 #[derive(Debug)]
@@ -28,6 +35,7 @@ pub struct HttpTransport {
     url: reqwest::Url,
     session: Mutex<Option<HeaderValue>>,
     notices: Notices,
+    authorizer: Option<Arc<Authorizer>>,
 }
 
 impl HttpTransport {
@@ -40,7 +48,13 @@ impl HttpTransport {
     /// such as a bearer token).
     pub fn with_client(http: reqwest::Client, url: &str) -> Result<HttpTransport, Error> {
         let url = reqwest::Url::parse(url).map_err(|e| Error::Invalid(format!("the URL {url:?}: {e}")))?;
-        Ok(HttpTransport { http, url, session: Mutex::new(None), notices: Notices::new() })
+        Ok(HttpTransport { http, url, session: Mutex::new(None), notices: Notices::new(), authorizer: None })
+    }
+
+    /// The endpoint, protected: `authorizer` gets the tokens its requests carry.
+    pub fn with_authorizer(mut self, authorizer: Arc<Authorizer>) -> HttpTransport {
+        self.authorizer = Some(authorizer);
+        self
     }
 
     /// The handshake-era session the server set, if any.
@@ -94,14 +108,42 @@ impl HttpTransport {
     /// (405) or no longer knows it is left be.
     pub(super) async fn close(self) {
         if let Some(session) = self.session() {
-            let _ = self.http.delete(self.url.clone()).header(headers::SESSION_ID, session).send().await;
+            let mut delete = self.http.delete(self.url.clone()).header(headers::SESSION_ID, session);
+            if let Some(token) = self.bearer() {
+                delete = delete.bearer_auth(token);
+            }
+            let _ = delete.send().await;
         }
     }
 
-    /// POSTs one message; a failure status is an error.
+    /// POSTs one message; a failure status is an error. A 401 or 403 the authorizer
+    /// answers with a token sends it again.
     async fn post(&self, out: &Outgoing, id: Option<&RequestId>) -> Result<reqwest::Response, Error> {
-        let response = self.builder(out, id).send().await.map_err(Error::transport)?;
-        if response.status().is_success() { Ok(response) } else { Err(failure(response).await) }
+        let mut challenges = 0;
+        loop {
+            let sent = self.bearer();
+            let response = self.builder(out, id).send().await.map_err(Error::transport)?;
+            let status = response.status();
+            if status.is_success() {
+                return Ok(response);
+            }
+            let challenged = matches!(status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN);
+            match &self.authorizer {
+                Some(authorizer)
+                    if challenged
+                        && challenges < MAX_CHALLENGES
+                        && authorizer.answer(&self.url, status, response.headers(), sent.as_deref()).await? =>
+                {
+                    challenges += 1;
+                }
+                _ => return Err(failure(response).await),
+            }
+        }
+    }
+
+    /// The authorizer's token for this endpoint, if it has one.
+    fn bearer(&self) -> Option<String> {
+        self.authorizer.as_ref().and_then(|authorizer| authorizer.bearer(&self.url))
     }
 
     /// The POST of one message, with the headers it needs.
@@ -123,6 +165,9 @@ impl HttpTransport {
         }
         if let Some(session) = self.session() {
             post = post.header(headers::SESSION_ID, session);
+        }
+        if let Some(token) = self.bearer() {
+            post = post.bearer_auth(token);
         }
         post
     }
