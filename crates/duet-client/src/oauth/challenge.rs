@@ -1,7 +1,8 @@
-//! A protected server's `WWW-Authenticate: Bearer …` challenge (RFC 6750 §3, RFC 9728 §5.1):
-//! where its Protected Resource Metadata is, the scope it asks for, and why it refused.
+//! A protected server's `WWW-Authenticate: Bearer …` (or `DPoP …`) challenge (RFC 6750 §3,
+//! RFC 9728 §5.1, RFC 9449 §7.1): where its Protected Resource Metadata is, the scope it
+//! asks for, and why it refused.
 
-/// What a 401 or 403 answer's `Bearer` challenge says.
+/// What a 401 or 403 answer's `Bearer` or `DPoP` challenge says.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Challenge {
     /// `resource_metadata`: the URL of the server's Protected Resource Metadata.
@@ -13,7 +14,8 @@ pub(crate) struct Challenge {
 }
 
 impl Challenge {
-    /// The `Bearer` challenge among `headers`' `WWW-Authenticate` values, or an empty one.
+    /// The `Bearer` or `DPoP` challenge among `headers`' `WWW-Authenticate` values, or an
+    /// empty one.
     pub(crate) fn of(headers: &reqwest::header::HeaderMap) -> Challenge {
         headers
             .get_all(reqwest::header::WWW_AUTHENTICATE)
@@ -23,11 +25,12 @@ impl Challenge {
             .unwrap_or_default()
     }
 
-    /// The `Bearer` challenge in one header value (`Bearer k="v", k2=v2`), if it is one.
+    /// The challenge in one header value (`Bearer k="v", k2=v2`), if it is a `Bearer` or a
+    /// `DPoP` one.
     pub(crate) fn parse(value: &str) -> Option<Challenge> {
         let value = value.trim_start();
         let (scheme, rest) = value.split_once(char::is_whitespace).unwrap_or((value, ""));
-        if !scheme.eq_ignore_ascii_case("bearer") {
+        if !scheme.eq_ignore_ascii_case("bearer") && !scheme.eq_ignore_ascii_case("dpop") {
             return None;
         }
         let mut challenge = Challenge::default();
@@ -113,5 +116,9 @@ mod tests {
     fn another_scheme_is_no_bearer_challenge() {
         assert_eq!(Challenge::parse(r#"Basic realm="x""#), None);
         assert_eq!(Challenge::parse("Bearer"), Some(Challenge::default()));
+        assert_eq!(
+            Challenge::parse(r#"DPoP error="use_dpop_nonce""#).unwrap().error.as_deref(),
+            Some("use_dpop_nonce")
+        );
     }
 }

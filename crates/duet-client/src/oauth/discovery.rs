@@ -39,6 +39,7 @@ pub(crate) struct ServerMetadata {
     pub(crate) authorization_response_iss_parameter_supported: bool,
     #[serde(default)]
     pub(crate) client_id_metadata_document_supported: bool,
+    pub(crate) dpop_signing_alg_values_supported: Option<Vec<String>>,
 }
 
 impl ServerMetadata {
@@ -55,6 +56,7 @@ impl ServerMetadata {
             code_challenge_methods_supported: Some(vec!["S256".to_owned()]),
             authorization_response_iss_parameter_supported: false,
             client_id_metadata_document_supported: false,
+            dpop_signing_alg_values_supported: None,
         }
     }
 
@@ -65,6 +67,11 @@ impl ServerMetadata {
             Some(methods) => methods.iter().any(|listed| listed == method),
             None => method == "client_secret_basic",
         }
+    }
+
+    /// Whether the server binds tokens to DPoP proofs signed the way the client signs them.
+    pub(crate) fn supports_dpop(&self) -> bool {
+        self.dpop_signing_alg_values_supported.iter().flatten().any(|alg| alg == super::dpop::ALGORITHM)
     }
 
     /// Whether the server lists scope `scope`.

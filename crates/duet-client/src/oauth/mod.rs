@@ -7,12 +7,15 @@
 //! scopes held joined with the challenged ones (step-up), unless it holds them already
 //! (asking again would not help: that is the retry limit). A token that stops working is
 //! refreshed when there is a refresh token; an authorization server that changed (the
-//! server migrated) means registering anew. Tokens live in a [`TokenStore`].
+//! server migrated) means registering anew. Where the authorization server signs DPoP
+//! proofs with ES256, tokens are bound to a key of the client's ([`dpop`]). Tokens live in
+//! a [`TokenStore`].
 
 mod assertion;
 mod authorization_code;
 mod challenge;
 mod discovery;
+mod dpop;
 mod loopback;
 mod pkce;
 mod registration;
@@ -28,13 +31,14 @@ pub use store::TokenStore;
 
 use crate::error::Error;
 use challenge::Challenge;
-use discovery::Discovered;
+use discovery::{Discovered, ServerMetadata};
+use dpop::{Dpop, Party};
 use registration::{Identity, Registered};
 use reqwest::StatusCode;
 use reqwest::header::HeaderMap;
 use std::sync::{Arc, Mutex};
 use store::Saved;
-use token::{Grant, Tokens};
+use token::{Grant, TokenEndpoint, Tokens};
 use url::Url;
 
 /// Gets and keeps the tokens a client presents to one protected server.
@@ -44,10 +48,29 @@ pub struct Authorizer {
     flow: Flow,
     identity: Identity,
     store: TokenStore,
-    /// The resource and access token requests carry now.
-    bearer: Mutex<Option<(String, String)>>,
+    /// The token requests carry now.
+    current: Mutex<Option<Current>>,
+    /// The key DPoP-bound tokens are bound to (none when none could be made).
+    dpop: Option<Dpop>,
     /// The last authorization, held while a challenge is answered (one at a time).
     saved: tokio::sync::Mutex<Option<Saved>>,
+}
+
+/// The access token in use.
+#[derive(Debug)]
+struct Current {
+    /// The resource it is for.
+    resource: String,
+    token: String,
+    /// Whether it is bound to the DPoP key (presented as `DPoP`, not `Bearer`).
+    dpop: bool,
+}
+
+impl Current {
+    fn of(saved: &Saved) -> Current {
+        let tokens = &saved.tokens;
+        Current { resource: saved.resource.clone(), token: tokens.access_token.clone(), dpop: tokens.is_dpop() }
+    }
 }
 
 /// How the client gets a token.
@@ -87,7 +110,8 @@ impl Authorizer {
             flow,
             identity: Identity { name: "duet".to_owned(), metadata_document: None, pre_registered },
             store: TokenStore::Memory,
-            bearer: Mutex::new(None),
+            current: Mutex::new(None),
+            dpop: Dpop::new().ok(),
             saved: tokio::sync::Mutex::new(None),
         }
     }
@@ -115,8 +139,7 @@ impl Authorizer {
     /// Keeps the tokens in `store`, starting from what it holds.
     pub fn store(mut self, store: TokenStore) -> Authorizer {
         let saved = store.load();
-        *self.bearer.get_mut().unwrap_or_else(|poisoned| poisoned.into_inner()) =
-            saved.as_ref().map(|saved| (saved.resource.clone(), saved.tokens.access_token.clone()));
+        *self.current.get_mut().unwrap_or_else(|poisoned| poisoned.into_inner()) = saved.as_ref().map(Current::of);
         *self.saved.get_mut() = saved;
         self.store = store;
         self
@@ -130,8 +153,29 @@ impl Authorizer {
 
     /// The access token for the server at `url`, if there is one.
     pub(crate) fn bearer(&self, url: &Url) -> Option<String> {
-        let bearer = self.bearer.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        bearer.as_ref().filter(|(resource, _)| discovery::covers(resource, url)).map(|(_, token)| token.clone())
+        let current = self.current.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        current
+            .as_ref()
+            .filter(|current| discovery::covers(&current.resource, url))
+            .map(|current| current.token.clone())
+    }
+
+    /// The headers a `method` request to the server at `url` carries: `Authorization`, and
+    /// `DPoP` with a fresh proof for a bound token.
+    pub(crate) fn headers(&self, url: &Url, method: &str) -> Vec<(&'static str, String)> {
+        let current = self.current.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let Some(current) = current.as_ref().filter(|current| discovery::covers(&current.resource, url)) else {
+            return Vec::new();
+        };
+        match self.dpop.as_ref().filter(|_| current.dpop) {
+            Some(dpop) => {
+                let proof = dpop.proof(Party::ResourceServer, method, url.as_str(), Some(&current.token));
+                let mut headers = vec![("authorization", format!("DPoP {}", current.token))];
+                headers.extend(proof.ok().map(|proof| (dpop::DPOP, proof)));
+                headers
+            }
+            None => vec![("authorization", format!("Bearer {}", current.token))],
+        }
     }
 
     /// Answers the server at `url` refusing a request that carried token `sent` with
@@ -145,6 +189,13 @@ impl Authorizer {
         sent: Option<&str>,
     ) -> Result<bool, Error> {
         let challenge = Challenge::of(headers);
+        if let Some(dpop) = &self.dpop
+            && challenge.error.as_deref() == Some("use_dpop_nonce")
+            && let Some(nonce) = dpop::nonce_of(headers)
+        {
+            dpop.set_nonce(Party::ResourceServer, &nonce);
+            return Ok(true);
+        }
         let mut saved = self.saved.lock().await;
         if self.bearer(url).as_deref() != sent {
             return Ok(true);
@@ -194,6 +245,7 @@ impl Authorizer {
     /// New tokens for `client` with `scope`: a person's authorization, or the client's own.
     async fn tokens(&self, discovered: &Discovered, client: &Registered, scope: Option<&str>) -> Result<Tokens, Error> {
         let (server, resource) = (&discovered.server, discovered.resource.as_str());
+        let endpoint = self.token_endpoint(server, client);
         match &self.flow {
             Flow::Person(agent) => {
                 let code =
@@ -203,36 +255,36 @@ impl Authorizer {
                     redirect_uri: &agent.redirect_uri(),
                     verifier: &code.pkce.verifier,
                 };
-                token::request(&self.http, server, client, None, grant, resource, scope).await
+                token::request(&endpoint, grant, resource, scope).await
             }
-            Flow::Machine { key, .. } => {
-                token::request(&self.http, server, client, key.as_ref(), Grant::ClientCredentials, resource, scope)
-                    .await
-            }
+            Flow::Machine { .. } => token::request(&endpoint, Grant::ClientCredentials, resource, scope).await,
         }
+    }
+
+    /// `client` at `server`'s token endpoint, with its private key if it signs, and the
+    /// DPoP key if the server binds tokens to one.
+    fn token_endpoint<'a>(&'a self, server: &'a ServerMetadata, client: &'a Registered) -> TokenEndpoint<'a> {
+        let key = match &self.flow {
+            Flow::Machine { key, .. } => key.as_ref(),
+            Flow::Person(_) => None,
+        };
+        let dpop = self.dpop.as_ref().filter(|_| server.supports_dpop());
+        TokenEndpoint { http: &self.http, server, client, key, dpop }
     }
 
     /// `known`'s tokens refreshed, when it has a refresh token the server still honours.
     async fn refreshed(&self, discovered: &Discovered, known: &Saved) -> Option<Tokens> {
         let refresh = known.tokens.refresh_token.as_deref()?;
-        let key = match &self.flow {
-            Flow::Machine { key, .. } => key.as_ref(),
-            Flow::Person(_) => None,
-        };
+        let endpoint = self.token_endpoint(&discovered.server, &known.client);
         let scope = known.tokens.scope.as_deref();
-        let grant = Grant::Refresh(refresh);
-        let mut tokens =
-            token::request(&self.http, &discovered.server, &known.client, key, grant, &discovered.resource, scope)
-                .await
-                .ok()?;
+        let mut tokens = token::request(&endpoint, Grant::Refresh(refresh), &discovered.resource, scope).await.ok()?;
         tokens.refresh_token = tokens.refresh_token.or_else(|| Some(refresh.to_owned()));
         Some(tokens)
     }
 
     /// Makes `new` the authorization in use: its token on the next requests, kept in the store.
     fn keep(&self, saved: &mut Option<Saved>, new: Saved) -> Result<(), Error> {
-        *self.bearer.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) =
-            Some((new.resource.clone(), new.tokens.access_token.clone()));
+        *self.current.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(Current::of(&new));
         self.store.save(&new)?;
         *saved = Some(new);
         Ok(())

@@ -73,7 +73,13 @@ mod tests {
             issuer: "https://as".into(),
             resource: "https://h/mcp".into(),
             client: Registered { client_id: "c".into(), client_secret: None, method: AuthMethod::None },
-            tokens: Tokens { access_token: "a".into(), refresh_token: Some("r".into()), scope: None, expires_at: None },
+            tokens: Tokens {
+                access_token: "a".into(),
+                token_type: None,
+                refresh_token: Some("r".into()),
+                scope: None,
+                expires_at: None,
+            },
         };
         store.save(&saved).unwrap();
         let mode = std::fs::metadata(dir.join("tokens.json")).unwrap().permissions().mode();

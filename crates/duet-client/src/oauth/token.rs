@@ -1,10 +1,12 @@
 //! The authorization server's token endpoint: the grants the client uses (an authorization
 //! code with its PKCE verifier, a refresh token, client credentials), each with the
 //! resource (RFC 8707) and the client's authentication (`client_secret_basic`,
-//! `client_secret_post`, `private_key_jwt`, or only its ID).
+//! `client_secret_post`, `private_key_jwt`, or only its ID), and a DPoP proof where the
+//! token is to be bound (again with the nonce, when the server asks for one).
 
 use super::assertion::{JWT_BEARER, SigningKey};
 use super::discovery::ServerMetadata;
+use super::dpop::{DPOP, Dpop, Party, nonce_of};
 use super::registration::{AuthMethod, Registered};
 use crate::error::Error;
 use base64::Engine;
@@ -17,6 +19,9 @@ use url::form_urlencoded;
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct Tokens {
     pub(crate) access_token: String,
+    /// `Bearer`, or `DPoP` for a token bound to the client's key.
+    #[serde(default)]
+    pub(crate) token_type: Option<String>,
     pub(crate) refresh_token: Option<String>,
     /// The granted scope (the one asked for when the server did not say).
     pub(crate) scope: Option<String>,
@@ -35,17 +40,33 @@ pub(crate) enum Grant<'a> {
     ClientCredentials,
 }
 
-/// Trades `grant` for tokens at `server`'s token endpoint, as `client` (signing with `key`
-/// for `private_key_jwt`), for `resource` with `scope`.
+impl Tokens {
+    /// Whether the token is bound to the client's DPoP key.
+    pub(crate) fn is_dpop(&self) -> bool {
+        self.token_type.as_deref().is_some_and(|kind| kind.eq_ignore_ascii_case("dpop"))
+    }
+}
+
+/// A client at a token endpoint.
+#[derive(Debug)]
+pub(crate) struct TokenEndpoint<'a> {
+    pub(crate) http: &'a reqwest::Client,
+    pub(crate) server: &'a ServerMetadata,
+    pub(crate) client: &'a Registered,
+    /// The client's key, for `private_key_jwt`.
+    pub(crate) key: Option<&'a SigningKey>,
+    /// The key to bind the token to, if it is to be bound.
+    pub(crate) dpop: Option<&'a Dpop>,
+}
+
+/// Trades `grant` for tokens at `endpoint`, for `resource` with `scope`.
 pub(crate) async fn request(
-    http: &reqwest::Client,
-    server: &ServerMetadata,
-    client: &Registered,
-    key: Option<&SigningKey>,
+    endpoint: &TokenEndpoint<'_>,
     grant: Grant<'_>,
     resource: &str,
     scope: Option<&str>,
 ) -> Result<Tokens, Error> {
+    let TokenEndpoint { http, server, client, key, dpop } = *endpoint;
     let mut form = form_urlencoded::Serializer::new(String::new());
     match grant {
         Grant::Code { code, redirect_uri, verifier } => form
@@ -81,12 +102,25 @@ pub(crate) async fn request(
             form.append_pair("client_id", &client.client_id);
         }
     }
-    let response = post
-        .header(reqwest::header::CONTENT_TYPE, "application/x-www-form-urlencoded")
-        .body(form.finish())
-        .send()
-        .await
-        .map_err(Error::transport)?;
+    let post = post.header(reqwest::header::CONTENT_TYPE, "application/x-www-form-urlencoded").body(form.finish());
+    let send = |post: reqwest::RequestBuilder| async {
+        let post = match dpop {
+            Some(dpop) => {
+                post.header(DPOP, dpop.proof(Party::AuthorizationServer, "POST", &server.token_endpoint, None)?)
+            }
+            None => post,
+        };
+        post.send().await.map_err(Error::transport)
+    };
+    let again = post.try_clone();
+    let mut response = send(post).await?;
+    if let (Some(dpop), Some(again)) = (dpop, again)
+        && response.status() == reqwest::StatusCode::BAD_REQUEST
+        && let Some(nonce) = nonce_of(response.headers())
+    {
+        dpop.set_nonce(Party::AuthorizationServer, &nonce);
+        response = send(again).await?;
+    }
     let status = response.status();
     if !status.is_success() {
         let body = response.text().await.unwrap_or_default();
@@ -99,6 +133,7 @@ pub(crate) async fn request(
     #[derive(Deserialize)]
     struct Answer {
         access_token: String,
+        token_type: Option<String>,
         refresh_token: Option<String>,
         scope: Option<String>,
         expires_in: Option<u64>,
@@ -110,6 +145,7 @@ pub(crate) async fn request(
     let now = SystemTime::now().duration_since(UNIX_EPOCH).map(|since| since.as_secs()).unwrap_or_default();
     Ok(Tokens {
         access_token: answer.access_token,
+        token_type: answer.token_type,
         refresh_token: answer.refresh_token,
         scope: answer.scope.or_else(|| scope.map(str::to_owned)),
         expires_at: answer.expires_in.map(|seconds| now + seconds),

@@ -5,7 +5,7 @@
 //! `Mcp-Name` for a method that names a primitive (spelled as `=?base64?…?=` when plain
 //! ASCII cannot carry it). Every body is read bounded. A handshake-era request the caller
 //! drops is cancelled with `notifications/cancelled`; a 2026 one by its stream closing.
-//! With an [`Authorizer`], every message carries its bearer token, and a 401 or 403 is
+//! With an [`Authorizer`], every message carries its token (and DPoP proof), and a 401 or 403 is
 //! handed to it: when it has a (new) token, the message is sent again.
 
 use super::inbound::{self, Inbound, Notices};
@@ -109,8 +109,8 @@ impl HttpTransport {
     pub(super) async fn close(self) {
         if let Some(session) = self.session() {
             let mut delete = self.http.delete(self.url.clone()).header(headers::SESSION_ID, session);
-            if let Some(token) = self.bearer() {
-                delete = delete.bearer_auth(token);
+            for (name, value) in self.credentials("DELETE") {
+                delete = delete.header(name, value);
             }
             let _ = delete.send().await;
         }
@@ -146,6 +146,11 @@ impl HttpTransport {
         self.authorizer.as_ref().and_then(|authorizer| authorizer.bearer(&self.url))
     }
 
+    /// The headers that present the authorizer's token with a `method` request.
+    fn credentials(&self, method: &str) -> Vec<(&'static str, String)> {
+        self.authorizer.as_ref().map(|authorizer| authorizer.headers(&self.url, method)).unwrap_or_default()
+    }
+
     /// The POST of one message, with the headers it needs.
     fn builder(&self, out: &Outgoing, id: Option<&RequestId>) -> reqwest::RequestBuilder {
         let mut post = self
@@ -166,8 +171,8 @@ impl HttpTransport {
         if let Some(session) = self.session() {
             post = post.header(headers::SESSION_ID, session);
         }
-        if let Some(token) = self.bearer() {
-            post = post.bearer_auth(token);
+        for (name, value) in self.credentials("POST") {
+            post = post.header(name, value);
         }
         post
     }
