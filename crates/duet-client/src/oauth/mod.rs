@@ -2,7 +2,8 @@
 //! [`Authorizer`] that an [`HttpTransport`](crate::HttpTransport) consults. Each request
 //! carries its bearer token; a 401 makes it discover the authorization server
 //! ([`discovery`]), become known there ([`registration`]), get a token (a person's
-//! authorization code with PKCE through a [`UserAgent`], or the client's own credentials)
+//! authorization code with PKCE through a [`UserAgent`], the client's own credentials, or
+//! a JWT assertion: a workload's, an enterprise's ID-JAG)
 //! and have the request retried; a 403 `insufficient_scope` makes it ask again for the
 //! scopes held joined with the challenged ones (step-up), unless it holds them already
 //! (asking again would not help: that is the retry limit). A token that stops working is
@@ -11,11 +12,13 @@
 //! proofs with ES256, tokens are bound to a key of the client's ([`dpop`]). Tokens live in
 //! a [`TokenStore`].
 
+mod answer;
 mod assertion;
 mod authorization_code;
 mod challenge;
 mod discovery;
 mod dpop;
+mod jwt_bearer;
 mod loopback;
 mod pkce;
 mod registration;
@@ -25,6 +28,7 @@ mod token;
 
 pub use assertion::SigningKey;
 pub use authorization_code::UserAgent;
+pub use jwt_bearer::Assertion;
 pub use loopback::Loopback;
 pub use registration::AuthMethod;
 pub use store::TokenStore;
@@ -80,6 +84,8 @@ enum Flow {
     Person(Arc<dyn UserAgent>),
     /// The client's own credentials, a machine's (the client is pre-registered).
     Machine { key: Option<SigningKey>, method: AuthMethod },
+    /// A JWT assertion from elsewhere (the client is pre-registered).
+    JwtBearer(Assertion),
 }
 
 impl Authorizer {
@@ -102,6 +108,14 @@ impl Authorizer {
     pub fn private_key_jwt(client_id: &str, key: SigningKey) -> Authorizer {
         let flow = Flow::Machine { key: Some(key), method: AuthMethod::PrivateKeyJwt };
         Authorizer::with_flow(flow, Some((client_id.to_owned(), None)))
+    }
+
+    /// Tokens for an assertion (the JWT-bearer grant): a workload's identity token, or an
+    /// ID-JAG an enterprise's identity provider issues. The client is `client_id`, with
+    /// its secret if it is confidential.
+    pub fn jwt_bearer(client_id: &str, client_secret: Option<&str>, assertion: Assertion) -> Authorizer {
+        let pre_registered = Some((client_id.to_owned(), client_secret.map(str::to_owned)));
+        Authorizer::with_flow(Flow::JwtBearer(assertion), pre_registered)
     }
 
     fn with_flow(flow: Flow, pre_registered: Option<(String, Option<String>)>) -> Authorizer {
@@ -235,9 +249,13 @@ impl Authorizer {
             Flow::Person(agent) => {
                 registration::register(&self.http, &discovered.server, &self.identity, &agent.redirect_uri()).await
             }
-            Flow::Machine { method, .. } => {
+            Flow::Machine { .. } | Flow::JwtBearer(_) => {
                 let (client_id, client_secret) = self.identity.pre_registered.clone().unwrap_or_default();
-                Ok(Registered { client_id, client_secret, method: *method })
+                let method = match &self.flow {
+                    Flow::Machine { method, .. } => *method,
+                    _ => AuthMethod::for_server(&discovered.server, client_secret.is_some()),
+                };
+                Ok(Registered { client_id, client_secret, method })
             }
         }
     }
@@ -258,6 +276,10 @@ impl Authorizer {
                 token::request(&endpoint, grant, resource, scope).await
             }
             Flow::Machine { .. } => token::request(&endpoint, Grant::ClientCredentials, resource, scope).await,
+            Flow::JwtBearer(assertion) => {
+                let assertion = assertion.for_server(&self.http, &server.issuer, resource).await?;
+                token::request(&endpoint, Grant::JwtBearer(&assertion), resource, scope).await
+            }
         }
     }
 
@@ -266,7 +288,7 @@ impl Authorizer {
     fn token_endpoint<'a>(&'a self, server: &'a ServerMetadata, client: &'a Registered) -> TokenEndpoint<'a> {
         let key = match &self.flow {
             Flow::Machine { key, .. } => key.as_ref(),
-            Flow::Person(_) => None,
+            Flow::Person(_) | Flow::JwtBearer(_) => None,
         };
         let dpop = self.dpop.as_ref().filter(|_| server.supports_dpop());
         TokenEndpoint { http: &self.http, server, client, key, dpop }

@@ -4,6 +4,7 @@
 //! A client is known to one issuer: another issuer (the server migrated) means registering
 //! anew, never presenting the old credentials.
 
+use super::answer::document;
 use super::discovery::ServerMetadata;
 use crate::error::Error;
 use serde::{Deserialize, Serialize};
@@ -36,7 +37,7 @@ impl AuthMethod {
 
     /// The method a client with a secret (or without) uses at `server`: the first of the
     /// ones it can use that the server lists.
-    fn for_server(server: &ServerMetadata, has_secret: bool) -> AuthMethod {
+    pub(crate) fn for_server(server: &ServerMetadata, has_secret: bool) -> AuthMethod {
         let usable: &[AuthMethod] = if has_secret {
             &[AuthMethod::ClientSecretBasic, AuthMethod::ClientSecretPost]
         } else {
@@ -99,22 +100,13 @@ pub(crate) async fn register(
         "application_type": "native",
     });
     let response = http.post(endpoint).json(&request).send().await.map_err(Error::transport)?;
-    if !response.status().is_success() {
-        return Err(Error::Authorization(format!(
-            "registration at {endpoint} failed: HTTP status {}",
-            response.status()
-        )));
-    }
     #[derive(Deserialize)]
     struct Answer {
         client_id: String,
         client_secret: Option<String>,
         token_endpoint_auth_method: Option<AuthMethod>,
     }
-    let answer: Answer = response
-        .json()
-        .await
-        .map_err(|e| Error::Authorization(format!("the registration answer of {endpoint} is not one: {e}")))?;
+    let answer: Answer = document(response, &format!("the registration endpoint {endpoint}")).await?;
     let method = answer.token_endpoint_auth_method.unwrap_or(match answer.client_secret {
         Some(_) => AuthMethod::for_server(server, true),
         None => AuthMethod::None,

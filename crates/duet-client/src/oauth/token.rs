@@ -1,12 +1,15 @@
 //! The authorization server's token endpoint: the grants the client uses (an authorization
-//! code with its PKCE verifier, a refresh token, client credentials), each with the
+//! code with its PKCE verifier, a refresh token, client credentials, a JWT assertion),
+//! each with the
 //! resource (RFC 8707) and the client's authentication (`client_secret_basic`,
 //! `client_secret_post`, `private_key_jwt`, or only its ID), and a DPoP proof where the
 //! token is to be bound (again with the nonce, when the server asks for one).
 
+use super::answer::document;
 use super::assertion::{JWT_BEARER, SigningKey};
 use super::discovery::ServerMetadata;
 use super::dpop::{DPOP, Dpop, Party, nonce_of};
+use super::jwt_bearer::GRANT_TYPE;
 use super::registration::{AuthMethod, Registered};
 use crate::error::Error;
 use base64::Engine;
@@ -38,6 +41,8 @@ pub(crate) enum Grant<'a> {
     Refresh(&'a str),
     /// The client's own credentials (a machine, no person).
     ClientCredentials,
+    /// An assertion (RFC 7523): a workload's identity, an enterprise's ID-JAG.
+    JwtBearer(&'a str),
 }
 
 impl Tokens {
@@ -76,6 +81,7 @@ pub(crate) async fn request(
             .append_pair("code_verifier", verifier),
         Grant::Refresh(token) => form.append_pair("grant_type", "refresh_token").append_pair("refresh_token", token),
         Grant::ClientCredentials => form.append_pair("grant_type", "client_credentials"),
+        Grant::JwtBearer(assertion) => form.append_pair("grant_type", GRANT_TYPE).append_pair("assertion", assertion),
     };
     form.append_pair("resource", resource);
     if let Some(scope) = scope.filter(|_| !matches!(grant, Grant::Code { .. })) {
@@ -121,15 +127,6 @@ pub(crate) async fn request(
         dpop.set_nonce(Party::AuthorizationServer, &nonce);
         response = send(again).await?;
     }
-    let status = response.status();
-    if !status.is_success() {
-        let body = response.text().await.unwrap_or_default();
-        return Err(Error::Authorization(format!(
-            "the token endpoint {} answered HTTP status {status}: {}",
-            server.token_endpoint,
-            body.chars().take(200).collect::<String>()
-        )));
-    }
     #[derive(Deserialize)]
     struct Answer {
         access_token: String,
@@ -138,10 +135,7 @@ pub(crate) async fn request(
         scope: Option<String>,
         expires_in: Option<u64>,
     }
-    let answer: Answer = response
-        .json()
-        .await
-        .map_err(|e| Error::Authorization(format!("the token endpoint's answer is not one: {e}")))?;
+    let answer: Answer = document(response, &format!("the token endpoint {}", server.token_endpoint)).await?;
     let now = SystemTime::now().duration_since(UNIX_EPOCH).map(|since| since.as_secs()).unwrap_or_default();
     Ok(Tokens {
         access_token: answer.access_token,

@@ -4,7 +4,7 @@
 //! redirect's `Location`, as the suite's own example client does.
 
 use crate::{Outcome, Run};
-use duet_client::oauth::{Authorizer, SigningKey, UserAgent};
+use duet_client::oauth::{Assertion, Authorizer, SigningKey, UserAgent};
 use duet_client::{Client, Error, HttpTransport};
 use futures::future::BoxFuture;
 use serde_json::json;
@@ -28,8 +28,9 @@ pub(crate) async fn run(run: &Run) -> Outcome {
     Ok(called?)
 }
 
-/// The authorizer the scenario calls for: the client's own credentials from the context,
-/// else a person's authorization as a pre-registered client or one that registers.
+/// The authorizer the scenario calls for: the client's own credentials or an assertion
+/// from the context, else a person's authorization as a pre-registered client or one that
+/// registers.
 fn authorizer(run: &Run) -> Result<Authorizer, Error> {
     let context = |name: &str| run.context.get(name).and_then(|value| value.as_str());
     match run.scenario.as_str() {
@@ -41,6 +42,19 @@ fn authorizer(run: &Run) -> Result<Authorizer, Error> {
             let pem = context("private_key_pem").unwrap_or_default();
             let key = SigningKey::from_pem(pem.as_bytes(), context("signing_algorithm").unwrap_or("ES256"))?;
             Ok(Authorizer::private_key_jwt(context("client_id").unwrap_or_default(), key))
+        }
+        "auth/wif-jwt-bearer" => Ok(Authorizer::jwt_bearer(
+            context("client_id").unwrap_or_default(),
+            None,
+            Assertion::Given(context("valid_jwt").unwrap_or_default().to_owned()),
+        )),
+        "auth/enterprise-managed-authorization" => {
+            let assertion = Assertion::IdJag {
+                token_endpoint: context("idp_token_endpoint").unwrap_or_default().to_owned(),
+                client_id: context("idp_client_id").unwrap_or_default().to_owned(),
+                id_token: context("idp_id_token").unwrap_or_default().to_owned(),
+            };
+            Ok(Authorizer::jwt_bearer(context("client_id").unwrap_or_default(), context("client_secret"), assertion))
         }
         _ => {
             let authorizer = Authorizer::new(Arc::new(FollowRedirect::new()?)).metadata_document(METADATA_DOCUMENT);
