@@ -27,8 +27,8 @@
 //! resource subscriptions and `subscriptions/listen`; tasks; answering the server's
 //! elicitation, sampling and roots requests (over stdio a server's `ping` is answered and
 //! anything else refused; over HTTP they are passed over), and the 2026 multi round-trip
-//! loop (`input_required` is reported as an error); DPoP and the enterprise and workload
-//! identity grants; `duet call` on any server; the conformance client.
+//! loop (`input_required` is reported as an error); `duet call` on any server; the
+//! conformance client.
 //!
 //! A protected server is reached with an [`oauth::Authorizer`] given to
 //! [`HttpTransport::with_authorizer`]: on a 401 it discovers the authorization server (the
@@ -36,9 +36,11 @@
 //! the 2025-03-26 fallbacks), registers the client (pre-registered, a Client ID Metadata
 //! Document, or dynamically), gets a token (a person's authorization code with PKCE
 //! through an [`oauth::UserAgent`] such as [`oauth::Loopback`], checking the redirect's
-//! `iss`; or client credentials with a secret or a `private_key_jwt`), and the request is
-//! sent again; a 403 `insufficient_scope` steps up the scope. Tokens are refreshed, and
-//! kept in memory or in a file ([`oauth::TokenStore`]).
+//! `iss`; client credentials with a secret or a `private_key_jwt`; or a JWT assertion, a
+//! workload's or an enterprise's ID-JAG), and the request is sent again; a 403
+//! `insufficient_scope` steps up the scope. Tokens are bound to a DPoP key where the
+//! authorization server supports it, refreshed, and kept in memory or in a file
+//! ([`oauth::TokenStore`]).
 //!
 //! A request future dropped before its answer cancels the request on the wire:
 //! `notifications/cancelled` over stdio and handshake-era HTTP, the stream closed in 2026

@@ -1,4 +1,4 @@
-//! The authorization code flow with PKCE: the client sends a person's user agent to the
+//! The authorization code flow with PKCE (S256, which the server must support): the client sends a person's user agent to the
 //! authorization endpoint (with the resource, RFC 8707, and the scope) and takes the code
 //! from where the server redirects it back. How the person gets there and how the redirect
 //! comes back is the caller's [`UserAgent`]. The redirect is checked before its code is
@@ -39,6 +39,10 @@ pub(crate) async fn authorize(
     resource: &str,
     scope: Option<&str>,
 ) -> Result<Code, Error> {
+    if !server.code_challenge_methods_supported.iter().flatten().any(|method| method == "S256") {
+        let issuer = &server.issuer;
+        return Err(Error::Authorization(format!("the authorization server {issuer} does not support PKCE with S256")));
+    }
     let endpoint = server.authorization_endpoint.as_deref().ok_or_else(|| {
         Error::Authorization(format!("the authorization server {} has no authorization endpoint", server.issuer))
     })?;

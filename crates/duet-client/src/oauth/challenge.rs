@@ -11,18 +11,19 @@ pub(crate) struct Challenge {
     pub(crate) scope: Option<String>,
     /// `error`: `invalid_token`, `insufficient_scope`...
     pub(crate) error: Option<String>,
+    /// Whether the server challenged with the `DPoP` scheme (it accepts DPoP-bound tokens).
+    pub(crate) dpop: bool,
 }
 
 impl Challenge {
     /// The `Bearer` or `DPoP` challenge among `headers`' `WWW-Authenticate` values, or an
     /// empty one.
     pub(crate) fn of(headers: &reqwest::header::HeaderMap) -> Challenge {
-        headers
-            .get_all(reqwest::header::WWW_AUTHENTICATE)
-            .iter()
-            .filter_map(|value| value.to_str().ok())
-            .find_map(Challenge::parse)
-            .unwrap_or_default()
+        let values = || headers.get_all(reqwest::header::WWW_AUTHENTICATE).into_iter().filter_map(|v| v.to_str().ok());
+        let mut challenge = values().find_map(Challenge::parse).unwrap_or_default();
+        challenge.dpop =
+            values().any(|value| value.split_whitespace().next().is_some_and(|s| s.eq_ignore_ascii_case("dpop")));
+        challenge
     }
 
     /// The challenge in one header value (`Bearer k="v", k2=v2`), if it is a `Bearer` or a
@@ -110,6 +111,17 @@ mod tests {
         assert_eq!(challenge.error.as_deref(), Some("invalid_token"));
         assert_eq!(challenge.scope, None);
         assert!(!challenge.insufficient_scope());
+    }
+
+    #[test]
+    fn a_dpop_challenge_among_several_is_noticed() {
+        let mut headers = reqwest::header::HeaderMap::new();
+        headers.append(reqwest::header::WWW_AUTHENTICATE, r#"Bearer scope="a""#.parse().unwrap());
+        headers.append(reqwest::header::WWW_AUTHENTICATE, r#"DPoP algs="ES256""#.parse().unwrap());
+        let challenge = Challenge::of(&headers);
+        assert_eq!(challenge.scope.as_deref(), Some("a"));
+        assert!(challenge.dpop);
+        assert!(!Challenge::of(&reqwest::header::HeaderMap::new()).dpop);
     }
 
     #[test]

@@ -23,6 +23,10 @@ pub(crate) struct ResourceMetadata {
     pub(crate) authorization_servers: Vec<String>,
     /// The scopes the server knows.
     pub(crate) scopes_supported: Option<Vec<String>>,
+    /// The DPoP proof algorithms the server accepts (RFC 9449 §5.1), if it takes DPoP.
+    pub(crate) dpop_signing_alg_values_supported: Option<Vec<String>>,
+    #[serde(default)]
+    pub(crate) dpop_bound_access_tokens_required: bool,
 }
 
 /// An authorization server's metadata (the fields the client uses).
@@ -87,6 +91,8 @@ pub(crate) struct Discovered {
     pub(crate) resource: String,
     /// The server's Protected Resource Metadata scopes, if it published them.
     pub(crate) scopes_supported: Option<Vec<String>>,
+    /// Whether the server takes DPoP-bound tokens (it said so in its challenge or metadata).
+    pub(crate) takes_dpop: bool,
     /// The authorization server.
     pub(crate) server: ServerMetadata,
 }
@@ -100,7 +106,12 @@ pub(crate) async fn discover(http: &reqwest::Client, url: &Url, challenge: &Chal
                 Some(server) => checked(server, &origin)?,
                 None => ServerMetadata::defaults(&origin),
             };
-        return Ok(Discovered { resource: resource_of(url), scopes_supported: None, server });
+        return Ok(Discovered {
+            resource: resource_of(url),
+            scopes_supported: None,
+            takes_dpop: challenge.dpop,
+            server,
+        });
     };
     if !covers(&resource.resource, url) {
         return Err(Error::Authorization(format!(
@@ -112,7 +123,10 @@ pub(crate) async fn discover(http: &reqwest::Client, url: &Url, challenge: &Chal
         Error::Authorization("the protected resource metadata names no authorization server".to_owned())
     })?;
     let server = server_metadata(http, issuer).await?;
-    Ok(Discovered { resource: resource.resource, scopes_supported: resource.scopes_supported, server })
+    let takes_dpop = challenge.dpop
+        || resource.dpop_bound_access_tokens_required
+        || resource.dpop_signing_alg_values_supported.is_some_and(|algs| !algs.is_empty());
+    Ok(Discovered { resource: resource.resource, scopes_supported: resource.scopes_supported, takes_dpop, server })
 }
 
 /// The server's Protected Resource Metadata: at the challenge's URL, else at the
@@ -149,17 +163,13 @@ async fn server_metadata(http: &reqwest::Client, issuer: &str) -> Result<ServerM
     Err(Error::Authorization(format!("no metadata for the authorization server {issuer}")))
 }
 
-/// `server` when its issuer is `issuer` (compared as strings, RFC 8414 §3.3) and it
-/// supports PKCE with S256.
+/// `server` when its issuer is `issuer` (compared as strings, RFC 8414 §3.3).
 fn checked(server: ServerMetadata, issuer: &str) -> Result<ServerMetadata, Error> {
     if server.issuer != issuer {
         return Err(Error::Authorization(format!(
             "the authorization server metadata names issuer {}, not {issuer}",
             server.issuer
         )));
-    }
-    if !server.code_challenge_methods_supported.iter().flatten().any(|method| method == "S256") {
-        return Err(Error::Authorization(format!("the authorization server {issuer} does not support PKCE with S256")));
     }
     Ok(server)
 }

@@ -1,9 +1,11 @@
 //! DPoP (RFC 9449): tokens bound to a key of the client's. Where the authorization server
-//! signs DPoP proofs with ES256 the client makes a P-256 key, proves it at the token
-//! endpoint (which binds the token to it) and with every request that carries the token
-//! (`Authorization: DPoP …` and a fresh proof: its method, URL and the token's hash). A
-//! server that wants a nonce in the proofs says so (`use_dpop_nonce` with a `DPoP-Nonce`
-//! header), the authorization server's and the resource server's each kept apart.
+//! takes DPoP proofs signed with ES256 and the protected server takes DPoP-bound tokens
+//! (its challenge's scheme is `DPoP`, or its metadata lists DPoP algorithms), the client
+//! uses a P-256 key of its own: it proves it at the token endpoint (which binds the token
+//! to it) and with every request that carries the token (`Authorization: DPoP …` and a
+//! fresh proof: its method, URL and the token's hash). A server that wants a nonce in the
+//! proofs says so (`use_dpop_nonce` with a `DPoP-Nonce` header), the authorization
+//! server's and the resource server's each kept apart.
 
 use super::pkce::random;
 use crate::error::Error;

@@ -35,7 +35,7 @@ pub use store::TokenStore;
 
 use crate::error::Error;
 use challenge::Challenge;
-use discovery::{Discovered, ServerMetadata};
+use discovery::Discovered;
 use dpop::{Dpop, Party};
 use registration::{Identity, Registered};
 use reqwest::StatusCode;
@@ -232,7 +232,8 @@ impl Authorizer {
             return Ok(true);
         }
         let before = known.as_ref().and_then(|known| known.tokens.scope.as_deref());
-        let scope = scope::choose(challenge.scope.as_deref(), &discovered, before);
+        let refreshable = matches!(self.flow, Flow::Person(_));
+        let scope = scope::choose(challenge.scope.as_deref(), &discovered, before, refreshable);
         let client = match known {
             Some(known) => known.client,
             None => self.client_at(&discovered).await?,
@@ -263,7 +264,7 @@ impl Authorizer {
     /// New tokens for `client` with `scope`: a person's authorization, or the client's own.
     async fn tokens(&self, discovered: &Discovered, client: &Registered, scope: Option<&str>) -> Result<Tokens, Error> {
         let (server, resource) = (&discovered.server, discovered.resource.as_str());
-        let endpoint = self.token_endpoint(server, client);
+        let endpoint = self.token_endpoint(discovered, client);
         match &self.flow {
             Flow::Person(agent) => {
                 let code =
@@ -283,21 +284,22 @@ impl Authorizer {
         }
     }
 
-    /// `client` at `server`'s token endpoint, with its private key if it signs, and the
-    /// DPoP key if the server binds tokens to one.
-    fn token_endpoint<'a>(&'a self, server: &'a ServerMetadata, client: &'a Registered) -> TokenEndpoint<'a> {
+    /// `client` at the discovered token endpoint, with its private key if it signs, and the
+    /// DPoP key if the authorization server binds tokens to one the protected server takes.
+    fn token_endpoint<'a>(&'a self, discovered: &'a Discovered, client: &'a Registered) -> TokenEndpoint<'a> {
+        let server = &discovered.server;
         let key = match &self.flow {
             Flow::Machine { key, .. } => key.as_ref(),
             Flow::Person(_) | Flow::JwtBearer(_) => None,
         };
-        let dpop = self.dpop.as_ref().filter(|_| server.supports_dpop());
+        let dpop = self.dpop.as_ref().filter(|_| server.supports_dpop() && discovered.takes_dpop);
         TokenEndpoint { http: &self.http, server, client, key, dpop }
     }
 
     /// `known`'s tokens refreshed, when it has a refresh token the server still honours.
     async fn refreshed(&self, discovered: &Discovered, known: &Saved) -> Option<Tokens> {
         let refresh = known.tokens.refresh_token.as_deref()?;
-        let endpoint = self.token_endpoint(&discovered.server, &known.client);
+        let endpoint = self.token_endpoint(discovered, &known.client);
         let scope = known.tokens.scope.as_deref();
         let mut tokens = token::request(&endpoint, Grant::Refresh(refresh), &discovered.resource, scope).await.ok()?;
         tokens.refresh_token = tokens.refresh_token.or_else(|| Some(refresh.to_owned()));
