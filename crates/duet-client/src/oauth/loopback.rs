@@ -63,3 +63,23 @@ impl UserAgent for Loopback {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn the_redirect_comes_back_on_the_loopback_port() {
+        let agent = Loopback::bind(0).await.unwrap();
+        let root = agent.redirect_uri().replace(CALLBACK, "/favicon.ico");
+        let callback = format!("{}?code=c&state=s", agent.redirect_uri());
+        let browser = tokio::spawn(async move {
+            let other = reqwest::get(root).await.unwrap().status();
+            (other, reqwest::get(callback).await.unwrap().status())
+        });
+        let redirect = agent.authorize("https://as.example/authorize".to_owned()).await.unwrap();
+        assert_eq!(redirect, format!("{}?code=c&state=s", agent.redirect_uri()));
+        let (other, callback) = browser.await.unwrap();
+        assert_eq!((other.as_u16(), callback.as_u16()), (404, 200));
+    }
+}

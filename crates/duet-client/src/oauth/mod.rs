@@ -1,16 +1,30 @@
 //! OAuth 2.1 for a protected server, as the MCP authorization spec has it: an
 //! [`Authorizer`] that an [`HttpTransport`](crate::HttpTransport) consults. Each request
-//! carries its bearer token; a 401 makes it discover the authorization server
-//! ([`discovery`]), become known there ([`registration`]), get a token (a person's
-//! authorization code with PKCE through a [`UserAgent`], the client's own credentials, or
-//! a JWT assertion: a workload's, an enterprise's ID-JAG)
-//! and have the request retried; a 403 `insufficient_scope` makes it ask again for the
-//! scopes held joined with the challenged ones (step-up), unless it holds them already
-//! (asking again would not help: that is the retry limit). A token that stops working is
-//! refreshed when there is a refresh token; an authorization server that changed (the
-//! server migrated) means registering anew. Where the authorization server signs DPoP
-//! proofs with ES256, tokens are bound to a key of the client's ([`dpop`]). Tokens live in
-//! a [`TokenStore`].
+//! carries its token; a 401 makes it discover the authorization server (`discovery.rs`),
+//! become known there (`registration.rs`), get a token (a person's authorization code with
+//! PKCE through a [`UserAgent`], the client's own credentials, or a JWT assertion: a
+//! workload's, an enterprise's ID-JAG) and have the request retried; a 403
+//! `insufficient_scope` makes it ask again for the scopes held joined with the challenged
+//! ones (step-up), unless it holds them already (asking again would not help: that is the
+//! retry limit). A token that stops working is refreshed when there is a refresh token; an
+//! authorization server that changed (the server migrated) means registering anew. Where
+//! both servers take DPoP, tokens are bound to a key of the client's (`dpop.rs`). Tokens
+//! live in a [`TokenStore`].
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), duet_client::Error> {
+//! use duet_client::oauth::{Authorizer, Loopback, TokenStore};
+//! use duet_client::{Client, HttpTransport, Negotiate};
+//! use std::sync::Arc;
+//! // The person opens the printed URL; the browser comes back to 127.0.0.1.
+//! let agent = Loopback::bind(0).await?;
+//! let authorizer = Authorizer::new(Arc::new(agent))
+//!     .client_name("my-tool")
+//!     .store(TokenStore::File("tokens.json".into()));
+//! let transport = HttpTransport::new("https://mcp.example.com/mcp")?.with_authorizer(Arc::new(authorizer));
+//! let client = Client::connect(transport, Negotiate::Auto).await?;
+//! # Ok(()) }
+//! ```
 
 mod answer;
 mod assertion;
