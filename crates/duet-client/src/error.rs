@@ -37,6 +37,10 @@ pub enum Error {
     /// The request could not be made as given (its arguments are not an object...).
     #[error("invalid request: {0}")]
     Invalid(String),
+    /// Getting a token from the server's authorization server failed, or what it answered
+    /// is not to be trusted (another resource's metadata, another issuer...).
+    #[error("authorization: {0}")]
+    Authorization(String),
     /// The connection is gone: the client closed it, or the server went away.
     #[error("the connection is closed")]
     Closed,

@@ -38,7 +38,19 @@
 //!
 //! `duet call`, `duet read` and the listings use this client on any server.
 //!
-//! Not yet: resource subscriptions and `subscriptions/listen`; tasks; OAuth.
+//! A protected server is reached with an [`oauth::Authorizer`] given to
+//! [`HttpTransport::with_authorizer`]: on a 401 it discovers the authorization server (the
+//! server's Protected Resource Metadata, then the authorization server's metadata, with
+//! the 2025-03-26 fallbacks), registers the client (pre-registered, a Client ID Metadata
+//! Document, or dynamically), gets a token (a person's authorization code with PKCE
+//! through an [`oauth::UserAgent`] such as [`oauth::Loopback`], checking the redirect's
+//! `iss`; client credentials with a secret or a `private_key_jwt`; or a JWT assertion, a
+//! workload's or an enterprise's ID-JAG), and the request is sent again; a 403
+//! `insufficient_scope` steps up the scope. Tokens are bound to a DPoP key where the
+//! authorization server supports it, refreshed, and kept in memory or in a file
+//! ([`oauth::TokenStore`]).
+//!
+//! Not yet: resource subscriptions and `subscriptions/listen`; tasks.
 //!
 //! A request future dropped before its answer cancels the request on the wire:
 //! `notifications/cancelled` over stdio and handshake-era HTTP, the stream closed in 2026
@@ -50,6 +62,7 @@ mod era;
 mod error;
 mod handlers;
 mod known_tools;
+pub mod oauth;
 mod pages;
 mod skills;
 mod transport;

@@ -7,7 +7,9 @@
 //! headers that mirror its body: `Mcp-Method`, and `Mcp-Name` for a method that names a
 //! primitive (spelled as `=?base64?…?=` when plain ASCII cannot carry it). Every body is
 //! read bounded. A handshake-era request the caller drops is cancelled with
-//! `notifications/cancelled`; a 2026 one by its stream closing.
+//! `notifications/cancelled`; a 2026 one by its stream closing. With an [`Authorizer`],
+//! every request (POST, GET, DELETE) carries its token (and DPoP proof), and a 401 or 403
+//! is handed to it: when it has a (new) token, the message is sent again.
 
 use super::inbound::{self, Answering, Inbound, Notices};
 use super::listen::Listening;
@@ -15,19 +17,23 @@ use super::resume::{Resume, Resuming};
 use super::routing::{self, Answer};
 use super::{MAX_MESSAGE, Outgoing};
 use crate::error::Error;
+use crate::oauth::Authorizer;
 use bytes::{Bytes, BytesMut};
 use duet_wire::headers;
 use duet_wire::jsonrpc::RequestId;
 use duet_wire::method::Method;
 use duet_wire::version::Version;
+use reqwest::StatusCode;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
 use serde_json::Value;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 /// The header that names the last event a client saw of a stream it resumes.
 const LAST_EVENT_ID: &str = "last-event-id";
 /// How much of a failure's body an error quotes.
 const QUOTED: usize = 200;
+/// How many times one message is sent again after its authorizer answered a challenge.
+const MAX_CHALLENGES: usize = 3;
 
 /// A Streamable HTTP endpoint the client posts to.
 #[derive(Debug)]
@@ -46,6 +52,8 @@ pub(super) struct Endpoint {
     session: Mutex<Option<HeaderValue>>,
     notices: Notices,
     answering: Arc<Answering>,
+    /// Where the tokens come from, for a protected server.
+    authorizer: OnceLock<Arc<Authorizer>>,
 }
 
 impl HttpTransport {
@@ -64,8 +72,16 @@ impl HttpTransport {
             session: Mutex::new(None),
             notices: Notices::new(),
             answering: Arc::new(Answering::new()),
+            authorizer: OnceLock::new(),
         };
         Ok(HttpTransport { endpoint: Arc::new(endpoint), listening: Mutex::new(None) })
+    }
+
+    /// The endpoint, protected: `authorizer` gets the tokens its requests carry (the first
+    /// one given stays).
+    pub fn with_authorizer(self, authorizer: Arc<Authorizer>) -> HttpTransport {
+        let _ = self.endpoint.authorizer.set(authorizer);
+        self
     }
 
     /// The handshake-era session the server set, if any.
@@ -128,8 +144,8 @@ impl HttpTransport {
     pub(super) async fn close(self) {
         drop(lock(&self.listening).take());
         let endpoint = &self.endpoint;
-        if let Some(session) = endpoint.session() {
-            let _ = endpoint.http.delete(endpoint.url.clone()).header(headers::SESSION_ID, session).send().await;
+        if endpoint.session().is_some() {
+            let _ = endpoint.base(reqwest::Method::DELETE, None).send().await;
         }
     }
 }
@@ -168,10 +184,30 @@ impl Endpoint {
         routing::route(text.as_bytes(), &self.notices, &self.answering, || self.base(reqwest::Method::POST, version))
     }
 
-    /// POSTs one message; a failure status is an error.
+    /// POSTs one message; a failure status is an error. A 401 or 403 the authorizer
+    /// answers with a token sends it again.
     async fn post(&self, out: &Outgoing, id: Option<&RequestId>) -> Result<reqwest::Response, Error> {
-        let response = self.builder(out, id).send().await.map_err(|e| Error::transport_with_causes(&e))?;
-        if response.status().is_success() { Ok(response) } else { Err(failure(response).await) }
+        let mut challenges = 0;
+        loop {
+            let authorizer = self.authorizer.get();
+            let sent = authorizer.and_then(|authorizer| authorizer.bearer(&self.url));
+            let response = self.builder(out, id).send().await.map_err(|e| Error::transport_with_causes(&e))?;
+            let status = response.status();
+            if status.is_success() {
+                return Ok(response);
+            }
+            let challenged = matches!(status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN);
+            match authorizer {
+                Some(authorizer)
+                    if challenged
+                        && challenges < MAX_CHALLENGES
+                        && authorizer.answer(&self.url, status, response.headers(), sent.as_deref()).await? =>
+                {
+                    challenges += 1;
+                }
+                _ => return Err(failure(response).await),
+            }
+        }
     }
 
     /// A GET of the session's stream, or of the rest of a broken one after
@@ -185,9 +221,13 @@ impl Endpoint {
     }
 
     /// A request to the endpoint with the headers every one carries: the revision, once
-    /// known, and the session.
+    /// known, the session, and the authorizer's token for this method.
     fn base(&self, method: reqwest::Method, version: Option<Version>) -> reqwest::RequestBuilder {
+        let credentials = self.authorizer.get().map(|a| a.headers(&self.url, method.as_str())).unwrap_or_default();
         let mut request = self.http.request(method, self.url.clone());
+        for (name, value) in credentials {
+            request = request.header(name, value);
+        }
         if let Some(version) = version {
             request = request.header(headers::PROTOCOL_VERSION, version.as_str());
         }
