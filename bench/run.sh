@@ -2,7 +2,7 @@
 # duet's benchmark: duet side by side with its peers (rmcp, tower-mcp) and a bare hyper
 # ceiling, interleaved in one run, on 127.0.0.1 only. See bench/README.md.
 #
-#   bench/run.sh                 full run (about 15 min on 2 cores); adds a section to bench/history/, updates bench/RESULTS.md
+#   bench/run.sh                 full run (about 20 min on 2 cores); adds a section to bench/history/, updates bench/RESULTS.md
 #   bench/run.sh --quick         smoke mode for CI: ~1 s per case, every server, no thresholds, no RESULTS.md
 #   bench/run.sh --note "what changed"   (and any other option of bench/bench.py: --help)
 #   bench/run.sh --baseline-rev REV      also runs duet built at git revision REV, as "duet (before)"
