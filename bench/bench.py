@@ -19,6 +19,7 @@ import json
 import math
 import os
 import platform
+import queue
 import re
 import selectors
 import signal
@@ -78,6 +79,11 @@ def init25(rid=0) -> str:
         rid,
     )
 
+
+# The client case's eras: each program's argument, and the revision it must agree on.
+CLIENT_ERAS = {"2026": P26, "handshake": P25}
+# The client case's programs, in the order of its table: duet's, then the peers'.
+CLIENT_KEYS = ("duet", "rmcp", "python")
 
 INITIALIZED = json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}, separators=(",", ":"))
 
@@ -156,6 +162,12 @@ class Paths:
         self.ceiling = os.path.join(t, "hyper-ceiling")
         self.rmcp = os.path.join(t, "rmcp-echo")
         self.tower = os.path.join(t, "tower-mcp-echo")
+        # The client case's programs (bench/clients/): the Rust callers as built in duet's
+        # workspace, the Python SDK's with the python of its virtual environment.
+        c = args.client_bin_dir or ""
+        self.duet_client = os.path.join(c, "duet-client-echo")
+        self.rmcp_client = os.path.join(c, "rmcp-client-echo")
+        self.python_client = [args.client_python or "python3", os.path.join(HERE, "clients", "python_client_echo.py")]
 
 
 class Spec:
@@ -228,6 +240,16 @@ class Pinning:
         return {"server": sorted(self.server_cpus), "wrk": sorted(self.wrk_cpus), "wrk_threads": self.wrk_threads}
 
 
+def cpu_seconds(pid: int) -> float | None:
+    """User plus system CPU time process pid has used so far (all its threads), from /proc."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 class Server:
     """A running server process: started on 127.0.0.1, stopped by stop() (or at exit)."""
 
@@ -284,12 +306,7 @@ class Server:
 
     def cpu_seconds(self) -> float | None:
         """User plus system CPU time the server has used so far (all its threads)."""
-        try:
-            with open(f"/proc/{self.proc.pid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-        except (OSError, IndexError, ValueError):
-            return None
+        return cpu_seconds(self.proc.pid)
 
     def alive(self) -> bool:
         return self.proc.poll() is None
@@ -308,6 +325,66 @@ class Server:
     def stop_all(cls):
         for s in list(cls.live):
             s.stop()
+
+
+class ClientProgram:
+    """One of the client case's programs (bench/clients/), connected to a server: started with
+    the server's URL, the era and how many calls it keeps in flight, it prints `ready VERSION`
+    once connected, answers each `run SECONDS` on its stdin with `done CALLS ERRORS`, and closes
+    its connection and exits at the end of its stdin (bench/clients/src/lib.rs)."""
+
+    def __init__(self, label: str, argv: list[str], timeout=30.0):
+        self.label = label
+        self.tail: list[str] = []
+        self.lines: queue.Queue = queue.Queue()
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True, env={**os.environ, "RUST_LOG": "error"}, start_new_session=True)
+        threading.Thread(target=self._read, daemon=True).start()
+        threading.Thread(target=self._drain, daemon=True).start()
+        self.version = self._answer("ready", timeout)[0]
+
+    def _read(self):
+        for line in self.proc.stdout:
+            self.lines.put(line)
+        self.lines.put(None)
+
+    def _drain(self):
+        for line in self.proc.stderr:
+            self.tail = (self.tail + [line])[-20:]
+
+    def _answer(self, word: str, timeout: float) -> list[str]:
+        """The words after `word` on the program's next line, waited for at most timeout seconds."""
+        try:
+            line = self.lines.get(timeout=timeout)
+        except queue.Empty:
+            line = None
+        if line is None or not line.startswith(word + " "):
+            self.close()
+            raise RuntimeError(f"the {self.label} answered {line!r}, not {word}: "
+                               f"{''.join(self.tail[-5:])}")
+        return line.split()[1:]
+
+    def run(self, seconds: float) -> tuple[int, int]:
+        """Calls for `seconds`: (calls, errors)."""
+        self.proc.stdin.write(f"run {seconds}\n")
+        self.proc.stdin.flush()
+        calls, errors = self._answer("done", seconds + 30)
+        return int(calls), int(errors)
+
+    def cpu_seconds(self) -> float | None:
+        return cpu_seconds(self.proc.pid)
+
+    def close(self):
+        """Ends its stdin and waits for it to close its connection and exit (killed after 10 s)."""
+        try:
+            self.proc.stdin.close()
+        except OSError:
+            pass
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
 
 
 # ---------------------------------------------------------------------------------------
@@ -953,6 +1030,60 @@ class Bench:
                 server.stop()
             self.rows.append(row)
 
+    def client_programs(self) -> list[tuple[str, str, list[str], str]]:
+        """The client case's programs: (key, label, argv without its arguments, kind)."""
+        p = self.paths
+        return [("duet", "duet_client", [p.duet_client], "duet"),
+                ("rmcp", "rmcp client", [p.rmcp_client], "peer"),
+                ("python", "Python SDK client", p.python_client, "peer")]
+
+    def case_client(self, in_flight: list[int], passes: int):
+        """Each client program against a fresh duet (`serve --fixtures testkit`, HTTP) in each era
+        and at each number of calls in flight, the programs interleaved and rotated between
+        passes."""
+        programs = self.client_programs()
+        self.log(f"case client ({', '.join(label for _, label, _, _ in programs)}; eras {', '.join(CLIENT_ERAS)}; "
+                 f"in flight {','.join(map(str, in_flight))})")
+        for pass_no in range(passes):
+            order = programs[pass_no % len(programs):] + programs[:pass_no % len(programs)]
+            for era in CLIENT_ERAS:
+                for n in in_flight:
+                    for program in order:
+                        self.rows.append(self.measure_client(program, era, n, pass_no))
+
+    def measure_client(self, program: tuple[str, str, list[str], str], era: str, in_flight: int,
+                       pass_no: int) -> dict:
+        key, label, argv, kind = program
+        a = self.args
+        row = {"case": "client", "server": f"{key}-{era}", "label": label, "kind": kind, "era": CLIENT_ERAS[era],
+               "conns": in_flight, "pass": pass_no}
+        server = Server(Spec("duet", "duet", duet_http(self.paths), "duet"))
+        client = None
+        try:
+            client = ClientProgram(label, [*argv, server.url, era, str(in_flight)])
+            if client.version != CLIENT_ERAS[era]:
+                raise RuntimeError(f"agreed on {client.version}, not {CLIENT_ERAS[era]}")
+            if a.warmup:
+                client.run(a.warmup)
+            cpu0, server0, t0 = client.cpu_seconds(), server.cpu_seconds(), time.monotonic()
+            calls, errors = client.run(a.duration)
+            took = time.monotonic() - t0
+            cpu1, server1 = client.cpu_seconds(), server.cpu_seconds()
+            row.update(rps=calls / took, calls=calls, errors=errors,
+                       client_cpu_us=(cpu1 - cpu0) / calls * 1e6 if calls and cpu0 is not None and cpu1 is not None else None,
+                       cpu_us=(server1 - server0) / calls * 1e6 if calls and server0 is not None and server1 is not None else None)
+            self.log(f"  client {label:18s} {era:9s} {in_flight:3d} in flight {row['rps']:8.0f} calls/s  "
+                     f"client CPU {row['client_cpu_us'] or 0:7.1f} µs/call  server CPU {row['cpu_us'] or 0:6.1f} µs/call"
+                     f"  err {errors}")
+        except Exception as e:  # noqa: BLE001
+            row["problem"] = str(e)[:300]
+            self.log(f"  client {label} {era} {in_flight}: ERROR {e}")
+        finally:
+            if client is not None:
+                client.close()
+            server.stop()
+        return row
+
     # -- all of it
     def run(self):
         a = self.args
@@ -973,6 +1104,8 @@ class Bench:
         if "growth" in cases:
             first, total = (int(x) for x in a.growth.split(","))
             self.case_growth(first, total, 16)
+        if "client" in cases:
+            self.case_client([int(x) for x in a.client_in_flight.split(",")], a.client_passes)
 
 
 def echo26(url: str, accept: str) -> tuple[list, str, str | None]:
@@ -1080,6 +1213,8 @@ CASE_TITLES = {
     "2026-json-own-core": "tools/call echo, 2026-07-28, JSON replies, 16 connections, load generator on its own core",
     "sessions": "Idle 2025-11-25 sessions (initialize + initialized, kept open)",
     "growth": "RSS growth under stateless 2025-11-25 tools/call (16 connections)",
+    "client": "Clients: tools/call echo from duet's, rmcp's and the Python SDK's client to the same duet server "
+              "(HTTP, 2026-07-28 and a 2025-11-25 session)",
 }
 # The HTTP load tables, in the order the results show them.
 LOAD_CASES = ("2026-json", "2026-sse", "2026-json-own-core", "2025-session", "2025-stateless", "tools-list")
@@ -1088,6 +1223,13 @@ DUETS = ("duet", "variant", "baseline")
 # How rows sort within a table: duet first, duet with other options next, its baseline
 # (--baseline-bin) next, then the references and peers.
 RANK = {"duet": 0, "variant": 1, "baseline": 2, "ceiling": 3, "floor": 4, "peer": 5}
+
+
+def client_of(server: str) -> tuple[str, str]:
+    """The program and the era argument of a client case's row, from its server key ("duet-2026":
+    ("duet", "2026"))."""
+    key, era = server.split("-", 1)
+    return key, era
 
 
 def case_title(case: str, args) -> str:
@@ -1101,7 +1243,7 @@ def case_title(case: str, args) -> str:
 def case_of_title(args) -> Callable[[str | None], str | None]:
     """The case a results section's table of that title measures (None: the run's description
     and its targets, which are no case's table)."""
-    titles = {case_title(case, args): case for case in (*LOAD_CASES, "sessions", "stdio", "growth")}
+    titles = {case_title(case, args): case for case in (*LOAD_CASES, "sessions", "stdio", "growth", "client")}
     titles[SIGNALS_TITLE] = "signals"
     return lambda title: titles.get(title)
 
@@ -1156,9 +1298,10 @@ def summarize(rows: list[dict]) -> dict:
         s = {"label": rs[0]["label"], "kind": rs[0]["kind"], "runs": len(rs), "ok": len(ok),
              "problems": sorted({r["problem"] for r in rs if "problem" in r}),
              "ctype": next((r.get("ctype") for r in rs if r.get("ctype")), None),
-             "cpus": next((r.get("cpus") for r in rs if r.get("cpus")), None)}
+             "cpus": next((r.get("cpus") for r in rs if r.get("cpus")), None),
+             "era": next((r.get("era") for r in rs if r.get("era")), None)}
         for f in ("rps", "p50", "p99", "cpu_us", "hwm", "rss", "per_session", "before", "after", "growth", "rss_first",
-                  "rss_total", "first", "total", "pages", "tools"):
+                  "rss_total", "first", "total", "pages", "tools", "client_cpu_us"):
             s[f] = median([r.get(f) for r in ok])
         s["errors"] = sum(r.get("errors") or 0 for r in rs)
         out[(case, server, conns if conns is not None else sessions)] = s
@@ -1221,21 +1364,32 @@ def markdown(bench: Bench, summary: dict, meta: dict, charts: dict) -> tuple[str
     if getattr(a, "baseline_bin", None):
         L.append(f"- duet (before): binary `{a.baseline_bin}`, run as one more server in every case that runs duet")
     L.append(f"- Machine: {meta['cores']} cores ({meta['cpu']}), {meta['mem_gib']:.0f} GiB, Linux {meta['kernel']}")
-    if set(a.cases.split(",")) - {"signals"}:
+    cases = set(a.cases.split(","))
+    # Every case but the client case, which brings its own load (its client programs), runs wrk.
+    uses_wrk = bool(cases - {"client"})
+    if cases - {"signals", "client"}:
         L.append(f"- Load generator: {meta['wrk']} on the same cores as the server (1 thread at 1 connection, else 2), "
                  f"except in the own-core case; {a.duration:g} s per run after {a.warmup:g} s of warm-up, {a.passes} pass(es), servers interleaved "
                  f"and rotated; medians shown")
-    else:
+    elif "signals" in cases:
         L.append(f"- Load generator: {meta['wrk']}, placed and timed as the signals section says")
+    if "client" in cases:
+        L.append(f"- Clients: duet_client (this tree), rmcp {meta.get('rmcp_client', '?')} (the workspace's pin), "
+                 f"Python SDK `mcp` {meta.get('python_mcp', '?')} (scripts/python-venv.sh), each its own process "
+                 f"(bench/clients/) on the same cores as the duet server; {a.duration:g} s per run after "
+                 f"{a.warmup:g} s of warm-up, {a.client_passes} pass(es), clients interleaved and rotated; medians "
+                 "shown")
     if getattr(a, "servers", None):
         L.append(f"- Servers: only {', '.join(f'`{k}`' for k in a.servers.split(','))} (`--servers`)")
-    L.append(f"- Peers: rmcp {meta['rmcp']}, tower-mcp {meta['tower']}, hyper {meta['hyper']} (ceiling and JSON floor); "
-             f"built from crates.io by bench/run.sh")
+    if uses_wrk:
+        L.append(f"- Peers: rmcp {meta['rmcp']}, tower-mcp {meta['tower']}, hyper {meta['hyper']} (ceiling and JSON "
+                 "floor); built from crates.io by bench/run.sh")
     L.append(f"- Took {meta['took_s'] / 60:.1f} min" + (f"; load average {meta['load']}" if meta.get("load") else ""))
-    L.append("- Errors: HTTP-level (connect/read/write/timeouts/non-2xx) counted by wrk; each case's reply is "
-             "checked for a JSON-RPC result before and after the load")
-    L.append("- rmcp's default SSE replies are served by `axum::serve` without TCP_NODELAY, as rmcp documents it; "
-             "each such reply stalls ~40 ms (Nagle against delayed ACK), which its rows show")
+    if uses_wrk:
+        L.append("- Errors: HTTP-level (connect/read/write/timeouts/non-2xx) counted by wrk; each case's reply is "
+                 "checked for a JSON-RPC result before and after the load")
+        L.append("- rmcp's default SSE replies are served by `axum::serve` without TCP_NODELAY, as rmcp documents it; "
+                 "each such reply stalls ~40 ms (Nagle against delayed ACK), which its rows show")
     for n in bench.notes:
         L.append(f"- Note: {n}")
     L.append("")
@@ -1373,6 +1527,35 @@ def markdown(bench: Bench, summary: dict, meta: dict, charts: dict) -> tuple[str
                      f"{' (' + '; '.join(s['problems']) + ')' if s['problems'] else ''} |")
         L.append("")
 
+    items = [(k, s) for k, s in summary.items() if k[0] == "client"]
+    if items:
+        L.append(f"### {case_title('client', a)}")
+        L.append("")
+        L.append("Each client program connects to a fresh duet (`serve --fixtures testkit`, HTTP on 127.0.0.1), "
+                 "then its callers (as many as in flight) call `echo` one after another for the run's seconds. "
+                 "Client CPU is the client process's user plus system time over the measured run, all its "
+                 "threads, from `/proc`; server CPU is duet's over the same run.")
+        L.append("")
+        L.append("| client | era | in flight | calls/s | client CPU µs/call | server CPU µs/call | errors | "
+                 "vs rmcp's client | client CPU vs rmcp's |")
+        L.append("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+        def order(item):
+            (_, server, n), _ = item
+            key, era = client_of(server)
+            return list(CLIENT_ERAS).index(era), n, CLIENT_KEYS.index(key)
+
+        for (c, sv, n), s in sorted(items, key=order):
+            rm = summary.get(("client", f"rmcp-{client_of(sv)[1]}", n))
+            vs = s["rps"] / rm["rps"] if rm and rm["rps"] and s["rps"] and s["kind"] in DUETS else None
+            cpu_vs = (s["client_cpu_us"] / rm["client_cpu_us"]
+                      if rm and rm["client_cpu_us"] and s["client_cpu_us"] and s["kind"] in DUETS else None)
+            cpu = "—" if s["client_cpu_us"] is None else f"{s['client_cpu_us']:.1f}"
+            server_cpu = "—" if s["cpu_us"] is None else f"{s['cpu_us']:.1f}"
+            L.append(f"| {s['label']} | {s['era'] or '—'} | {n} | {fmt_rps(s['rps'])} | {cpu} | {server_cpu} | "
+                     f"{s['errors']}{' (' + '; '.join(s['problems']) + ')' if s['problems'] else ''} | "
+                     f"{fmt_ratio(vs)} | {fmt_ratio(cpu_vs)} |")
+        L.append("")
+
     # Targets
     def get(case, server, k):
         return summary.get((case, server, k))
@@ -1444,6 +1627,13 @@ def markdown(bench: Bench, summary: dict, meta: dict, charts: dict) -> tuple[str
                 check("signals", f"2026 JSON throughput lost with {what}, {conns} conns{where} (median of "
                       f"{loss['rounds']} rounds; 95 % CI)", f"{loss['median'] * 100:.1f} % ({loss['low'] * 100:.1f} to "
                       f"{loss['high'] * 100:.1f})", f"≤ {goal * 100:.0f} %", loss["median"] <= goal)
+    for era, version in CLIENT_ERAS.items():
+        for n in sorted({k[2] for k in summary if k[0] == "client"}):
+            d, rm = get("client", f"duet-{era}", n), get("client", f"rmcp-{era}", n)
+            if d and rm and d["rps"] and rm["rps"]:
+                r = d["rps"] / rm["rps"]
+                check("client", f"duet's client vs rmcp's, calls/s, {version}, {n} in flight", f"{r:.2f}×", "≥ 1.5×",
+                      r >= 1.5)
     s = get("growth", "duet", None)
     if s and s["growth"] is not None:
         check("growth", f"RSS growth {int(s['first'] or 0):,} → {int(s['total'] or 0):,} requests",
@@ -1496,13 +1686,16 @@ def machine_meta(args, took: float) -> dict:
     except OSError:
         pass
 
-    def locked(peer, crate):
+    def version_in(lock, crate):
         try:
-            with open(os.path.join(HERE, "peers", peer, "Cargo.lock")) as f:
+            with open(lock) as f:
                 m = re.search(r'name = "%s"\nversion = "([^"]+)"' % re.escape(crate), f.read())
                 return m.group(1) if m else "?"
         except OSError:
             return "?"
+
+    def locked(peer, crate):
+        return version_in(os.path.join(HERE, "peers", peer, "Cargo.lock"), crate)
 
     wrk_v = sh(args.wrk, "-v").splitlines()
     return {
@@ -1518,6 +1711,10 @@ def machine_meta(args, took: float) -> dict:
         "rmcp": locked("rmcp-echo", "rmcp"),
         "tower": locked("tower-mcp-echo", "tower-mcp"),
         "hyper": locked("hyper-ceiling", "hyper"),
+        # The client case's rmcp is duet's workspace's (bench/clients/ is a member).
+        "rmcp_client": version_in(os.path.join(ROOT, "Cargo.lock"), "rmcp"),
+        "python_mcp": sh(args.client_python or "python3", "-c",
+                         "import importlib.metadata as m; print(m.version('mcp'))") or "?",
         "took_s": took,
     }
 
@@ -1611,10 +1808,16 @@ def main():
     ap.add_argument("--stdio-window", type=int, default=64)
     ap.add_argument("--growth", help="FIRST,TOTAL stateless requests for the RSS growth check")
     ap.add_argument("--signal-rounds", type=int, help="rounds of one second per server in the signals case")
-    ap.add_argument("--cases", default="2026,2025,list,sessions,stdio,growth,signals",
-                    help="subset of: 2026,2025,list,sessions,stdio,growth,signals (2026: JSON, SSE, and JSON at 16 "
-                         "connections with the load generator on its own core; signals: what metrics and OTLP "
-                         "export cost)")
+    ap.add_argument("--cases", default="2026,2025,list,sessions,stdio,growth,signals,client",
+                    help="subset of: 2026,2025,list,sessions,stdio,growth,signals,client (2026: JSON, SSE, and JSON "
+                         "at 16 connections with the load generator on its own core; signals: what metrics and OTLP "
+                         "export cost; client: duet's client against rmcp's and the Python SDK's)")
+    ap.add_argument("--client-bin-dir", metavar="DIR",
+                    help="where duet-client-echo and rmcp-client-echo (bench/clients/) were built, for the client case")
+    ap.add_argument("--client-python", metavar="PATH",
+                    help="a python with the Python SDK (`mcp`, scripts/python-venv.sh), for the client case")
+    ap.add_argument("--client-in-flight", default="1,16", help="comma-separated calls in flight, for the client case")
+    ap.add_argument("--client-passes", type=int, help="passes of the client case (default 3; quick: 1)")
     ap.add_argument("--servers", help="comma-separated keys of the servers the load cases run (duet, duet-metrics, "
                     "duet-otlp, duet-otlp-sampled, ceiling, floor, rmcp, tower, ...; default: all); duet's "
                     "baseline (--baseline-bin) runs with duet")
@@ -1634,7 +1837,8 @@ def main():
     q = a.quick
     defaults = dict(duration=1 if q else 5, warmup=0 if q else 1, passes=1 if q else 2, conns="1,16,64",
                     sessions="100,1000" if q else "1000,10000", stdio_requests=5000 if q else 100000,
-                    growth="2000,20000" if q else "20000,200000", signal_rounds=2 if q else 60)
+                    growth="2000,20000" if q else "20000,200000", signal_rounds=2 if q else 60,
+                    client_passes=1 if q else 3)
     for k, v in defaults.items():
         if getattr(a, k) is None:
             setattr(a, k, v)

@@ -25,6 +25,7 @@ CASE_NAMES = {
     "sessions": "Idle handshake-era sessions (memory)",
     "stdio": "stdio",
     "growth": "RSS growth",
+    "client": "Clients: duet's against rmcp's and the Python SDK's",
     "signals": "What the operating signals cost",
     "replicas": "Replicas (Redis backplane, nginx)",
     "workspace": "Workspace (duet serve --root) against the reference, ripgrep and fd",

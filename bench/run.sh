@@ -2,7 +2,7 @@
 # duet's benchmark: duet side by side with its peers (rmcp, tower-mcp) and a bare hyper
 # ceiling, interleaved in one run, on 127.0.0.1 only. See bench/README.md.
 #
-#   bench/run.sh                 full run (about 15 min on 2 cores); adds a section to bench/history/, updates bench/RESULTS.md
+#   bench/run.sh                 full run (about 20 min on 2 cores); adds a section to bench/history/, updates bench/RESULTS.md
 #   bench/run.sh --quick         smoke mode for CI: ~1 s per case, every server, no thresholds, no RESULTS.md
 #   bench/run.sh --note "what changed"   (and any other option of bench/bench.py: --help)
 #   bench/run.sh --baseline-rev REV      also runs duet built at git revision REV, as "duet (before)"
@@ -12,12 +12,15 @@
 #   bench/run.sh --workspace     the workspace benchmark instead (bench/workspace.py): duet serving a
 #                                generated tree of 200,000 files against the reference filesystem
 #                                server (npm, pinned in bench/reference/), ripgrep and fd (Debian's)
+#   bench/run.sh --cases client  only the client case: duet's client against rmcp's and the Python
+#                                SDK's (bench/clients/), ~5 min after the builds
 #
 # Installs what it needs, pinned: wrk from Debian's packages (scripts/apt-install.sh), the peers, built from
 # crates.io with their committed Cargo.lock (bench/peers/*, outside duet's workspace) into
 # $BENCH_TARGET_DIR (default bench/target), and matplotlib for the charts (PyPI, the pins of
-# bench/requirements.txt) into a virtual environment there. Every server it starts is stopped
-# when it ends.
+# bench/requirements.txt) into a virtual environment there; for the client case, the client
+# programs of bench/clients/ (a member of duet's workspace) and the Python SDK's virtual
+# environment (scripts/python-venv.sh). Every server it starts is stopped when it ends.
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(dirname "$HERE")"
@@ -29,6 +32,7 @@ RELEASE=0
 REPLICAS=0
 WORKSPACE=0
 BASELINE_REV=""
+CASES=""
 ARGS=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -38,6 +42,8 @@ while [ $# -gt 0 ]; do
     --workspace) WORKSPACE=1 ;;
     --baseline-rev) BASELINE_REV="${2:?--baseline-rev needs a git revision}"; shift ;;
     --baseline-rev=*) BASELINE_REV="${1#*=}" ;;
+    --cases) CASES="${2:?--cases needs a list}"; ARGS+=("$1" "$2"); shift ;;
+    --cases=*) CASES="${1#*=}"; ARGS+=("$1") ;;
     -h|--help)
       echo "bench/run.sh's own options: --release (a release duet in quick mode too), --baseline-rev REV"
       echo "(duet built at git revision REV as \"duet (before)\"), --replicas, --workspace (benchmarks of their own,"
@@ -70,7 +76,10 @@ if [ "$PROFILE" = debug ]; then
   PEER_ENV=(CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16)
 fi
 PEERS=(hyper-ceiling rmcp-echo tower-mcp-echo)
-if [ "$REPLICAS" = 1 ] || [ "$WORKSPACE" = 1 ]; then PEERS=(); fi
+# The client case (in bench.py's default cases) runs none of the peers.
+if [ "$REPLICAS" = 1 ] || [ "$WORKSPACE" = 1 ] || [ "$CASES" = client ]; then PEERS=(); fi
+CLIENTS=0
+if [ "$REPLICAS" = 0 ] && [ "$WORKSPACE" = 0 ] && { [ -z "$CASES" ] || [[ ",$CASES," == *,client,* ]]; }; then CLIENTS=1; fi
 for peer in "${PEERS[@]}"; do
   say "building bench/peers/$peer (release)"
   env "${PEER_ENV[@]}" cargo build --quiet --release --locked --manifest-path "$HERE/peers/$peer/Cargo.toml" --target-dir "$PEER_TARGET"
@@ -78,15 +87,23 @@ done
 
 # 3. duet itself, with the fixtures it serves (`--fixtures testkit` and `bench`: the binary's
 #    `fixtures` feature; docs/features.md).
+PROFILE_FLAG=()
+if [ "$PROFILE" = release ]; then PROFILE_FLAG=(--release); fi
+DUET_TARGET="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')"
 if [ -z "${DUET_BIN:-}" ]; then
   say "building duet ($PROFILE)"
-  if [ "$PROFILE" = release ]; then
-    cargo build --quiet --release -p duet-cli --features fixtures
-  else
-    cargo build --quiet -p duet-cli --features fixtures
-  fi
-  DUET_TARGET="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')"
+  cargo build --quiet "${PROFILE_FLAG[@]}" -p duet-cli --features fixtures
   DUET_BIN="$DUET_TARGET/$PROFILE/duet"
+fi
+
+# The client case's programs: the callers on duet's client and on rmcp's (bench/clients/, in
+# duet's workspace, built like duet) and the Python SDK's virtual environment.
+CLIENT_ARGS=()
+if [ "$CLIENTS" = 1 ]; then
+  say "building bench/clients ($PROFILE)"
+  cargo build --quiet "${PROFILE_FLAG[@]}" -p bench-clients --bins
+  PYTHON_VENV="$("$ROOT/scripts/python-venv.sh")"
+  CLIENT_ARGS=(--client-bin-dir "$DUET_TARGET/$PROFILE" --client-python "$PYTHON_VENV/bin/python")
 fi
 
 # The replicas benchmark needs Redis and nginx, and none of the peers' charts.
@@ -152,4 +169,4 @@ fi
 
 say "running the benchmark"
 exec python3 "$HERE/bench.py" --duet-bin "$DUET_BIN" --peer-bin-dir "$PEER_TARGET/release" --wrk "$(command -v wrk)" \
-  --charts-python "$VENV/bin/python" "${BASELINE[@]}" "${ARGS[@]}"
+  --charts-python "$VENV/bin/python" "${BASELINE[@]}" "${CLIENT_ARGS[@]}" "${ARGS[@]}"
