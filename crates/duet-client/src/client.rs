@@ -10,6 +10,8 @@ use crate::handlers::Handlers;
 use crate::known_tools::KnownTools;
 use crate::pages::{self, Listing, Page};
 use crate::transport::{Outgoing, Transport};
+use crate::watch::Watchers;
+use duet_wire::jsonrpc::RequestId;
 use duet_wire::message::Notification;
 use duet_wire::method::Method;
 use duet_wire::params::{
@@ -255,15 +257,38 @@ impl Client {
         listing.page(result)
     }
 
-    /// Sends a request in the era agreed and decodes its result: in 2026 the params carry
-    /// the envelope and a tool call mirrors its arguments in headers as its listing said; a
-    /// tool call asks for progress when the options say so.
-    async fn request<R: DeserializeOwned>(&self, method: Method, params: impl Serialize) -> Result<R, Error> {
+    /// The id of the next request: never one in use.
+    pub(crate) fn next_id(&self) -> RequestId {
+        self.connection.next_id()
+    }
+
+    /// The watchers of this connection's changes.
+    pub(crate) fn watchers(&self) -> &Watchers {
+        self.connection.transport.watchers()
+    }
+
+    /// Sends a request in the era agreed and decodes its result.
+    pub(crate) async fn request<R: DeserializeOwned>(
+        &self,
+        method: Method,
+        params: impl Serialize,
+    ) -> Result<R, Error> {
+        self.request_with_id(self.next_id(), method, params).await
+    }
+
+    /// Sends request `id` in the era agreed and decodes its result: in 2026 the params
+    /// carry the envelope and a tool call mirrors its arguments in headers as its listing
+    /// said; a tool call asks for progress when the options say so.
+    pub(crate) async fn request_with_id<R: DeserializeOwned>(
+        &self,
+        id: RequestId,
+        method: Method,
+        params: impl Serialize,
+    ) -> Result<R, Error> {
         let mut params = match serde_json::to_value(params) {
             Ok(Value::Object(params)) => params,
             _ => return Err(Error::Invalid(format!("the params of {method} are not an object"))),
         };
-        let id = self.connection.next_id();
         let version = self.terms.version;
         let mut meta = if version.is_modern() {
             let asking = era::Asking { info: &self.options.client_info, capabilities: &self.capabilities };
@@ -287,5 +312,28 @@ impl Client {
         let out = Outgoing { method: method.clone(), params, version: Some(version), mirrored };
         let result = self.connection.request(&id, out).await?;
         decode(method, result)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::watch::Interest;
+
+    /// Every request future can move between threads (a caller may spawn it): checked
+    /// when this compiles.
+    fn requests_are_send(client: &Client) {
+        fn send<T: Send>(_: T) {}
+        send(client.list_tools());
+        send(client.call_tool("echo", Value::Null));
+        send(client.read_resource("file:///a"));
+        send(client.get_prompt("p", BTreeMap::new()));
+        send(client.watch(Interest::default()));
+        send(client.list_skills());
+    }
+
+    #[test]
+    fn request_futures_are_send() {
+        let _checked: fn(&Client) = requests_are_send;
     }
 }

@@ -21,7 +21,9 @@
 //! handlers for. A 2026 tool call mirrors the arguments its tool's schema marks
 //! (`x-mcp-header`) as `Mcp-Param-*` headers; a listed tool whose marks are invalid is left
 //! out. Skills (SEP-2640) are listed and loaded with each file checked against its entry
-//! ([`LoadedSkill`]).
+//! ([`LoadedSkill`]). [`Client::watch`] gives the changes the caller is interested in as one
+//! stream in both eras: a 2026 `subscriptions/listen`, or the handshake era's list changes
+//! and `resources/subscribe`.
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), duet_client::Error> {
@@ -50,7 +52,7 @@
 //! authorization server supports it, refreshed, and kept in memory or in a file
 //! ([`oauth::TokenStore`]).
 //!
-//! Not yet: resource subscriptions and `subscriptions/listen`; tasks.
+//! Not yet: tasks.
 //!
 //! A request future dropped before its answer cancels the request on the wire:
 //! `notifications/cancelled` over stdio and handshake-era HTTP, the stream closed in 2026
@@ -66,6 +68,7 @@ pub mod oauth;
 mod pages;
 mod skills;
 mod transport;
+mod watch;
 
 pub use client::{Client, Options};
 pub use duet_wire::message::Notification;
@@ -76,3 +79,4 @@ pub use handlers::{Elicitation, Elicited, Handlers, Root};
 pub use pages::Page;
 pub use skills::LoadedSkill;
 pub use transport::{HttpTransport, LegacySseTransport, StdioTransport, Transport};
+pub use watch::{Change, Changes, Interest};

@@ -72,43 +72,52 @@ pub(crate) async fn request(
     scope: Option<&str>,
 ) -> Result<Tokens, Error> {
     let TokenEndpoint { http, server, client, key, dpop } = *endpoint;
-    let mut form = form_urlencoded::Serializer::new(String::new());
-    match grant {
-        Grant::Code { code, redirect_uri, verifier } => form
-            .append_pair("grant_type", "authorization_code")
-            .append_pair("code", code)
-            .append_pair("redirect_uri", redirect_uri)
-            .append_pair("code_verifier", verifier),
-        Grant::Refresh(token) => form.append_pair("grant_type", "refresh_token").append_pair("refresh_token", token),
-        Grant::ClientCredentials => form.append_pair("grant_type", "client_credentials"),
-        Grant::JwtBearer(assertion) => form.append_pair("grant_type", GRANT_TYPE).append_pair("assertion", assertion),
+    // The form is not kept across an await: its serializer is not Send, and every request
+    // future of the client must be.
+    let post = {
+        let mut form = form_urlencoded::Serializer::new(String::new());
+        match grant {
+            Grant::Code { code, redirect_uri, verifier } => form
+                .append_pair("grant_type", "authorization_code")
+                .append_pair("code", code)
+                .append_pair("redirect_uri", redirect_uri)
+                .append_pair("code_verifier", verifier),
+            Grant::Refresh(token) => {
+                form.append_pair("grant_type", "refresh_token").append_pair("refresh_token", token)
+            }
+            Grant::ClientCredentials => form.append_pair("grant_type", "client_credentials"),
+            Grant::JwtBearer(assertion) => {
+                form.append_pair("grant_type", GRANT_TYPE).append_pair("assertion", assertion)
+            }
+        };
+        form.append_pair("resource", resource);
+        if let Some(scope) = scope.filter(|_| !matches!(grant, Grant::Code { .. })) {
+            form.append_pair("scope", scope);
+        }
+        let mut post = http.post(&server.token_endpoint).header(reqwest::header::ACCEPT, "application/json");
+        let secret = client.client_secret.as_deref().unwrap_or_default();
+        match client.method {
+            AuthMethod::ClientSecretBasic => {
+                let encode = |text: &str| form_urlencoded::byte_serialize(text.as_bytes()).collect::<String>();
+                let credentials = STANDARD.encode(format!("{}:{}", encode(&client.client_id), encode(secret)));
+                post = post.header(reqwest::header::AUTHORIZATION, format!("Basic {credentials}"));
+            }
+            AuthMethod::ClientSecretPost => {
+                form.append_pair("client_id", &client.client_id).append_pair("client_secret", secret);
+            }
+            AuthMethod::PrivateKeyJwt => {
+                let key =
+                    key.ok_or_else(|| Error::Invalid("private_key_jwt needs the client's private key".to_owned()))?;
+                form.append_pair("client_id", &client.client_id)
+                    .append_pair("client_assertion_type", JWT_BEARER)
+                    .append_pair("client_assertion", &key.assertion(&client.client_id, &server.issuer)?);
+            }
+            AuthMethod::None => {
+                form.append_pair("client_id", &client.client_id);
+            }
+        }
+        post.header(reqwest::header::CONTENT_TYPE, "application/x-www-form-urlencoded").body(form.finish())
     };
-    form.append_pair("resource", resource);
-    if let Some(scope) = scope.filter(|_| !matches!(grant, Grant::Code { .. })) {
-        form.append_pair("scope", scope);
-    }
-    let mut post = http.post(&server.token_endpoint).header(reqwest::header::ACCEPT, "application/json");
-    let secret = client.client_secret.as_deref().unwrap_or_default();
-    match client.method {
-        AuthMethod::ClientSecretBasic => {
-            let encode = |text: &str| form_urlencoded::byte_serialize(text.as_bytes()).collect::<String>();
-            let credentials = STANDARD.encode(format!("{}:{}", encode(&client.client_id), encode(secret)));
-            post = post.header(reqwest::header::AUTHORIZATION, format!("Basic {credentials}"));
-        }
-        AuthMethod::ClientSecretPost => {
-            form.append_pair("client_id", &client.client_id).append_pair("client_secret", secret);
-        }
-        AuthMethod::PrivateKeyJwt => {
-            let key = key.ok_or_else(|| Error::Invalid("private_key_jwt needs the client's private key".to_owned()))?;
-            form.append_pair("client_id", &client.client_id)
-                .append_pair("client_assertion_type", JWT_BEARER)
-                .append_pair("client_assertion", &key.assertion(&client.client_id, &server.issuer)?);
-        }
-        AuthMethod::None => {
-            form.append_pair("client_id", &client.client_id);
-        }
-    }
-    let post = post.header(reqwest::header::CONTENT_TYPE, "application/x-www-form-urlencoded").body(form.finish());
     let send = |post: reqwest::RequestBuilder| async {
         let post = match dpop {
             Some(dpop) => {

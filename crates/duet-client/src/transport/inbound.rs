@@ -4,6 +4,7 @@
 //! server's requests, a bounded number at a time.
 
 use crate::handlers::Handlers;
+use crate::watch::Watchers;
 use duet_wire::jsonrpc::{RequestId, Response, RpcError};
 use duet_wire::message::{Incoming, Notification, Request};
 use serde_json::Value;
@@ -82,17 +83,25 @@ impl Answering {
 pub(crate) struct Notices {
     sender: mpsc::Sender<Notification>,
     receiver: Mutex<Option<mpsc::Receiver<Notification>>>,
+    watchers: Watchers,
 }
 
 impl Notices {
     pub(crate) fn new() -> Notices {
         let (sender, receiver) = mpsc::channel(NOTIFICATION_CAPACITY);
-        Notices { sender, receiver: Mutex::new(Some(receiver)) }
+        Notices { sender, receiver: Mutex::new(Some(receiver)), watchers: Watchers::default() }
     }
 
-    /// Hands a notification on, unless the caller's channel is full or gone.
+    /// Offers a notification to the watchers, then hands it on, unless the caller's
+    /// channel is full or gone.
     pub(crate) fn deliver(&self, notification: Notification) {
+        self.watchers.offer(&notification);
         let _ = self.sender.try_send(notification);
+    }
+
+    /// The watchers of the changes the server announces.
+    pub(crate) fn watchers(&self) -> &Watchers {
+        &self.watchers
     }
 
     /// The receiver, the first time.

@@ -120,6 +120,15 @@ impl Transport {
         }
     }
 
+    /// The watchers of the changes the server announces on this connection.
+    pub(crate) fn watchers(&self) -> &crate::watch::Watchers {
+        match self {
+            Transport::Stdio(stdio) => stdio.notices().watchers(),
+            Transport::Http(http) => http.notices().watchers(),
+            Transport::LegacySse(legacy) => legacy.notices().watchers(),
+        }
+    }
+
     /// The server's notifications, once: the first call takes the receiver.
     pub(crate) fn notifications(&self) -> Option<mpsc::Receiver<Notification>> {
         match self {
