@@ -1,18 +1,22 @@
-//! The scenarios of the protocol itself (not of authorization): each connects in the
-//! revision asked for and does what the scenario's mock server expects of a client, through
-//! the library's public API only.
+//! What each scenario asks of a client: it connects in the revision asked for (to an
+//! authorization scenario's protected server through the authorizer `auth` makes) and does
+//! what the scenario's mock server expects, through the library's public API only.
 
-use crate::{Outcome, Run};
+use crate::{Outcome, Run, auth};
 use duet_client::types::Tool;
 use duet_client::{Client, Elicited, Handlers, HttpTransport, Options, Root};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 
-/// Runs scenario `run.scenario`.
+/// Runs scenario `run.scenario`, an authorization one (`auth/…`) through the authorizer it
+/// calls for.
 pub(crate) async fn run(run: &Run) -> Outcome {
-    let client = connect(run).await?;
+    let transport =
+        if run.scenario.starts_with("auth/") { auth::transport(run)? } else { HttpTransport::new(&run.url)? };
+    let client = connect(run, transport).await?;
     let outcome = match run.scenario.as_str() {
         "initialize" | "tools_call" => list_and_call_first(&client).await,
+        auth if auth.starts_with("auth/") => list_and_call_first(&client).await,
         "json-schema-ref-no-deref" => client.list_tools().await.map(drop).map_err(Into::into),
         "json-schema-2020-12-preservation" => echo_schema(&client).await,
         "request-metadata" => client.list_tools().await.map(drop).map_err(Into::into),
@@ -36,7 +40,7 @@ pub(crate) async fn run(run: &Run) -> Outcome {
 /// The client every scenario uses: it accepts every elicitation without filling anything in
 /// (the library adds the form's defaults), answers sampling with a fixed text, and shares
 /// one root, so it declares all three capabilities.
-async fn connect(run: &Run) -> Result<Client, duet_client::Error> {
+async fn connect(run: &Run, transport: HttpTransport) -> Result<Client, duet_client::Error> {
     let handlers = Handlers::new()
         .on_elicitation(|_| async { Ok(Elicited::Accept(Map::new())) })
         .on_sampling(|_| async {
@@ -46,7 +50,7 @@ async fn connect(run: &Run) -> Result<Client, duet_client::Error> {
         })
         .with_roots(vec![Root { uri: "file:///tmp".into(), name: Some("tmp".into()) }]);
     let options = Options { handlers, ..Options::default() };
-    Client::connect_with(HttpTransport::new(&run.url)?, run.negotiate, options).await
+    Client::connect_with(transport, run.negotiate, options).await
 }
 
 /// Lists the tools and calls the first with `{a: 2, b: 3}`.

@@ -44,9 +44,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let outcome = runtime.block_on(async {
-        if run.scenario.starts_with("auth/") { auth::run(&run).await } else { core::run(&run).await }
-    });
+    let outcome = runtime.block_on(core::run(&run));
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(why) => {
