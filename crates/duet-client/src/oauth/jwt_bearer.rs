@@ -13,8 +13,8 @@ use url::form_urlencoded;
 /// The `grant_type` of the JWT-bearer grant.
 pub(crate) const GRANT_TYPE: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
 
-/// Where the JWT a JWT-bearer grant presents comes from.
-#[derive(Debug, Clone)]
+/// Where the JWT a JWT-bearer grant presents comes from. Its `Debug` shows no token.
+#[derive(Clone)]
 pub enum Assertion {
     /// A JWT the client holds, whose audience is the authorization server (a workload's
     /// identity token).
@@ -28,6 +28,19 @@ pub enum Assertion {
         /// The person's ID token from the identity provider.
         id_token: String,
     },
+}
+
+impl std::fmt::Debug for Assertion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Assertion::Given(_) => f.write_str("Assertion::Given(..)"),
+            Assertion::IdJag { token_endpoint, client_id, .. } => f
+                .debug_struct("Assertion::IdJag")
+                .field("token_endpoint", token_endpoint)
+                .field("client_id", client_id)
+                .finish_non_exhaustive(),
+        }
+    }
 }
 
 impl Assertion {

@@ -59,8 +59,8 @@ use store::Saved;
 use token::{Grant, TokenEndpoint, Tokens};
 use url::Url;
 
-/// Gets and keeps the tokens a client presents to one protected server.
-#[derive(Debug)]
+/// Gets and keeps the tokens a client presents to one protected server. Its `Debug` says
+/// how it gets them, never a token, a secret or an assertion.
 pub struct Authorizer {
     http: reqwest::Client,
     flow: Flow,
@@ -74,8 +74,25 @@ pub struct Authorizer {
     saved: tokio::sync::Mutex<Option<Saved>>,
 }
 
+impl std::fmt::Debug for Authorizer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let flow = match &self.flow {
+            Flow::Person(_) => "a person's authorization",
+            Flow::Machine { .. } => "client credentials",
+            Flow::JwtBearer(_) => "a JWT assertion",
+        };
+        let holding = self.current.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).is_some();
+        f.debug_struct("Authorizer")
+            .field("flow", &flow)
+            .field("client_name", &self.identity.name)
+            .field("store", &self.store)
+            .field("holding_a_token", &holding)
+            .field("dpop", &self.dpop.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
 /// The access token in use.
-#[derive(Debug)]
 struct Current {
     /// The resource it is for.
     resource: String,
@@ -92,7 +109,6 @@ impl Current {
 }
 
 /// How the client gets a token.
-#[derive(Debug)]
 enum Flow {
     /// A person authorizes through this user agent.
     Person(Arc<dyn UserAgent>),
@@ -326,5 +342,20 @@ impl Authorizer {
         self.store.save(&new)?;
         *saved = Some(new);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_shows_no_secret() {
+        let machine = format!("{:?}", Authorizer::client_secret("client-7", "s3cr3t-value"));
+        assert!(machine.contains("client credentials") && !machine.contains("s3cr3t-value"), "{machine}");
+        let assertion = Assertion::Given("eyJhbGciOi.secret.jwt".into());
+        let bearer =
+            format!("{:?} {assertion:?}", Authorizer::jwt_bearer("client-7", Some("s3cr3t-value"), assertion.clone()));
+        assert!(!bearer.contains("secret.jwt") && !bearer.contains("s3cr3t-value"), "{bearer}");
     }
 }
