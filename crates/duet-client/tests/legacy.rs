@@ -1,10 +1,10 @@
 //! The client over the legacy HTTP+SSE transport (2024-11-05) against duet's server in this
-//! process, which serves it beside Streamable HTTP: the whole scenario, on the endpoint the
-//! stream named, and the server's session ended by closing.
+//! process, which serves it beside Streamable HTTP: the whole scenario and a watch of
+//! changes, on the endpoint the stream named, and the server's session ended by closing.
 
 mod common;
 
-use common::{PAGE_SIZE, converse, options};
+use common::{PAGE_SIZE, converse, options, sees_touch};
 use duet::fixtures::testkit;
 use duet::protocol::{Server, ServerOptions};
 use duet::transport::http::{HttpConfig, HttpServer};
@@ -34,6 +34,7 @@ async fn the_2024_11_05_revision_over_the_legacy_transport() {
         Client::connect_with(transport, Negotiate::Pin(Version::V2024_11_05), options()).await.expect("connects");
     assert!(matches!(client.transport(), Transport::LegacySse(_)));
     converse(&client, Version::V2024_11_05).await;
+    sees_touch(&client).await;
     client.close().await;
     // Closing ended the stream, and the server's session with it.
     let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});

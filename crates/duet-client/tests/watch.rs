@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{duet_bin, options};
+use common::{duet_bin, options, sees_touch};
 use duet::fixtures::testkit;
 use duet::protocol::{Server, ServerOptions};
 use duet::transport::http::{HttpConfig, HttpServer};
@@ -14,20 +14,10 @@ use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Watches the tool list and `test://info`, touches, and sees both changes; then stops.
-async fn sees_touch(transport: impl Into<Transport>, version: Version) {
+/// Connects in `version` and sees the changes `touch` makes ([`sees_touch`]).
+async fn watch_in(transport: impl Into<Transport>, version: Version) {
     let client = Client::connect_with(transport, Negotiate::Pin(version), options()).await.expect("connects");
-    let interest = Interest { tools: true, resource_uris: vec!["test://info".into()], ..Interest::default() };
-    let mut changes = client.watch(interest).await.expect("watching");
-    client.call_tool("touch", json!({})).await.expect("touch");
-    let mut seen = Vec::new();
-    while seen.len() < 2 {
-        let change = tokio::time::timeout(Duration::from_secs(5), changes.next()).await;
-        seen.push(change.expect("a change in time").expect("the watch goes on"));
-    }
-    assert!(seen.contains(&Change::Tools), "{version}: {seen:?}");
-    assert!(seen.contains(&Change::Resource { uri: "test://info".into() }), "{version}: {seen:?}");
-    changes.stop().await.expect("stops watching");
+    sees_touch(&client).await;
     client.close().await;
 }
 
@@ -36,7 +26,7 @@ async fn changes_arrive_over_http_in_both_eras() {
     let server = Server::new(Arc::new(testkit::registry()), ServerOptions::default());
     let server = HttpServer::bind(server, HttpConfig { port: 0, ..HttpConfig::default() }).await.expect("binds");
     for version in [Version::V2026_07_28, Version::V2025_11_25] {
-        sees_touch(HttpTransport::new(&server.url()).expect("a URL"), version).await;
+        watch_in(HttpTransport::new(&server.url()).expect("a URL"), version).await;
     }
     server.shutdown(Duration::from_secs(1)).await;
 }
@@ -46,7 +36,7 @@ async fn changes_arrive_over_stdio_in_both_eras() {
     for version in [Version::V2026_07_28, Version::V2025_11_25] {
         let mut command = tokio::process::Command::new(duet_bin());
         command.args(["serve", "--fixtures", "testkit"]);
-        sees_touch(StdioTransport::spawn(command).expect("duet spawns"), version).await;
+        watch_in(StdioTransport::spawn(command).expect("duet spawns"), version).await;
     }
 }
 

@@ -3,7 +3,7 @@
 #![allow(dead_code, reason = "each test file uses a part")]
 
 use duet_client::types::{ContentKind, ResourceBody};
-use duet_client::{Client, Error, Options, Version};
+use duet_client::{Change, Client, Error, Interest, Options, Version};
 use duet_wire::method::Method;
 use duet_wire::params::{CompleteParams, CompletionArgument, CompletionReference};
 use serde_json::json;
@@ -124,4 +124,21 @@ pub(crate) async fn converse(client: &Client, version: Version) {
     exercise(client, version).await;
     progress_reaches_the_channel(client).await;
     a_request_given_up_leaves_the_client_usable(client).await;
+}
+
+/// Watches the tool list and `test://info`, calls the test registry's `touch`, sees both
+/// changes, and stops watching.
+pub(crate) async fn sees_touch(client: &Client) {
+    let version = client.terms().version;
+    let interest = Interest { tools: true, resource_uris: vec!["test://info".into()], ..Interest::default() };
+    let mut changes = client.watch(interest).await.expect("watching");
+    client.call_tool("touch", json!({})).await.expect("touch");
+    let mut seen = Vec::new();
+    while seen.len() < 2 {
+        let change = tokio::time::timeout(Duration::from_secs(5), changes.next()).await;
+        seen.push(change.expect("a change in time").expect("the watch goes on"));
+    }
+    assert!(seen.contains(&Change::Tools), "{version}: {seen:?}");
+    assert!(seen.contains(&Change::Resource { uri: "test://info".into() }), "{version}: {seen:?}");
+    changes.stop().await.expect("stops watching");
 }
