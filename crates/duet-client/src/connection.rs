@@ -61,7 +61,8 @@ impl Connection {
     /// the server asks for on the way.
     pub(crate) async fn request(&self, id: &RequestId, mut out: Outgoing) -> Result<Value, Error> {
         let mut id = id.clone();
-        for round in 0.. {
+        let mut round = 0;
+        loop {
             let result = self.transport.request(&id, &out).await?;
             let method = &out.method;
             match result.get("resultType").map(|kind| kind.as_str()) {
@@ -75,6 +76,7 @@ impl Connection {
                         None => out.params.remove("requestState"),
                     };
                     id = self.next_id();
+                    round += 1;
                 }
                 Some(Some("input_required")) => {
                     return Err(Error::Protocol(format!(
@@ -87,7 +89,6 @@ impl Connection {
                 }
             }
         }
-        unreachable!("the rounds end in a return")
     }
 
     /// The caller's answers to what an `input_required` result of `method` asked, by key.
