@@ -9,6 +9,7 @@ use crate::error::Error;
 use crate::handlers::Handlers;
 use crate::known_tools::KnownTools;
 use crate::pages::{self, Listing, Page};
+use crate::tasks::TaskOptions;
 use crate::transport::{Outgoing, Transport};
 use duet_wire::message::Notification;
 use duet_wire::method::Method;
@@ -44,6 +45,8 @@ pub struct Options {
     pub handlers: Handlers,
     /// The most rounds of input (2026's `input_required`) one request may take.
     pub max_input_rounds: usize,
+    /// How tool calls run as tasks are asked for and waited on.
+    pub tasks: TaskOptions,
 }
 
 impl Default for Options {
@@ -55,21 +58,32 @@ impl Default for Options {
             probe_timeout: Duration::from_secs(10),
             handlers: Handlers::default(),
             max_input_rounds: 10,
+            tasks: TaskOptions::default(),
         }
     }
+}
+
+/// `tools/call`'s params: tool `name` with `arguments` (an object, or `null` for none).
+pub(crate) fn call_params(name: &str, arguments: Value) -> Result<CallToolParams, Error> {
+    let arguments = match arguments {
+        Value::Null => None,
+        Value::Object(arguments) => Some(arguments),
+        other => return Err(Error::Invalid(format!("the arguments of tool {name} are not an object: {other}"))),
+    };
+    Ok(CallToolParams { name: name.into(), arguments, ..CallToolParams::default() })
 }
 
 /// A client connected to one MCP server.
 #[derive(Debug)]
 pub struct Client {
-    connection: Connection,
+    pub(crate) connection: Connection,
     terms: Terms,
     options: Options,
     /// The capabilities the client declares, from its handlers.
     capabilities: Map<String, Value>,
     /// The log level asked for; in 2026 it rides every request's envelope.
     log_level: Mutex<Option<String>>,
-    known_tools: KnownTools,
+    pub(crate) known_tools: KnownTools,
 }
 
 /// `resources/read`'s result.
@@ -183,13 +197,7 @@ impl Client {
     /// When the client listed the tool with an output schema, the result's structured
     /// content is checked against it.
     pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<ToolResult, Error> {
-        let arguments = match arguments {
-            Value::Null => None,
-            Value::Object(arguments) => Some(arguments),
-            other => return Err(Error::Invalid(format!("the arguments of tool {name} are not an object: {other}"))),
-        };
-        let params = CallToolParams { name: name.into(), arguments, ..CallToolParams::default() };
-        let result: ToolResult = self.request(Method::ToolsCall, params).await?;
+        let result: ToolResult = self.request(Method::ToolsCall, call_params(name, arguments)?).await?;
         self.known_tools.check(name, &result)?;
         Ok(result)
     }
@@ -255,10 +263,21 @@ impl Client {
         listing.page(result)
     }
 
-    /// Sends a request in the era agreed and decodes its result: in 2026 the params carry
-    /// the envelope and a tool call mirrors its arguments in headers as its listing said; a
-    /// tool call asks for progress when the options say so.
+    /// Sends a request in the era agreed and decodes its result; a task the server made of
+    /// it is a protocol violation, for the request did not allow one.
     async fn request<R: DeserializeOwned>(&self, method: Method, params: impl Serialize) -> Result<R, Error> {
+        let result = self.send(method.clone(), params, false).await?;
+        if result.get("resultType").and_then(Value::as_str) == Some("task") {
+            return Err(Error::Protocol(format!("the server answered {method} with a task the client did not allow")));
+        }
+        decode(method, result)
+    }
+
+    /// Sends a request in the era agreed and returns its result: in 2026 the params carry
+    /// the envelope (declaring the tasks extension when `tasks`, so that the server may
+    /// answer with a task) and a tool call mirrors its arguments in headers as its listing
+    /// said; a tool call asks for progress when the options say so.
+    pub(crate) async fn send(&self, method: Method, params: impl Serialize, tasks: bool) -> Result<Value, Error> {
         let mut params = match serde_json::to_value(params) {
             Ok(Value::Object(params)) => params,
             _ => return Err(Error::Invalid(format!("the params of {method} are not an object"))),
@@ -266,7 +285,14 @@ impl Client {
         let id = self.connection.next_id();
         let version = self.terms.version;
         let mut meta = if version.is_modern() {
-            let asking = era::Asking { info: &self.options.client_info, capabilities: &self.capabilities };
+            let declaring;
+            let capabilities = if tasks {
+                declaring = crate::tasks::declaring(&self.capabilities);
+                &declaring
+            } else {
+                &self.capabilities
+            };
+            let asking = era::Asking { info: &self.options.client_info, capabilities };
             era::envelope(version, &asking, self.log_level().as_deref())
         } else {
             Map::new()
@@ -285,7 +311,6 @@ impl Client {
             _ => Vec::new(),
         };
         let out = Outgoing { method: method.clone(), params, version: Some(version), mirrored };
-        let result = self.connection.request(&id, out).await?;
-        decode(method, result)
+        self.connection.request(&id, out).await
     }
 }
