@@ -9,6 +9,7 @@ use crate::error::Error;
 use crate::handlers::Handlers;
 use crate::known_tools::KnownTools;
 use crate::pages::{self, Listing, Page};
+use crate::tasks::TaskOptions;
 use crate::transport::{Outgoing, Transport};
 use crate::watch::Watchers;
 use duet_wire::jsonrpc::RequestId;
@@ -46,6 +47,8 @@ pub struct Options {
     pub handlers: Handlers,
     /// The most rounds of input (2026's `input_required`) one request may take.
     pub max_input_rounds: usize,
+    /// How tool calls run as tasks are asked for and waited on.
+    pub tasks: TaskOptions,
 }
 
 impl Default for Options {
@@ -57,21 +60,32 @@ impl Default for Options {
             probe_timeout: Duration::from_secs(10),
             handlers: Handlers::default(),
             max_input_rounds: 10,
+            tasks: TaskOptions::default(),
         }
     }
+}
+
+/// `tools/call`'s params: tool `name` with `arguments` (an object, or `null` for none).
+pub(crate) fn call_params(name: &str, arguments: Value) -> Result<CallToolParams, Error> {
+    let arguments = match arguments {
+        Value::Null => None,
+        Value::Object(arguments) => Some(arguments),
+        other => return Err(Error::Invalid(format!("the arguments of tool {name} are not an object: {other}"))),
+    };
+    Ok(CallToolParams { name: name.into(), arguments, ..CallToolParams::default() })
 }
 
 /// A client connected to one MCP server.
 #[derive(Debug)]
 pub struct Client {
-    connection: Connection,
+    pub(crate) connection: Connection,
     terms: Terms,
     options: Options,
     /// The capabilities the client declares, from its handlers.
     capabilities: Map<String, Value>,
     /// The log level asked for; in 2026 it rides every request's envelope.
     log_level: Mutex<Option<String>>,
-    known_tools: KnownTools,
+    pub(crate) known_tools: KnownTools,
 }
 
 /// `resources/read`'s result.
@@ -185,13 +199,7 @@ impl Client {
     /// When the client listed the tool with an output schema, the result's structured
     /// content is checked against it.
     pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<ToolResult, Error> {
-        let arguments = match arguments {
-            Value::Null => None,
-            Value::Object(arguments) => Some(arguments),
-            other => return Err(Error::Invalid(format!("the arguments of tool {name} are not an object: {other}"))),
-        };
-        let params = CallToolParams { name: name.into(), arguments, ..CallToolParams::default() };
-        let result: ToolResult = self.request(Method::ToolsCall, params).await?;
+        let result: ToolResult = self.request(Method::ToolsCall, call_params(name, arguments)?).await?;
         self.known_tools.check(name, &result)?;
         Ok(result)
     }
@@ -276,22 +284,52 @@ impl Client {
         self.request_with_id(self.next_id(), method, params).await
     }
 
-    /// Sends request `id` in the era agreed and decodes its result: in 2026 the params
-    /// carry the envelope and a tool call mirrors its arguments in headers as its listing
-    /// said; a tool call asks for progress when the options say so.
+    /// Sends request `id` in the era agreed and decodes its result; a task the server made
+    /// of it is a protocol violation, for the request did not allow one.
     pub(crate) async fn request_with_id<R: DeserializeOwned>(
         &self,
         id: RequestId,
         method: Method,
         params: impl Serialize,
     ) -> Result<R, Error> {
+        let result = self.send_as(id, method.clone(), params, false).await?;
+        if result.get("resultType").and_then(Value::as_str) == Some("task") {
+            return Err(Error::Protocol(format!("the server answered {method} with a task the client did not allow")));
+        }
+        decode(method, result)
+    }
+
+    /// Sends a request in the era agreed and returns its result, a task's too when `tasks`
+    /// ([`Client::send_as`]).
+    pub(crate) async fn send(&self, method: Method, params: impl Serialize, tasks: bool) -> Result<Value, Error> {
+        self.send_as(self.next_id(), method, params, tasks).await
+    }
+
+    /// Sends request `id` in the era agreed and returns its result: in 2026 the params
+    /// carry the envelope (declaring the tasks extension when `tasks`, so that the server
+    /// may answer with a task) and a tool call mirrors its arguments in headers as its
+    /// listing said; a tool call asks for progress when the options say so.
+    async fn send_as(
+        &self,
+        id: RequestId,
+        method: Method,
+        params: impl Serialize,
+        tasks: bool,
+    ) -> Result<Value, Error> {
         let mut params = match serde_json::to_value(params) {
             Ok(Value::Object(params)) => params,
             _ => return Err(Error::Invalid(format!("the params of {method} are not an object"))),
         };
         let version = self.terms.version;
         let mut meta = if version.is_modern() {
-            let asking = era::Asking { info: &self.options.client_info, capabilities: &self.capabilities };
+            let declaring;
+            let capabilities = if tasks {
+                declaring = crate::tasks::declaring(&self.capabilities);
+                &declaring
+            } else {
+                &self.capabilities
+            };
+            let asking = era::Asking { info: &self.options.client_info, capabilities };
             era::envelope(version, &asking, self.log_level().as_deref())
         } else {
             Map::new()
@@ -310,8 +348,7 @@ impl Client {
             _ => Vec::new(),
         };
         let out = Outgoing { method: method.clone(), params, version: Some(version), mirrored };
-        let result = self.connection.request(&id, out).await?;
-        decode(method, result)
+        self.connection.request(&id, out).await
     }
 }
 

@@ -3,7 +3,9 @@
 //! that is `input_required` has its `inputRequests` answered by the caller's handlers and
 //! the request sent again, under a new id, with the answers (`inputResponses`) and the
 //! server's `requestState` exactly as it came (none when it sent none), a bounded number of
-//! rounds. What else goes into params (the envelope, a progress token) is the caller's.
+//! rounds. A result that is a task (`resultType: "task"`, the tasks extension) is handed
+//! back as it came; whether the request allowed one is the caller's to check, as is what
+//! else goes into params (the envelope, a progress token).
 
 use crate::error::Error;
 use crate::handlers::Handlers;
@@ -57,8 +59,8 @@ impl Connection {
         RequestId::Int(self.next_id.fetch_add(1, Ordering::Relaxed))
     }
 
-    /// Sends request `id` and returns its complete result, answering the rounds of input
-    /// the server asks for on the way.
+    /// Sends request `id` and returns its complete result (or the task it became), answering
+    /// the rounds of input the server asks for on the way.
     pub(crate) async fn request(&self, id: &RequestId, mut out: Outgoing) -> Result<Value, Error> {
         let mut id = id.clone();
         let mut round = 0;
@@ -66,7 +68,7 @@ impl Connection {
             let result = self.transport.request(&id, &out).await?;
             let method = &out.method;
             match result.get("resultType").map(|kind| kind.as_str()) {
-                None | Some(Some("complete")) => return Ok(result),
+                None | Some(Some("complete" | "task")) => return Ok(result),
                 Some(Some("input_required")) if round < self.max_rounds => {
                     let asked: InputRequired = decode(method.clone(), result)?;
                     let answers = self.answer(method, asked.input_requests).await?;
@@ -91,8 +93,9 @@ impl Connection {
         }
     }
 
-    /// The caller's answers to what an `input_required` result of `method` asked, by key.
-    async fn answer(&self, method: &Method, asked: Map<String, Value>) -> Result<Map<String, Value>, Error> {
+    /// The caller's answers to what `method` asked (an `input_required` result's, or a
+    /// task's `inputRequests`), by key.
+    pub(crate) async fn answer(&self, method: &Method, asked: Map<String, Value>) -> Result<Map<String, Value>, Error> {
         if asked.len() > MAX_INPUT_REQUESTS {
             return Err(Error::Protocol(format!(
                 "the server asked {} questions at once to {method}, more than {MAX_INPUT_REQUESTS}",

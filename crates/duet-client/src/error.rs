@@ -2,6 +2,7 @@
 //! the server's JSON-RPC error, or a server that broke the protocol.
 
 use duet_wire::jsonrpc::RpcError;
+use std::time::Duration;
 
 /// Why a request (or connecting) failed.
 #[derive(Debug, thiserror::Error)]
@@ -41,6 +42,16 @@ pub enum Error {
     /// is not to be trusted (another resource's metadata, another issuer...).
     #[error("authorization: {0}")]
     Authorization(String),
+    /// A task did not end within the wait the caller allowed
+    /// ([`TaskOptions::max_wait`](crate::TaskOptions::max_wait)); it may still run on the
+    /// server, under its id.
+    #[error("task {task_id} did not end within {waited:?}")]
+    TaskWait {
+        /// The task's id, to poll or cancel it later.
+        task_id: String,
+        /// How long the client waited.
+        waited: Duration,
+    },
     /// The connection is gone: the client closed it, or the server went away.
     #[error("the connection is closed")]
     Closed,

@@ -2,13 +2,14 @@
 //! against which a call's `structuredContent` is checked (a result that is not an error
 //! must carry structured content that the schema accepts; a schema that does not compile is
 //! not checked), and the arguments its input schema mirrors in headers (`x-mcp-header`,
-//! SEP-2243), which a 2026 call over HTTP sends as `Mcp-Param-*`. A tool whose declarations
+//! SEP-2243), which a 2026 call over HTTP sends as `Mcp-Param-*`; and whether its calls may
+//! run as tasks (2025-11-25's `execution.taskSupport`). A tool whose declarations
 //! are invalid is left out of the listing, so no call can reach it with headers a server
 //! would refuse. A tool the client has not listed is called without either.
 
 use crate::error::Error;
 use duet_wire::mirrored::{MirroredArg, mirrored_args};
-use duet_wire::types::{Tool, ToolResult};
+use duet_wire::types::{TaskSupport, Tool, ToolResult};
 use jsonschema::Validator;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -19,6 +20,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 struct Known {
     output: Option<Validator>,
     mirrored: Vec<MirroredArg>,
+    task_support: TaskSupport,
 }
 
 /// The tools learned from listings, by name.
@@ -48,7 +50,8 @@ impl KnownTools {
                     return false;
                 };
                 let output = tool.output_schema.as_ref().and_then(|schema| jsonschema::validator_for(schema).ok());
-                by_tool.insert(tool.name.clone(), Arc::new(Known { output, mirrored }));
+                let task_support = tool.task_support();
+                by_tool.insert(tool.name.clone(), Arc::new(Known { output, mirrored, task_support }));
                 true
             })
             .collect()
@@ -74,6 +77,12 @@ impl KnownTools {
                 Some((format!("{}{}", duet_wire::headers::PARAM_PREFIX, arg.header), text))
             })
             .collect()
+    }
+
+    /// Whether calls of tool `name` may run as tasks, as its listing said; `None` for a tool
+    /// the client has not listed.
+    pub(crate) fn task_support(&self, name: &str) -> Option<TaskSupport> {
+        self.known(name).map(|known| known.task_support)
     }
 
     /// Whether `result` of tool `name` matches the tool's output schema, when known.

@@ -52,7 +52,10 @@
 //! authorization server supports it, refreshed, and kept in memory or in a file
 //! ([`oauth::TokenStore`]).
 //!
-//! Not yet: tasks.
+//! A tool call may run on as a task ([`Client::call_tool_as_task`]): the 2026 tasks
+//! extension (SEP-2663) or 2025-11-25's experimental tasks, one API for both. The client
+//! polls it to its end at the server's interval within bounds ([`TaskOptions`]), answers
+//! what it asks with the same [`Handlers`], and cancels it ([`Client::cancel_task`]).
 //!
 //! A request future dropped before its answer cancels the request on the wire:
 //! `notifications/cancelled` over stdio and handshake-era HTTP, the stream closed in 2026
@@ -67,6 +70,7 @@ mod known_tools;
 pub mod oauth;
 mod pages;
 mod skills;
+mod tasks;
 mod transport;
 mod watch;
 
@@ -78,5 +82,6 @@ pub use error::Error;
 pub use handlers::{Elicitation, Elicited, Handlers, Root};
 pub use pages::Page;
 pub use skills::LoadedSkill;
+pub use tasks::{Ended, Started, Task, TaskOptions};
 pub use transport::{HttpTransport, LegacySseTransport, StdioTransport, Transport};
 pub use watch::{Change, Changes, Interest};

@@ -5,23 +5,12 @@
 
 mod common;
 
-use common::duet_bin;
-use duet::fixtures::conformance;
-use duet::protocol::{Server, ServerOptions};
-use duet::transport::http::{HttpConfig, HttpServer};
-use duet_client::types::{ContentKind, ToolResult};
+use common::{conformance_server, duet_bin, text_of};
 use duet_client::{
     Client, Elicited, Error, Handlers, HttpTransport, Negotiate, Options, Root, StdioTransport, Version,
 };
 use serde_json::{Map, Value, json};
-use std::sync::Arc;
 use std::time::Duration;
-
-/// The conformance fixtures over HTTP on 127.0.0.1, any port.
-async fn http_server() -> HttpServer {
-    let server = Server::new(Arc::new(conformance::registry()), ServerOptions::default());
-    HttpServer::bind(server, HttpConfig { port: 0, ..HttpConfig::default() }).await.expect("the server binds")
-}
 
 /// Fills in a form's name (Ada), colour (green), username, email and confirmation; other
 /// fields are left out (the form's defaults are then sent).
@@ -57,41 +46,30 @@ fn options(handlers: Handlers) -> Options {
     Options { handlers, ..Options::default() }
 }
 
-fn text(result: &ToolResult) -> String {
-    result
-        .content
-        .iter()
-        .map(|c| match &c.kind {
-            ContentKind::Text { text } => text.clone(),
-            other => format!("{other:?}"),
-        })
-        .collect()
-}
-
 #[tokio::test]
 async fn the_2026_rounds_of_input_are_answered_by_the_handlers() {
-    let server = http_server().await;
+    let server = conformance_server().await;
     let transport = HttpTransport::new(&server.url()).expect("a URL");
     let client = Client::connect_with(transport, Negotiate::Auto, options(every_handler())).await.expect("connects");
     assert_eq!(client.terms().version, Version::V2026_07_28);
     let call = |name: &'static str| client.call_tool(name, json!({}));
 
-    assert_eq!(text(&call("test_input_required_result_elicitation").await.expect("elicitation")), "Hello, Ada!");
-    let sampled = text(&call("test_input_required_result_sampling").await.expect("sampling"));
+    assert_eq!(text_of(&call("test_input_required_result_elicitation").await.expect("elicitation")), "Hello, Ada!");
+    let sampled = text_of(&call("test_input_required_result_sampling").await.expect("sampling"));
     assert!(sampled.contains("Paris"), "{sampled}");
-    let roots = text(&call("test_input_required_result_list_roots").await.expect("roots"));
+    let roots = text_of(&call("test_input_required_result_list_roots").await.expect("roots"));
     assert!(roots.contains("file:///srv/project"), "{roots}");
     // The server's sealed state goes back exactly as it came, round after round.
-    let state = text(&call("test_input_required_result_request_state").await.expect("state"));
+    let state = text_of(&call("test_input_required_result_request_state").await.expect("state"));
     assert!(state.starts_with("state-ok"), "{state}");
-    assert_eq!(text(&call("test_input_required_result_multi_round").await.expect("two rounds")), "Ada likes green");
+    assert_eq!(text_of(&call("test_input_required_result_multi_round").await.expect("two rounds")), "Ada likes green");
     client.close().await;
     server.shutdown(Duration::from_secs(1)).await;
 }
 
 #[tokio::test]
 async fn rounds_are_bounded_and_capabilities_follow_the_handlers() {
-    let server = http_server().await;
+    let server = conformance_server().await;
     let connect = |options: Options| {
         let transport = HttpTransport::new(&server.url()).expect("a URL");
         Client::connect_with(transport, Negotiate::Auto, options)
@@ -105,7 +83,8 @@ async fn rounds_are_bounded_and_capabilities_follow_the_handlers() {
 
     // Only elicitation declared: the server asks for nothing else, and refuses what needs it.
     let eliciting = connect(options(elicitation())).await.expect("connects");
-    let asked = text(&eliciting.call_tool("test_input_required_result_capabilities", json!({})).await.expect("asks"));
+    let asked =
+        text_of(&eliciting.call_tool("test_input_required_result_capabilities", json!({})).await.expect("asks"));
     assert!(asked.contains("Ada") && !asked.contains("roots"), "{asked}");
     match eliciting.call_tool("test_input_required_result_sampling", json!({})).await {
         Err(error) => assert_eq!(error.code(), Some(-32021), "missing capability: {error}"),
@@ -123,26 +102,28 @@ async fn the_servers_requests_are_answered_by_the_handlers_over_stdio() {
     let negotiate = Negotiate::Pin(Version::V2025_11_25);
     let client = Client::connect_with(transport, negotiate, options(every_handler())).await.expect("connects");
 
-    let answered = text(&client.call_tool("test_elicitation", json!({"message": "Who are you?"})).await.expect("call"));
+    let answered =
+        text_of(&client.call_tool("test_elicitation", json!({"message": "Who are you?"})).await.expect("call"));
     assert_eq!(answered, r#"User response: action=accept, content={"email":"ada@example.com","username":"ada"}"#);
     // Fields the user left out are sent with the form's defaults (SEP-1034).
-    let defaults = text(&client.call_tool("test_elicitation_sep1034_defaults", json!({})).await.expect("call"));
+    let defaults = text_of(&client.call_tool("test_elicitation_sep1034_defaults", json!({})).await.expect("call"));
     let filled = r#"content={"age":30,"name":"Ada","score":95.5,"status":"active","verified":true}"#;
     assert!(defaults.ends_with(filled), "{defaults}");
-    let sampled = text(&client.call_tool("test_sampling", json!({"prompt": "Capital?"})).await.expect("call"));
+    let sampled = text_of(&client.call_tool("test_sampling", json!({"prompt": "Capital?"})).await.expect("call"));
     assert_eq!(sampled, "LLM response: Paris");
     client.close().await;
 }
 
 #[tokio::test]
 async fn the_servers_requests_are_answered_by_the_handlers_over_http() {
-    let server = http_server().await;
+    let server = conformance_server().await;
     let transport = HttpTransport::new(&server.url()).expect("a URL");
     let negotiate = Negotiate::Pin(Version::V2025_11_25);
     let client = Client::connect_with(transport, negotiate, options(every_handler())).await.expect("connects");
-    let answered = text(&client.call_tool("test_elicitation", json!({"message": "Who are you?"})).await.expect("call"));
+    let answered =
+        text_of(&client.call_tool("test_elicitation", json!({"message": "Who are you?"})).await.expect("call"));
     assert_eq!(answered, r#"User response: action=accept, content={"email":"ada@example.com","username":"ada"}"#);
-    let sampled = text(&client.call_tool("test_sampling", json!({"prompt": "Capital?"})).await.expect("call"));
+    let sampled = text_of(&client.call_tool("test_sampling", json!({"prompt": "Capital?"})).await.expect("call"));
     assert_eq!(sampled, "LLM response: Paris");
     client.close().await;
     server.shutdown(Duration::from_secs(1)).await;

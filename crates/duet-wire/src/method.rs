@@ -201,6 +201,8 @@ table! {
     ResourcesUpdated         "notifications/resources/updated" Server Both   false  false none     Once      false;
     /// A followed task's status on a listen stream (2026).
     TaskStatus               "notifications/tasks"         Server Modern     false  false none     Once      false;
+    /// A task's status, when the server tells it unasked (2025-11-25).
+    LegacyTaskStatus         "notifications/tasks/status"  Server Handshake  false  false none     Once      false;
     SubscriptionsAcknowledged "notifications/subscriptions/acknowledged" Server Modern false false none Once false;
 }
 

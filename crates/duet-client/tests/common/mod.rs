@@ -2,12 +2,16 @@
 //! era and over any transport, with every listing paged small.
 #![allow(dead_code, reason = "each test file uses a part")]
 
-use duet_client::types::{ContentKind, ResourceBody};
+use duet::fixtures::conformance;
+use duet::protocol::{Server, ServerOptions};
+use duet::transport::http::{HttpConfig, HttpServer};
+use duet_client::types::{ContentKind, ResourceBody, ToolResult};
 use duet_client::{Change, Client, Error, Interest, Options, Version};
 use duet_wire::method::Method;
 use duet_wire::params::{CompleteParams, CompletionArgument, CompletionReference};
 use serde_json::json;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The `duet` binary, built with the `fixtures` feature: `DUET_BIN`, else `target/debug/duet`.
@@ -23,6 +27,24 @@ pub(crate) const PAGE_SIZE: usize = 2;
 /// Options of the tests' clients: tool calls ask for progress.
 pub(crate) fn options() -> Options {
     Options { progress: true, ..Options::default() }
+}
+
+/// duet's conformance fixtures over HTTP on 127.0.0.1, any port.
+pub(crate) async fn conformance_server() -> HttpServer {
+    let server = Server::new(Arc::new(conformance::registry()), ServerOptions::default());
+    HttpServer::bind(server, HttpConfig { port: 0, ..HttpConfig::default() }).await.expect("the server binds")
+}
+
+/// A tool result's content as text: its text blocks, anything else in debug form.
+pub(crate) fn text_of(result: &ToolResult) -> String {
+    result
+        .content
+        .iter()
+        .map(|c| match &c.kind {
+            ContentKind::Text { text } => text.clone(),
+            other => format!("{other:?}"),
+        })
+        .collect()
 }
 
 fn text(kind: &ContentKind) -> &str {

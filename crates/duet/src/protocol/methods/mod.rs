@@ -72,6 +72,7 @@ pub(crate) async fn dispatch(call: &Call<'_>, params: Map<String, Value>) -> Res
         | Method::ResourcesListChanged
         | Method::ResourcesUpdated
         | Method::TaskStatus
+        | Method::LegacyTaskStatus
         | Method::SubscriptionsAcknowledged
         | Method::Other(_) => Err(RpcError::method_not_found(method.as_str())),
     }

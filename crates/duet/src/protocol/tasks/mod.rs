@@ -34,8 +34,7 @@ use store::TaskStore;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
-/// The extension's id, under `capabilities.extensions`.
-pub const EXTENSION: &str = "io.modelcontextprotocol/tasks";
+pub use duet_wire::types::task::EXTENSION;
 
 /// How tasks run and how many there may be.
 #[derive(Debug, Clone)]

@@ -16,21 +16,8 @@ use time::format_description::well_known::Rfc3339;
 /// time is marked failed at its TTL and can still be read that long.
 pub(crate) const KEEP_MS: u64 = 60_000;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub(crate) enum Status {
-    Working,
-    InputRequired,
-    Completed,
-    Failed,
-    Cancelled,
-}
-
-impl Status {
-    pub(crate) fn is_terminal(self) -> bool {
-        matches!(self, Status::Completed | Status::Failed | Status::Cancelled)
-    }
-}
+/// A task's status: the wire crate's, which the client reads too.
+pub(crate) use duet_wire::types::TaskStatus as Status;
 
 /// One task: whose it is, where it runs, where it stands, and what it asked or produced.
 #[derive(Debug, Clone, Serialize, Deserialize)]
