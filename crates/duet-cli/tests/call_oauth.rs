@@ -2,16 +2,20 @@
 //! real authorization server (`oidc-provider` on 127.0.0.1, the one the OAuth tests use).
 //! A machine gets its token with its client credentials (the secret from the environment),
 //! steps up when a tool needs more scope, and keeps the token in a file of mode 0600 that a
-//! second run uses without any credentials; and the OAuth options a server URL alone takes
-//! are refused elsewhere.
+//! second run uses without any credentials. A person authorizes with no option: duet
+//! registers, prints the authorization URL and waits on 127.0.0.1, while the test plays the
+//! browser (the provider logs `alice` in and consents for her). And the OAuth options a
+//! server URL alone takes are refused elsewhere.
 
 #[path = "../../duet/tests/oauth_support/mod.rs"]
 mod oauth_support;
 
 use oauth_support::{Provider, oauth_config, scratch, start_duet};
+use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
-use std::process::Output;
+use std::process::{Output, Stdio};
 use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Command;
 
 const DUET: &str = env!("CARGO_BIN_EXE_duet");
@@ -74,6 +78,71 @@ async fn a_machine_calls_a_protected_server_and_a_second_run_reuses_its_token() 
     provider.stop().await;
     let _ = std::fs::remove_file(&keys);
     let _ = std::fs::remove_file(&tokens);
+}
+
+/// A person's browser at `start`: it follows the redirects, keeping the cookies the servers
+/// set, until a page answers; that page's status.
+async fn browse(start: &str) -> reqwest::StatusCode {
+    let http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().expect("a client");
+    let mut cookies = BTreeMap::new();
+    let mut url = reqwest::Url::parse(start).expect("an authorization URL");
+    for _ in 0..10 {
+        let cookie: Vec<String> = cookies.iter().map(|(name, value)| format!("{name}={value}")).collect();
+        let response = http.get(url.clone()).header("cookie", cookie.join("; ")).send().await.expect("an answer");
+        for set in response.headers().get_all("set-cookie") {
+            let pair = set.to_str().unwrap_or_default().split(';').next().unwrap_or_default();
+            match pair.split_once('=') {
+                Some((name, "")) => cookies.remove(name),
+                Some((name, value)) => cookies.insert(name.to_owned(), value.to_owned()),
+                None => None,
+            };
+        }
+        let Some(location) = response.headers().get("location") else { return response.status() };
+        url = url.join(location.to_str().expect("a location")).expect("a URL to go to");
+    }
+    panic!("more than 10 redirects from {start}");
+}
+
+#[tokio::test]
+async fn a_person_authorizes_in_the_browser_while_duet_waits_on_the_loopback() {
+    let keys = scratch("keys.json");
+    let provider = Provider::start(&keys).await;
+    let server = start_duet(oauth_config(&provider)).await;
+    let mut child = Command::new(DUET)
+        .args(["call", &server.url, "whoami"])
+        .env_remove("DUET_CLIENT_SECRET")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("duet runs");
+    let mut stderr = BufReader::new(child.stderr.take().expect("piped")).lines();
+    let authorize = tokio::time::timeout(Duration::from_secs(30), async {
+        while let Ok(Some(line)) = stderr.next_line().await {
+            if line.starts_with("http") {
+                return line;
+            }
+        }
+        panic!("duet ended without printing the authorization URL");
+    })
+    .await
+    .expect("the authorization URL within 30 s");
+    assert!(authorize.starts_with(&format!("{}/auth?", provider.issuer)), "{authorize}");
+    assert!(authorize.contains("code_challenge_method=S256"), "{authorize}");
+
+    assert_eq!(browse(&authorize).await, reqwest::StatusCode::OK, "the loopback took the redirect");
+    let called = tokio::time::timeout(Duration::from_secs(30), child.wait_with_output())
+        .await
+        .expect("duet ends once authorized")
+        .expect("its output");
+    assert_eq!(called.status.code(), Some(0), "{called:?}");
+    let who: serde_json::Value = serde_json::from_slice(&called.stdout).expect("whoami's JSON");
+    let id = format!("oauth:{}#alice", provider.issuer);
+    assert_eq!(who["id"], id.as_str(), "the token is the person's, not a client's: {who}");
+
+    server.stop().await;
+    provider.stop().await;
+    let _ = std::fs::remove_file(&keys);
 }
 
 #[tokio::test]
