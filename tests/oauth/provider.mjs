@@ -13,7 +13,10 @@
 // it from then on, still publishing the old ones second; `GET /_test/stats` counts the JWKS
 // downloads and the introspection requests; `POST /_test/sign` signs the JSON object it is
 // sent as the claims of a JWT access token with the current RS256 key (claims no grant
-// would give, such as none naming a subject).
+// would give, such as none naming a subject). `/_test/interaction/UID` is where a person's
+// authorization (the code flow, of a client registered dynamically) lands to log in and
+// consent: it logs `alice` in and grants what the client asked, with no form, so a test's
+// user agent only follows redirects.
 //
 // Clients (secret = `<id>-secret`): `duet-test` (JWT RS256), `short-lived` (RS256, 1 s),
 // `es256-client`, `eddsa-client`, `opaque-client` (opaque tokens), `alice` (JWT RS256, so
@@ -82,9 +85,11 @@ function configuration(keys) {
     ],
     scopes: ['openid', 'offline_access', ...SCOPES.split(' ')],
     jwks: { keys },
+    interactions: { url: (_ctx, interaction) => `/_test/interaction/${interaction.uid}` },
     cookies: { keys: ['duet-oauth-tests'] },
     features: {
       devInteractions: { enabled: false },
+      registration: { enabled: true },
       clientCredentials: { enabled: true },
       introspection: { enabled: true },
       revocation: { enabled: true },
@@ -153,10 +158,34 @@ const server = createServer(async (req, res) => {
     res.end(JSON.stringify({ kids: fresh.map((k) => k.kid) }));
     return;
   }
+  if (path.startsWith('/_test/interaction/')) {
+    await finishInteraction(req, res);
+    return;
+  }
   if (path === '/jwks') jwksDownloads += 1;
   if (path === '/token/introspection') introspections += 1;
   handler(req, res);
 });
+
+// A person's turn at the authorization server, taken for them: `alice` logs in, and consents
+// to every scope the client asked (for the resource it named).
+async function finishInteraction(req, res) {
+  const { prompt, grantId, session, params } = await provider.interactionDetails(req, res);
+  if (prompt.name === 'login') {
+    await provider.interactionFinished(req, res, { login: { accountId: 'alice' } }, { mergeWithLastSubmission: false });
+    return;
+  }
+  const grant = grantId
+    ? await provider.Grant.find(grantId)
+    : new provider.Grant({ accountId: session.accountId, clientId: params.client_id });
+  const { missingOIDCScope, missingOIDCClaims, missingResourceScopes } = prompt.details;
+  if (missingOIDCScope) grant.addOIDCScope(missingOIDCScope.join(' '));
+  if (missingOIDCClaims) grant.addOIDCClaims(missingOIDCClaims);
+  for (const [indicator, scope] of Object.entries(missingResourceScopes ?? {})) {
+    grant.addResourceScope(indicator, scope.join(' '));
+  }
+  await provider.interactionFinished(req, res, { consent: { grantId: await grant.save() } }, { mergeWithLastSubmission: true });
+}
 
 server.listen(port, '127.0.0.1', () => {
   issuer = `http://127.0.0.1:${server.address().port}`;

@@ -85,6 +85,8 @@ pub(crate) struct ServerArgs {
     /// server speaks it, else the handshake revision it agrees on).
     #[arg(long, value_name = "VERSION")]
     pub protocol_version: Option<String>,
+    #[command(flatten)]
+    pub authorization: crate::commands::authorization::AuthorizationArgs,
     /// A server to spawn and talk to over stdio: its command and arguments, after --.
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,

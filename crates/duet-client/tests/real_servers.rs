@@ -4,7 +4,10 @@
 //! tests/interop-ts), a server on the Python SDK `mcp` 2.3.0 (tests/fixtures/python_server.py)
 //! over stdio and Streamable HTTP in both eras, and rmcp 3.11's echo server (the benchmark's
 //! peer, bench/peers/rmcp-echo) over both in both eras: listings, a call, a read, a prompt,
-//! a completion, progress, in whichever era the server speaks.
+//! a completion, progress, in whichever era the server speaks; and an elicitation and a
+//! sampling request answered by the caller's handlers (server-everything's, in the handshake
+//! era; the Python SDK's in both: mid-call requests, and 2026-07-28's `input_required`); and
+//! a stream that breaks off resumed (server-everything's Streamable HTTP keeps its events).
 //!
 //! The script says where it installed them: `DUET_REAL_SERVERS_NODE_MODULES` (the npm
 //! packages and their Node), `DUET_REAL_SERVERS_PYTHON` (the venv's Python with `mcp`), and
@@ -12,15 +15,20 @@
 //! and passes without running; test.sh runs them all through the script.
 
 use duet_client::types::{ContentKind, ResourceBody};
-use duet_client::{Client, HttpTransport, Negotiate, Options, StdioTransport, Version};
+use duet_client::{
+    Client, Elicitation, Elicited, Handlers, HttpTransport, Negotiate, Options, StdioTransport, Version,
+};
 use duet_wire::method::Method;
 use duet_wire::params::{CompleteParams, CompletionArgument, CompletionReference};
-use serde_json::json;
+use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 /// How long an HTTP server may take to listen.
 const STARTUP: Duration = Duration::from_secs(30);
@@ -100,9 +108,28 @@ impl Drop for HttpServer {
     }
 }
 
-/// Tool calls ask for progress.
+/// Tool calls ask for progress; the caller's handlers answer what the server asks.
 fn options() -> Options {
-    Options { progress: true, ..Options::default() }
+    Options { progress: true, handlers: handlers(), ..Options::default() }
+}
+
+/// The user's name is Ada (whatever the form asks, the name being its one required field),
+/// and the model says back what it was asked, as `sampled: PROMPT`.
+fn handlers() -> Handlers {
+    Handlers::new()
+        .on_elicitation(|_: Elicitation| async {
+            Ok(Elicited::Accept(Map::from_iter([("name".into(), json!("Ada"))])))
+        })
+        .on_sampling(|params: Map<String, Value>| async move {
+            let prompt = params["messages"][0]["content"]["text"].as_str().unwrap_or_default().to_owned();
+            let answer = json!({
+                "role": "assistant",
+                "content": {"type": "text", "text": format!("sampled: {prompt}")},
+                "model": "echo-model",
+                "stopReason": "endTurn",
+            });
+            Ok(answer.as_object().cloned().unwrap_or_default())
+        })
 }
 
 async fn spawned(command: tokio::process::Command, negotiate: Negotiate) -> Client {
@@ -123,6 +150,21 @@ fn completion(reference: CompletionReference, name: &str, value: &str) -> Comple
         argument: CompletionArgument { name: name.into(), value: Some(value.into()) },
         context: None,
     }
+}
+
+/// Calls server-everything's long operation of two steps, taking `seconds`; the progress
+/// the client got.
+async fn long_operation(client: &Client, seconds: u64) -> Vec<Value> {
+    let mut notifications = client.notifications().expect("the channel");
+    let long = client.call_tool("trigger-long-running-operation", json!({"duration": seconds, "steps": 2})).await;
+    assert!(!long.expect("the long operation").is_error);
+    let mut progress = Vec::new();
+    while let Ok(notification) = notifications.try_recv() {
+        if notification.method == Method::Progress {
+            progress.push(notification.params["progress"].clone());
+        }
+    }
+    progress
 }
 
 /// What server-everything serves, whatever its transport: every kind of request, and a
@@ -150,16 +192,15 @@ async fn everything(client: Client) {
     let completed = client.complete(completion(reference, "department", "E")).await.expect("completion/complete");
     assert_eq!(completed.values, ["Engineering"]);
 
-    let mut notifications = client.notifications().expect("the channel");
-    let long = client.call_tool("trigger-long-running-operation", json!({"duration": 1, "steps": 2})).await;
-    assert!(!long.expect("the long operation").is_error);
-    let mut progress = Vec::new();
-    while let Ok(notification) = notifications.try_recv() {
-        if notification.method == Method::Progress {
-            progress.push(notification.params["progress"].clone());
-        }
-    }
-    assert_eq!(progress, [json!(1), json!(2)]);
+    assert_eq!(long_operation(&client, 1).await, [json!(1), json!(2)]);
+
+    // Its tools that ask the client, there because the client declared the handlers.
+    let elicited = client.call_tool("trigger-elicitation-request", json!({})).await.expect("an elicitation");
+    let said = text(&elicited.content[1].kind);
+    assert!(said.contains("- Name: Ada") && said.contains("- Favorite Integer: 42"), "the defaults filled in: {said}");
+    let sampled = client.call_tool("trigger-sampling-request", json!({"prompt": "hi"})).await.expect("a sampling");
+    let said = text(&sampled.content[0].kind);
+    assert!(said.contains("sampled: Resource trigger-sampling-request context: hi"), "{said}");
     client.close().await;
 }
 
@@ -177,6 +218,79 @@ async fn server_everything_over_streamable_http() {
     let port = free_port();
     let server = HttpServer::start(&node, &[&entry, "streamableHttp"], &[("PORT", port.to_string())], port);
     everything(server.connect(Negotiate::Auto).await).await;
+}
+
+/// A proxy to a server that breaks off, once, the first of its answers that carries a
+/// progress notification, just after passing that notification on (as a network that
+/// fails mid-stream would); every other byte passes untouched.
+struct BreakingProxy {
+    port: u16,
+    /// Whether it broke an answer off.
+    broken: Arc<AtomicBool>,
+    /// Whether a request named the last event its client saw (`Last-Event-ID`) since.
+    resumed: Arc<AtomicBool>,
+}
+
+impl BreakingProxy {
+    async fn start(upstream: u16) -> BreakingProxy {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("a port");
+        let port = listener.local_addr().expect("an address").port();
+        let proxy = BreakingProxy { port, broken: Arc::default(), resumed: Arc::default() };
+        let (broken, resumed) = (proxy.broken.clone(), proxy.resumed.clone());
+        tokio::spawn(async move {
+            while let Ok((client, _)) = listener.accept().await {
+                let server = tokio::net::TcpStream::connect(("127.0.0.1", upstream)).await.expect("the server");
+                let (client_read, client_write) = client.into_split();
+                let (server_read, server_write) = server.into_split();
+                let (seen_break, resumed) = (broken.clone(), resumed.clone());
+                let requests = tokio::spawn(pipe(client_read, server_write, move |request| {
+                    if seen_break.load(Ordering::SeqCst) && request.to_ascii_lowercase().contains("last-event-id:") {
+                        resumed.store(true, Ordering::SeqCst);
+                    }
+                    true
+                }));
+                let broken = broken.clone();
+                tokio::spawn(async move {
+                    pipe(server_read, client_write, |answer| {
+                        !answer.contains("notifications/progress") || broken.swap(true, Ordering::SeqCst)
+                    })
+                    .await;
+                    requests.abort();
+                });
+            }
+        });
+        proxy
+    }
+}
+
+/// Copies `from` to `to` until either ends, or `go_on`, shown each chunk once it is copied,
+/// says to stop.
+async fn pipe(mut from: impl AsyncRead + Unpin, mut to: impl AsyncWrite + Unpin, mut go_on: impl FnMut(&str) -> bool) {
+    let mut chunk = vec![0; 64 * 1024];
+    while let Ok(read @ 1..) = from.read(&mut chunk).await {
+        if to.write_all(&chunk[..read]).await.is_err() || !go_on(&String::from_utf8_lossy(&chunk[..read])) {
+            return;
+        }
+    }
+}
+
+/// server-everything's Streamable HTTP keeps its events (an event store): a call's stream
+/// that breaks off after its first progress notification is resumed with a GET from the
+/// last event seen, which brings the second and the answer, each once.
+#[tokio::test]
+async fn server_everything_resumes_a_dropped_stream() {
+    let Some(node_modules) = installed("DUET_REAL_SERVERS_NODE_MODULES") else { return };
+    let (node, entry) = node_package(&node_modules, "server-everything");
+    let port = free_port();
+    let server = HttpServer::start(&node, &[&entry, "streamableHttp"], &[("PORT", port.to_string())], port);
+    let proxy = BreakingProxy::start(port).await;
+    let transport = HttpTransport::new(&format!("http://127.0.0.1:{}/mcp", proxy.port)).expect("a URL");
+    let client = Client::connect_with(transport, Negotiate::Auto, options()).await.expect("connects");
+    assert_eq!(long_operation(&client, 2).await, [json!(1), json!(2)], "each progress once");
+    assert!(proxy.broken.load(Ordering::SeqCst), "the call's stream was broken off");
+    assert!(proxy.resumed.load(Ordering::SeqCst), "and resumed from its last event");
+    client.close().await;
+    drop(server);
 }
 
 /// server-filesystem's newest release is on the TypeScript SDK 1.x, whose newest revision is
@@ -214,7 +328,7 @@ async fn server_filesystem_over_stdio() {
 async fn python(client: Client, version: Version) {
     assert_eq!(client.terms().version, version);
     let tools = client.list_tools().await.expect("tools/list");
-    assert_eq!(tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["add"]);
+    assert_eq!(tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["add", "greet", "haiku"]);
     let added = client.call_tool("add", json!({"a": 2, "b": 3})).await.expect("add");
     assert_eq!(added.structured_content, Some(json!({"result": 5})));
     let resources = client.list_resources().await.expect("resources/list");
@@ -230,6 +344,10 @@ async fn python(client: Client, version: Version) {
     let reference = CompletionReference::Prompt { name: "review".into() };
     let completed = client.complete(completion(reference, "language", "r")).await.expect("completion/complete");
     assert_eq!(completed.values, ["rust", "ruby"]);
+    let greeted = client.call_tool("greet", json!({})).await.expect("an elicitation answered");
+    assert_eq!(greeted.structured_content, Some(json!({"result": "Hello, Ada!"})));
+    let haiku = client.call_tool("haiku", json!({"topic": "rain"})).await.expect("a sampling answered");
+    assert_eq!(haiku.structured_content, Some(json!({"result": "sampled: A haiku about rain"})));
     client.close().await;
 }
 

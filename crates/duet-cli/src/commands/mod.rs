@@ -3,6 +3,7 @@
 //! snippets that register duet with MCP clients. stdout carries the result
 //! only; exit code 0, 1 (the tool or read failed) or 2 (usage).
 
+pub(crate) mod authorization;
 pub(crate) mod call;
 pub(crate) mod config;
 pub(crate) mod inspect;

@@ -1,10 +1,12 @@
 //! Where `tools`, `resources`, `prompts`, `call` and `read` get their answers: duet's own
 //! layer run in process as a principal (`choice.rs`), or any other MCP server through
 //! duet-client — a Streamable HTTP URL, or a command spawned over stdio — in the era it
-//! speaks (2026-07-28 when it can, else the handshake; `--protocol-version` pins one). The
+//! speaks (2026-07-28 when it can, else the handshake; `--protocol-version` pins one), a
+//! URL with the OAuth its options ask for (`authorization.rs`) if it is protected. The
 //! commands ask both the same way, get the same wire types back, and print them with the
 //! same code.
 
+use super::authorization::AuthorizerError;
 use super::failure;
 use super::progress::Progress;
 use crate::choice;
@@ -61,6 +63,11 @@ impl Source {
                 return Err(Usage("a URL and a command after -- name two servers; give one".into()).exit());
             }
         };
+        if !matches!(target, Some(Target::Url(_)))
+            && let Some(option) = server.authorization.first_given()
+        {
+            return Err(Usage(format!("{option} applies to a server URL")).exit());
+        }
         let Some(target) = target else {
             if server.protocol_version.is_some() {
                 return Err(
@@ -81,7 +88,17 @@ impl Source {
             })?),
         };
         let transport = match &target {
-            Target::Url(url) => Transport::from(HttpTransport::new(url).map_err(|e| Usage(e.to_string()).exit())?),
+            Target::Url(url) => {
+                let transport = HttpTransport::new(url).map_err(|e| Usage(e.to_string()).exit())?;
+                let authorizer = server.authorization.authorizer(|name| std::env::var(name).ok()).await;
+                let authorizer = authorizer.map_err(|e| match e {
+                    AuthorizerError::Usage(usage) => usage.exit(),
+                    AuthorizerError::Loopback(e) => {
+                        failure(format_args!("cannot wait for the authorization redirect: {e}"))
+                    }
+                })?;
+                Transport::from(transport.with_authorizer(Arc::new(authorizer)))
+            }
             Target::Command(command) => {
                 let mut spawned = tokio::process::Command::new(&command[0]);
                 spawned.args(&command[1..]);

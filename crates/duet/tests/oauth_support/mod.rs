@@ -1,6 +1,7 @@
 //! Shared support of the OAuth tests: a real authorization server (`oidc-provider`, from
 //! `tests/oauth/`, on 127.0.0.1 and a free port; installed with `npm ci` on first use) that
-//! mints tokens with the client-credentials grant and the `resource` parameter; duet over a
+//! mints tokens with the client-credentials grant and the `resource` parameter (and for a
+//! person, `alice`, logged in and consenting with no form: `provider.mjs`); duet over a
 //! small registry whose primitives need scopes; and a client that speaks the 2026-07-28
 //! protocol with a bearer token.
 #![allow(dead_code)]
