@@ -5,11 +5,15 @@
 use super::authorization_code::UserAgent;
 use crate::error::Error;
 use futures::future::BoxFuture;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpListener;
 
 /// The path the redirect comes back to.
 const CALLBACK: &str = "/callback";
+/// The most bytes of a request line read from a connection to the loopback port.
+const MAX_REQUEST_LINE: u64 = 8 * 1024;
+/// How long a connection to the loopback port has to send its request line.
+const READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// A loopback listener that receives the authorization redirect.
 #[derive(Debug)]
@@ -31,8 +35,13 @@ impl Loopback {
         loop {
             let (stream, _) = self.listener.accept().await.map_err(Error::transport)?;
             let mut stream = BufReader::new(stream);
+            // Any local process may connect: what one sends is bounded, and one that sends
+            // nothing is given up on, so neither holds the real redirect off.
             let mut line = String::new();
-            stream.read_line(&mut line).await.map_err(Error::transport)?;
+            let mut limited = (&mut stream).take(MAX_REQUEST_LINE);
+            if !matches!(tokio::time::timeout(READ_TIMEOUT, limited.read_line(&mut line)).await, Ok(Ok(_))) {
+                continue;
+            }
             let target = line.split_whitespace().nth(1).unwrap_or_default().to_owned();
             let (status, text) = if target.starts_with(CALLBACK) {
                 ("200 OK", "Authorized: you may close this window.")
@@ -73,7 +82,12 @@ mod tests {
         let agent = Loopback::bind(0).await.unwrap();
         let root = agent.redirect_uri().replace(CALLBACK, "/favicon.ico");
         let callback = format!("{}?code=c&state=s", agent.redirect_uri());
+        let port = agent.port;
         let browser = tokio::spawn(async move {
+            // A local process that floods the port, and one that sends nothing, hold nothing off.
+            let mut flood = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+            let _ = flood.write_all(&vec![b'x'; 64 * 1024]).await;
+            let _silent = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.unwrap();
             let other = reqwest::get(root).await.unwrap().status();
             (other, reqwest::get(callback).await.unwrap().status())
         });
