@@ -6,17 +6,21 @@
 //! peer, bench/peers/rmcp-echo) over both in both eras: listings, a call, a read, a prompt,
 //! a completion, progress, in whichever era the server speaks; and an elicitation and a
 //! sampling request answered by the caller's handlers (server-everything's, in the handshake
-//! era; the Python SDK's in both: mid-call requests, and 2026-07-28's `input_required`); and
-//! a stream that breaks off resumed (server-everything's Streamable HTTP keeps its events).
+//! era; the Python SDK's in both: mid-call requests, and 2026-07-28's `input_required`); a
+//! watched resource's update, a task polled to its end and one cancelled (server-everything's
+//! 2025-11-25 tasks); and a stream that breaks off resumed (server-everything's Streamable
+//! HTTP keeps its events).
 //!
 //! The script says where it installed them: `DUET_REAL_SERVERS_NODE_MODULES` (the npm
 //! packages and their Node), `DUET_REAL_SERVERS_PYTHON` (the venv's Python with `mcp`), and
 //! `DUET_REAL_SERVERS_RMCP_ECHO` (the built peer). A test whose variable is not set says so
 //! and passes without running; test.sh runs them all through the script.
 
+use duet_client::types::TaskStatus;
 use duet_client::types::{ContentKind, ResourceBody};
 use duet_client::{
-    Client, Elicitation, Elicited, Handlers, HttpTransport, Negotiate, Options, StdioTransport, Version,
+    Change, Client, Elicitation, Elicited, Ended, Handlers, HttpTransport, Interest, Negotiate, Options, Started,
+    StdioTransport, Version,
 };
 use duet_wire::method::Method;
 use duet_wire::params::{CompleteParams, CompletionArgument, CompletionReference};
@@ -201,6 +205,27 @@ async fn everything(client: Client) {
     let sampled = client.call_tool("trigger-sampling-request", json!({"prompt": "hi"})).await.expect("a sampling");
     let said = text(&sampled.content[0].kind);
     assert!(said.contains("sampled: Resource trigger-sampling-request context: hi"), "{said}");
+
+    // A watch of a resource it updates every 5 s once asked to.
+    let watched = resources.iter().find(|r| r.uri.starts_with("demo://resource/static/")).expect("a static resource");
+    let interest = Interest { resource_uris: vec![watched.uri.clone()], ..Interest::default() };
+    let mut changes = client.watch(interest).await.expect("resources/subscribe");
+    client.call_tool("toggle-subscriber-updates", json!({})).await.expect("updates started");
+    let change = tokio::time::timeout(Duration::from_secs(15), changes.next()).await.expect("an update in time");
+    assert_eq!(change, Some(Change::Resource { uri: watched.uri.clone() }));
+    changes.stop().await.expect("resources/unsubscribe");
+    client.call_tool("toggle-subscriber-updates", json!({})).await.expect("updates stopped");
+
+    // Its research tool runs as a 2025-11-25 task: one polled to its end, one cancelled.
+    let research = |topic: &str| client.call_tool_as_task("simulate-research-query", json!({"topic": topic}));
+    let Started::Task(task) = research("tides").await.expect("a task") else { panic!("not run as a task") };
+    match client.wait_task(task).await.expect("the task ends") {
+        Ended::Completed(result) => assert!(!result.is_error && text(&result.content[0].kind).contains("tides")),
+        other => panic!("the research did not complete: {other:?}"),
+    }
+    let Started::Task(task) = research("moons").await.expect("a task") else { panic!("not run as a task") };
+    client.cancel_task(&task.task_id).await.expect("tasks/cancel");
+    assert_eq!(client.get_task(&task.task_id).await.expect("tasks/get").status, TaskStatus::Cancelled);
     client.close().await;
 }
 
