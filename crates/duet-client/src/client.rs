@@ -146,7 +146,7 @@ impl Client {
     /// it is called; later calls get `None`. Notifications the caller does not read are
     /// dropped once a bounded number wait.
     pub fn notifications(&self) -> Option<mpsc::Receiver<Notification>> {
-        self.connection.transport.notifications()
+        self.connection.transport.inbox().notices.take()
     }
 
     /// Every tool, all pages; a tool whose `x-mcp-header` declarations are invalid is left
@@ -272,27 +272,17 @@ impl Client {
 
     /// The watchers of this connection's changes.
     pub(crate) fn watchers(&self) -> &Watchers {
-        self.connection.transport.watchers()
+        self.connection.transport.inbox().notices.watchers()
     }
 
-    /// Sends a request in the era agreed and decodes its result.
+    /// Sends a request in the era agreed and decodes its result; a task the server made of
+    /// it is a protocol violation, for the request did not allow one.
     pub(crate) async fn request<R: DeserializeOwned>(
         &self,
         method: Method,
         params: impl Serialize,
     ) -> Result<R, Error> {
-        self.request_with_id(self.next_id(), method, params).await
-    }
-
-    /// Sends request `id` in the era agreed and decodes its result; a task the server made
-    /// of it is a protocol violation, for the request did not allow one.
-    pub(crate) async fn request_with_id<R: DeserializeOwned>(
-        &self,
-        id: RequestId,
-        method: Method,
-        params: impl Serialize,
-    ) -> Result<R, Error> {
-        let result = self.send_as(id, method.clone(), params, false).await?;
+        let result = self.send(method.clone(), params, false).await?;
         if result.get("resultType").and_then(Value::as_str) == Some("task") {
             return Err(Error::Protocol(format!("the server answered {method} with a task the client did not allow")));
         }
@@ -309,7 +299,7 @@ impl Client {
     /// carry the envelope (declaring the tasks extension when `tasks`, so that the server
     /// may answer with a task) and a tool call mirrors its arguments in headers as its
     /// listing said; a tool call asks for progress when the options say so.
-    async fn send_as(
+    pub(crate) async fn send_as(
         &self,
         id: RequestId,
         method: Method,

@@ -50,7 +50,7 @@ impl Connection {
     /// A connection through `transport` whose server's questions `handlers` answer, taking
     /// at most `max_rounds` rounds of input for one request.
     pub(crate) fn new(transport: Transport, handlers: Handlers, max_rounds: usize) -> Connection {
-        transport.answering().answer_with(handlers.clone());
+        transport.inbox().answering.answer_with(handlers.clone());
         Connection { transport, next_id: AtomicI64::new(1), handlers, max_rounds }
     }
 

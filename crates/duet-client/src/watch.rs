@@ -240,7 +240,7 @@ impl Client {
     /// The listen request `id`, sent with `filter`, as a future the stream reads on.
     fn listening(&self, id: RequestId, filter: ListenFilter) -> BoxFuture<'_, Result<Value, Error>> {
         let params = duet_wire::params::ListenParams { notifications: filter };
-        Box::pin(async move { self.request_with_id::<Value>(id, Method::SubscriptionsListen, params).await })
+        Box::pin(async move { self.send_as(id, Method::SubscriptionsListen, params, false).await })
     }
 
     async fn subscribe(&self, interest: Interest) -> Result<Changes<'_>, Error> {

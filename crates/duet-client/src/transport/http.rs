@@ -11,7 +11,7 @@
 //! every request (POST, GET, DELETE) carries its token (and DPoP proof), and a 401 or 403
 //! is handed to it: when it has a (new) token, the message is sent again.
 
-use super::inbound::{self, Answering, Inbound, Notices};
+use super::inbound::{self, Inbound, Inbox};
 use super::listen::Listening;
 use super::resume::{Resume, Resuming};
 use super::routing::{self, Answer};
@@ -50,8 +50,7 @@ pub(super) struct Endpoint {
     http: reqwest::Client,
     url: reqwest::Url,
     session: Mutex<Option<HeaderValue>>,
-    notices: Notices,
-    answering: Arc<Answering>,
+    inbox: Arc<Inbox>,
     /// Where the tokens come from, for a protected server.
     authorizer: OnceLock<Arc<Authorizer>>,
 }
@@ -66,14 +65,8 @@ impl HttpTransport {
     /// such as a bearer token).
     pub fn with_client(http: reqwest::Client, url: &str) -> Result<HttpTransport, Error> {
         let url = reqwest::Url::parse(url).map_err(|e| Error::Invalid(format!("the URL {url:?}: {e}")))?;
-        let endpoint = Endpoint {
-            http,
-            url,
-            session: Mutex::new(None),
-            notices: Notices::new(),
-            answering: Arc::new(Answering::new()),
-            authorizer: OnceLock::new(),
-        };
+        let endpoint =
+            Endpoint { http, url, session: Mutex::new(None), inbox: Inbox::new(), authorizer: OnceLock::new() };
         Ok(HttpTransport { endpoint: Arc::new(endpoint), listening: Mutex::new(None) })
     }
 
@@ -89,12 +82,8 @@ impl HttpTransport {
         self.endpoint.session().and_then(|value| value.to_str().ok().map(str::to_owned))
     }
 
-    pub(super) fn notices(&self) -> &Notices {
-        &self.endpoint.notices
-    }
-
-    pub(super) fn answering(&self) -> &Answering {
-        &self.endpoint.answering
+    pub(super) fn inbox(&self) -> &Inbox {
+        &self.endpoint.inbox
     }
 
     pub(super) async fn request(&self, id: &RequestId, out: &Outgoing) -> Result<Value, Error> {
@@ -181,7 +170,7 @@ impl Endpoint {
 
     /// Sorts one message of the server's, sent in `version` ([`routing::route`]).
     pub(super) fn route(&self, text: &str, version: Option<Version>) -> Option<Answer> {
-        routing::route(text.as_bytes(), &self.notices, &self.answering, || self.base(reqwest::Method::POST, version))
+        routing::route(text.as_bytes(), &self.inbox, || self.base(reqwest::Method::POST, version))
     }
 
     /// POSTs one message; a failure status is an error. A 401 or 403 the authorizer

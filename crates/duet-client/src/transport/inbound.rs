@@ -40,6 +40,21 @@ pub(crate) fn decode(text: &[u8]) -> Inbound {
     }
 }
 
+/// What the server sends unasked, on its way: notifications to the caller (and its
+/// watchers), the server's requests to the caller's handlers. One per connection, shared by
+/// the tasks that read what the server sends.
+#[derive(Debug)]
+pub(crate) struct Inbox {
+    pub(crate) notices: Notices,
+    pub(crate) answering: Answering,
+}
+
+impl Inbox {
+    pub(crate) fn new() -> Arc<Inbox> {
+        Arc::new(Inbox { notices: Notices::new(), answering: Answering::new() })
+    }
+}
+
 /// The caller's handlers, once the client has them, answering the server's requests.
 #[derive(Debug)]
 pub(crate) struct Answering {

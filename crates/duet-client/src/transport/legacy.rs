@@ -8,7 +8,7 @@
 
 use super::Outgoing;
 use super::http::failure;
-use super::inbound::{Answering, Notices};
+use super::inbound::Inbox;
 use super::pending::{Ended, Pending};
 use super::routing::{self, Answer};
 use super::sse::{self, Events};
@@ -25,8 +25,7 @@ use tokio::task::JoinHandle;
 pub struct LegacySseTransport {
     poster: Poster,
     pending: Arc<Pending>,
-    notices: Arc<Notices>,
-    answering: Arc<Answering>,
+    inbox: Arc<Inbox>,
     reader: JoinHandle<()>,
 }
 
@@ -77,16 +76,9 @@ impl LegacySseTransport {
                 runtime.spawn(async move { drop(notice.send().await) });
             }
         }));
-        let notices = Arc::new(Notices::new());
-        let answering = Arc::new(Answering::new());
-        let routes = Routes {
-            poster: poster.clone(),
-            pending: Arc::clone(&pending),
-            notices: Arc::clone(&notices),
-            answering: Arc::clone(&answering),
-        };
-        let reader = tokio::spawn(read(events, routes));
-        Ok(LegacySseTransport { poster, pending, notices, answering, reader })
+        let inbox = Inbox::new();
+        let reader = tokio::spawn(read(events, poster.clone(), Arc::clone(&pending), Arc::clone(&inbox)));
+        Ok(LegacySseTransport { poster, pending, inbox, reader })
     }
 
     /// Where the client posts its messages, as the server named it.
@@ -94,12 +86,8 @@ impl LegacySseTransport {
         self.poster.endpoint.as_str()
     }
 
-    pub(super) fn notices(&self) -> &Notices {
-        &self.notices
-    }
-
-    pub(super) fn answering(&self) -> &Answering {
-        &self.answering
+    pub(super) fn inbox(&self) -> &Inbox {
+        &self.inbox
     }
 
     pub(super) async fn request(&self, id: &RequestId, out: &Outgoing) -> Result<Value, Error> {
@@ -147,18 +135,10 @@ async fn endpoint(url: &reqwest::Url, events: &mut Events) -> Result<reqwest::Ur
     Err(Error::Transport("the server's event stream ended before it named its endpoint".into()))
 }
 
-/// Reads the stream until it ends or breaks the rules, routing each message.
-/// Where the stream's messages go: answers to the waiting requests, notifications to the
-/// caller's channel, the server's requests to the handlers, whose answers are POSTed.
-struct Routes {
-    poster: Poster,
-    pending: Arc<Pending>,
-    notices: Arc<Notices>,
-    answering: Arc<Answering>,
-}
-
-async fn read(mut events: Events, routes: Routes) {
-    let Routes { poster, pending, notices, answering } = routes;
+/// Reads the stream until it ends or breaks the rules, routing each message: answers to
+/// the waiting requests, the rest to the inbox, whose answers to the server's requests are
+/// POSTed through `poster`.
+async fn read(mut events: Events, poster: Poster, pending: Arc<Pending>, inbox: Arc<Inbox>) {
     while let Some(event) = events.next().await {
         let event = match event {
             Ok(event) => event,
@@ -166,9 +146,7 @@ async fn read(mut events: Events, routes: Routes) {
             Err(error) => return pending.end(Ended::Broken(format!("the server's event stream: {error}"))),
         };
         let Some(text) = sse::message(&event) else { continue };
-        if let Some(Answer { id: Some(id), outcome }) =
-            routing::route(text.as_bytes(), &notices, &answering, || poster.post())
-        {
+        if let Some(Answer { id: Some(id), outcome }) = routing::route(text.as_bytes(), &inbox, || poster.post()) {
             pending.resolve(&id, outcome.map_err(Error::Rpc));
         }
     }

@@ -19,11 +19,9 @@ pub use stdio::StdioTransport;
 
 use crate::error::Error;
 use duet_wire::jsonrpc::RequestId;
-use duet_wire::message::Notification;
 use duet_wire::method::{Method, Primitive};
 use duet_wire::version::Version;
 use serde_json::{Map, Value, json};
-use tokio::sync::mpsc;
 
 /// The most bytes one message from the server may take: a stdio line, a JSON body, one SSE
 /// event. A larger one is a protocol violation.
@@ -120,30 +118,13 @@ impl Transport {
         }
     }
 
-    /// The watchers of the changes the server announces on this connection.
-    pub(crate) fn watchers(&self) -> &crate::watch::Watchers {
+    /// Where what the server sends unasked goes: the caller's notifications, its watchers
+    /// and its handlers.
+    pub(crate) fn inbox(&self) -> &inbound::Inbox {
         match self {
-            Transport::Stdio(stdio) => stdio.notices().watchers(),
-            Transport::Http(http) => http.notices().watchers(),
-            Transport::LegacySse(legacy) => legacy.notices().watchers(),
-        }
-    }
-
-    /// The server's notifications, once: the first call takes the receiver.
-    pub(crate) fn notifications(&self) -> Option<mpsc::Receiver<Notification>> {
-        match self {
-            Transport::Stdio(stdio) => stdio.notices().take(),
-            Transport::Http(http) => http.notices().take(),
-            Transport::LegacySse(legacy) => legacy.notices().take(),
-        }
-    }
-
-    /// The caller's handlers, answering the server's requests on this connection.
-    pub(crate) fn answering(&self) -> &inbound::Answering {
-        match self {
-            Transport::Stdio(stdio) => stdio.answering(),
-            Transport::Http(http) => http.answering(),
-            Transport::LegacySse(legacy) => legacy.answering(),
+            Transport::Stdio(stdio) => stdio.inbox(),
+            Transport::Http(http) => http.inbox(),
+            Transport::LegacySse(legacy) => legacy.inbox(),
         }
     }
 

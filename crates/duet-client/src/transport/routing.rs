@@ -4,7 +4,7 @@
 //! POSTing the JSON-RPC response, from a task of its own so that the stream is read on
 //! meanwhile. [`answer`] is the one place both HTTP transports answer the server.
 
-use super::inbound::{self, Answering, Inbound, Notices};
+use super::inbound::{self, Inbound, Inbox};
 use duet_wire::jsonrpc::{RequestId, RpcError};
 use duet_wire::message::Request;
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
@@ -18,19 +18,18 @@ pub(super) struct Answer {
     pub(super) outcome: Result<Value, RpcError>,
 }
 
-/// Sorts one message of the server's: a notification is delivered to `notices`, a request
-/// answered by `answering` in a POST `reply` makes (its body still to set); an answer is
+/// Sorts one message of the server's: a notification is delivered to the inbox, a request
+/// answered by its handlers in a POST `reply` makes (its body still to set); an answer is
 /// returned.
 pub(super) fn route(
     text: &[u8],
-    notices: &Notices,
-    answering: &Arc<Answering>,
+    inbox: &Arc<Inbox>,
     reply: impl FnOnce() -> reqwest::RequestBuilder,
 ) -> Option<Answer> {
     match inbound::decode(text) {
         Inbound::Answer { id, outcome } => return Some(Answer { id, outcome }),
-        Inbound::Notification(notification) => notices.deliver(notification),
-        Inbound::Request(request) => answer(Arc::clone(answering), reply(), request),
+        Inbound::Notification(notification) => inbox.notices.deliver(notification),
+        Inbound::Request(request) => answer(Arc::clone(inbox), reply(), request),
         Inbound::Unusable => {}
     }
     None
@@ -38,9 +37,9 @@ pub(super) fn route(
 
 /// Answers the server's `request` in a POST of its own (`post`, its body still to set).
 /// Whether the server took the answer is not waited for: nobody is there to tell.
-fn answer(answering: Arc<Answering>, post: reqwest::RequestBuilder, request: Request) {
+fn answer(inbox: Arc<Inbox>, post: reqwest::RequestBuilder, request: Request) {
     tokio::spawn(async move {
-        let response = answering.respond(request).await;
+        let response = inbox.answering.respond(request).await;
         // A Streamable HTTP server refuses (406) a POST that does not accept both of its answers.
         let post = post.header(CONTENT_TYPE, "application/json").header(ACCEPT, "application/json, text/event-stream");
         let _ = post.body(response).send().await;

@@ -7,7 +7,7 @@
 //! notifications to the client's channel, a server's request to the caller's handlers (each
 //! answered from a task of its own, so a slow handler holds up nothing else).
 
-use super::inbound::{self, Answering, Inbound, Notices};
+use super::inbound::{self, Inbound, Inbox};
 use super::pending::{Ended, Pending};
 use super::{MAX_MESSAGE, Outgoing};
 use crate::error::Error;
@@ -35,8 +35,7 @@ pub struct StdioTransport {
     group: Pid,
     lines: mpsc::UnboundedSender<String>,
     pending: Arc<Pending>,
-    notices: Arc<Notices>,
-    answering: Arc<Answering>,
+    inbox: Arc<Inbox>,
     writer: JoinHandle<()>,
     reader: JoinHandle<()>,
 }
@@ -62,17 +61,10 @@ impl StdioTransport {
         let (lines, queued) = mpsc::unbounded_channel();
         let abandoning = lines.clone();
         let pending = Pending::new(Box::new(move |id| drop(abandoning.send(Outgoing::cancelled(id, None).text(None)))));
-        let notices = Arc::new(Notices::new());
-        let answering = Arc::new(Answering::new());
+        let inbox = Inbox::new();
         let writer = tokio::spawn(write_lines(stdin, queued));
-        let routes = Routes {
-            pending: Arc::clone(&pending),
-            notices: Arc::clone(&notices),
-            answering: Arc::clone(&answering),
-            lines: lines.clone(),
-        };
-        let reader = tokio::spawn(read_lines(stdout, routes));
-        Ok(StdioTransport { child: Some(child), group, lines, pending, notices, answering, writer, reader })
+        let reader = tokio::spawn(read_lines(stdout, Arc::clone(&pending), Arc::clone(&inbox), lines.clone()));
+        Ok(StdioTransport { child: Some(child), group, lines, pending, inbox, writer, reader })
     }
 
     /// The id of the server's process group (its process id), for a caller that watches it.
@@ -80,12 +72,8 @@ impl StdioTransport {
         self.group.as_raw_nonzero().get().unsigned_abs()
     }
 
-    pub(super) fn notices(&self) -> &Notices {
-        &self.notices
-    }
-
-    pub(super) fn answering(&self) -> &Answering {
-        &self.answering
+    pub(super) fn inbox(&self) -> &Inbox {
+        &self.inbox
     }
 
     pub(super) async fn request(&self, id: &RequestId, out: &Outgoing) -> Result<Value, Error> {
@@ -142,18 +130,15 @@ async fn write_lines(mut stdin: ChildStdin, mut queued: mpsc::UnboundedReceiver<
     }
 }
 
-/// Where the server's messages go: answers to the waiting requests, notifications to the
-/// caller's channel, requests to the handlers, whose answers to the writer.
-struct Routes {
+/// Reads the server's lines until its stdout ends or breaks the protocol, routing each:
+/// answers to the waiting requests, the rest to the inbox, whose answers to the server's
+/// requests go to the writer as `lines`.
+async fn read_lines(
+    stdout: ChildStdout,
     pending: Arc<Pending>,
-    notices: Arc<Notices>,
-    answering: Arc<Answering>,
+    inbox: Arc<Inbox>,
     lines: mpsc::UnboundedSender<String>,
-}
-
-/// Reads the server's lines until its stdout ends or breaks the protocol, routing each.
-async fn read_lines(stdout: ChildStdout, routes: Routes) {
-    let Routes { pending, notices, answering, lines } = routes;
+) {
     let mut read = FramedRead::new(stdout, LinesCodec::new_with_max_length(MAX_MESSAGE));
     while let Some(line) = read.next().await {
         let line = match line {
@@ -167,10 +152,10 @@ async fn read_lines(stdout: ChildStdout, routes: Routes) {
         };
         match inbound::decode(line.as_bytes()) {
             Inbound::Answer { id: Some(id), outcome } => pending.resolve(&id, outcome.map_err(Error::Rpc)),
-            Inbound::Notification(notification) => notices.deliver(notification),
+            Inbound::Notification(notification) => inbox.notices.deliver(notification),
             Inbound::Request(request) => {
-                let (answering, lines) = (Arc::clone(&answering), lines.clone());
-                tokio::spawn(async move { drop(lines.send(answering.respond(request).await)) });
+                let (inbox, lines) = (Arc::clone(&inbox), lines.clone());
+                tokio::spawn(async move { drop(lines.send(inbox.answering.respond(request).await)) });
             }
             // A blank line, an answer to no request, a line that is no message: passed over.
             Inbound::Answer { id: None, .. } | Inbound::Unusable => {}
